@@ -1,0 +1,248 @@
+// Narrow readers for the ISO BMFF boxes the fragment index needs (ISO/IEC 14496-12:2022 §8.8,
+// MS-SSTR §2.2.4 for the Smooth `tfxd` uuid box). mp4box reads `moov`; these read `moof`, `mfra`
+// and box headers, where we need exact 64-bit signed times and speed. No I/O here: every
+// function takes bytes and returns a result.
+
+import { ByteReader, corruptAt } from './byte-reader';
+
+export interface BoxHeader {
+  type: string;
+  /** Absolute file offset of the box's first byte. */
+  start: number;
+  /** Whole box size in bytes, header included. */
+  size: number;
+  headerSize: number;
+}
+
+/** Largest box header: 32-bit size + type + 64-bit largesize (+ 16-byte uuid, read separately). */
+export const MAX_BOX_HEADER = 16;
+
+/**
+ * Reads a box header at `bytes[at]` (absolute file offset `base + at`). `limit` is the absolute end
+ * of the enclosing container (file size for top level). Returns undefined when fewer than 8 bytes
+ * are available, so callers can fetch more.
+ */
+export function readBoxHeader(bytes: Uint8Array, at: number, base: number, limit: number, path: string): BoxHeader | undefined {
+  if (at + 8 > bytes.byteLength) return undefined;
+  const r = new ByteReader(bytes.subarray(at), path, base + at);
+  let size = r.u32();
+  const type = r.fourcc();
+  let headerSize = 8;
+  if (size === 1) {
+    if (at + 16 > bytes.byteLength) return undefined;
+    size = r.u64();
+    headerSize = 16;
+  } else if (size === 0) {
+    // §4.2: size 0 means "extends to the end of the file" (only legal for the last box).
+    size = limit - (base + at);
+  }
+  const start = base + at;
+  if (size < headerSize) r.fail(`box '${printable(type)}' declares size ${size}, smaller than its header`);
+  if (start + size > limit) {
+    r.fail(`box '${printable(type)}' of ${size} bytes runs past the end of its container (${limit - start} bytes left)`);
+  }
+  return { type, start, size, headerSize };
+}
+
+export function printable(fourcc: string): string {
+  return /^[\x20-\x7e]{4}$/.test(fourcc) ? fourcc : `0x${Buffer.from(fourcc, 'latin1').toString('hex')}`;
+}
+
+/** Iterates the child boxes of a container whose payload is `bytes` (absolute offset `base`). */
+export function* childBoxes(bytes: Uint8Array, base: number, path: string): Generator<BoxHeader & { payload: Uint8Array }> {
+  let at = 0;
+  const limit = base + bytes.byteLength;
+  while (at < bytes.byteLength) {
+    const h = readBoxHeader(bytes, at, base, limit, path);
+    if (h === undefined) throw corruptAt(path, base + at, 'truncated box header');
+    yield { ...h, payload: bytes.subarray(at + h.headerSize, at + h.size) };
+    at += h.size;
+  }
+}
+
+// MS-SSTR §2.2.4.4 TfxdBox: uuid 6D1D9B05-42D5-44E6-80E2-141DAFF757B2.
+const TFXD_UUID = '6d1d9b0542d544e680e2141daff757b2';
+
+/** ISO/IEC 14496-12 §8.8.3.1 sample_flags: sample_is_non_sync_sample. */
+const SAMPLE_IS_NON_SYNC = 0x00010000;
+
+export interface TrackDefaults {
+  /** From `trex` (§8.8.3). */
+  defaultSampleDuration: number;
+  defaultSampleSize: number;
+  defaultSampleFlags: number;
+}
+
+/** What one `traf` of a `moof` says about its fragment of one track. */
+export interface TrafSummary {
+  trackId: number;
+  /** Decode time of the first sample in track timescale: tfxd when present (Smooth), else tfdt. */
+  baseTime: bigint | undefined;
+  /** Sum of the sample durations, in track timescale. */
+  duration: number;
+  sampleCount: number;
+  /** Sum of the sample sizes: the media bytes this traf owns in the mdat. */
+  dataSize: number;
+  /** Whether the first sample is a sync sample (a random access point). */
+  startsWithSync: boolean;
+}
+
+/** Parses a whole `moof` box (header included); `start` is its absolute file offset. */
+export function parseMoof(moof: Uint8Array, start: number, defaults: (trackId: number) => TrackDefaults | undefined): TrafSummary[] {
+  const top = readBoxHeader(moof, 0, start, start + moof.byteLength, 'file');
+  const path = `moof@${start}`;
+  if (top === undefined || top.type !== 'moof') throw corruptAt(path, start, 'expected a moof box');
+  const out: TrafSummary[] = [];
+  let trafIndex = 0;
+  for (const child of childBoxes(moof.subarray(top.headerSize, top.size), start + top.headerSize, path)) {
+    if (child.type !== 'traf') continue;
+    out.push(parseTraf(child.payload, child.start + child.headerSize, `${path}/traf[${trafIndex++}]`, defaults));
+  }
+  return out;
+}
+
+function parseTraf(payload: Uint8Array, base: number, path: string, defaults: (trackId: number) => TrackDefaults | undefined): TrafSummary {
+  let tfhd: { trackId: number; duration?: number; size?: number; flags?: number } | undefined;
+  let tfdt: bigint | undefined;
+  let tfxd: bigint | undefined;
+  const runs: Array<{ payload: Uint8Array; base: number }> = [];
+  for (const box of childBoxes(payload, base, path)) {
+    const boxPath = `${path}/${printable(box.type)}`;
+    const r = new ByteReader(box.payload, boxPath, box.start + box.headerSize);
+    if (box.type === 'tfhd') tfhd = parseTfhd(r);
+    else if (box.type === 'tfdt') tfdt = parseTfdt(r);
+    else if (box.type === 'trun') runs.push({ payload: box.payload, base: box.start + box.headerSize });
+    else if (box.type === 'uuid' && r.remaining >= 16 && Buffer.from(r.slice(16)).toString('hex') === TFXD_UUID) {
+      tfxd = parseTfxd(r);
+    }
+  }
+  if (tfhd === undefined) throw corruptAt(path, base, 'traf without tfhd');
+  const trex = defaults(tfhd.trackId);
+  const sampleDefaults = {
+    duration: tfhd.duration ?? trex?.defaultSampleDuration ?? 0,
+    size: tfhd.size ?? trex?.defaultSampleSize ?? 0,
+    flags: tfhd.flags ?? trex?.defaultSampleFlags ?? 0,
+  };
+  const summary: TrafSummary = {
+    trackId: tfhd.trackId,
+    baseTime: tfxd ?? tfdt,
+    duration: 0,
+    sampleCount: 0,
+    dataSize: 0,
+    startsWithSync: false,
+  };
+  runs.forEach((run, i) => {
+    const r = new ByteReader(run.payload, `${path}/trun[${i}]`, run.base);
+    addTrun(r, sampleDefaults, summary, i === 0);
+  });
+  return summary;
+}
+
+/** §8.8.7 TrackFragmentHeaderBox. */
+function parseTfhd(r: ByteReader): { trackId: number; duration?: number; size?: number; flags?: number } {
+  const flags = r.u32() & 0xffffff;
+  const trackId = r.u32();
+  const out: { trackId: number; duration?: number; size?: number; flags?: number } = { trackId };
+  if (flags & 0x1) r.skip(8); // base_data_offset
+  if (flags & 0x2) r.skip(4); // sample_description_index
+  if (flags & 0x8) out.duration = r.u32();
+  if (flags & 0x10) out.size = r.u32();
+  if (flags & 0x20) out.flags = r.u32();
+  return out;
+}
+
+/** §8.8.12 TrackFragmentBaseMediaDecodeTimeBox. */
+function parseTfdt(r: ByteReader): bigint {
+  const version = r.u8();
+  r.skip(3);
+  return version === 1 ? r.u64Big() : BigInt(r.u32());
+}
+
+/** MS-SSTR §2.2.4.4: FragmentAbsoluteTime, signed here because ffmpeg writes AAC priming as negative. */
+function parseTfxd(r: ByteReader): bigint {
+  const version = r.u8();
+  r.skip(3);
+  return version === 1 ? r.i64Big() : BigInt(r.u32());
+}
+
+/** Cap on samples per run: far above any real fragment, low enough to refuse absurd counts early. */
+const MAX_SAMPLES_PER_RUN = 1 << 20;
+
+/** §8.8.8 TrackRunBox: accumulates durations and sizes, and notes whether the run opens on a sync sample. */
+function addTrun(
+  r: ByteReader,
+  defaults: { duration: number; size: number; flags: number },
+  into: TrafSummary,
+  first: boolean,
+): void {
+  const flags = r.u32() & 0xffffff;
+  const count = r.u32();
+  if (count > MAX_SAMPLES_PER_RUN) r.fail(`sample_count ${count} exceeds the limit of ${MAX_SAMPLES_PER_RUN}`);
+  if (flags & 0x1) r.skip(4); // data_offset
+  let firstFlags: number | undefined;
+  if (flags & 0x4) firstFlags = r.u32();
+  const perSample = ((flags & 0x100) ? 4 : 0) + ((flags & 0x200) ? 4 : 0) + ((flags & 0x400) ? 4 : 0) + ((flags & 0x800) ? 4 : 0);
+  r.need(perSample * count);
+  let duration = 0;
+  let size = 0;
+  for (let i = 0; i < count; i++) {
+    duration += flags & 0x100 ? r.u32() : defaults.duration;
+    size += flags & 0x200 ? r.u32() : defaults.size;
+    const sampleFlags = flags & 0x400 ? r.u32() : i === 0 && firstFlags !== undefined ? firstFlags : defaults.flags;
+    if (flags & 0x800) r.skip(4);
+    if (i === 0 && first) into.startsWithSync = (sampleFlags & SAMPLE_IS_NON_SYNC) === 0;
+  }
+  into.duration += duration;
+  into.dataSize += size;
+  into.sampleCount += count;
+}
+
+/** One `tfra` entry (§8.8.10): a random access point of one track. */
+export interface RandomAccessEntry {
+  time: bigint;
+  moofOffset: number;
+}
+
+/** Parses a whole `mfra` box (header included); returns the tfra entries per track id. */
+export function parseMfra(mfra: Uint8Array, start: number): Map<number, RandomAccessEntry[]> {
+  const top = readBoxHeader(mfra, 0, start, start + mfra.byteLength, 'file');
+  const path = `mfra@${start}`;
+  if (top === undefined || top.type !== 'mfra') throw corruptAt(path, start, 'expected an mfra box');
+  const out = new Map<number, RandomAccessEntry[]>();
+  let i = 0;
+  for (const box of childBoxes(mfra.subarray(top.headerSize, top.size), start + top.headerSize, path)) {
+    if (box.type !== 'tfra') continue;
+    const r = new ByteReader(box.payload, `${path}/tfra[${i++}]`, box.start + box.headerSize);
+    const version = r.u8();
+    r.skip(3);
+    const trackId = r.u32();
+    const sizes = r.u32();
+    const trafBytes = ((sizes >> 4) & 3) + 1;
+    const trunBytes = ((sizes >> 2) & 3) + 1;
+    const sampleBytes = (sizes & 3) + 1;
+    const count = r.u32();
+    const entryBytes = (version === 1 ? 16 : 8) + trafBytes + trunBytes + sampleBytes;
+    r.need(count * entryBytes);
+    const entries: RandomAccessEntry[] = new Array(count);
+    for (let e = 0; e < count; e++) {
+      // The field is unsigned in §8.8.10, but ffmpeg clamps or wraps negative times; read it signed
+      // so a wrapped value stays meaningful. The first time is re-read from the moof anyway.
+      const time = version === 1 ? r.i64Big() : BigInt(r.u32());
+      const moofOffset = version === 1 ? r.u64() : r.u32();
+      r.skip(trafBytes + trunBytes + sampleBytes);
+      entries[e] = { time, moofOffset };
+    }
+    out.set(trackId, entries);
+  }
+  return out;
+}
+
+/** §8.8.11 MovieFragmentRandomAccessOffsetBox: the last 16 bytes of a file with an mfra. */
+export function parseMfro(tail: Uint8Array, start: number): number | undefined {
+  if (tail.byteLength !== 16) return undefined;
+  const r = new ByteReader(tail, `mfro@${start}`, start);
+  const size = r.u32();
+  if (r.fourcc() !== 'mfro') return undefined;
+  r.skip(4); // version + flags
+  return r.u32();
+}

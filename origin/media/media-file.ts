@@ -1,0 +1,264 @@
+// Reads a fragmented MP4 source into the media model: track properties from `moov` and a
+// fragment table per track. Two ways to build the table:
+//
+// - `mfra` fast path (ISO/IEC 14496-12 §8.8.9–8.8.11): read `mfro`, then `mfra`, then only the
+//   first and last `moof` of each track. Used by the origin; an hour of three tracks costs a
+//   handful of reads. The first `moof` gives the exact start time (ffmpeg's `tfra` clamps the
+//   negative AAC priming time of `tfxd` to 0) and proves the layout (moof+mdat end where the next
+//   entry begins); the last gives the final duration and must agree with its `tfra` time. Any
+//   disagreement falls back to the walk.
+// - `moof` walk: visit every top-level box after `moov`. Exact media byte counts (the bitrate the
+//   packager writes), works without `mfra`, detects truncation.
+//
+// No parsing happens here that is not in boxes.ts / track-info.ts; this file only decides what
+// to read next (house style §3: parsers do no I/O).
+
+import { OriginError } from '../errors';
+import { FragmentTable, MediaFile, MediaTrack, TrackProperties } from '../model';
+import { corruptAt } from './byte-reader';
+import { parseMfra, parseMfro, parseMoof, printable, RandomAccessEntry, readBoxHeader, TrackDefaults, TrafSummary } from './boxes';
+import { ByteSource } from './source';
+import { frameRateFromTiming, MoovTrack, readMoov } from './track-info';
+
+export type IndexMode = 'fast' | 'exact';
+
+/** Caps that keep a hostile file from making us allocate without bound. */
+const MAX_MOOV_BYTES = 64 << 20;
+const MAX_MOOF_BYTES = 16 << 20;
+const MAX_MFRA_BYTES = 64 << 20;
+/** Read window for the walk: one read usually holds a moof and the next mdat's header. */
+const WINDOW = 16 << 10;
+
+/** Boxes that may open an ISO BMFF file (§4.3 ftyp, §8.16 styp, and boxes seen before ftyp in the wild). */
+const FIRST_BOXES = new Set(['ftyp', 'styp', 'moov', 'free', 'skip', 'wide', 'uuid', 'pdin', 'sidx']);
+
+export async function readMediaFile(source: ByteSource, mode: IndexMode = 'fast'): Promise<MediaFile> {
+  try {
+    return await read(source, mode);
+  } catch (e) {
+    if (e instanceof OriginError && e.subject !== undefined && !e.subject.startsWith(source.name)) {
+      throw e.within(`${source.name}: ${e.subject}`);
+    }
+    throw e;
+  }
+}
+
+async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
+  if (source.size === 0) throw new OriginError('corrupt-media', 'empty file (0 bytes), not an MP4 file', source.name);
+  const { moovTracks, fragmented, afterMoov } = await readHeader(source);
+  if (!fragmented) {
+    throw new OriginError(
+      'unsupported-media',
+      'not a fragmented MP4 (moov has no mvex): package it as fragmented MP4 first, e.g. ffmpeg -f ismv',
+      source.name,
+    );
+  }
+  if (moovTracks.length === 0) throw new OriginError('corrupt-media', 'moov declares no tracks', source.name);
+  let built: Built | undefined;
+  if (mode === 'fast') built = await tryMfra(source, moovTracks, afterMoov);
+  const indexedBy = built ? 'mfra' : 'moof-walk';
+  built ??= await walkMoofs(source, moovTracks, afterMoov);
+  const tracks = moovTracks.map((t) => finishTrack(t, built!.get(t.properties.trackID), source.name));
+  return { name: source.name, size: source.size, tracks, indexedBy };
+}
+
+async function readHeader(source: ByteSource): Promise<{ moovTracks: MoovTrack[]; fragmented: boolean; afterMoov: number }> {
+  let offset = 0;
+  let first = true;
+  while (offset < source.size) {
+    const head = await source.read(offset, Math.min(16, source.size - offset));
+    const type = head.byteLength >= 8 ? String.fromCharCode(...head.subarray(4, 8)) : '';
+    if (first && !FIRST_BOXES.has(type)) {
+      throw new OriginError('corrupt-media', `not an MP4 file (first box type is '${printable(type.padEnd(4, '\0'))}', expected ftyp)`, source.name);
+    }
+    first = false;
+    const h = readBoxHeader(head, 0, offset, source.size, 'file');
+    if (h === undefined) throw corruptAt('file', offset, 'truncated box header');
+    if (h.type === 'moof' || h.type === 'mdat') throw corruptAt('file', offset, `'${h.type}' before moov: no moov to describe the tracks`);
+    if (h.type === 'moov') {
+      if (h.size > MAX_MOOV_BYTES) throw corruptAt('file', offset, `moov of ${h.size} bytes exceeds the ${MAX_MOOV_BYTES}-byte limit`);
+      const moov = await source.read(offset, h.size);
+      const { tracks, fragmented } = readMoov(moov, 'moov');
+      return { moovTracks: tracks, fragmented, afterMoov: offset + h.size };
+    }
+    offset += h.size;
+  }
+  throw new OriginError('corrupt-media', 'no moov box', source.name);
+}
+
+/** Fragment rows per track id, as the two paths collect them. */
+class TrackBuilder {
+  times: bigint[] = [];
+  durations: number[] = [];
+  offsets: number[] = [];
+  sizes: number[] = [];
+  keyframes: number[] = [];
+  dataBytes: number | undefined = 0;
+  samples: number | undefined = 0;
+  /** Samples and duration of the first fragment: the frame rate when the SPS has no VUI timing. */
+  firstTiming: { samples: number; duration: number } | undefined;
+}
+type Built = Map<number, TrackBuilder>;
+
+async function tryMfra(source: ByteSource, tracks: MoovTrack[], afterMoov: number): Promise<Built | undefined> {
+  if (source.size < afterMoov + 16) return undefined;
+  const mfraSize = parseMfro(await source.read(source.size - 16, 16), source.size - 16);
+  if (mfraSize === undefined || mfraSize > MAX_MFRA_BYTES || mfraSize < 16 || source.size - mfraSize < afterMoov) return undefined;
+  const mfraStart = source.size - mfraSize;
+  const entries = parseMfra(await source.read(mfraStart, mfraSize), mfraStart);
+  const boundaries = new Set<number>([mfraStart]);
+  for (const t of tracks) {
+    const list = entries.get(t.properties.trackID);
+    if (list === undefined || list.length === 0 || !ascending(list, afterMoov, mfraStart)) return undefined;
+    for (const e of list) boundaries.add(e.moofOffset);
+  }
+  const sorted = [...boundaries].sort((a, b) => a - b);
+  const next = new Map<number, number>();
+  sorted.forEach((o, i) => next.set(o, sorted[i + 1] ?? mfraStart));
+  const defaults = defaultsLookup(tracks);
+  const built: Built = new Map();
+  for (const t of tracks) {
+    const id = t.properties.trackID;
+    const list = entries.get(id)!;
+    const firstEntry = list[0]!;
+    const lastEntry = list[list.length - 1]!;
+    const first = await trafAt(source, firstEntry.moofOffset, id, defaults);
+    // Layout proof: the first fragment's moof+mdat ends exactly where the next fragment begins.
+    if (first === undefined || first.end !== next.get(firstEntry.moofOffset)) return undefined;
+    const last = list.length === 1 ? first : await trafAt(source, lastEntry.moofOffset, id, defaults);
+    if (last === undefined || (list.length > 1 && last.traf.baseTime !== undefined && last.traf.baseTime !== lastEntry.time)) return undefined;
+    const b = new TrackBuilder();
+    b.dataBytes = undefined;
+    b.samples = undefined;
+    b.firstTiming = { samples: first.traf.sampleCount, duration: first.traf.duration };
+    list.forEach((e, i) => {
+      const time = i === 0 ? (first.traf.baseTime ?? e.time) : e.time;
+      b.times.push(time);
+      b.offsets.push(e.moofOffset);
+      b.sizes.push(next.get(e.moofOffset)! - e.moofOffset);
+      b.keyframes.push(1); // tfra lists random access points only (§8.8.10)
+    });
+    for (let i = 0; i < list.length; i++) {
+      b.durations.push(i + 1 < list.length ? Number(b.times[i + 1]! - b.times[i]!) : last.traf.duration);
+    }
+    if (b.durations.some((d) => d <= 0)) return undefined;
+    built.set(id, b);
+  }
+  return built;
+}
+
+function ascending(list: RandomAccessEntry[], min: number, max: number): boolean {
+  for (let i = 0; i < list.length; i++) {
+    const e = list[i]!;
+    if (e.moofOffset < min || e.moofOffset >= max) return false;
+    if (i > 0 && (e.moofOffset <= list[i - 1]!.moofOffset || e.time <= list[i - 1]!.time)) return false;
+  }
+  return true;
+}
+
+function defaultsLookup(tracks: MoovTrack[]): (id: number) => TrackDefaults | undefined {
+  const m = new Map(tracks.map((t) => [t.properties.trackID, t.defaults]));
+  return (id) => m.get(id);
+}
+
+/** Reads the moof at `offset` and the header of the mdat after it; undefined when the layout is not moof+mdat. */
+async function trafAt(
+  source: ByteSource,
+  offset: number,
+  trackId: number,
+  defaults: (id: number) => TrackDefaults | undefined,
+): Promise<{ traf: TrafSummary; end: number } | undefined> {
+  const head = await source.read(offset, Math.min(16, source.size - offset));
+  const h = readBoxHeader(head, 0, offset, source.size, 'file');
+  if (h === undefined || h.type !== 'moof' || h.size > MAX_MOOF_BYTES) return undefined;
+  const moofEnd = offset + h.size;
+  const bytes = await source.read(offset, Math.min(h.size + 16, source.size - offset));
+  const traf = parseMoof(bytes.subarray(0, h.size), offset, defaults).find((t) => t.trackId === trackId);
+  const mdat = readBoxHeader(bytes, h.size, offset, source.size, 'file');
+  if (traf === undefined || mdat === undefined || mdat.type !== 'mdat') return undefined;
+  return { traf, end: moofEnd + mdat.size };
+}
+
+async function walkMoofs(source: ByteSource, tracks: MoovTrack[], afterMoov: number): Promise<Built> {
+  const built: Built = new Map(tracks.map((t) => [t.properties.trackID, new TrackBuilder()]));
+  const defaults = defaultsLookup(tracks);
+  // Fragments whose byte range is still open: it ends where the next moof (or mfra) begins.
+  let open: TrackBuilder[] = [];
+  let lastMediaEnd = afterMoov;
+  const close = (end: number): void => {
+    for (const b of open) b.sizes.push(end - b.offsets[b.offsets.length - 1]!);
+    open = [];
+  };
+  let offset = afterMoov;
+  let window: Uint8Array = new Uint8Array(0);
+  let windowStart = 0;
+  while (offset < source.size) {
+    if (offset < windowStart || offset + 16 > windowStart + window.byteLength) {
+      windowStart = offset;
+      window = await source.read(offset, Math.min(WINDOW, source.size - offset));
+    }
+    const h = readBoxHeader(window, offset - windowStart, windowStart, source.size, 'file');
+    if (h === undefined) throw corruptAt('file', offset, 'truncated box header at the end of the file');
+    if (h.type === 'moof') {
+      if (h.size > MAX_MOOF_BYTES) throw corruptAt('file', offset, `moof of ${h.size} bytes exceeds the ${MAX_MOOF_BYTES}-byte limit`);
+      close(offset);
+      const inWindow = offset + h.size <= windowStart + window.byteLength;
+      const moof = inWindow ? window.subarray(offset - windowStart, offset - windowStart + h.size) : await source.read(offset, h.size);
+      for (const traf of parseMoof(moof, offset, defaults)) {
+        const b = built.get(traf.trackId);
+        if (b === undefined) throw corruptAt(`moof@${offset}`, offset, `traf for track ${traf.trackId}, which moov does not declare`);
+        addTraf(b, traf, offset);
+        open.push(b);
+      }
+    } else if (h.type === 'mfra') {
+      break;
+    }
+    offset += h.size;
+    lastMediaEnd = offset;
+  }
+  close(lastMediaEnd);
+  return built;
+}
+
+function addTraf(b: TrackBuilder, traf: TrafSummary, offset: number): void {
+  const n = b.times.length;
+  const time = traf.baseTime ?? (n === 0 ? 0n : b.times[n - 1]! + BigInt(b.durations[n - 1]!));
+  b.times.push(time);
+  b.durations.push(traf.duration);
+  b.offsets.push(offset);
+  b.keyframes.push(traf.startsWithSync ? 1 : 0);
+  b.dataBytes! += traf.dataSize;
+  b.samples! += traf.sampleCount;
+  b.firstTiming ??= { samples: traf.sampleCount, duration: traf.duration };
+}
+
+function finishTrack(t: MoovTrack, b: TrackBuilder | undefined, fileName: string): MediaTrack {
+  const p: TrackProperties = { ...t.properties };
+  if (b === undefined || b.times.length === 0) {
+    throw new OriginError(
+      'unsupported-media',
+      `track ${p.trackID} (${p.type}) has no fragments: no moof boxes and no mfra index`,
+      fileName,
+    );
+  }
+  const fragments: FragmentTable = {
+    count: b.times.length,
+    times: BigInt64Array.from(b.times),
+    durations: Float64Array.from(b.durations),
+    offsets: Float64Array.from(b.offsets),
+    sizes: Float64Array.from(b.sizes),
+    keyframes: Uint8Array.from(b.keyframes),
+  };
+  const duration = fragments.durations.reduce((s, d) => s + d, 0);
+  if (duration > 0) {
+    // Average bitrate of the media payload (exact when the walk counted sample sizes; from
+    // moof+mdat ranges on the mfra path).
+    const bytes = b.dataBytes ?? fragments.sizes.reduce((s, d) => s + d, 0);
+    p.systemBitrate = Math.round((bytes * 8 * p.TimeScale) / duration);
+  }
+  if (p.type === 'video' && p.FrameRate === undefined && b.firstTiming) {
+    const rate = frameRateFromTiming(p.TimeScale, b.firstTiming.samples, b.firstTiming.duration);
+    if (rate) p.FrameRate = rate;
+  }
+  return { properties: p, fragments, dataBytes: b.dataBytes, sampleCount: b.samples };
+}

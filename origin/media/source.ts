@@ -1,0 +1,83 @@
+// Byte sources: the only place the media layer touches storage (house style §3). Parsers take
+// the bytes these return; a remote-storage source can replace the file one without them noticing.
+
+import { promises as fs } from 'node:fs';
+import { OriginError } from '../errors';
+
+export interface ByteSource {
+  /** For messages: the path or URL. */
+  readonly name: string;
+  readonly size: number;
+  /** Exactly `length` bytes at `offset`, or an io error. */
+  read(offset: number, length: number): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+export class FileSource implements ByteSource {
+  private constructor(
+    readonly name: string,
+    readonly size: number,
+    private readonly handle: fs.FileHandle,
+  ) {}
+
+  static async open(path: string): Promise<FileSource> {
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(path, 'r');
+    } catch (e) {
+      throw ioError(path, e);
+    }
+    try {
+      const stat = await handle.stat();
+      if (!stat.isFile()) throw new OriginError('bad-request', 'not a regular file', path);
+      return new FileSource(path, stat.size, handle);
+    } catch (e) {
+      await handle.close();
+      throw e instanceof OriginError ? e : ioError(path, e);
+    }
+  }
+
+  async read(offset: number, length: number): Promise<Uint8Array> {
+    if (offset < 0 || length < 0 || offset + length > this.size) {
+      throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end of the file (${this.size} bytes)`, this.name);
+    }
+    const buffer = Buffer.allocUnsafe(length);
+    let done = 0;
+    while (done < length) {
+      const { bytesRead } = await this.handle.read(buffer, done, length - done, offset + done);
+      if (bytesRead === 0) throw new OriginError('io', `file shrank while reading at ${offset + done}`, this.name);
+      done += bytesRead;
+    }
+    return buffer;
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+}
+
+export function ioError(path: string, e: unknown): OriginError {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (code === 'ENOENT') return new OriginError('not-found', 'no such file', path);
+  if (code === 'EACCES' || code === 'EPERM') return new OriginError('forbidden', 'permission denied', path);
+  if (code === 'EISDIR') return new OriginError('bad-request', 'is a directory, not a file', path);
+  return new OriginError('io', (e as Error)?.message ?? String(e), path);
+}
+
+/** An in-memory source, for tests and for bytes already read. */
+export class BufferSource implements ByteSource {
+  readonly size: number;
+  constructor(
+    readonly name: string,
+    private readonly bytes: Uint8Array,
+  ) {
+    this.size = bytes.byteLength;
+  }
+  async read(offset: number, length: number): Promise<Uint8Array> {
+    if (offset < 0 || length < 0 || offset + length > this.size) {
+      throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end (${this.size} bytes)`, this.name);
+    }
+    return this.bytes.subarray(offset, offset + length);
+  }
+  async close(): Promise<void> {}
+}
