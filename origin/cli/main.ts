@@ -1,0 +1,69 @@
+// `origin <command> ...`: the one CLI of the product. Exit codes: 0 success, 1 the input or the
+// environment is wrong (file missing, not an MP4, ...), 2 the command line is wrong, 3 the
+// feature is not available yet.
+
+import { isOriginError } from '../errors';
+import { VERSION } from '../version';
+import { UsageError } from './args';
+import { NotAvailableError, runPackage } from './package-command';
+
+const USAGE = `Usage: origin <command> [arguments]
+
+Commands:
+  package   write a server manifest (.ism) from fragmented MP4 files (origin package --help)
+  version   print the version
+
+`;
+
+type Command = (argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  package: runPackage,
+  version: async (_argv, out) => {
+    out.write(`${VERSION}\n`);
+    return 0;
+  },
+};
+
+export async function main(argv: readonly string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
+    out.write(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (command === undefined) {
+    err.write(`origin: unknown command '${name}'\n${USAGE}`);
+    return 2;
+  }
+  try {
+    return await command(rest, out, err);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err.write(`origin ${name}: ${e.message}\n`);
+      return 2;
+    }
+    if (e instanceof NotAvailableError) {
+      err.write(`origin ${name}: ${e.message}\n`);
+      return 3;
+    }
+    if (isOriginError(e)) {
+      err.write(`origin ${name}: error: ${e.message}\n`);
+      return 1;
+    }
+    err.write(`origin ${name}: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      process.stderr.write(`origin: ${String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,139 @@
+// `origin package -o <out>.ism <input> [--track_type=video|audio|text] <input> ... [options]`
+
+import { promises as fs } from 'node:fs';
+import { OriginError } from '../errors';
+import { ismTrackToProperties } from '../ism/ism-tracks';
+import { parseServerManifest, writeServerManifest } from '../ism/server-manifest';
+import { applyCliOption, OPTIONS, optionByCli, StreamOptions } from '../options/registry';
+import { buildServerManifest, creatorLine, PackageInput, STDOUT, TrackTypeOption, writeServerManifestFile } from '../package/packager';
+import { closest, UsageError } from './args';
+
+export const PACKAGE_USAGE = `Usage: origin package -o <output>.ism <input> [--track_type=video|audio|text] <input> ... [options]
+       origin package -o stdout: <input> ...            print the server manifest
+       origin package -o stdout: <x.ism> <client-manifest path>[?query]
+                                                        print a client manifest (not available yet)
+
+Inputs are fragmented MP4 files (.ismv, .isma, .ismt, .mp4). An input followed by
+--track_type=<type> contributes only its tracks of that type; otherwise all its tracks.
+
+Options:
+  -o, --output <path>   the server manifest to write (.ism, .isml), or stdout:
+  -q, --quiet           no progress lines on stderr
+  -h, --help            this text
+`;
+
+export function packageHelp(): string {
+  const lines = OPTIONS.filter((o) => o.stored).map((o) => {
+    const shape = o.type === 'boolean' ? '[=true|false]' : o.type === 'enum' ? `=${o.values!.join('|')}` : o.type === 'integer' ? '=<integer>' : o.type === 'rational' ? '=<seconds>' : '=<text>';
+    const dflt = o.default !== undefined ? ` (default ${o.default})` : '';
+    return `  --${o.cli}${shape}${o.repeatable ? ' (repeatable)' : ''}\n      ${o.description}${dflt}`;
+  });
+  return `${PACKAGE_USAGE}\nStream options (stored as <meta> in the server manifest head; most may also be query parameters):\n${lines.join('\n')}\n`;
+}
+
+interface ParsedPackageArgs {
+  output: string | undefined;
+  inputs: PackageInput[];
+  options: StreamOptions;
+  quiet: boolean;
+  help: boolean;
+}
+
+const TRACK_TYPES: readonly TrackTypeOption[] = ['video', 'audio', 'text'];
+
+export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
+  const parsed: ParsedPackageArgs = { output: undefined, inputs: [], options: new StreamOptions(), quiet: false, help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '-h' || arg === '--help') {
+      parsed.help = true;
+    } else if (arg === '-q' || arg === '--quiet') {
+      parsed.quiet = true;
+    } else if (arg === '-o' || arg === '--output' || arg.startsWith('-o=') || arg.startsWith('--output=')) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (value === undefined || value === '') throw new UsageError(`${arg} needs a path`);
+      if (parsed.output !== undefined) throw new UsageError('-o is given twice');
+      parsed.output = value;
+    } else if (arg.startsWith('--')) {
+      const eq = arg.indexOf('=');
+      const flag = arg.slice(2, eq < 0 ? undefined : eq);
+      let value = eq < 0 ? undefined : arg.slice(eq + 1);
+      if (flag === 'track_type') {
+        value ??= argv[++i];
+        const last = parsed.inputs[parsed.inputs.length - 1];
+        if (last === undefined) throw new UsageError('--track_type must follow the input it applies to');
+        if (!TRACK_TYPES.includes(value as TrackTypeOption)) throw new UsageError(`--track_type=${value ?? ''}: use one of ${TRACK_TYPES.join(', ')}`);
+        if (last.trackType !== undefined) throw new UsageError(`--track_type is given twice for ${last.path}`);
+        last.trackType = value as TrackTypeOption;
+        continue;
+      }
+      const spec = optionByCli(flag);
+      if (spec === undefined) {
+        const names = ['track_type', ...OPTIONS.filter((o) => o.stored).map((o) => o.cli)];
+        const guess = closest(flag, names);
+        throw new UsageError(`unknown option --${flag}${guess ? `; did you mean --${guess}?` : ''} (see origin package --help)`);
+      }
+      // `--opt value` for options that need a value; booleans take only the `=` form.
+      if (value === undefined && spec.type !== 'boolean') value = argv[++i];
+      try {
+        applyCliOption(parsed.options, spec, value, `--${flag}`);
+      } catch (e) {
+        if (e instanceof OriginError) throw new UsageError(e.message);
+        throw e;
+      }
+    } else if (arg.startsWith('-') && arg !== '-') {
+      throw new UsageError(`unknown option ${arg} (see origin package --help)`);
+    } else {
+      parsed.inputs.push({ path: arg, trackType: undefined });
+    }
+  }
+  return parsed;
+}
+
+export async function runPackage(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+  const args = parsePackageArgs(argv);
+  if (args.help) {
+    out.write(packageHelp());
+    return 0;
+  }
+  if (args.output === undefined) throw new UsageError('no output: give -o <output>.ism or -o stdout:');
+  const progress = args.quiet ? () => {} : (line: string) => err.write(`${line}\n`);
+
+  const first = args.inputs[0];
+  if (first !== undefined && /\.isml?$/i.test(first.path)) return renderClientManifest(args, out);
+
+  const manifest = await buildServerManifest({ output: args.output, inputs: args.inputs, options: args.options }, progress);
+  if (args.output === STDOUT) {
+    out.write(writeServerManifest(manifest, creatorLine()));
+  } else {
+    await writeServerManifestFile(args.output, manifest);
+    progress(`wrote ${args.output}: ${manifest.tracks.length} tracks`);
+  }
+  return 0;
+}
+
+/** Client-manifest formats we recognise in a `<x.ism> <path>` request. */
+const CLIENT_MANIFEST = /(^|\/)(manifest|[^/]*\.mpd|[^/]*\.m3u8|[^/]*\.f4m)$/i;
+
+async function renderClientManifest(args: ParsedPackageArgs, out: NodeJS.WritableStream): Promise<number> {
+  const [ism, request, ...rest] = args.inputs;
+  if (args.output !== STDOUT) throw new UsageError('a server manifest as input renders a client manifest: use -o stdout:');
+  if (request === undefined || rest.length > 0) throw new UsageError(`give exactly one client-manifest path after ${ism!.path}, e.g. .mpd, Manifest or .m3u8?filter=...`);
+  const pathPart = request.path.split('?')[0]!;
+  if (!CLIENT_MANIFEST.test(pathPart)) throw new UsageError(`"${request.path}" is not a client-manifest path (Manifest, <name>.mpd, <name>.m3u8, <name>.f4m)`);
+  let text: string;
+  try {
+    text = await fs.readFile(ism!.path, 'utf8');
+  } catch (e) {
+    throw new OriginError('not-found', 'cannot read the server manifest', ism!.path);
+  }
+  const manifest = parseServerManifest(text, ism!.path);
+  manifest.tracks.forEach((t, i) => ismTrackToProperties(t, i));
+  out.write('');
+  throw new NotAvailableError(
+    `${ism!.path} loads (${manifest.tracks.length} tracks), but rendering client manifests (${pathPart}) is not available yet: it arrives with VOD playout`,
+  );
+}
+
+/** A feature that is wired but not built yet (exit code 3). */
+export class NotAvailableError extends Error {}

@@ -1,0 +1,154 @@
+// `origin package`: reads fragmented MP4 inputs and writes a server manifest, with the
+// reference's semantics (service-description.md "Packaging several server manifests"): an input
+// followed by --track_type contributes only its tracks of that type; an input without it
+// contributes all its tracks; stream options become head metas.
+
+import { promises as fs, realpathSync } from 'node:fs';
+import * as path from 'node:path';
+import { OriginError } from '../errors';
+import { propertiesToIsmTrack } from '../ism/ism-tracks';
+import { ServerManifest, writeServerManifest } from '../ism/server-manifest';
+import { readMediaFile } from '../media/media-file';
+import { FileSource } from '../media/source';
+import { MediaTrack, TrackProperties, TrackType } from '../model';
+import { optionsToMeta, StreamOptions } from '../options/registry';
+import { VERSION } from '../version';
+
+export type TrackTypeOption = 'video' | 'audio' | 'text';
+
+export interface PackageInput {
+  path: string;
+  trackType: TrackTypeOption | undefined;
+}
+
+export interface PackageRequest {
+  /** Output path, or `stdout:`. */
+  output: string;
+  inputs: PackageInput[];
+  options: StreamOptions;
+}
+
+export type Progress = (line: string) => void;
+
+const TYPE_OF_OPTION: Record<TrackTypeOption, TrackType> = { video: 'video', audio: 'audio', text: 'textstream' };
+
+export const STDOUT = 'stdout:';
+
+export function creatorLine(): string {
+  return `Streaming Origin (version=${VERSION})`;
+}
+
+/** Builds the server manifest (no output written). */
+export async function buildServerManifest(req: PackageRequest, progress: Progress = () => {}): Promise<ServerManifest> {
+  checkOutput(req);
+  const outDir = req.output === STDOUT ? process.cwd() : path.dirname(path.resolve(req.output));
+  const chosen: Array<{ src: string; track: MediaTrack }> = [];
+  const seen = new Set<string>();
+  for (const input of req.inputs) {
+    const started = Date.now();
+    const source = await FileSource.open(input.path);
+    let file;
+    try {
+      file = await readMediaFile(source, 'exact');
+    } finally {
+      await source.close();
+    }
+    const wanted = input.trackType === undefined ? file.tracks : file.tracks.filter((t) => t.properties.type === TYPE_OF_OPTION[input.trackType!]);
+    if (wanted.length === 0) {
+      throw new OriginError('bad-request', `has no ${input.trackType} track (it has: ${file.tracks.map((t) => t.properties.type).join(', ')})`, input.path);
+    }
+    const src = path.relative(outDir, path.resolve(input.path)).split(path.sep).join('/');
+    for (const track of wanted) {
+      const key = `${src}#${track.properties.trackID}`;
+      if (seen.has(key)) throw new OriginError('bad-request', `track ${track.properties.trackID} is given twice`, input.path);
+      seen.add(key);
+      chosen.push({ src, track });
+    }
+    const ms = Date.now() - started;
+    progress(
+      `${input.path}: ${wanted.map((t) => `${t.properties.type} ${t.properties.FourCC} ${t.properties.systemBitrate} bit/s, ${t.fragments.count} fragments`).join('; ')} (${file.indexedBy}, ${ms} ms)`,
+    );
+  }
+  assignTrackNames(chosen.map((c) => c.track.properties));
+  return {
+    meta: optionsToMeta(req.options),
+    paramGroups: [],
+    tracks: chosen.map((c) => propertiesToIsmTrack(c.track.properties, c.src)),
+  };
+}
+
+/**
+ * Track names follow the reference's `<type>_<lang>` (origin-reference.md §1.3). Tracks a player
+ * switches between (same type, language and codec: the bitrate ladder) share a name, because
+ * Smooth's StreamIndex and every URL pair the name with the bitrate (`video_eng=401000`). A
+ * second codec of the same type and language gets the codec appended (`audio_eng_ac3`), and the
+ * pair (trackName, systemBitrate) is made unique with a numeric suffix. Names a URL can carry
+ * unescaped: letters, digits, `_`; never `-` or `=`, which separate the parts of segment names.
+ */
+export function assignTrackNames(tracks: TrackProperties[]): void {
+  const firstCodec = new Map<string, string>();
+  const taken = new Set<string>();
+  for (const p of tracks) {
+    const lang = p.systemLanguage.replace(/[^A-Za-z0-9]/g, '') || 'und';
+    const group = `${p.type}_${lang}`;
+    const codec = p.FourCC.toLowerCase().replace(/[^a-z0-9]/g, '');
+    if (!firstCodec.has(group)) firstCodec.set(group, codec);
+    let name = firstCodec.get(group) === codec ? group : `${group}_${codec}`;
+    const base = name;
+    for (let n = 1; taken.has(`${name}=${p.systemBitrate}`); n++) name = `${base}_${n}`;
+    taken.add(`${name}=${p.systemBitrate}`);
+    p.trackName = name;
+  }
+}
+
+function checkOutput(req: PackageRequest): void {
+  if (req.output !== STDOUT && !/\.isml?$/i.test(req.output)) {
+    throw new OriginError('bad-request', 'the output must end in .ism (or .isml for live), or be stdout:', req.output);
+  }
+  if (req.inputs.length === 0 && !/\.isml$/i.test(req.output)) {
+    throw new OriginError('bad-request', 'no input files (only a live .isml may be created without inputs)');
+  }
+  if (req.output === STDOUT) return;
+  const out = canonical(req.output);
+  for (const input of req.inputs) {
+    if (canonical(input.path) === out) throw new OriginError('bad-request', 'the output would overwrite this input', input.path);
+  }
+}
+
+function canonical(p: string): string {
+  const abs = path.resolve(p);
+  try {
+    return realpathSync(abs);
+  } catch {
+    // Not existing yet: resolve the directory, keep the name.
+    try {
+      return path.join(realpathSync(path.dirname(abs)), path.basename(abs));
+    } catch {
+      return abs;
+    }
+  }
+}
+
+/**
+ * Writes the server manifest atomically: a temporary file in the same directory, flushed, then
+ * renamed over the target, so a failure never leaves a partial .ism behind.
+ */
+export async function writeServerManifestFile(target: string, manifest: ServerManifest): Promise<void> {
+  const text = writeServerManifest(manifest, creatorLine());
+  const dir = path.dirname(path.resolve(target));
+  const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${Date.now()}.tmp`);
+  let handle: fs.FileHandle | undefined;
+  try {
+    handle = await fs.open(tmp, 'wx', 0o644);
+    await handle.writeFile(text, 'utf8');
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await fs.rename(tmp, target);
+  } catch (e) {
+    await handle?.close().catch(() => {});
+    await fs.rm(tmp, { force: true });
+    const err = e as NodeJS.ErrnoException;
+    throw new OriginError('io', `cannot write the server manifest: ${err.code ?? ''} ${err.message}`.trim(), target);
+  }
+}
