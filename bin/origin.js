@@ -11,6 +11,11 @@ try {
   }
   throw e;
 }
+// `origin ... | head` closes the pipe early: that is not an error.
+process.stdout.on('error', (e) => {
+  if (e && e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
 cli.main(process.argv.slice(2)).then((code) => {
   process.exitCode = code;
 });

@@ -5,7 +5,7 @@ import { OriginError } from '../errors';
 import { ismTrackToProperties } from '../ism/ism-tracks';
 import { parseServerManifest, writeServerManifest } from '../ism/server-manifest';
 import { applyCliOption, OPTIONS, optionByCli, StreamOptions } from '../options/registry';
-import { buildServerManifest, creatorLine, PackageInput, STDOUT, TrackTypeOption, writeServerManifestFile } from '../package/packager';
+import { buildServerManifest, checkOutput, creatorLine, PackageInput, STDOUT, TrackTypeOption, writeServerManifestFile } from '../package/packager';
 import { closest, UsageError } from './args';
 
 export const PACKAGE_USAGE = `Usage: origin package -o <output>.ism <input> [--track_type=video|audio|text] <input> ... [options]
@@ -99,6 +99,7 @@ export async function runPackage(argv: readonly string[], out: NodeJS.WritableSt
   if (args.output === undefined) throw new UsageError('no output: give -o <output>.ism or -o stdout:');
   const progress = args.quiet ? () => {} : (line: string) => err.write(`${line}\n`);
 
+  checkOutput({ output: args.output, inputs: args.inputs, options: args.options });
   const first = args.inputs[0];
   if (first !== undefined && /\.isml?$/i.test(first.path)) return renderClientManifest(args, out);
 

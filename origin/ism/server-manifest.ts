@@ -62,6 +62,10 @@ const parser = new XMLParser({
   parseAttributeValue: false,
   parseTagValue: false,
   processEntities: true,
+  // Numeric character references (&#10;, &#x9;) are decoded only with this flag; the writer
+  // uses them for newlines and tabs, which XML attribute normalisation would otherwise turn
+  // into spaces (XML 1.0 §3.3.3).
+  htmlEntities: true,
   removeNSPrefix: true,
 });
 

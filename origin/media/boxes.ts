@@ -37,9 +37,9 @@ export function readBoxHeader(bytes: Uint8Array, at: number, base: number, limit
     size = limit - (base + at);
   }
   const start = base + at;
-  if (size < headerSize) r.fail(`box '${printable(type)}' declares size ${size}, smaller than its header`);
+  if (size < headerSize) throw corruptAt(path, start, `box '${printable(type)}' declares size ${size}, smaller than its header`);
   if (start + size > limit) {
-    r.fail(`box '${printable(type)}' of ${size} bytes runs past the end of its container (${limit - start} bytes left)`);
+    throw corruptAt(path, start, `box '${printable(type)}' of ${size} bytes runs past the end of its container (${limit - start} bytes left)`);
   }
   return { type, start, size, headerSize };
 }

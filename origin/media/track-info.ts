@@ -39,11 +39,21 @@ export function readMoov(moov: Uint8Array, fileName: string): { tracks: MoovTrac
   file.onError = (_module: string, message: string) => {
     failure = message;
   };
-  file.appendBuffer(buffer);
-  file.flush();
+  // mp4box reports recoverable oddities (shaka-packager's stpp entry is one byte short) with
+  // console.error and has no quieter level; collect them, and show them only if parsing fails.
+  const notes: string[] = [];
+  const consoleError = console.error;
+  console.error = (...args: unknown[]) => notes.push(args.map(String).join(' '));
+  try {
+    file.appendBuffer(buffer);
+    file.flush();
+  } finally {
+    console.error = consoleError;
+  }
   const parsed = (file as unknown as { moov?: RawBox }).moov;
   if (failure !== undefined || parsed === undefined) {
-    throw new OriginError('corrupt-media', `moov does not parse${failure ? `: ${failure}` : ''}`, fileName);
+    const why = [failure, ...notes].filter(Boolean).join('; ');
+    throw new OriginError('corrupt-media', `moov does not parse${why ? `: ${why}` : ''}`, fileName);
   }
   const traks = (parsed['traks'] as RawBox[] | undefined) ?? [];
   const mvex = parsed['mvex'] as RawBox | undefined;

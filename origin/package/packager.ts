@@ -41,6 +41,7 @@ export function creatorLine(): string {
 /** Builds the server manifest (no output written). */
 export async function buildServerManifest(req: PackageRequest, progress: Progress = () => {}): Promise<ServerManifest> {
   checkOutput(req);
+  checkInputs(req);
   const outDir = req.output === STDOUT ? process.cwd() : path.dirname(path.resolve(req.output));
   const chosen: Array<{ src: string; track: MediaTrack }> = [];
   const seen = new Set<string>();
@@ -101,17 +102,20 @@ export function assignTrackNames(tracks: TrackProperties[]): void {
   }
 }
 
-function checkOutput(req: PackageRequest): void {
-  if (req.output !== STDOUT && !/\.isml?$/i.test(req.output)) {
-    throw new OriginError('bad-request', 'the output must end in .ism (or .isml for live), or be stdout:', req.output);
-  }
-  if (req.inputs.length === 0 && !/\.isml$/i.test(req.output)) {
-    throw new OriginError('bad-request', 'no input files (only a live .isml may be created without inputs)');
-  }
+export function checkOutput(req: PackageRequest): void {
   if (req.output === STDOUT) return;
   const out = canonical(req.output);
   for (const input of req.inputs) {
     if (canonical(input.path) === out) throw new OriginError('bad-request', 'the output would overwrite this input', input.path);
+  }
+  if (!/\.isml?$/i.test(req.output)) {
+    throw new OriginError('bad-request', 'the output must end in .ism (or .isml for live), or be stdout:', req.output);
+  }
+}
+
+function checkInputs(req: PackageRequest): void {
+  if (req.inputs.length === 0 && !/\.isml$/i.test(req.output)) {
+    throw new OriginError('bad-request', 'no input files (only a live .isml may be created without inputs)');
   }
 }
 

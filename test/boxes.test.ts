@@ -1,0 +1,104 @@
+import { parseMfra, parseMfro, parseMoof, readBoxHeader } from '../origin/media/boxes';
+import { OriginError } from '../origin/errors';
+import { box, concat, fullBox, mdat, moof, NON_SYNC, SYNC, traf, u32, u64, i64 } from './helpers/mp4-builder';
+
+const noDefaults = () => undefined;
+
+describe('box headers (ISO/IEC 14496-12 §4.2)', () => {
+  test('reads a 32-bit and a 64-bit size', () => {
+    const small = box('free', new Uint8Array(4));
+    expect(readBoxHeader(small, 0, 100, 112, 'file')).toEqual({ type: 'free', start: 100, size: 12, headerSize: 8 });
+    const large = concat(u32(1), new TextEncoder().encode('mdat'), u64(20), new Uint8Array(4));
+    expect(readBoxHeader(large, 0, 0, 20, 'file')).toEqual({ type: 'mdat', start: 0, size: 20, headerSize: 16 });
+  });
+
+  test('size 0 extends to the end of the container', () => {
+    const b = concat(u32(0), new TextEncoder().encode('mdat'), new Uint8Array(10));
+    expect(readBoxHeader(b, 0, 0, 18, 'file')?.size).toBe(18);
+  });
+
+  test('a box running past its container is named with its offset', () => {
+    const b = concat(u32(1000), new TextEncoder().encode('mdat'));
+    expect(() => readBoxHeader(b, 0, 40, 48, 'file')).toThrow(/box 'mdat' of 1000 bytes runs past the end of its container \(8 bytes left\).*offset 40/);
+  });
+
+  test('a size smaller than the header is refused', () => {
+    const b = concat(u32(4), new TextEncoder().encode('moof'));
+    expect(() => readBoxHeader(b, 0, 0, 8, 'file')).toThrow(OriginError);
+  });
+
+  test('returns undefined when fewer than 8 bytes are there', () => {
+    expect(readBoxHeader(new Uint8Array(5), 0, 0, 5, 'file')).toBeUndefined();
+  });
+});
+
+describe('moof parsing (§8.8.4–8.8.8, MS-SSTR tfxd)', () => {
+  test('tfxd time is read signed and exact (negative AAC priming)', () => {
+    const m = moof(1, traf(1, [{ duration: 213333, size: 300, flags: SYNC }, { duration: 213334, size: 301 }], { tfxd: -213333n }));
+    const [t] = parseMoof(m, 5000, noDefaults);
+    expect(t).toEqual({ trackId: 1, baseTime: -213333n, duration: 426667, sampleCount: 2, dataSize: 601, startsWithSync: true });
+  });
+
+  test('times above 2^53 survive (live UTC at 10 MHz)', () => {
+    const big = 17_640_000_000_000_000n; // ~ 2025 in 100 ns units, > Number.MAX_SAFE_INTEGER
+    const [t] = parseMoof(moof(1, traf(1, [{ duration: 20_000_000, size: 1 }], { tfdt: big })), 0, noDefaults);
+    expect(t!.baseTime).toBe(big);
+  });
+
+  test('tfxd wins over tfdt; a non-sync first sample is reported', () => {
+    const [t] = parseMoof(moof(1, traf(2, [{ duration: 10, size: 5, flags: NON_SYNC }], { tfdt: 99n, tfxd: 7n })), 0, noDefaults);
+    expect(t!.baseTime).toBe(7n);
+    expect(t!.startsWithSync).toBe(false);
+  });
+
+  test('trex defaults apply when trun carries no per-sample fields', () => {
+    const tfhd = fullBox('tfhd', 0, 0, u32(3));
+    const trun = fullBox('trun', 0, 0, u32(4));
+    const m = box('moof', fullBox('mfhd', 0, 0, u32(1)), box('traf', tfhd, trun));
+    const [t] = parseMoof(m, 0, () => ({ defaultSampleDuration: 1000, defaultSampleSize: 50, defaultSampleFlags: 0 }));
+    expect(t).toMatchObject({ trackId: 3, duration: 4000, dataSize: 200, sampleCount: 4, startsWithSync: true, baseTime: undefined });
+  });
+
+  test('a trun whose entries run past the box names the box path and offset', () => {
+    const tfhd = fullBox('tfhd', 0, 0, u32(1));
+    const trun = fullBox('trun', 0, 0x300, u32(10), u32(1), u32(2)); // claims 10 samples, holds 1
+    const m = box('moof', box('traf', tfhd, trun));
+    expect(() => parseMoof(m, 800, noDefaults)).toThrow(/moof@800\/traf\[0\]\/trun\[0\].*needs 80 bytes/);
+  });
+
+  test('an absurd sample count is refused before any allocation', () => {
+    const m = box('moof', box('traf', fullBox('tfhd', 0, 0, u32(1)), fullBox('trun', 0, 0x100, u32(0xffffffff))));
+    expect(() => parseMoof(m, 0, noDefaults)).toThrow(/exceeds the limit/);
+  });
+
+  test('a traf without tfhd is corrupt', () => {
+    expect(() => parseMoof(box('moof', box('traf', fullBox('trun', 0, 0, u32(0)))), 0, noDefaults)).toThrow(/traf without tfhd/);
+  });
+
+  test('moof with mdat: parse only takes the moof', () => {
+    const m = moof(1, traf(1, [{ duration: 1, size: 4 }]));
+    expect(parseMoof(concat(m, mdat(4)).subarray(0, m.byteLength), 0, noDefaults)).toHaveLength(1);
+  });
+});
+
+describe('mfra / mfro (§8.8.9–8.8.11)', () => {
+  function tfra(trackId: number, entries: Array<[bigint, number]>): Uint8Array {
+    const rows = entries.map(([t, o]) => concat(i64(t), u64(o), Uint8Array.of(1, 1, 1)));
+    return fullBox('tfra', 1, 0, u32(trackId), u32(0), u32(entries.length), ...rows);
+  }
+
+  test('reads entries per track and the mfro size', () => {
+    const body = box('mfra', tfra(1, [[0n, 100], [20_000_000n, 5000]]), tfra(2, [[5n, 200]]), fullBox('mfro', 0, 0, u32(0)));
+    const entries = parseMfra(body, 9000);
+    expect(entries.get(1)).toEqual([{ time: 0n, moofOffset: 100 }, { time: 20_000_000n, moofOffset: 5000 }]);
+    expect(entries.get(2)).toEqual([{ time: 5n, moofOffset: 200 }]);
+    const mfro = fullBox('mfro', 0, 0, u32(123));
+    expect(parseMfro(mfro, 0)).toBe(123);
+    expect(parseMfro(box('free', new Uint8Array(8)), 0)).toBeUndefined();
+  });
+
+  test('a tfra claiming more entries than it holds is corrupt', () => {
+    const bad = box('mfra', fullBox('tfra', 1, 0, u32(1), u32(0), u32(5)));
+    expect(() => parseMfra(bad, 0)).toThrow(/mfra@0\/tfra\[0\].*needs/);
+  });
+});
