@@ -3,6 +3,7 @@
 // (ETSI TS 102 366 V1.4.1 Annex F.4 and F.6).
 
 import { OriginError } from '../errors';
+import { BitReader } from './bit-reader';
 
 export interface AudioConfig {
   /** AAC audioObjectType (2 = LC, 5 = SBR/HE-AAC, 29 = PS/HE-AACv2); undefined for Dolby. */
@@ -11,30 +12,12 @@ export interface AudioConfig {
   channels: number;
 }
 
-class Bits {
-  private bit = 0;
-  constructor(
-    private readonly bytes: Uint8Array,
-    private readonly what: string,
-  ) {}
-  u(count: number): number {
-    let v = 0;
-    for (let i = 0; i < count; i++) {
-      const byte = this.bytes[this.bit >> 3];
-      if (byte === undefined) throw new OriginError('corrupt-media', `${this.what} ends early`, this.what);
-      v = v * 2 + ((byte >> (7 - (this.bit & 7))) & 1);
-      this.bit++;
-    }
-    return v;
-  }
-}
-
 /** Table 1.16 samplingFrequencyIndex. */
 const AAC_RATES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350];
 
 /** §1.6.2.1 AudioSpecificConfig: object type, rate and channel configuration (Table 1.19). */
 export function parseAudioSpecificConfig(asc: Uint8Array): AudioConfig {
-  const r = new Bits(asc, 'esds/AudioSpecificConfig');
+  const r = new BitReader(asc, 'esds/AudioSpecificConfig');
   const objectType = (): number => {
     const t = r.u(5);
     return t === 31 ? 32 + r.u(6) : t;
@@ -63,20 +46,16 @@ const AC3_RATES = [48000, 44100, 32000];
 
 /** Annex F.4 AC3SpecificBox payload. */
 export function parseDac3(payload: Uint8Array): AudioConfig {
-  const r = new Bits(payload, 'dac3');
+  const r = new BitReader(payload, 'dac3');
   const fscod = r.u(2);
   r.u(5); // bsid
   r.u(3); // bsmod
-  const acmod = r.u(3);
-  const lfeon = r.u(1);
-  const sampleRate = AC3_RATES[fscod];
-  if (sampleRate === undefined) throw new OriginError('corrupt-media', `reserved fscod ${fscod}`, 'dac3');
-  return { objectType: undefined, sampleRate, channels: ACMOD_CHANNELS[acmod]! + lfeon };
+  return dolbyConfig(fscod, r.u(3), r.u(1), 'dac3');
 }
 
 /** Annex F.6 EC3SpecificBox payload: channels of the first independent substream. */
 export function parseDec3(payload: Uint8Array): AudioConfig {
-  const r = new Bits(payload, 'dec3');
+  const r = new BitReader(payload, 'dec3');
   r.u(13); // data_rate
   r.u(3); // num_ind_sub
   const fscod = r.u(2);
@@ -84,9 +63,11 @@ export function parseDec3(payload: Uint8Array): AudioConfig {
   r.u(1); // reserved
   r.u(1); // asvc
   r.u(3); // bsmod
-  const acmod = r.u(3);
-  const lfeon = r.u(1);
+  return dolbyConfig(fscod, r.u(3), r.u(1), 'dec3');
+}
+
+function dolbyConfig(fscod: number, acmod: number, lfeon: number, what: string): AudioConfig {
   const sampleRate = AC3_RATES[fscod];
-  if (sampleRate === undefined) throw new OriginError('corrupt-media', `reserved fscod ${fscod}`, 'dec3');
+  if (sampleRate === undefined) throw new OriginError('corrupt-media', `reserved fscod ${fscod}`, what);
   return { objectType: undefined, sampleRate, channels: ACMOD_CHANNELS[acmod]! + lfeon };
 }

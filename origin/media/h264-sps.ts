@@ -5,6 +5,7 @@
 
 import { OriginError } from '../errors';
 import { Rational, rational } from '../rational';
+import { BitReader } from './bit-reader';
 
 export interface SpsInfo {
   profileIdc: number;
@@ -41,40 +42,6 @@ export function unescapeRbsp(nal: Uint8Array): Uint8Array {
   return out.subarray(0, n);
 }
 
-class BitReader {
-  private bit = 0;
-  constructor(private readonly bytes: Uint8Array) {}
-
-  u(count: number): number {
-    let v = 0;
-    for (let i = 0; i < count; i++) {
-      const byte = this.bytes[this.bit >> 3];
-      if (byte === undefined) throw new OriginError('corrupt-media', 'SPS ends early', 'avcC/SPS');
-      v = v * 2 + ((byte >> (7 - (this.bit & 7))) & 1);
-      this.bit++;
-    }
-    return v;
-  }
-
-  flag(): boolean {
-    return this.u(1) === 1;
-  }
-
-  /** §9.1 Exp-Golomb ue(v). */
-  ue(): number {
-    let zeros = 0;
-    while (this.u(1) === 0) {
-      if (++zeros > 31) throw new OriginError('corrupt-media', 'Exp-Golomb code longer than 32 bits', 'avcC/SPS');
-    }
-    return zeros === 0 ? 0 : 2 ** zeros - 1 + this.u(zeros);
-  }
-
-  se(): number {
-    const k = this.ue();
-    return k % 2 === 1 ? (k + 1) / 2 : -(k / 2);
-  }
-}
-
 /** Table E-1: aspect_ratio_idc 1..16. */
 const SAR_TABLE: ReadonlyArray<readonly [number, number]> = [
   [1, 1], [12, 11], [10, 11], [16, 11], [40, 33], [24, 11], [20, 11], [32, 11],
@@ -100,7 +67,7 @@ export function parseSps(nal: Uint8Array): SpsInfo {
   if (nal.byteLength < 4 || (nal[0]! & 0x1f) !== 7) {
     throw new OriginError('corrupt-media', 'not a sequence parameter set NAL unit', 'avcC/SPS');
   }
-  const r = new BitReader(unescapeRbsp(nal.subarray(1)));
+  const r = new BitReader(unescapeRbsp(nal.subarray(1)), 'avcC/SPS');
   const profileIdc = r.u(8);
   const constraintFlags = r.u(8);
   const levelIdc = r.u(8);
