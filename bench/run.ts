@@ -1,0 +1,110 @@
+// Benchmark entry point: `npm run bench` (builds, then `node dist/bench/run.js`).
+//
+//   node dist/bench/run.js                  run every suite
+//   node dist/bench/run.js --only index     run the named suite(s) (comma-separated or repeated)
+//   node dist/bench/run.js --list           list the suites
+//
+// Suites register in SUITES below. Each writes its JSON to bench/results/<name>.json. Figures
+// that miss a target are reported as MISS; the exit code is non-zero only when a suite errors.
+// The memory measurements need global.gc, so without it this script re-executes itself with
+// --expose-gc.
+
+import { spawnSync } from 'node:child_process';
+import { runIndexBench } from './index-bench';
+
+interface Suite {
+  name: string;
+  description: string;
+  run: () => Promise<unknown>;
+}
+
+const SUITES: Suite[] = [
+  {
+    name: 'index',
+    description: "time to a usable fragment index ('fast' mfra path and 'exact' moof walk) and its memory, on 1 h of 3 generated tracks",
+    run: () => runIndexBench(),
+  },
+];
+
+const REEXEC_ENV = 'STREAMING_ORIGIN_BENCH_REEXEC';
+
+function reexecWithGc(): never {
+  if (process.env[REEXEC_ENV] === '1') {
+    console.error('bench: global.gc is still missing after re-executing with --expose-gc');
+    process.exit(2);
+  }
+  const args = [...process.execArgv, '--expose-gc', ...process.argv.slice(1)];
+  const child = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, [REEXEC_ENV]: '1' } });
+  if (child.error) {
+    console.error(`bench: could not re-execute node with --expose-gc: ${child.error.message}`);
+    process.exit(2);
+  }
+  if (child.signal) process.kill(process.pid, child.signal);
+  process.exit(child.status ?? 1);
+}
+
+function usage(): string {
+  return [
+    'usage: node dist/bench/run.js [--only NAME[,NAME...]] [--list]',
+    'suites:',
+    ...SUITES.map((s) => `  ${s.name.padEnd(10)} ${s.description}`),
+  ].join('\n');
+}
+
+function parseArgs(argv: string[]): { only: string[] | undefined; list: boolean } {
+  let only: string[] | undefined;
+  let list = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--list') list = true;
+    else if (a === '--help' || a === '-h') {
+      console.log(usage());
+      process.exit(0);
+    } else if (a === '--only' || a.startsWith('--only=')) {
+      const value = a === '--only' ? argv[++i] : a.slice('--only='.length);
+      if (!value) throw new Error('--only needs a suite name');
+      only = [...(only ?? []), ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
+    } else {
+      throw new Error(`unknown argument '${a}'\n${usage()}`);
+    }
+  }
+  return { only, list };
+}
+
+async function main(): Promise<number> {
+  const { only, list } = parseArgs(process.argv.slice(2));
+  if (list) {
+    console.log(usage());
+    return 0;
+  }
+  const unknown = (only ?? []).filter((n) => !SUITES.some((s) => s.name === n));
+  if (unknown.length > 0) throw new Error(`unknown suite(s): ${unknown.join(', ')}\n${usage()}`);
+  const selected = only ? SUITES.filter((s) => only.includes(s.name)) : SUITES;
+  let failed = 0;
+  const started = process.hrtime.bigint();
+  for (const suite of selected) {
+    console.log(`=== bench: ${suite.name} ===`);
+    const t0 = process.hrtime.bigint();
+    try {
+      await suite.run();
+      console.log(`=== ${suite.name}: done in ${(Number(process.hrtime.bigint() - t0) / 1e9).toFixed(1)} s ===\n`);
+    } catch (e) {
+      failed++;
+      console.error(`=== ${suite.name}: ERROR ===\n${(e as Error)?.stack ?? String(e)}\n`);
+    }
+  }
+  console.log(`bench: ${selected.length - failed}/${selected.length} suite(s) ran in ${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s${failed ? `, ${failed} failed` : ''}`);
+  return failed > 0 ? 1 : 0;
+}
+
+if (typeof globalThis.gc !== 'function') reexecWithGc();
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    console.error(`bench: ${(e as Error)?.message ?? String(e)}`);
+    process.exitCode = 2;
+  },
+);
