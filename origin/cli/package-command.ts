@@ -101,7 +101,7 @@ export async function runPackage(argv: readonly string[], out: NodeJS.WritableSt
 
   checkOutput({ output: args.output, inputs: args.inputs, options: args.options });
   const first = args.inputs[0];
-  if (first !== undefined && /\.isml?$/i.test(first.path)) return renderClientManifest(args, out);
+  if (first !== undefined && /\.isml?$/i.test(first.path)) return renderClientManifest(args);
 
   const manifest = await buildServerManifest({ output: args.output, inputs: args.inputs, options: args.options }, progress);
   if (args.output === STDOUT) {
@@ -116,7 +116,7 @@ export async function runPackage(argv: readonly string[], out: NodeJS.WritableSt
 /** Client-manifest formats we recognise in a `<x.ism> <path>` request. */
 const CLIENT_MANIFEST = /(^|\/)(manifest|[^/]*\.mpd|[^/]*\.m3u8|[^/]*\.f4m)$/i;
 
-async function renderClientManifest(args: ParsedPackageArgs, out: NodeJS.WritableStream): Promise<number> {
+async function renderClientManifest(args: ParsedPackageArgs): Promise<number> {
   const [ism, request, ...rest] = args.inputs;
   if (args.output !== STDOUT) throw new UsageError('a server manifest as input renders a client manifest: use -o stdout:');
   if (request === undefined || rest.length > 0) throw new UsageError(`give exactly one client-manifest path after ${ism!.path}, e.g. .mpd, Manifest or .m3u8?filter=...`);
@@ -125,12 +125,12 @@ async function renderClientManifest(args: ParsedPackageArgs, out: NodeJS.Writabl
   let text: string;
   try {
     text = await fs.readFile(ism!.path, 'utf8');
-  } catch (e) {
+  } catch {
     throw new OriginError('not-found', 'cannot read the server manifest', ism!.path);
   }
   const manifest = parseServerManifest(text, ism!.path);
+  // Validates every track now, so a broken manifest is reported before "not available yet".
   manifest.tracks.forEach((t, i) => ismTrackToProperties(t, i));
-  out.write('');
   throw new NotAvailableError(
     `${ism!.path} loads (${manifest.tracks.length} tracks), but rendering client manifests (${pathPart}) is not available yet: it arrives with VOD playout`,
   );
