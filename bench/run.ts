@@ -10,6 +10,7 @@
 // --expose-gc.
 
 import { spawnSync } from 'node:child_process';
+import { runFilterBench } from './filter-bench';
 import { runIndexBench } from './index-bench';
 
 interface Suite {
@@ -23,6 +24,11 @@ const SUITES: Suite[] = [
     name: 'index',
     description: "time to a usable fragment index ('fast' mfra path and 'exact' moof walk) and its memory, on 1 h of 3 generated tracks",
     run: () => runIndexBench(),
+  },
+  {
+    name: 'filter',
+    description: 'filter expression compiled once, evaluated against 20 tracks through the wasm boundary (ns per call), with JS and reference-evaluator baselines',
+    run: () => runFilterBench(),
   },
 ];
 

@@ -6,12 +6,14 @@ import { isOriginError } from '../errors';
 import { VERSION } from '../version';
 import { UsageError } from './args';
 import { runDemo } from './demo-command';
+import { runFilter } from './filter-command';
 import { NotAvailableError, runPackage } from './package-command';
 
 const USAGE = `Usage: origin <command> [arguments]
 
 Commands:
   package   write a server manifest (.ism) from fragmented MP4 files (origin package --help)
+  filter    show which tracks of a server manifest a filter expression keeps (origin filter --help)
   demo      package the sample content into the README's device-class manifests (npm start)
   version   print the version
 
@@ -21,6 +23,7 @@ type Command = (argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS
 
 const COMMANDS: Record<string, Command> = {
   package: runPackage,
+  filter: runFilter,
   demo: (argv, out) => runDemo(argv, out),
   version: async (_argv, out) => {
     out.write(`${VERSION}\n`);

@@ -1,12 +1,14 @@
 // `origin package -o <out>.ism <input> [--track_type=video|audio|text] <input> ... [options]`
 
 import { promises as fs } from 'node:fs';
+import { FilterSyntaxError, filterEngine } from '../../host-glue/filter-engine';
 import { OriginError } from '../errors';
 import { ismTrackToProperties } from '../ism/ism-tracks';
 import { parseServerManifest, writeServerManifest } from '../ism/server-manifest';
 import { applyCliOption, OPTIONS, optionByCli, StreamOptions } from '../options/registry';
 import { buildServerManifest, checkOutput, creatorLine, PackageInput, STDOUT, TrackTypeOption, writeServerManifestFile } from '../package/packager';
 import { closest, UsageError } from './args';
+import { showFilterError } from './filter-command';
 
 export const PACKAGE_USAGE = `Usage: origin package -o <output>.ism <input> [--track_type=video|audio|text] <input> ... [options]
        origin package -o stdout: <input> ...            print the server manifest
@@ -15,6 +17,9 @@ export const PACKAGE_USAGE = `Usage: origin package -o <output>.ism <input> [--t
 
 Inputs are fragmented MP4 files (.ismv, .isma, .ismt, .mp4). An input followed by
 --track_type=<type> contributes only its tracks of that type; otherwise all its tracks.
+--track_filter=<expression> keeps only the tracks it selects (and is stored: the origin applies it
+to every request); --variant_set=<expression> is checked and stored as given. Try an expression
+on a server manifest with origin filter '<expression>' <x.ism>.
 
 Options:
   -o, --output <path>   the server manifest to write (.ism, .isml), or stdout:
@@ -81,6 +86,7 @@ export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
         if (e instanceof OriginError) throw new UsageError(e.message);
         throw e;
       }
+      if (FILTER_OPTIONS.has(spec.name)) checkFilterExpression(`--${flag}`, value!);
     } else if (arg.startsWith('-') && arg !== '-') {
       throw new UsageError(`unknown option ${arg} (see origin package --help)`);
     } else {
@@ -88,6 +94,18 @@ export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
     }
   }
   return parsed;
+}
+
+/** Options whose value is a filter expression: checked when stored, kept as given (see README). */
+const FILTER_OPTIONS = new Set(['track_filter', 'variant_set']);
+
+function checkFilterExpression(shownAs: string, expression: string): void {
+  try {
+    filterEngine().canonical(expression);
+  } catch (e) {
+    if (e instanceof FilterSyntaxError) throw new UsageError(showFilterError(e, shownAs));
+    throw e;
+  }
 }
 
 export async function runPackage(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {

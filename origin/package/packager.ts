@@ -5,6 +5,7 @@
 
 import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
+import { applyTrackFilters } from '../../host-glue/filter-engine';
 import { OriginError } from '../errors';
 import { propertiesToIsmTrack } from '../ism/ism-tracks';
 import { ServerManifest, writeServerManifest } from '../ism/server-manifest';
@@ -43,7 +44,7 @@ export async function buildServerManifest(req: PackageRequest, progress: Progres
   checkOutput(req);
   checkInputs(req);
   const outDir = req.output === STDOUT ? process.cwd() : path.dirname(path.resolve(req.output));
-  const chosen: Array<{ src: string; track: MediaTrack }> = [];
+  const chosen: Chosen[] = [];
   const seen = new Set<string>();
   for (const input of req.inputs) {
     const started = Date.now();
@@ -63,7 +64,7 @@ export async function buildServerManifest(req: PackageRequest, progress: Progres
       const key = `${src}#${track.properties.trackID}`;
       if (seen.has(key)) throw new OriginError('bad-request', `track ${track.properties.trackID} is given twice`, input.path);
       seen.add(key);
-      chosen.push({ src, track });
+      chosen.push({ input: input.path, src, track });
     }
     const ms = Date.now() - started;
     progress(
@@ -71,11 +72,78 @@ export async function buildServerManifest(req: PackageRequest, progress: Progres
     );
   }
   assignTrackNames(chosen.map((c) => c.track.properties));
+  const written = applyTrackFilterOption(chosen, req.options, progress);
   return {
     meta: optionsToMeta(req.options),
     paramGroups: [],
-    tracks: chosen.map((c) => propertiesToIsmTrack(c.track.properties, c.src)),
+    tracks: written.map((c) => propertiesToIsmTrack(c.track.properties, c.src)),
   };
+}
+
+interface Chosen {
+  /** The input as given on the command line (for messages). */
+  input: string;
+  /** Relative to the output's directory (what the server manifest stores). */
+  src: string;
+  track: MediaTrack;
+}
+
+/**
+ * `--track_filter` applied when writing: the server manifest holds only the kept tracks, and the
+ * expression is still stored in the head, because the origin applies it again on every request.
+ * So the written tracks must be a fixed point of the expression: one that keeps fewer of what it
+ * kept (count() then counts only the written tracks) would make every request see fewer tracks
+ * than the manifest lists, and is refused.
+ *
+ * Names: the expression sees the names given over all inputs (the only ones that exist before it
+ * runs). The kept tracks are then named again on their own, so the manifest is the one listing
+ * only the kept inputs would write (no `audio_eng_aacl` because a dropped AC-3 came first),
+ * unless that changes what the expression keeps (it selects by trackName): then the names over
+ * all inputs stay, and `trackName` in the expression means the name written.
+ */
+function applyTrackFilterOption(chosen: Chosen[], options: StreamOptions, progress: Progress): Chosen[] {
+  const expression = options.str('track_filter');
+  if (expression === undefined || expression === '' || chosen.length === 0) return chosen;
+  const keepTimedMetadata = options.bool('timed_metadata');
+  const kept = new Set(applyTrackFilters(chosen.map((c) => c.track.properties), expression, undefined, { keepTimedMetadata }));
+  const written = chosen.filter((_, i) => kept.has(i));
+  const dropped = chosen.filter((_, i) => !kept.has(i));
+  progress(`track_filter ${expression}: keeps ${written.length} of ${chosen.length} tracks${dropped.length > 0 ? ', drops:' : ''}`);
+  for (const c of dropped) {
+    const p = c.track.properties;
+    progress(`  ${c.input} track ${p.trackID}: ${p.trackName} ${p.type} ${p.FourCC} ${p.systemBitrate} bit/s`);
+  }
+  const props = written.map((c) => c.track.properties);
+  const namesOverAllInputs = props.map((p) => p.trackName);
+  assignTrackNames(props);
+  if (keepsAll(props, expression, keepTimedMetadata)) return written;
+  props.forEach((p, i) => {
+    p.trackName = namesOverAllInputs[i]!;
+  });
+  if (keepsAll(props, expression, keepTimedMetadata)) {
+    progress('  track names kept as over all inputs: the expression selects by them');
+    return written;
+  }
+  const again = countKept(props, expression, keepTimedMetadata);
+  throw new OriginError(
+    'bad-request',
+    `${expression} keeps ${written.length} of the ${chosen.length} input tracks, but only ${again} of those ${written.length} when applied to the written server manifest ` +
+      '(count() then counts the written tracks only); the origin applies track_filter again on every request, so it must keep what it selected',
+    'track_filter',
+  );
+}
+
+function keepsAll(tracks: TrackProperties[], expression: string, keepTimedMetadata: boolean): boolean {
+  return countKept(tracks, expression, keepTimedMetadata) === tracks.length;
+}
+
+function countKept(tracks: TrackProperties[], expression: string, keepTimedMetadata: boolean): number {
+  try {
+    return applyTrackFilters(tracks, expression, undefined, { keepTimedMetadata }).length;
+  } catch (e) {
+    if (e instanceof OriginError && e.kind === 'bad-request') return 0; // it keeps none of them
+    throw e;
+  }
 }
 
 /**

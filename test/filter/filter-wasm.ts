@@ -1,19 +1,21 @@
-// Test-side loader of build/filter.wasm through @assemblyscript/loader (moves to host-glue/ with
-// the integration). buildFilterWasm() compiles assembly/filter/ with asc when the .wasm is
-// missing or older than a source; each jest worker compiles into its own temporary file and
-// renames it into place, so parallel test files never read a half-written module.
+// Test-side access to build/filter.wasm. The loader itself lives in host-glue/filter-engine.ts;
+// this adds what only tests need: buildFilterWasm() compiles assembly/filter/ with asc when the
+// .wasm is missing or older than a source (jest runs from source, without `npm run build`); each
+// jest worker compiles into its own temporary file and renames it into place, so parallel test
+// files never read a half-written module. FilterWasm is a thin, unguarded wrapper over the raw
+// exports for tests that poke at the boundary itself.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as loader from '@assemblyscript/loader';
+import { filterWasmPath, instantiateFilterModule, projectRoot, RawFilterExports } from '../../host-glue/filter-engine';
 
-export const ROOT = path.resolve(__dirname, '..', '..');
-export const WASM = path.join(ROOT, 'build', 'filter.wasm');
+export const ROOT = projectRoot();
+export const WASM = filterWasmPath();
 const SOURCES = path.join(ROOT, 'assembly', 'filter');
 
-/** The asc command line (also the one the integrator should wire into package.json). */
+/** The asc command line (the one package.json's build:wasm runs for the filter). */
 export const ASC_ARGS = ['--config', 'assembly/filter/asconfig.json', '--target', 'release'];
 
 export function buildFilterWasm(): string {
@@ -30,32 +32,7 @@ export function buildFilterWasm(): string {
   return WASM;
 }
 
-interface RawExports {
-  memory: WebAssembly.Memory;
-  compile(text: number): number;
-  lastError(): number;
-  lastErrorMessage(): number;
-  lastErrorHint(): number;
-  lastErrorOffset(): number;
-  lastAbort(): number;
-  canonical(handle: number): number;
-  release(handle: number): void;
-  clearTracks(): void;
-  addTrack(): number;
-  trackCount(): number;
-  setString(track: number, variable: number, value: number): number;
-  setNumber(track: number, variable: number, value: bigint): number;
-  setRational(track: number, variable: number, num: bigint, den: bigint): number;
-  unset(track: number, variable: number): number;
-  evaluate(handle: number): number;
-  evaluateMask(handle: number): number;
-  resultsPointer(): number;
-  variableNames(): number;
-  variableType(variable: number): number;
-  variableIndex(name: number): number;
-  __newString(s: string): number;
-  __getString(p: number): string;
-}
+type RawExports = RawFilterExports;
 
 /** A track as the tests write it: property name -> string, integer, or [num, den]. */
 export type TrackValue = string | number | bigint | [number, number];
@@ -73,7 +50,7 @@ export class FilterWasm {
   readonly variables: string[];
 
   constructor(bytes: Buffer) {
-    this.raw = loader.instantiateSync(bytes, {}).exports as unknown as RawExports;
+    this.raw = instantiateFilterModule(new Uint8Array(bytes));
     this.variables = this.str(this.raw.variableNames()).split(',');
   }
 
