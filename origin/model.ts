@@ -85,6 +85,8 @@ export interface MediaFile {
   tracks: MediaTrack[];
   /** How the fragment table was built. */
   indexedBy: 'mfra' | 'moof-walk';
+  /** The source's `moov` box (a few kB): init segments copy its sample descriptions. */
+  moov: Uint8Array;
 }
 
 /** Duration of a track in its timescale (last fragment end minus first fragment start). */

@@ -45,7 +45,7 @@ export async function readMediaFile(source: ByteSource, mode: IndexMode = 'fast'
 
 async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
   if (source.size === 0) throw new OriginError('corrupt-media', 'empty file (0 bytes), not an MP4 file', source.name);
-  const { moovTracks, fragmented, afterMoov } = await readHeader(source);
+  const { moovTracks, fragmented, afterMoov, moov } = await readHeader(source);
   if (!fragmented) {
     throw new OriginError(
       'unsupported-media',
@@ -59,10 +59,10 @@ async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
   const indexedBy = built ? 'mfra' : 'moof-walk';
   built ??= await walkMoofs(source, moovTracks, afterMoov);
   const tracks = moovTracks.map((t) => finishTrack(t, built!.get(t.properties.trackID), source.name));
-  return { name: source.name, size: source.size, tracks, indexedBy };
+  return { name: source.name, size: source.size, tracks, indexedBy, moov };
 }
 
-async function readHeader(source: ByteSource): Promise<{ moovTracks: MoovTrack[]; fragmented: boolean; afterMoov: number }> {
+async function readHeader(source: ByteSource): Promise<{ moovTracks: MoovTrack[]; fragmented: boolean; afterMoov: number; moov: Uint8Array }> {
   let offset = 0;
   let first = true;
   while (offset < source.size) {
@@ -79,7 +79,7 @@ async function readHeader(source: ByteSource): Promise<{ moovTracks: MoovTrack[]
       if (h.size > MAX_MOOV_BYTES) throw corruptAt('file', offset, `moov of ${h.size} bytes exceeds the ${MAX_MOOV_BYTES}-byte limit`);
       const moov = await source.read(offset, h.size);
       const { tracks, fragmented } = readMoov(moov, 'moov');
-      return { moovTracks: tracks, fragmented, afterMoov: offset + h.size };
+      return { moovTracks: tracks, fragmented, afterMoov: offset + h.size, moov };
     }
     offset += h.size;
   }
