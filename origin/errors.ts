@@ -9,6 +9,8 @@ export type ErrorKind =
   | 'corrupt-media' // bytes that do not parse as the format they claim to be
   | 'io' // storage could not be read or written
   | 'forbidden'
+  | 'method-not-allowed' // only GET and HEAD exist
+  | 'too-long' // a URL beyond the bound we read
   | 'internal';
 
 const HTTP_STATUS: Record<ErrorKind, number> = {
@@ -16,6 +18,8 @@ const HTTP_STATUS: Record<ErrorKind, number> = {
   forbidden: 403,
   'not-found': 404,
   'unsupported-media': 415,
+  'method-not-allowed': 405,
+  'too-long': 414,
   'corrupt-media': 500,
   io: 500,
   internal: 500,
@@ -25,17 +29,20 @@ export class OriginError extends Error {
   readonly kind: ErrorKind;
   /** What the error is about: a file name, an option name, a box path. */
   readonly subject: string | undefined;
+  /** Stable machine-readable code (HTTP `X-Origin-Error`); defaults to the kind. */
+  readonly code: string;
 
-  constructor(kind: ErrorKind, message: string, subject?: string) {
+  constructor(kind: ErrorKind, message: string, subject?: string, code?: string) {
     super(subject !== undefined ? `${subject}: ${message}` : message);
     this.name = 'OriginError';
     this.kind = kind;
     this.subject = subject;
+    this.code = code ?? kind;
   }
 
   /** The same error, attributed to an outer subject (e.g. the file a box error came from). */
   within(subject: string): OriginError {
-    return new OriginError(this.kind, this.message, subject);
+    return new OriginError(this.kind, this.message, subject, this.code);
   }
 }
 

@@ -1,12 +1,13 @@
 // `origin demo` (what `npm start` runs): packages the sample content in fixtures/media into the
-// README's device-class server manifests and prints them. HTTP playout of these manifests comes
-// with the VOD playout issue; until then this command says so rather than pretending.
+// README's device-class server manifests, serves them on loopback and prints one URL per format
+// and the player page.
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ismTrackToProperties } from '../ism/ism-tracks';
 import { StreamOptions } from '../options/registry';
 import { buildServerManifest, writeServerManifestFile } from '../package/packager';
+import { UsageError } from './args';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -18,13 +19,40 @@ export const DEMO_CLASSES: Record<string, string[]> = {
   settop: ['video_baseline_400k.ismv', 'video_main_900k.ismv', 'video_high_1600k.ismv', 'video_sar_500k.ismv', 'video_2997_600k.ismv', 'video_interlaced_800k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'audio_ac3_384k.isma', 'audio_eac3_256k.isma', 'text_eng.ismt', 'text_nld.ismt'],
 };
 
-export async function runDemo(argv: readonly string[], out: NodeJS.WritableStream): Promise<number> {
+export interface DemoArgs {
+  outDir: string;
+  port: number;
+  host: string;
+  /** Package only, do not serve (tests, and people who only want the .ism files). */
+  noServe: boolean;
+}
+
+export function parseDemoArgs(argv: readonly string[]): DemoArgs {
+  const a: DemoArgs = { outDir: path.join(ROOT, 'build', 'demo'), port: 8081, host: '127.0.0.1', noServe: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--no-serve') a.noServe = true;
+    else if (arg === '--port' || arg === '--host' || arg === '--out') {
+      const v = argv[++i];
+      if (v === undefined) throw new UsageError(`${arg} needs a value`);
+      if (arg === '--port') {
+        if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`--port must be 0..65535, not "${v}"`);
+        a.port = Number(v);
+      } else if (arg === '--host') a.host = v;
+      else a.outDir = v;
+    } else throw new UsageError(`unknown argument "${arg}" (origin demo [--port N] [--host A] [--out DIR] [--no-serve])`);
+  }
+  return a;
+}
+
+/** Packages the device classes, then serves them and prints one URL per format and the player page. */
+export async function runDemo(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+  const a = parseDemoArgs(argv);
   const mediaDir = path.join(ROOT, 'fixtures', 'media');
-  const outDir = argv[0] ?? path.join(ROOT, 'build', 'demo');
-  await fs.mkdir(outDir, { recursive: true });
+  await fs.mkdir(a.outDir, { recursive: true });
   out.write(`Sample content: ${mediaDir}\n\n`);
   for (const [name, files] of Object.entries(DEMO_CLASSES)) {
-    const target = path.join(outDir, `${name}.ism`);
+    const target = path.join(a.outDir, `${name}.ism`);
     const manifest = await buildServerManifest({ output: target, inputs: files.map((f) => ({ path: path.join(mediaDir, f), trackType: undefined })), options: new StreamOptions() });
     await writeServerManifestFile(target, manifest);
     out.write(`${target}\n`);
@@ -34,9 +62,24 @@ export async function runDemo(argv: readonly string[], out: NodeJS.WritableStrea
       out.write(`  ${p.trackName}=${p.systemBitrate}  ${p.type} ${detail} ${p.systemLanguage}\n`);
     });
   }
-  out.write(
-    '\nHTTP playout of these server manifests (Smooth, DASH, HLS URLs to open in a player) is not available yet:\n' +
-      'it arrives with the VOD playout work. Inspect them meanwhile with `origin package -o stdout: <inputs>`.\n',
+  if (a.noServe) return 0;
+  const { serve, untilSignal } = require('./serve-command') as typeof import('./serve-command');
+  const server = await serve(
+    { root: a.outDir, host: a.host, port: a.port, manifestCacheControl: 'no-cache', segmentCacheControl: 'no-cache', playerPage: true, quiet: true, help: false },
+    (line) => err.write(`${line}\n`),
   );
+  const base = server.url;
+  out.write(`\nServing ${a.outDir} at ${base}/\n\n`);
+  out.write(`  player page (every presentation, every format):  ${base}/\n`);
+  for (const name of Object.keys(DEMO_CLASSES)) {
+    out.write(`\n  ${name}\n`);
+    out.write(`    Smooth Streaming  ${base}/${name}.ism/Manifest\n`);
+    out.write(`    DASH              ${base}/${name}.ism/.mpd\n`);
+    out.write(`    HLS (fMP4)        ${base}/${name}.ism/.m3u8?hls_fmp4=true\n`);
+  }
+  out.write(`\n  Try a filter: ${base}/tablets.ism/.mpd?filter=${encodeURIComponent('type!="video"||systemBitrate<800000')}\n`);
+  out.write('\nCtrl-C stops the server.\n');
+  await untilSignal();
+  await server.close();
   return 0;
 }

@@ -13,8 +13,9 @@ const USAGE = `Usage: origin <command> [arguments]
 
 Commands:
   package   write a server manifest (.ism) from fragmented MP4 files (origin package --help)
+  serve     serve presentations over HTTP as Smooth, DASH and HLS (origin serve --help)
   filter    show which tracks of a server manifest a filter expression keeps (origin filter --help)
-  demo      package the sample content into the README's device-class manifests (npm start)
+  demo      package the sample content and serve it with a player page (npm start)
   version   print the version
 
 `;
@@ -24,7 +25,9 @@ type Command = (argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS
 const COMMANDS: Record<string, Command> = {
   package: runPackage,
   filter: runFilter,
-  demo: (argv, out) => runDemo(argv, out),
+  // Loaded on use: the packaging and filter commands need none of the HTTP stack.
+  serve: (argv, out, err) => (require('./serve-command') as typeof import('./serve-command')).runServe(argv, out, err),
+  demo: runDemo,
   version: async (_argv, out) => {
     out.write(`${VERSION}\n`);
     return 0;

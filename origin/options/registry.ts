@@ -105,7 +105,7 @@ export const MAX_OPTION_VALUE = 8192;
  */
 export function parseOptionValue(spec: OptionSpec, raw: string | undefined, shownAs: string): OptionValue {
   const bad = (why: string): never => {
-    throw new OriginError('bad-request', why, shownAs);
+    throw new OriginError('bad-request', why, shownAs, 'bad-option');
   };
   if (raw !== undefined && raw.length > MAX_OPTION_VALUE) bad(`value is longer than ${MAX_OPTION_VALUE} characters`);
   switch (spec.type) {
@@ -233,7 +233,7 @@ export const MAX_QUERY_LENGTH = 16384;
  * `+` is kept literally. A bare name (`?hls_fmp4`) has value undefined.
  */
 export function parseQuery(raw: string): Array<[string, string | undefined]> {
-  if (raw.length > MAX_QUERY_LENGTH) throw new OriginError('bad-request', `query string longer than ${MAX_QUERY_LENGTH} characters`);
+  if (raw.length > MAX_QUERY_LENGTH) throw new OriginError('bad-request', `query string longer than ${MAX_QUERY_LENGTH} characters`, undefined, 'bad-query');
   const out: Array<[string, string | undefined]> = [];
   for (const part of raw.split('&')) {
     if (part === '') continue;
@@ -249,7 +249,7 @@ function decodeOnce(text: string, what: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    throw new OriginError('bad-request', `malformed percent-encoding in the ${what}: "${text.slice(0, 64)}"`);
+    throw new OriginError('bad-request', `malformed percent-encoding in the ${what}: "${text.slice(0, 64)}"`, undefined, 'bad-query');
   }
 }
 
@@ -265,7 +265,7 @@ export function applyQuery(base: StreamOptions, pairs: ReadonlyArray<[string, st
   for (const [name, raw] of pairs) {
     const spec = BY_NAME.get(name);
     if (spec === undefined) continue;
-    if (!spec.query) throw new OriginError('bad-request', 'this option cannot be given as a query parameter (DRM and archiving options are set when packaging)', name);
+    if (!spec.query) throw new OriginError('bad-request', 'this option cannot be given as a query parameter (DRM and archiving options are set when packaging)', name, 'bad-option');
     put(out, spec, parseOptionValue(spec, raw, `query parameter ${name}`), replace);
   }
   return out;

@@ -1,0 +1,147 @@
+// The presentation store: the only place the playout path touches the file system for
+// manifests and indexes. Parsed presentations and media indexes are cached by
+// (path, mtime, size) with a byte bound; a changed file is picked up on the next request.
+// Concurrent misses for the same key share one load (request coalescing).
+
+import { promises as fs } from 'node:fs';
+import { OriginError } from '../errors';
+import { MediaFile } from '../model';
+import { readMediaFile } from '../media/media-file';
+import { FileSource, ioError } from '../media/source';
+import { MAX_SERVER_MANIFEST_BYTES } from '../ism/server-manifest';
+import { buildPresentation, Presentation } from './presentation';
+
+interface Entry<T> {
+  key: string;
+  value: Promise<T>;
+  cost: number;
+}
+
+/** A small LRU with a cost bound; values are promises so concurrent misses coalesce. */
+export class CostLru<T> {
+  private readonly map = new Map<string, Entry<T>>();
+  private total = 0;
+  constructor(private readonly maxCost: number) {}
+
+  get(id: string, key: string, load: () => Promise<{ value: T; cost: number }>): Promise<T> {
+    const hit = this.map.get(id);
+    if (hit !== undefined && hit.key === key) {
+      this.map.delete(id);
+      this.map.set(id, hit);
+      return hit.value;
+    }
+    if (hit !== undefined) this.remove(id);
+    const entry: Entry<T> = { key, cost: 0, value: Promise.resolve() as unknown as Promise<T> };
+    entry.value = load().then(
+      ({ value, cost }) => {
+        if (this.map.get(id) === entry) {
+          entry.cost = cost;
+          this.total += cost;
+          this.evict();
+        }
+        return value;
+      },
+      (e: unknown) => {
+        // A failed load is not cached: the next request tries again.
+        if (this.map.get(id) === entry) this.map.delete(id);
+        throw e;
+      },
+    );
+    this.map.set(id, entry);
+    return entry.value;
+  }
+
+  private remove(id: string): void {
+    const e = this.map.get(id);
+    if (e === undefined) return;
+    this.total -= e.cost;
+    this.map.delete(id);
+  }
+
+  private evict(): void {
+    for (const id of this.map.keys()) {
+      if (this.total <= this.maxCost || this.map.size <= 1) break;
+      this.remove(id);
+    }
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+export interface StoreLimits {
+  /** Bytes of fragment tables and moov boxes kept for media files. */
+  mediaBytes: number;
+  /** Number of presentations kept. */
+  presentations: number;
+}
+
+export const DEFAULT_LIMITS: StoreLimits = { mediaBytes: 256 << 20, presentations: 4096 };
+
+export class PresentationStore {
+  private readonly media: CostLru<MediaFile>;
+  private readonly presentations: CostLru<Presentation>;
+
+  constructor(limits: StoreLimits = DEFAULT_LIMITS) {
+    this.media = new CostLru(limits.mediaBytes);
+    this.presentations = new CostLru(limits.presentations);
+  }
+
+  /** The presentation at an absolute .ism path; not-found when there is none. */
+  async presentation(ismPath: string): Promise<Presentation> {
+    const stat = await statFile(ismPath);
+    if (stat.size > MAX_SERVER_MANIFEST_BYTES) throw new OriginError('corrupt-media', `server manifest of ${stat.size} bytes exceeds ${MAX_SERVER_MANIFEST_BYTES}`, ismPath);
+    const presentation = await this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
+      const text = await fs.readFile(ismPath, 'utf8').catch((e: unknown) => {
+        throw ioError(ismPath, e);
+      });
+      const value = await buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));
+      return { value, cost: 1 };
+    });
+    // A source replaced under an unchanged .ism must not be served from a stale index.
+    for (const t of presentation.tracks) {
+      const s = await statFile(t.src);
+      const media = await this.mediaFile(t.src, s);
+      if (media.tracks.every((m) => m.fragments !== t.fragments)) return this.reload(ismPath);
+    }
+    return presentation;
+  }
+
+  private async reload(ismPath: string): Promise<Presentation> {
+    const stat = await statFile(ismPath);
+    const text = await fs.readFile(ismPath, 'utf8').catch((e: unknown) => {
+      throw ioError(ismPath, e);
+    });
+    return buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));
+  }
+
+  async mediaFile(absolutePath: string, known?: { mtimeMs: number; size: number }): Promise<MediaFile> {
+    const stat = known ?? (await statFile(absolutePath));
+    return this.media.get(absolutePath, `${stat.mtimeMs}:${stat.size}`, async () => {
+      const source = await FileSource.open(absolutePath);
+      try {
+        const value = await readMediaFile(source, 'fast');
+        return { value, cost: mediaCost(value) };
+      } finally {
+        await source.close();
+      }
+    });
+  }
+}
+
+function mediaCost(m: MediaFile): number {
+  let bytes = m.moov.byteLength + 1024;
+  for (const t of m.tracks) bytes += t.fragments.count * 41;
+  return bytes;
+}
+
+export async function statFile(p: string): Promise<{ mtimeMs: number; size: number }> {
+  try {
+    const s = await fs.stat(p);
+    if (!s.isFile()) throw new OriginError('not-found', 'not a file', p);
+    return { mtimeMs: s.mtimeMs, size: s.size };
+  } catch (e) {
+    throw e instanceof OriginError ? e : ioError(p, e);
+  }
+}

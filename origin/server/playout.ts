@@ -1,0 +1,220 @@
+// Turns a matched presentation URL into a reply: manifests through the pure writers, segments as
+// a list of byte parts (small rewritten boxes + file ranges that the HTTP layer streams). No HTTP
+// types here: the same code answers `origin serve` and the CLI dry run.
+
+import { createHash } from 'node:crypto';
+import { OriginError } from '../errors';
+import { writeMpd } from '../formats/dash';
+import { writeMasterPlaylist, writeMediaPlaylist } from '../formats/hls';
+import { writeSmoothManifest } from '../formats/smooth';
+import { writeInitSegment } from '../fmp4/init-segment';
+import { mediaSegmentParts, readFragmentMoof, reboxFragment } from '../fmp4/media-segment';
+import { readTrackHeaders, TrackHeader } from '../fmp4/track-header';
+import { FileSource } from '../media/source';
+import { applyQuery, parseQuery } from '../options/registry';
+import { CostLru, PresentationStore } from '../presentation/cache';
+import { Presentation, PresentationTrack, ticksIn } from '../presentation/presentation';
+import { parseClip, Segment } from '../playout/timeline';
+import { buildView, PlayoutView, TrackSelector, trackKey, ViewTrack } from '../playout/view';
+import { PresentationRequest } from './routes';
+
+export type Part = { kind: 'bytes'; bytes: Uint8Array } | { kind: 'file'; offset: number; length: number };
+
+export type ReplyBody = { type: 'text'; text: string } | { type: 'bytes'; bytes: Uint8Array } | { type: 'parts'; file: string; parts: Part[]; length: number };
+
+export interface Reply {
+  contentType: string;
+  body: ReplyBody;
+  /** The .ism's mtime (origin-reference §8b: manifests and segments alike). */
+  lastModified: Date;
+  /** Strong validator: a hash of the manifest text, or of the segment's identity. */
+  etag: string;
+  cacheClass: 'manifest' | 'segment';
+}
+
+export interface PlayoutContext {
+  store: PresentationStore;
+  select: TrackSelector;
+  /** Rendered manifests by canonical request (a byte bound). */
+  manifests: CostLru<string>;
+}
+
+export function newPlayoutContext(store: PresentationStore, select: TrackSelector, manifestCacheBytes = 64 << 20): PlayoutContext {
+  return { store, select, manifests: new CostLru<string>(manifestCacheBytes) };
+}
+
+/** `absoluteIsm` is the file; `req.ismPath` the URL path shown in messages. */
+export async function handlePlayout(ctx: PlayoutContext, req: PresentationRequest, absoluteIsm: string, rawQuery: string): Promise<Reply> {
+  const p = await ctx.store.presentation(absoluteIsm).catch((e: unknown) => {
+    if (e instanceof OriginError && e.kind === 'not-found' && e.subject === absoluteIsm) {
+      throw new OriginError('not-found', `no presentation at ${req.ismPath}`, undefined, 'unknown-presentation');
+    }
+    throw e;
+  });
+  const pairs = parseQuery(rawQuery);
+  const value = (name: string): string | undefined => pairs.find(([k]) => k === name)?.[1];
+  const options = applyQuery(p.options, pairs);
+  const view = buildView(p, { format: req.route.format, options, rawQuery, clip: parseClip(value('t'), value('vbegin')), filter: value('filter') }, ctx.select);
+  const { groups } = req;
+  switch (req.route.kind) {
+    case 'smooth-manifest':
+      return manifest(ctx, req, p, rawQuery, () => writeSmoothManifest(view));
+    case 'dash-mpd':
+      return manifest(ctx, req, p, rawQuery, () => writeMpd(view));
+    case 'hls-playlist': {
+      const key = findKeySuffix(view, groups.stem!);
+      return manifest(ctx, req, p, rawQuery, () => (key === undefined ? writeMasterPlaylist(view) : writeMediaPlaylist(view, trackKey(key.track))));
+    }
+    case 'smooth-fragment':
+      return smoothFragment(req, view, groups);
+    case 'dash-init-or-media':
+      return fmp4(req, view, groups.stem!, view.options.str('mpd_segment_template') === 'number' ? 'number' : 'time');
+    case 'hls-fmp4':
+      return fmp4(req, view, groups.stem!, 'number');
+  }
+}
+
+async function manifest(ctx: PlayoutContext, req: PresentationRequest, p: Presentation, rawQuery: string, render: () => string): Promise<Reply> {
+  // Canonical request: the file's identity, the route and its tail, the query as given (the query
+  // is carried verbatim into the output's URLs, so two spellings are two documents).
+  const id = `${p.path}\n${req.route.kind}\n${req.tail}\n${rawQuery}`;
+  const text = await ctx.manifests.get(id, `${p.mtimeMs}:${p.size}`, async () => {
+    const value = render();
+    return { value, cost: value.length * 2 + id.length * 2 + 64 };
+  });
+  return {
+    contentType: req.route.contentType,
+    body: { type: 'text', text },
+    lastModified: new Date(p.mtimeMs),
+    etag: etagOf(text),
+    cacheClass: 'manifest',
+  };
+}
+
+function etagOf(text: string): string {
+  return `"${createHash('sha1').update(text).digest('base64url').slice(0, 22)}"`;
+}
+
+/** The view track whose key ends the stem (`<name>-<key>` or exactly `<key>`). */
+function findKeySuffix(view: PlayoutView, stem: string): ViewTrack | undefined {
+  return view.tracks.find((t) => {
+    const key = trackKey(t.track);
+    return stem === key || stem.endsWith(`-${key}`);
+  });
+}
+
+function unknownTrack(what: string): OriginError {
+  return new OriginError('not-found', `no track ${what} in this presentation (or the filter removed it)`, undefined, 'unknown-track');
+}
+
+async function smoothFragment(req: PresentationRequest, view: PlayoutView, g: Record<string, string>): Promise<Reply> {
+  const t = view.tracks.find((x) => x.track.properties.trackName === g.track && String(x.track.properties.systemBitrate) === g.bitrate);
+  if (t === undefined) throw unknownTrack(`${g.track} at bitrate ${g.bitrate}`);
+  const time = BigInt(g.time!);
+  const index = t.segments.findIndex((s) => s.smoothTime === time);
+  if (index < 0) throw new OriginError('not-found', `no fragment of ${g.track} starts at ${time}`, undefined, 'unknown-time');
+  return segmentReply(req, view, t, index, 'smooth');
+}
+
+async function fmp4(req: PresentationRequest, view: PlayoutView, stem: string, numbering: 'time' | 'number'): Promise<Reply> {
+  const init = findKeySuffix(view, stem);
+  if (init !== undefined) return initReply(req, view, init);
+  const m = /^(.*)-(\d{1,20})$/.exec(stem);
+  const t = m === null ? undefined : findKeySuffix(view, m[1]!);
+  if (m === null || t === undefined) throw unknownTrack(`in "${stem.slice(0, 128)}"`);
+  const n = BigInt(m[2]!);
+  const index = numbering === 'number' ? Number(n) - 1 : t.segments.findIndex((s) => s.time === n);
+  if (index < 0 || index >= t.segments.length) {
+    const what = numbering === 'number' ? `segment ${n} (there are ${t.segments.length})` : `segment at time ${n}`;
+    throw new OriginError('not-found', `no ${what} for ${trackKey(t.track)}`, undefined, 'unknown-time');
+  }
+  return segmentReply(req, view, t, index, 'fmp4');
+}
+
+const headerCache = new WeakMap<Uint8Array, Map<number, TrackHeader>>();
+
+function trackHeaders(track: PresentationTrack): Map<number, TrackHeader> {
+  let headers = headerCache.get(track.moov);
+  if (headers === undefined) {
+    headers = readTrackHeaders(track.moov, track.src);
+    headerCache.set(track.moov, headers);
+  }
+  return headers;
+}
+
+function trackHeader(track: PresentationTrack): TrackHeader {
+  const h = trackHeaders(track).get(track.properties.trackID);
+  if (h === undefined) throw new OriginError('corrupt-media', `no trak for track ${track.properties.trackID}`, track.src);
+  return h;
+}
+
+function initReply(req: PresentationRequest, view: PlayoutView, t: ViewTrack): Reply {
+  const bytes = writeInitSegment(trackHeader(t.track));
+  const p = view.presentation;
+  return {
+    contentType: req.route.contentType,
+    body: { type: 'bytes', bytes },
+    lastModified: new Date(p.mtimeMs),
+    etag: etagOf(Buffer.from(bytes).toString('latin1')),
+    cacheClass: 'segment',
+  };
+}
+
+async function segmentReply(req: PresentationRequest, view: PlayoutView, t: ViewTrack, index: number, mode: 'smooth' | 'fmp4'): Promise<Reply> {
+  const segment = t.segments[index]!;
+  const p = view.presentation;
+  const source = await FileSource.open(t.track.src);
+  try {
+    const { parts, length } = await segmentParts(source, t.track, segment, p, mode);
+    return {
+      contentType: req.route.contentType,
+      body: { type: 'parts', file: t.track.src, parts, length },
+      lastModified: new Date(p.mtimeMs),
+      etag: etagOf(`${p.path}:${p.mtimeMs}:${p.size}:${t.track.src}:${source.size}:${mode}:${trackKey(t.track)}:${segment.first}:${segment.count}:${segment.time}`),
+      cacheClass: 'segment',
+    };
+  } finally {
+    await source.close();
+  }
+}
+
+async function segmentParts(source: FileSource, track: PresentationTrack, s: Segment, p: Presentation, mode: 'smooth' | 'fmp4'): Promise<{ parts: Part[]; length: number }> {
+  const f = track.fragments;
+  const shift = ticksIn(p.origin, track.properties.TimeScale);
+  const smoothShift = s.sourceTime - s.smoothTime;
+  const headers = trackHeaders(track);
+  const fragments = [];
+  for (let i = s.first; i < s.first + s.count; i++) {
+    const moof = await readFragmentMoof(source, f.offsets[i]!);
+    if (mode === 'smooth' && s.count === 1 && smoothShift === 0n && countTrafs(moof) === 1) {
+      // MS-SSTR §2.2.4: the fragment as the source has it, moof + mdat, byte for byte.
+      return { parts: [{ kind: 'file', offset: f.offsets[i]!, length: f.sizes[i]! }], length: f.sizes[i]! };
+    }
+    const time = mode === 'smooth' ? f.times[i]! - smoothShift : f.times[i]! - shift;
+    fragments.push(
+      reboxFragment(moof, f.offsets[i]!, track.properties.trackID, {
+        sequenceNumber: i + 1,
+        baseMediaDecodeTime: time,
+        keepTfxd: mode === 'smooth',
+        ...(mode === 'smooth' ? { tfxdTime: time } : {}),
+        headers,
+        fileSize: source.size,
+        fileName: track.src,
+      }),
+    );
+  }
+  return mediaSegmentParts(fragments, { styp: mode === 'fmp4' });
+}
+
+function countTrafs(moof: Uint8Array): number {
+  let n = 0;
+  let at = 8;
+  const view = new DataView(moof.buffer, moof.byteOffset, moof.byteLength);
+  while (at + 8 <= moof.byteLength) {
+    const size = view.getUint32(at);
+    if (String.fromCharCode(moof[at + 4]!, moof[at + 5]!, moof[at + 6]!, moof[at + 7]!) === 'traf') n++;
+    if (size < 8) break;
+    at += size;
+  }
+  return n;
+}

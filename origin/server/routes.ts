@@ -1,0 +1,134 @@
+// The URL grammar of the origin, declared once as data (house style §6): the server
+// dispatches on it, and the README's URL table is printed from it (test/routes.test.ts checks
+// that the two agree). Paths are `/<dir>/<pres>.ism/<tail>`; everything between `.ism/` and
+// the part a pattern matches is a virtual path and is ignored, so relative URLs written by a
+// manifest requested under a virtual path resolve to the same responses.
+
+import { OriginError } from '../errors';
+import { Format } from '../options/registry';
+
+export type RouteKind =
+  | 'smooth-manifest'
+  | 'smooth-fragment'
+  | 'dash-mpd'
+  | 'dash-init-or-media'
+  | 'hls-playlist'
+  | 'hls-fmp4';
+
+export interface Route {
+  kind: RouteKind;
+  format: Format;
+  /** Matched against the end of the tail (after `.ism/`). Named groups feed the handler. */
+  pattern: RegExp;
+  /** As the README shows it. */
+  shape: string;
+  contentType: string;
+  description: string;
+}
+
+export const ROUTES: readonly Route[] = [
+  {
+    kind: 'smooth-manifest',
+    format: 'smooth',
+    pattern: /(?:^|\/)manifest$/i,
+    shape: '<pres>.ism/Manifest',
+    contentType: 'text/xml; charset=utf-8',
+    description: 'Smooth Streaming client manifest (MS-SSTR); any case',
+  },
+  {
+    kind: 'smooth-fragment',
+    format: 'smooth',
+    pattern: /(?:^|\/)QualityLevels\((?<bitrate>\d{1,10})\)\/Fragments\((?<track>[^=/()]{1,128})=(?<time>-?\d{1,20})\)$/,
+    shape: '<pres>.ism/QualityLevels(<bitrate>)/Fragments(<trackName>=<time>)',
+    contentType: 'video/mp4',
+    description: 'Smooth fragment: the source moof+mdat (with tfxd) starting at <time>',
+  },
+  {
+    kind: 'dash-mpd',
+    format: 'dash',
+    pattern: /(?:^|\/)(?<name>[^/]{0,256})\.mpd$/,
+    shape: '<pres>.ism/.mpd, <pres>.ism/<name>.mpd',
+    contentType: 'application/dash+xml',
+    description: 'DASH MPD (static, isoff-live, SegmentTemplate + SegmentTimeline)',
+  },
+  {
+    kind: 'dash-init-or-media',
+    format: 'dash',
+    pattern: /(?:^|\/)dash\/(?<stem>[^/]{1,512})\.dash$/,
+    shape: '<pres>.ism/dash/<name>-<trackName>=<bitrate>.dash, …-<time>.dash',
+    contentType: 'video/mp4',
+    description: 'DASH init segment, or media segment at <time> ($Number$ with mpd_segment_template=number)',
+  },
+  {
+    kind: 'hls-fmp4',
+    format: 'hls',
+    pattern: /(?:^|\/)hls\/(?<stem>[^/]{1,512})\.m4s$/,
+    shape: '<pres>.ism/hls/<name>-<trackName>=<bitrate>.m4s, …-<n>.m4s',
+    contentType: 'video/mp4',
+    description: 'HLS fMP4 init segment (EXT-X-MAP), or media segment <n> (from 1)',
+  },
+  {
+    kind: 'hls-playlist',
+    format: 'hls',
+    pattern: /(?:^|\/)(?<stem>[^/]{0,512})\.m3u8$/,
+    shape: '<pres>.ism/.m3u8, <pres>.ism/<name>.m3u8, <pres>.ism/<name>-<trackName>=<bitrate>.m3u8',
+    contentType: 'application/vnd.apple.mpegurl',
+    description: 'HLS master playlist, or the media playlist of one track',
+  },
+];
+
+export interface PresentationRequest {
+  route: Route;
+  /** Decoded path of the .ism relative to the root, with a leading `/`. */
+  ismPath: string;
+  /** Decoded path after `.ism/`. */
+  tail: string;
+  groups: Record<string, string>;
+}
+
+/** Longest path we look at: longer ones are refused before any work (414). */
+export const MAX_PATH_LENGTH = 4096;
+
+/**
+ * Decodes a request path exactly once, segment by segment, and refuses what could escape the
+ * root or be read two ways: `..` and `.` segments, encoded `/` or `\`, NUL, backslashes,
+ * empty segments. Returns the decoded segments.
+ */
+export function decodePath(rawPath: string): string[] {
+  if (rawPath.length > MAX_PATH_LENGTH) throw new OriginError('too-long', `URL path longer than ${MAX_PATH_LENGTH} characters`, undefined, 'url-too-long');
+  if (!rawPath.startsWith('/')) throw new OriginError('bad-request', 'the path must start with /', undefined, 'bad-path');
+  const segments = rawPath.slice(1).split('/');
+  return segments.map((raw, i) => {
+    if (/%2f|%5c/i.test(raw)) throw new OriginError('bad-request', 'encoded slash in the path', undefined, 'bad-path');
+    let s: string;
+    try {
+      s = decodeURIComponent(raw);
+    } catch {
+      throw new OriginError('bad-request', `malformed percent-encoding in the path: "${raw.slice(0, 64)}"`, undefined, 'bad-path');
+    }
+    if (s === '..' || s === '.') throw new OriginError('bad-request', 'dot segments are not allowed in the path', undefined, 'bad-path');
+    if (s.includes('\0') || s.includes('\\')) throw new OriginError('bad-request', 'NUL or backslash in the path', undefined, 'bad-path');
+    if (s === '' && i < segments.length - 1) throw new OriginError('bad-request', 'empty segment in the path', undefined, 'bad-path');
+    return s;
+  });
+}
+
+/** Splits `/dir/pres.ism/tail` and matches the tail against the table; undefined when no `.ism` segment. */
+export function matchPresentationRoute(segments: readonly string[]): PresentationRequest | undefined {
+  const at = segments.findIndex((s) => /\.ism$/i.test(s));
+  if (at < 0) return undefined;
+  const ismPath = '/' + segments.slice(0, at + 1).join('/');
+  const tail = segments.slice(at + 1).join('/');
+  if (tail === '') throw new OriginError('not-found', 'a presentation URL needs a manifest or segment after .ism/ (e.g. .mpd, .m3u8, Manifest)', undefined, 'unknown-url');
+  for (const route of ROUTES) {
+    const m = route.pattern.exec(tail);
+    if (m !== null) return { route, ismPath, tail, groups: { ...(m.groups ?? {}) } };
+  }
+  throw new OriginError('not-found', `no output has a URL like "${tail.slice(0, 128)}"`, undefined, 'unknown-url');
+}
+
+/** The README's URL table (test/server/routes.test.ts keeps the README equal to it). */
+export function routesMarkdown(): string {
+  const rows = ROUTES.map((r) => `| ${r.format} | \`${r.shape.replace(/, /g, '`, `')}\` | ${r.description} | \`${r.contentType}\` |`);
+  return ['| format | URL (after the server root) | what | Content-Type |', '|---|---|---|---|', ...rows].join('\n');
+}

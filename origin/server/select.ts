@@ -1,0 +1,26 @@
+// The track selector of the origin: the filter language (wasm, host-glue/filter-engine.ts)
+// applied to the presentation's tracks — the server manifest's track_filter AND the request's
+// filter (issue 3). Filter errors get their own stable code for X-Origin-Error.
+
+import { applyTrackFilters } from '../../host-glue/filter-engine';
+import { OriginError } from '../errors';
+import { TrackSelector } from '../playout/view';
+
+export const wasmTrackSelector: TrackSelector = (tracks, trackFilter, filter, keepTimedMetadata) => {
+  try {
+    return applyTrackFilters(
+      tracks.map((t) => t.properties),
+      trackFilter,
+      filter,
+      { keepTimedMetadata },
+    );
+  } catch (e) {
+    if (e instanceof OriginError && e.kind === 'bad-request') {
+      // The message already starts with the parameter name ("filter: ..."). A bad track_filter
+      // is in the server manifest: the operator's error, not the client's.
+      if (e.message.startsWith('track_filter')) throw new OriginError('corrupt-media', e.message, undefined, 'bad-track-filter');
+      throw new OriginError('bad-request', e.message, undefined, 'bad-filter');
+    }
+    throw e;
+  }
+};

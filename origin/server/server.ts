@@ -1,0 +1,282 @@
+// `origin serve`: the HTTP layer. It owns everything HTTP — methods, conditional requests, Range,
+// CORS, Cache-Control, and the one mapping of errors to status codes and the `X-Origin-Error`
+// header — and nothing else: what to answer comes from the route table and the playout handler.
+
+import { createReadStream, promises as fs } from 'node:fs';
+import * as http from 'node:http';
+import { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { httpStatusOf, OriginError } from '../errors';
+import { PresentationStore } from '../presentation/cache';
+import { TrackSelector } from '../playout/view';
+import { indexPage, isPlayerName, PLAYER_ASSET_CONTENT_TYPE, playerAssetFile, playerPage } from '../player/player-page';
+import { handlePlayout, newPlayoutContext, Part, PlayoutContext, Reply } from './playout';
+import { decodePath, matchPresentationRoute } from './routes';
+import { ifNoneMatchHits, parseRange, RangeResult } from './http-util';
+import { listPresentations } from './presentations';
+
+export interface ServerOptions {
+  root: string;
+  host: string;
+  port: number;
+  /** Cache-Control for manifests and for segments; '' sends none. */
+  manifestCacheControl: string;
+  segmentCacheControl: string;
+  select: TrackSelector;
+  /** Serve `/`, `/play` and `/_players/` (the player page). */
+  playerPage: boolean;
+  log?: (line: string) => void;
+}
+
+export const DEFAULT_CACHE_CONTROL = { manifest: 'public, max-age=60', segment: 'public, max-age=86400' };
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const STATIC_TYPES: Record<string, string> = {
+  '.ism': 'application/xml',
+  '.ismv': 'video/mp4',
+  '.isma': 'audio/mp4',
+  '.ismt': 'application/mp4',
+  '.mp4': 'video/mp4',
+  '.m4s': 'video/mp4',
+  '.vtt': 'text/vtt',
+  '.html': 'text/html; charset=utf-8',
+  '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const root = path.resolve(opts.root);
+  const ctx = newPlayoutContext(new PresentationStore(), opts.select);
+  const server = http.createServer((req, res) => {
+    handle(req, res, root, ctx, opts).catch((e: unknown) => {
+      // Last resort: handle() maps its own errors; this only runs if writing the error failed.
+      opts.log?.(`internal: ${(e as Error)?.stack ?? String(e)}`);
+      res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, root: string, ctx: PlayoutContext, opts: ServerOptions): Promise<void> {
+  if (opts.log !== undefined) {
+    const started = process.hrtime.bigint();
+    const log = opts.log;
+    res.once('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log(`${req.method} ${String(req.url).slice(0, 512)} ${res.statusCode} ${ms.toFixed(1)} ms`);
+    });
+  }
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', 'Content-Length, Content-Range, ETag, Last-Modified, X-Origin-Error');
+  try {
+    if (req.method === 'OPTIONS') return preflight(res);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD, OPTIONS');
+      throw new OriginError('method-not-allowed', `${String(req.method).slice(0, 16)} is not supported; use GET or HEAD`, undefined, 'method-not-allowed');
+    }
+    const rawUrl = req.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
+    const rawQuery = q < 0 ? '' : rawUrl.slice(q + 1);
+    const segments = decodePath(rawPath);
+    const route = matchPresentationRoute(segments);
+    if (route !== undefined) {
+      const reply = await handlePlayout(ctx, route, path.join(root, ...route.ismPath.split('/')), rawQuery);
+      return await send(req, res, reply, opts);
+    }
+    if (opts.playerPage && (await servePlayer(req, res, segments, rawQuery, root))) return;
+    await serveStatic(req, res, root, segments);
+  } catch (e) {
+    sendError(res, e, opts);
+  }
+}
+
+function preflight(res: http.ServerResponse): void {
+  res.statusCode = 204;
+  res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
+  res.setHeader('Access-Control-Allow-Headers', 'Range, If-None-Match, If-Modified-Since');
+  res.setHeader('Access-Control-Max-Age', '86400');
+  res.end();
+}
+
+/** The one place errors become HTTP: status by kind, a one-line reason, a stable code. */
+export function sendError(res: http.ServerResponse, e: unknown, opts: ServerOptions): void {
+  const status = httpStatusOf(e);
+  const known = e instanceof OriginError;
+  // Server-side failures keep their detail in the log; the client gets a line without paths.
+  const line = known && status < 500 ? e.message : status === 500 && known ? `${e.kind}: the origin could not produce this response` : 'internal error';
+  if (status >= 500) opts.log?.(`error ${status}: ${(e as Error)?.stack ?? String(e)}`);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = `${line.replace(/[\r\n]+/g, ' ')}\n`;
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Origin-Error', known ? e.code : 'internal');
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+async function send(req: http.IncomingMessage, res: http.ServerResponse, reply: Reply, opts: ServerOptions): Promise<void> {
+  const cacheControl = reply.cacheClass === 'manifest' ? opts.manifestCacheControl : opts.segmentCacheControl;
+  if (cacheControl !== '') res.setHeader('Cache-Control', cacheControl);
+  res.setHeader('Last-Modified', reply.lastModified.toUTCString());
+  res.setHeader('ETag', reply.etag);
+  res.setHeader('Content-Type', reply.contentType);
+  if (ifNoneMatchHits(req.headers['if-none-match'], reply.etag)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  const body = reply.body;
+  if (body.type !== 'parts') {
+    const bytes = body.type === 'text' ? Buffer.from(body.text, 'utf8') : body.bytes;
+    return sendBytes(req, res, bytes, reply.cacheClass === 'segment');
+  }
+  res.setHeader('Accept-Ranges', 'bytes');
+  const range = parseRange(req.headers.range, body.length);
+  if (range.kind === 'unsatisfiable') return unsatisfiable(res, body.length);
+  const [start, end] = range.kind === 'range' ? [range.start, range.end] : [0, body.length - 1];
+  startBody(res, range, body.length);
+  if (req.method === 'HEAD' || body.length === 0) return void res.end();
+  await streamParts(res, body.file, body.parts, start, end);
+}
+
+function startBody(res: http.ServerResponse, range: RangeResult, total: number): void {
+  if (range.kind === 'range') {
+    res.statusCode = 206;
+    res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${total}`);
+    res.setHeader('Content-Length', range.end - range.start + 1);
+  } else {
+    res.statusCode = 200;
+    res.setHeader('Content-Length', total);
+  }
+}
+
+function unsatisfiable(res: http.ServerResponse, total: number): void {
+  res.statusCode = 416;
+  res.setHeader('Content-Range', `bytes */${total}`);
+  res.removeHeader('Content-Type');
+  res.end();
+}
+
+function sendBytes(req: http.IncomingMessage, res: http.ServerResponse, bytes: Uint8Array, ranges: boolean): void {
+  let range: RangeResult = { kind: 'full' };
+  if (ranges) {
+    res.setHeader('Accept-Ranges', 'bytes');
+    range = parseRange(req.headers.range, bytes.byteLength);
+    if (range.kind === 'unsatisfiable') return unsatisfiable(res, bytes.byteLength);
+  }
+  startBody(res, range, bytes.byteLength);
+  if (req.method === 'HEAD') return void res.end();
+  res.end(range.kind === 'range' ? bytes.subarray(range.start, range.end + 1) : bytes);
+}
+
+/** Writes the [start, end] window of a list of parts; file parts stream from disk by range. */
+async function streamParts(res: http.ServerResponse, file: string, parts: readonly Part[], start: number, end: number): Promise<void> {
+  let at = 0;
+  for (const part of parts) {
+    const length = part.kind === 'bytes' ? part.bytes.byteLength : part.length;
+    const from = Math.max(start, at);
+    const to = Math.min(end + 1, at + length);
+    if (from < to) {
+      if (part.kind === 'bytes') {
+        if (!res.write(part.bytes.subarray(from - at, to - at))) await new Promise((r) => res.once('drain', r));
+      } else {
+        const offset = part.offset + (from - at);
+        await pipeline(createReadStream(file, { start: offset, end: offset + (to - from) - 1, highWaterMark: 256 << 10 }), res, { end: false });
+      }
+    }
+    at += length;
+    if (at > end) break;
+  }
+  res.end();
+}
+
+async function servePlayer(req: http.IncomingMessage, res: http.ServerResponse, segments: string[], rawQuery: string, root: string): Promise<boolean> {
+  const urlPath = '/' + segments.join('/');
+  const html = (text: string): void => {
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.end(req.method === 'HEAD' ? undefined : text);
+  };
+  if (urlPath === '/') {
+    const list = await listPresentations(root);
+    html(indexPage(list.map((p) => ({ name: p, urls: { smooth: `${p}/Manifest`, dash: `${p}/.mpd`, hls: `${p}/.m3u8` } }))));
+    return true;
+  }
+  if (urlPath === '/play') {
+    const params = new URLSearchParams(rawQuery);
+    const player = params.get('player') ?? '';
+    const url = params.get('url') ?? '';
+    if (!isPlayerName(player)) throw new OriginError('bad-request', `unknown player "${player.slice(0, 32)}"`, 'player', 'bad-parameter');
+    if (url === '' || url.length > 2048) throw new OriginError('bad-request', 'url must be a manifest URL of at most 2048 characters', 'url', 'bad-parameter');
+    html(playerPage(player, url));
+    return true;
+  }
+  if (urlPath.startsWith('/_players/')) {
+    const file = playerAssetFile(urlPath);
+    if (file === undefined) throw new OriginError('not-found', `no player asset ${urlPath.slice(0, 128)}`, undefined, 'unknown-url');
+    const bytes = await fs.readFile(file);
+    res.setHeader('Content-Type', PLAYER_ASSET_CONTENT_TYPE);
+    res.setHeader('Cache-Control', 'public, max-age=3600');
+    sendBytes(req, res, bytes, false);
+    return true;
+  }
+  return false;
+}
+
+async function serveStatic(req: http.IncomingMessage, res: http.ServerResponse, root: string, segments: string[]): Promise<void> {
+  const file = path.join(root, ...segments);
+  // decodePath refused dot segments and encoded slashes; this guards the join anyway.
+  if (file !== root && !file.startsWith(root + path.sep)) throw new OriginError('bad-request', 'path outside the root', undefined, 'bad-path');
+  let stat;
+  try {
+    stat = await fs.stat(file);
+  } catch {
+    throw new OriginError('not-found', `nothing at /${segments.join('/').slice(0, 256)}`, undefined, 'unknown-url');
+  }
+  if (!stat.isFile()) throw new OriginError('not-found', `nothing at /${segments.join('/').slice(0, 256)}`, undefined, 'unknown-url');
+  const etag = `"${stat.size.toString(36)}-${Math.floor(stat.mtimeMs).toString(36)}"`;
+  res.setHeader('Content-Type', STATIC_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream');
+  res.setHeader('Last-Modified', stat.mtime.toUTCString());
+  res.setHeader('ETag', etag);
+  res.setHeader('Accept-Ranges', 'bytes');
+  if (ifNoneMatchHits(req.headers['if-none-match'], etag)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  const range = parseRange(req.headers.range, stat.size);
+  if (range.kind === 'unsatisfiable') return unsatisfiable(res, stat.size);
+  startBody(res, range, stat.size);
+  if (req.method === 'HEAD' || stat.size === 0) return void res.end();
+  const [start, end] = range.kind === 'range' ? [range.start, range.end] : [0, stat.size - 1];
+  await pipeline(createReadStream(file, { start, end }), res);
+}
+
