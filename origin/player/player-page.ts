@@ -1,0 +1,271 @@
+// The player pages: `/` lists the presentations with one link per format/player pair, `/play`
+// loads one browser player (hls.js, dash.js, shaka) from `/_players/` and plays one manifest URL.
+// They exist so that real clients judge what the origin writes (see real-clients.md), by hand in a
+// browser and headless in the player tests, which read the `window.__test` hook.
+//
+// Pure functions: no HTTP types and no I/O, except resolving the player files in node_modules.
+// The manifest URL is user input; it reaches the page only JSON-escaped inside a data block (never
+// interpolated into code) and HTML-escaped in text, and a Content-Security-Policy allows no
+// script but the player files and the page's own (hash-pinned) inline script.
+
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+
+export const PLAYER_NAMES = ['hlsjs', 'dashjs', 'dashjs-mss', 'shaka', 'shaka4-mss', 'native'] as const;
+export type PlayerName = (typeof PLAYER_NAMES)[number];
+
+export function isPlayerName(value: string): value is PlayerName {
+  return (PLAYER_NAMES as readonly string[]).includes(value);
+}
+
+export interface PlayerAsset {
+  /** npm package name as installed (an alias such as `shaka4` is its own directory). */
+  readonly pkg: string;
+  /** Path inside the package. A constant of this table, never derived from a request. */
+  readonly file: string;
+}
+
+/** Every file served under `/_players/`. Nothing else is: the URL path is a key, not a path. */
+export const PLAYER_ASSETS: Readonly<Record<string, PlayerAsset>> = Object.freeze({
+  '/_players/hls.min.js': { pkg: 'hls.js', file: 'dist/hls.min.js' },
+  '/_players/dash.all.min.js': { pkg: 'dashjs', file: 'dist/modern/umd/dash.all.min.js' },
+  // dash.js's Smooth Streaming module; registers dashjs.MssHandler, which MediaPlayer picks up.
+  '/_players/dash.mss.min.js': { pkg: 'dashjs', file: 'dist/modern/umd/dash.mss.min.js' },
+  '/_players/shaka-player.compiled.js': { pkg: 'shaka-player', file: 'dist/shaka-player.compiled.js' },
+  // shaka 5 dropped Smooth; shaka 4 has it and reads the boxes with the global window.ISOBoxer.
+  '/_players/shaka4/shaka-player.compiled.js': { pkg: 'shaka4', file: 'dist/shaka-player.compiled.js' },
+  '/_players/codem-isoboxer.min.js': { pkg: 'codem-isoboxer', file: 'dist/iso_boxer.min.js' },
+});
+
+export const PLAYER_ASSET_CONTENT_TYPE = 'text/javascript; charset=utf-8';
+
+/** Which `/_players/` files each player page loads, in order. */
+const PLAYER_SCRIPTS: Record<PlayerName, readonly string[]> = {
+  hlsjs: ['/_players/hls.min.js'],
+  dashjs: ['/_players/dash.all.min.js'],
+  'dashjs-mss': ['/_players/dash.all.min.js', '/_players/dash.mss.min.js'],
+  shaka: ['/_players/shaka-player.compiled.js'],
+  'shaka4-mss': ['/_players/codem-isoboxer.min.js', '/_players/shaka4/shaka-player.compiled.js'],
+  native: [],
+};
+
+/** Which players the index page offers for each format. */
+export const PLAYERS_BY_FORMAT: Readonly<Record<'smooth' | 'dash' | 'hls', readonly PlayerName[]>> = {
+  smooth: ['dashjs-mss', 'shaka4-mss'],
+  dash: ['dashjs', 'shaka'],
+  hls: ['hlsjs', 'shaka', 'native'],
+};
+
+const packageRoots = new Map<string, string>();
+
+/** The directory holding a package's package.json, found from its main entry (require.resolve
+ * honours `exports`, which for dashjs hides package.json itself), so the lookup works from the
+ * sources under ts-jest and from dist/origin/player/ after tsc alike. */
+function packageRoot(pkg: string): string {
+  const known = packageRoots.get(pkg);
+  if (known !== undefined) return known;
+  let dir = path.dirname(require.resolve(pkg));
+  while (!existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`${pkg}: no package.json above ${require.resolve(pkg)}`);
+    dir = parent;
+  }
+  packageRoots.set(pkg, dir);
+  return dir;
+}
+
+/** Absolute path of the file behind a `/_players/` URL path; undefined for anything not in the
+ * table (the request path is only ever compared, never joined onto a directory). */
+export function playerAssetFile(urlPath: string): string | undefined {
+  if (!Object.hasOwn(PLAYER_ASSETS, urlPath)) return undefined;
+  const asset = PLAYER_ASSETS[urlPath];
+  if (asset === undefined) return undefined;
+  return path.join(packageRoot(asset.pkg), asset.file);
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** JSON that is safe inside a `<script>` element: no `<`, `>`, `&` or line separators survive. */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function playHref(player: PlayerName, url: string): string {
+  return `/play?player=${encodeURIComponent(player)}&url=${encodeURIComponent(url)}`;
+}
+
+export interface PresentationLinks {
+  name: string;
+  urls: { smooth: string; dash: string; hls: string };
+}
+
+/** The `/` page: each presentation with its manifest URLs and a link per format/player pair. */
+export function indexPage(presentations: ReadonlyArray<PresentationLinks>): string {
+  const formats = [['smooth', 'Smooth Streaming'], ['dash', 'DASH'], ['hls', 'HLS']] as const;
+  const items = presentations.map((p) => {
+    const rows = formats.map(([key, label]) => {
+      const url = p.urls[key];
+      const links = PLAYERS_BY_FORMAT[key].map((player) => `<a href="${escapeHtml(playHref(player, url))}">${player}</a>`);
+      return `  <li>${label}: <a href="${escapeHtml(url)}"><code>${escapeHtml(url)}</code></a> &mdash; ${links.join(' ')}</li>`;
+    });
+    return `<h2>${escapeHtml(p.name)}</h2>\n<ul>\n${rows.join('\n')}\n</ul>`;
+  });
+  const body = items.length > 0 ? items.join('\n') : '<p>No presentations.</p>';
+  return htmlDocument('Streaming Origin', `<h1>Streaming Origin</h1>\n${body}`, '');
+}
+
+/** The `/play` page for one player and one manifest URL. */
+export function playerPage(player: PlayerName, url: string): string {
+  const scripts = PLAYER_SCRIPTS[player].map((src) => `<script src="${src}"></script>`).join('\n');
+  const config = `<script type="application/json" id="config">${scriptJson({ player, url })}</script>`;
+  const body = [
+    `<p>${escapeHtml(player)}: <code>${escapeHtml(url)}</code></p>`,
+    '<video id="video" muted autoplay playsinline controls width="640" height="360"></video>',
+    config,
+    scripts,
+    `<script>${PAGE_SCRIPT}</script>`,
+  ].join('\n');
+  return htmlDocument(`${player}: ${url}`, body, PAGE_SCRIPT);
+}
+
+function htmlDocument(title: string, body: string, inlineScript: string): string {
+  const scriptSrc = inlineScript === '' ? "'none'" : `'self' 'sha256-${createHash('sha256').update(inlineScript).digest('base64')}'`;
+  // Manifests and segments may live on any origin (a CDN, another port), hence connect/media *.
+  // hls.js transmuxes in a worker started from a blob: URL.
+  const csp = [
+    "default-src 'none'", `script-src ${scriptSrc}`, "worker-src 'self' blob:", 'connect-src *',
+    'media-src * blob: data:', "img-src 'self' data:", "style-src 'unsafe-inline'", "base-uri 'none'", "form-action 'none'",
+  ].join('; ');
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">`,
+    '<link rel="icon" href="data:,">',
+    `<title>${escapeHtml(title)}</title>`,
+    '<style>body{font-family:sans-serif;margin:1em}video{background:#000;max-width:100%}</style>',
+    '</head>',
+    '<body>',
+    body,
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
+
+// The browser side: plain ES2017, one constant string (its hash goes into the CSP). It reads the
+// config block, installs window.__test, starts the chosen player and turns every error the
+// player or the <video> element reports into one readable line.
+const PAGE_SCRIPT = String.raw`
+(function () {
+  'use strict';
+  var cfg = JSON.parse(document.getElementById('config').textContent);
+  var video = document.getElementById('video');
+  var t = window.__test = { errors: [], events: [], player: cfg.player };
+  function at() { return '@' + video.currentTime.toFixed(2); }
+  function error(msg) { t.errors.push(msg); }
+  function event(msg) { t.events.push(msg + ' ' + at()); }
+  function str(x) {
+    var s;
+    try { s = typeof x === 'string' ? x : JSON.stringify(x); } catch (e) { s = String(x); }
+    s = s === undefined ? String(x) : s;
+    return s.length > 300 ? s.slice(0, 300) + '...' : s;
+  }
+  function play() {
+    var p = video.play();
+    if (p) p.catch(function (e) { event('play() rejected: ' + e.name); });
+  }
+  // The name of a numeric error code in a player's table of constants (for readable errors).
+  function nameOf(table, value, suffix) {
+    return Object.keys(table || {}).filter(function (k) {
+      return table[k] === value && (!suffix || k.slice(-suffix.length) === suffix);
+    })[0] || '';
+  }
+  function need(name, file) {
+    if (typeof window[name] === 'undefined') throw new Error(name + ' is not defined (did ' + file + ' load?)');
+  }
+  ['loadedmetadata', 'canplay', 'playing', 'waiting', 'stalled', 'ended'].forEach(function (n) {
+    video.addEventListener(n, function () { event('video:' + n); });
+  });
+  video.addEventListener('error', function () {
+    var e = video.error;
+    error('<video> error' + (e ? ' code ' + e.code + (e.message ? ': ' + e.message : '') : ''));
+  });
+
+  function hlsjs() {
+    need('Hls', '/_players/hls.min.js');
+    if (!Hls.isSupported()) throw new Error('hls.js: Media Source Extensions not supported');
+    var hls = new Hls();
+    window.__player = hls;
+    hls.on(Hls.Events.ERROR, function (_, d) {
+      var url = d.url || (d.frag && d.frag.url) || (d.context && d.context.url) || '';
+      error('hls.js ' + (d.fatal ? 'fatal' : 'non-fatal') + ' ' + d.type + '/' + d.details +
+        (d.response && d.response.code !== undefined ? ' HTTP ' + d.response.code : '') +
+        (url ? ' ' + url : '') + (d.error && d.error.message ? ': ' + d.error.message : (d.reason ? ': ' + d.reason : '')));
+    });
+    hls.on(Hls.Events.MANIFEST_PARSED, function (_, d) { event('hls.js:manifestParsed levels=' + d.levels.length); play(); });
+    hls.loadSource(cfg.url);
+    hls.attachMedia(video);
+  }
+
+  function dash(mss) {
+    need('dashjs', '/_players/dash.all.min.js');
+    if (mss && typeof dashjs.MssHandler !== 'function') throw new Error('dash.js MSS module is not loaded');
+    var p = dashjs.MediaPlayer().create();
+    window.__player = p;
+    function describe(e) {
+      if (!e || e.code === undefined) return str(e);
+      var name = nameOf(dashjs.MediaPlayer.errors, e.code, '_CODE');
+      return 'code ' + e.code + (name ? ' ' + name : '') + (e.message ? ': ' + e.message : '');
+    }
+    p.on('error', function (e) { error('dash.js error ' + describe(e.error)); });
+    p.on('playbackError', function (e) { error('dash.js playbackError ' + describe(e.error)); });
+    p.on('streamInitialized', function () { event('dash.js:streamInitialized'); });
+    p.initialize(video, cfg.url, true);
+  }
+
+  function shakaError(e) {
+    if (!e || e.code === undefined) return str(e && e.message ? e.message : e);
+    var E = (shaka.util && shaka.util.Error) || {};
+    return 'code ' + e.code + ' ' + nameOf(E.Code, e.code) +
+      ' (category ' + (nameOf(E.Category, e.category) || e.category) +
+      ', severity ' + (nameOf(E.Severity, e.severity) || e.severity) + ')' +
+      (e.data && e.data.length ? ' data ' + str(e.data) : '');
+  }
+  function shakaStart(file, mimeType) {
+    need('shaka', file);
+    shaka.polyfill.installAll();
+    if (!shaka.Player.isBrowserSupported()) throw new Error('shaka: browser not supported');
+    var player = new shaka.Player();
+    window.__player = player;
+    player.addEventListener('error', function (e) { error('shaka error ' + shakaError(e.detail)); });
+    player.attach(video)
+      .then(function () { return player.load(cfg.url, null, mimeType); })
+      .then(function () { event('shaka:loaded'); play(); })
+      .catch(function (e) { error('shaka load() rejected: ' + shakaError(e)); });
+  }
+
+  var start = {
+    hlsjs: hlsjs,
+    dashjs: function () { dash(false); },
+    'dashjs-mss': function () { dash(true); },
+    shaka: function () { shakaStart('/_players/shaka-player.compiled.js', undefined); },
+    // A Smooth URL (".../Manifest") has no extension shaka knows: name the MIME type (MS-SSTR).
+    'shaka4-mss': function () {
+      need('ISOBoxer', '/_players/codem-isoboxer.min.js');
+      shakaStart('/_players/shaka4/shaka-player.compiled.js', 'application/vnd.ms-sstr+xml');
+    },
+    native: function () { video.src = cfg.url; play(); }
+  };
+  try {
+    if (!Object.prototype.hasOwnProperty.call(start, cfg.player)) throw new Error('unknown player ' + cfg.player);
+    start[cfg.player]();
+  } catch (e) {
+    error('start failed: ' + (e && e.message ? e.message : str(e)));
+  }
+})();
+`;

@@ -1,0 +1,127 @@
+// Headless Chromium for the player tests, launched exactly as real-clients.md says (Debian
+// chromium through playwright-core, persistent context in a fresh temporary profile).
+//
+// One browser per test file: jest gives each test file its own module registry, so the browser
+// below is per file; it starts on the first playAndCheck and the file closes it with
+// closeBrowser() in afterAll.
+
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--autoplay-policy=no-user-gesture-required',
+];
+export const SCREENSHOT_DIR = path.resolve(__dirname, '..', '..', 'test-artifacts', 'players');
+
+/** Whether the player tests run. ORIGIN_SKIP_PLAYERS=1 skips them (with a warning); otherwise a
+ * missing Chromium is an error, not a silent skip, so CI cannot pass without the players. */
+export function playerTestsEnabled(): boolean {
+  if (process.env.ORIGIN_SKIP_PLAYERS === '1') {
+    console.warn('ORIGIN_SKIP_PLAYERS=1: player tests skipped');
+    return false;
+  }
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `player tests need Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\` ` +
+        '(Debian), or set ORIGIN_SKIP_PLAYERS=1 to skip the player tests');
+  }
+  return true;
+}
+
+let context: Promise<{ ctx: BrowserContext; profile: string }> | undefined;
+
+function browser(): Promise<{ ctx: BrowserContext; profile: string }> {
+  context ??= (async () => {
+    const profile = mkdtempSync(path.join(tmpdir(), 'chrome-'));
+    const ctx = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS,
+    });
+    return { ctx, profile };
+  })();
+  return context;
+}
+
+export async function closeBrowser(): Promise<void> {
+  if (context === undefined) return;
+  const { ctx, profile } = await context;
+  context = undefined;
+  await ctx.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+
+export interface PlayOptions {
+  /** Success: video.currentTime passes this many seconds. */
+  untilSeconds: number;
+  /** Give up after this long (page load included). */
+  timeoutMs: number;
+  /** Screenshot name: test-artifacts/players/<screenshot>.png, saved on success and failure. */
+  screenshot: string;
+}
+
+export interface PlayResult {
+  /** video.currentTime when polling stopped, in seconds. */
+  currentTime: number;
+  /** window.__test.errors, then console errors and uncaught page errors. */
+  errors: string[];
+  /** window.__test.events (player and <video> events, each with the currentTime it happened at). */
+  events: string[];
+}
+
+interface TestHook { currentTime: number; errors: string[]; events: string[] }
+
+const POLL_MS = 100;
+/** After the page's first error, wait this long for the ones that follow it, then stop. Console
+ * errors alone do not stop the polling: a failed request is logged before the player gives up. */
+const ERROR_GRACE_MS = 1000;
+
+async function readHook(page: Page): Promise<TestHook> {
+  return page.evaluate(() => {
+    const video = document.getElementById('video') as HTMLVideoElement | null;
+    const t = (window as unknown as { __test?: { errors: string[]; events: string[] } }).__test;
+    return {
+      currentTime: video?.currentTime ?? 0,
+      errors: t ? [...t.errors] : ['window.__test is missing: the player page did not run'],
+      events: t ? [...t.events] : [],
+    };
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Opens a player page and polls until the video passes `untilSeconds`, the page reports an error
+ * (plus a short grace for the errors that follow it) or the timeout. */
+export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<PlayResult> {
+  const { ctx } = await browser();
+  const page = await ctx.newPage();
+  const pageErrors: string[] = [];
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => pageErrors.push(`uncaught: ${e.message}`));
+  const deadline = Date.now() + opts.timeoutMs;
+  let hook: TestHook = { currentTime: 0, errors: [], events: [] };
+  try {
+    await page.goto(pageUrl, { waitUntil: 'load', timeout: opts.timeoutMs });
+    let firstErrorAt: number | undefined;
+    for (;;) {
+      hook = await readHook(page);
+      const now = Date.now();
+      if (hook.errors.length > 0) firstErrorAt ??= now;
+      if (hook.currentTime > opts.untilSeconds || now >= deadline) break;
+      if (firstErrorAt !== undefined && now - firstErrorAt >= ERROR_GRACE_MS) break;
+      await sleep(POLL_MS);
+    }
+  } catch (e) {
+    pageErrors.push(`harness: ${(e as Error).message}`);
+  } finally {
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${opts.screenshot}.png`) }).catch((e: Error) => {
+      pageErrors.push(`screenshot: ${e.message}`);
+    });
+    await page.close();
+  }
+  return { currentTime: hook.currentTime, errors: [...hook.errors, ...pageErrors], events: hook.events };
+}
