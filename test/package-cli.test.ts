@@ -2,6 +2,9 @@
 // (in-process for speed, and once as a spawned process through bin/origin.js).
 
 import { execFileSync, spawnSync } from 'node:child_process';
+import { startServer } from '../origin/server/server';
+import { wasmTrackSelector } from '../origin/server/select';
+import { get } from './server/server-helpers';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ismTrackToProperties } from '../origin/ism/ism-tracks';
@@ -119,18 +122,42 @@ test('-o stdout: prints the server manifest, options stored as head metas', asyn
   ]);
 });
 
-describe('client-manifest requests are wired but not available yet', () => {
+describe('dry run: origin package -o stdout: <x.ism> <client-manifest path> prints what HTTP serves', () => {
   const dir = tempDir();
   const ism = path.join(dir, 'p.ism');
   beforeAll(async () => {
-    expect((await runOrigin(['package', '-q', '-o', ism, media('audio_eng_64k.isma')])).code).toBe(0);
+    expect((await runOrigin(['package', '-q', '-o', ism, media('video_baseline_400k.ismv'), media('audio_eng_64k.isma')])).code).toBe(0);
   });
 
-  test('a known client-manifest path loads the server manifest and says so clearly (exit 3)', async () => {
-    const r = await runOrigin(['package', '-o', 'stdout:', ism, '.mpd?filter=type=="audio"']);
-    expect(r.code).toBe(3);
+  test.each(['Manifest', '.mpd', 'p.mpd?filter=type=="audio"', '.m3u8?hls_fmp4=true', '.mpd?t=0-0:00:04&mpd_segment_template=number'])(
+    '%s equals the HTTP response byte for byte',
+    async (request) => {
+      const r = await runOrigin(['package', '-o', 'stdout:', ism, request]);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      const server = await startServer({ root: dir, host: '127.0.0.1', port: 0, manifestCacheControl: '', segmentCacheControl: '', select: wasmTrackSelector, playerPage: false });
+      try {
+        // The same request line, query as written (the origin decodes it exactly once either way).
+        const http = await get(server.url, `/p.ism/${request}`);
+        expect(http.status).toBe(200);
+        expect(r.stdout.length).toBeGreaterThan(100);
+        expect(r.stdout).toBe(http.text);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
+  test('a bad filter is reported with its position (exit 1), nothing on stdout', async () => {
+    const r = await runOrigin(['package', '-o', 'stdout:', ism, '.mpd?filter=type="audio"']);
+    expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/p\.ism loads \(1 tracks\), but rendering client manifests \(\.mpd\) is not available yet/);
+    expect(r.stderr).toMatch(/filter: unexpected "=" at 4: did you mean "=="\?/);
+  });
+
+  test('HDS is not available yet (exit 3)', async () => {
+    const r = await runOrigin(['package', '-o', 'stdout:', ism, '.f4m']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/HDS \(\.f4m\) is not available yet/);
   });
 
   test('a path that is no client manifest is a usage error', async () => {

@@ -1,10 +1,9 @@
 // `origin package -o <out>.ism <input> [--track_type=video|audio|text] <input> ... [options]`
 
-import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { FilterSyntaxError, filterEngine } from '../../host-glue/filter-engine';
 import { OriginError } from '../errors';
-import { ismTrackToProperties } from '../ism/ism-tracks';
-import { parseServerManifest, writeServerManifest } from '../ism/server-manifest';
+import { writeServerManifest } from '../ism/server-manifest';
 import { applyCliOption, OPTIONS, optionByCli, StreamOptions } from '../options/registry';
 import { buildServerManifest, checkOutput, creatorLine, PackageInput, STDOUT, TrackTypeOption, writeServerManifestFile } from '../package/packager';
 import { closest, UsageError } from './args';
@@ -13,7 +12,8 @@ import { showFilterError } from './filter-command';
 export const PACKAGE_USAGE = `Usage: origin package -o <output>.ism <input> [--track_type=video|audio|text] <input> ... [options]
        origin package -o stdout: <input> ...            print the server manifest
        origin package -o stdout: <x.ism> <client-manifest path>[?query]
-                                                        print a client manifest (not available yet)
+                                                        print a client manifest (Manifest, .mpd, .m3u8),
+                                                        exactly as the HTTP origin would serve it
 
 Inputs are fragmented MP4 files (.ismv, .isma, .ismt, .mp4). An input followed by
 --track_type=<type> contributes only its tracks of that type; otherwise all its tracks.
@@ -119,7 +119,7 @@ export async function runPackage(argv: readonly string[], out: NodeJS.WritableSt
 
   checkOutput({ output: args.output, inputs: args.inputs, options: args.options });
   const first = args.inputs[0];
-  if (first !== undefined && /\.isml?$/i.test(first.path)) return renderClientManifest(args);
+  if (first !== undefined && /\.isml?$/i.test(first.path)) return renderClientManifest(args, out);
 
   const manifest = await buildServerManifest({ output: args.output, inputs: args.inputs, options: args.options }, progress);
   if (args.output === STDOUT) {
@@ -134,24 +134,28 @@ export async function runPackage(argv: readonly string[], out: NodeJS.WritableSt
 /** Client-manifest formats we recognise in a `<x.ism> <path>` request. */
 const CLIENT_MANIFEST = /(^|\/)(manifest|[^/]*\.mpd|[^/]*\.m3u8|[^/]*\.f4m)$/i;
 
-async function renderClientManifest(args: ParsedPackageArgs): Promise<number> {
+async function renderClientManifest(args: ParsedPackageArgs, out: NodeJS.WritableStream): Promise<number> {
   const [ism, request, ...rest] = args.inputs;
   if (args.output !== STDOUT) throw new UsageError('a server manifest as input renders a client manifest: use -o stdout:');
   if (request === undefined || rest.length > 0) throw new UsageError(`give exactly one client-manifest path after ${ism!.path}, e.g. .mpd, Manifest or .m3u8?filter=...`);
-  const pathPart = request.path.split('?')[0]!;
+  const q = request.path.indexOf('?');
+  const pathPart = q < 0 ? request.path : request.path.slice(0, q);
+  const query = q < 0 ? '' : request.path.slice(q + 1);
   if (!CLIENT_MANIFEST.test(pathPart)) throw new UsageError(`"${request.path}" is not a client-manifest path (Manifest, <name>.mpd, <name>.m3u8, <name>.f4m)`);
-  let text: string;
-  try {
-    text = await fs.readFile(ism!.path, 'utf8');
-  } catch {
-    throw new OriginError('not-found', 'cannot read the server manifest', ism!.path);
-  }
-  const manifest = parseServerManifest(text, ism!.path);
-  // Validates every track now, so a broken manifest is reported before "not available yet".
-  manifest.tracks.forEach((t, i) => ismTrackToProperties(t, i));
-  throw new NotAvailableError(
-    `${ism!.path} loads (${manifest.tracks.length} tracks), but rendering client manifests (${pathPart}) is not available yet: it arrives with VOD playout`,
-  );
+  if (/\.f4m$/i.test(pathPart)) throw new NotAvailableError('HDS (.f4m) is not available yet: it arrives with the HDS work');
+  // The same code as HTTP: the route table, the playout handler, the filter engine.
+  const { decodePath, matchPresentationRoute } = require('../server/routes') as typeof import('../server/routes');
+  const { handlePlayout, newPlayoutContext } = require('../server/playout') as typeof import('../server/playout');
+  const { PresentationStore } = require('../presentation/cache') as typeof import('../presentation/cache');
+  const { wasmTrackSelector } = require('../server/select') as typeof import('../server/select');
+  const absolute = path.resolve(ism!.path);
+  const segments = decodePath(`/${encodeURIComponent(path.basename(absolute))}/${pathPart.split('/').map(encodeURIComponent).join('/')}`);
+  const route = matchPresentationRoute(segments);
+  if (route === undefined) throw new UsageError(`"${request.path}" is not a client-manifest path`);
+  const reply = await handlePlayout(newPlayoutContext(new PresentationStore(), wasmTrackSelector), route, absolute, query);
+  if (reply.body.type !== 'text') throw new UsageError(`"${request.path}" is a segment, not a client manifest`);
+  out.write(reply.body.text);
+  return 0;
 }
 
 /** A feature that is wired but not built yet (exit code 3). */

@@ -41,7 +41,7 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)QualityLevels\((?<bitrate>\d{1,10})\)\/Fragments\((?<track>[^=/()]{1,128})=(?<time>-?\d{1,20})\)$/,
     shape: '<pres>.ism/QualityLevels(<bitrate>)/Fragments(<trackName>=<time>)',
     contentType: 'video/mp4',
-    description: 'Smooth fragment: the source moof+mdat (with tfxd) starting at <time>',
+    description: 'Smooth fragment: the source moof+mdat (with tfxd) starting at `<time>`',
   },
   {
     kind: 'dash-mpd',
@@ -57,7 +57,7 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)dash\/(?<stem>[^/]{1,512})\.dash$/,
     shape: '<pres>.ism/dash/<name>-<trackName>=<bitrate>.dash, …-<time>.dash',
     contentType: 'video/mp4',
-    description: 'DASH init segment, or media segment at <time> ($Number$ with mpd_segment_template=number)',
+    description: 'DASH init segment, or media segment at `<time>` (`$Number$` with `mpd_segment_template=number`)',
   },
   {
     kind: 'hls-fmp4',
@@ -65,7 +65,7 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)hls\/(?<stem>[^/]{1,512})\.m4s$/,
     shape: '<pres>.ism/hls/<name>-<trackName>=<bitrate>.m4s, …-<n>.m4s',
     contentType: 'video/mp4',
-    description: 'HLS fMP4 init segment (EXT-X-MAP), or media segment <n> (from 1)',
+    description: 'HLS fMP4 init segment (EXT-X-MAP), or media segment `<n>` (from 1)',
   },
   {
     kind: 'hls-playlist',
