@@ -56,8 +56,31 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     throw new OriginError('not-found', `the sub-clip selects no media: the presentation is ${p.durationSeconds.toFixed(3)} s long`, 't', 'empty-clip');
   }
   const name = req.options.str('presentation_name') ?? p.baseName;
-  const carriedQuery = req.options.bool('suppress_query_parameters') || req.rawQuery === '' ? '' : `?${req.rawQuery}`;
+  const carriedQuery = carried(req.rawQuery, req.options.bool('suppress_query_parameters'));
   return { presentation: p, format: req.format, name, options: req.options, carriedQuery, clip: req.clip, tracks };
+}
+
+/**
+ * Parameters that decide which bytes a segment URL names: the sub-clip, the segmentation and the
+ * DASH numbering. `suppress_query_parameters` drops everything else (a CDN then caches one copy
+ * of each segment whatever the manifest's filter), but never these: without them a segment URL
+ * written for a clip or a `$Number$` template would answer other media, with a 200.
+ */
+const ADDRESSING = new Set(['t', 'vbegin', 'mpd_segment_template', ...Object.values(MIN_LENGTH_OPTION)]);
+
+/** The query written into output URLs: all of it, or with suppression only the addressing part. */
+function carried(rawQuery: string, suppress: boolean): string {
+  if (rawQuery === '') return '';
+  if (!suppress) return `?${rawQuery}`;
+  const kept = rawQuery.split('&').filter((part) => {
+    const name = part.split('=', 1)[0]!;
+    try {
+      return ADDRESSING.has(decodeURIComponent(name));
+    } catch {
+      return false;
+    }
+  });
+  return kept.length === 0 ? '' : `?${kept.join('&')}`;
 }
 
 /** `<trackName>=<bitrate>`: the reference's representation id, used in every URL. */

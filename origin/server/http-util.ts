@@ -33,3 +33,14 @@ export function ifNoneMatchHits(header: string | undefined, etag: string): boole
   const strip = (t: string): string => t.trim().replace(/^W\//, '');
   return header.split(',').some((t) => t.trim() === '*' || strip(t) === strip(etag));
 }
+
+/**
+ * RFC 9110 §13.1.3: evaluated only without If-None-Match (§13.2.2); true when the resource has
+ * not changed since the given date (HTTP dates have whole seconds).
+ */
+export function notModifiedSince(ifNoneMatch: string | undefined, ifModifiedSince: string | undefined, lastModified: Date): boolean {
+  if (ifNoneMatch !== undefined || ifModifiedSince === undefined) return false;
+  const since = Date.parse(ifModifiedSince);
+  if (Number.isNaN(since)) return false;
+  return Math.floor(lastModified.getTime() / 1000) * 1000 <= since;
+}

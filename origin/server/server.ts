@@ -13,7 +13,7 @@ import { TrackSelector } from '../playout/view';
 import { indexPage, isPlayerName, PLAYER_ASSET_CONTENT_TYPE, playerAssetFile, playerPage } from '../player/player-page';
 import { handlePlayout, newPlayoutContext, Part, PlayoutContext, Reply } from './playout';
 import { decodePath, matchPresentationRoute } from './routes';
-import { ifNoneMatchHits, parseRange, RangeResult } from './http-util';
+import { ifNoneMatchHits, notModifiedSince, parseRange, RangeResult } from './http-util';
 import { listPresentations } from './presentations';
 
 export interface ServerOptions {
@@ -146,7 +146,7 @@ async function send(req: http.IncomingMessage, res: http.ServerResponse, reply: 
   res.setHeader('Last-Modified', reply.lastModified.toUTCString());
   res.setHeader('ETag', reply.etag);
   res.setHeader('Content-Type', reply.contentType);
-  if (ifNoneMatchHits(req.headers['if-none-match'], reply.etag)) {
+  if (ifNoneMatchHits(req.headers['if-none-match'], reply.etag) || notModifiedSince(req.headers['if-none-match'], req.headers['if-modified-since'], reply.lastModified)) {
     res.statusCode = 304;
     res.end();
     return;
@@ -267,7 +267,7 @@ async function serveStatic(req: http.IncomingMessage, res: http.ServerResponse, 
   res.setHeader('Last-Modified', stat.mtime.toUTCString());
   res.setHeader('ETag', etag);
   res.setHeader('Accept-Ranges', 'bytes');
-  if (ifNoneMatchHits(req.headers['if-none-match'], etag)) {
+  if (ifNoneMatchHits(req.headers['if-none-match'], etag) || notModifiedSince(req.headers['if-none-match'], req.headers['if-modified-since'], stat.mtime)) {
     res.statusCode = 304;
     res.end();
     return;

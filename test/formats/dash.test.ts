@@ -3,6 +3,7 @@
 // Representation, sub-clips, URL options, escaping, goldens.
 
 import { XMLParser } from 'fast-xml-parser';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { OriginError } from '../../origin/errors';
 import { isoDuration, rfc5646Language, timeline, writeMpd } from '../../origin/formats/dash';
@@ -11,7 +12,7 @@ import { PlayoutView } from '../../origin/playout/view';
 import { FIXTURE_FILES } from '../helpers/fixtures';
 import { expectGolden } from '../helpers/golden';
 import { viewOf } from '../helpers/presentations';
-import { AVC_AAC, facts, filesByKey, outputTimes, parseMpd, presentationOf, representations, validateMpd } from './format-support';
+import { AVC_AAC, facts, filesByKey, MPD_SCHEMA, outputTimes, parseMpd, presentationOf, representations, validateMpd } from './format-support';
 
 const FULL = FIXTURE_FILES;
 
@@ -417,4 +418,11 @@ describe('goldens', () => {
   test('H.264 + AAC MPD', async () => {
     expectGolden('formats/avc-aac.mpd', (await mpdOf(AVC_AAC)).xml);
   });
+});
+
+test('the vendored MPD schema is the shared reference copy, unchanged', () => {
+  const shared = path.resolve(MPD_SCHEMA, '..', '..', '..', '..', 'shared', 'schemas', 'DASH-MPD.xsd');
+  // The shared reference material exists on the development machines, not necessarily in CI.
+  if (!existsSync(shared)) return;
+  expect(readFileSync(MPD_SCHEMA, 'utf8')).toBe(readFileSync(shared, 'utf8'));
 });

@@ -110,8 +110,8 @@ export function filesByKey(view: PlayoutView): Map<string, string> {
 // ---------------------------------------------------------------------------------------------
 // DASH
 
-/** `../shared/schemas/DASH-MPD.xsd` relative to the repository root. */
-export const MPD_SCHEMA = path.resolve(ROOT, '..', 'shared', 'schemas', 'DASH-MPD.xsd');
+/** MPEG's MPD schema, vendored in test/schemas/ (a copy of ../shared/schemas: see its README). */
+export const MPD_SCHEMA = path.resolve(ROOT, 'test', 'schemas', 'DASH-MPD.xsd');
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'origin-mpd-'));
 let scratchCount = 0;
