@@ -123,7 +123,11 @@ export function playerPage(player: PlayerName, url: string): string {
   const config = `<script type="application/json" id="config">${scriptJson({ player, url })}</script>`;
   const body = [
     `<p>${escapeHtml(player)}: <code>${escapeHtml(url)}</code></p>`,
+    '<div style="position:relative;width:640px;height:360px">',
     '<video id="video" muted autoplay playsinline controls width="640" height="360"></video>',
+    // dash.js renders TTML (stpp) subtitles into a div laid over the video.
+    '<div id="ttml" style="position:absolute;left:0;top:0;width:640px;height:360px;pointer-events:none"></div>',
+    '</div>',
     config,
     scripts,
     `<script>${PAGE_SCRIPT}</script>`,
@@ -226,6 +230,7 @@ const PAGE_SCRIPT = String.raw`
     p.on('playbackError', function (e) { error('dash.js playbackError ' + describe(e.error)); });
     p.on('streamInitialized', function () { event('dash.js:streamInitialized'); });
     p.initialize(video, cfg.url, true);
+    p.attachTTMLRenderingDiv(document.getElementById('ttml'));
   }
 
   function shakaError(e) {

@@ -29,6 +29,9 @@ export interface ServerOptions {
   log?: (line: string) => void;
 }
 
+/** What the player page requests: everything but the Dolby audio browsers cannot decode. */
+export const BROWSER_FILTER = 'FourCC!="ac-3"&&FourCC!="ec-3"';
+
 export const DEFAULT_CACHE_CONTROL = { manifest: 'public, max-age=60', segment: 'public, max-age=86400' };
 
 export interface RunningServer {
@@ -227,7 +230,10 @@ async function servePlayer(req: http.IncomingMessage, res: http.ServerResponse, 
   };
   if (urlPath === '/') {
     const list = await listPresentations(root);
-    html(indexPage(list.map((p) => ({ name: p, urls: { smooth: `${p}/Manifest`, dash: `${p}/.mpd`, hls: `${p}/.m3u8` } }))));
+    // Browsers decode neither AC-3 nor E-AC-3 (and HLS pairs video with the highest audio
+    // group): the page asks for what a browser can play, through the filter language.
+    const q = `?filter=${encodeURIComponent(BROWSER_FILTER)}`;
+    html(indexPage(list.map((p) => ({ name: p, urls: { smooth: `${p}/Manifest${q}`, dash: `${p}/.mpd${q}`, hls: `${p}/.m3u8${q}` } }))));
     return true;
   }
   if (urlPath === '/play') {

@@ -48,6 +48,17 @@ describePlayers('real players on the origin', () => {
     expect({ errors: r.errors, passed: r.currentTime > 6 }).toEqual({ errors: [], passed: true });
   }, PLAY_TIMEOUT_MS + 10_000);
 
+  // The player page's own links (what `npm start` shows a person): the presentation holds AC-3 and
+  // E-AC-3, which the page's links filter out; hls.js pairs the variants with the AAC group then.
+  test.each(['hlsjs', 'dashjs', 'dashjs-mss'] as PlayerName[])('the index page link for %s plays the unfiltered presentation', async (player) => {
+    const index = await (await fetch(`${origin.url}/`)).text();
+    const m = new RegExp(`href="(/play\\?player=${player}&#38;url=[^"]*all\\.ism[^"]*)"`).exec(index);
+    expect(m).not.toBeNull();
+    const link = m![1]!.replace(/&#38;/g, '&');
+    const r = await playAndCheck(origin.url + link, { untilSeconds: 6, timeoutMs: PLAY_TIMEOUT_MS, screenshot: `origin-index-${player}` });
+    expect({ errors: r.errors, passed: r.currentTime > 6 }).toEqual({ errors: [], passed: true });
+  }, PLAY_TIMEOUT_MS + 10_000);
+
   // A 6 s sub-clip (t=0-0:00:06, three 2 s fragments): the players reach its end.
   test.each([
     ['dashjs', 'dash'],

@@ -67,6 +67,10 @@ function cases(): Array<[string, string, string, number, string]> {
     ['POST', 'POST', '/p.ism/.mpd', 405, 'method-not-allowed'],
     ['DELETE', 'DELETE', '/p.ism/Manifest', 405, 'method-not-allowed'],
     ['static file that does not exist', 'GET', '/nothing.txt', 404, 'unknown-url'],
+    ['player page: unknown player', 'GET', '/play?player=vlc&url=%2Fp.ism%2F.mpd', 400, 'bad-parameter'],
+    ['player page: no manifest URL', 'GET', '/play?player=hlsjs', 400, 'bad-parameter'],
+    ['player assets: not in the table', 'GET', '/_players/package.json', 404, 'unknown-url'],
+    ['player assets: dot-dot', 'GET', '/_players/../../package.json', 400, 'bad-path'],
   ];
 }
 
