@@ -91,7 +91,9 @@ export function parseSourceMoof(moof: Uint8Array, moofOffset: number): SourceTra
   if (moof.byteLength < 8) throw corruptAt(path, moofOffset, `truncated moof: ${moof.byteLength} bytes, a box header needs 8`);
   const type = String.fromCharCode(...moof.subarray(4, 8));
   if (type !== 'moof') throw corruptAt(path, moofOffset, `expected a moof box, found '${printable(type)}'`);
-  const top = readBoxHeader(moof, 0, moofOffset, moofOffset + moof.byteLength, path)!;
+  // undefined when the header itself does not fit (a 64-bit size in a box of fewer than 16 bytes).
+  const top = readBoxHeader(moof, 0, moofOffset, moofOffset + moof.byteLength, path);
+  if (top === undefined) throw corruptAt(path, moofOffset, `truncated moof: ${moof.byteLength} bytes do not hold its box header`);
   if (top.size !== moof.byteLength) throw corruptAt(path, moofOffset, `moof declares ${top.size} bytes but ${moof.byteLength} were given`);
   const trafs: SourceTraf[] = [];
   for (const c of childBoxes(moof.subarray(top.headerSize), moofOffset + top.headerSize, path)) {

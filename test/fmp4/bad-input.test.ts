@@ -188,6 +188,16 @@ describe('random damage never crashes (property)', () => {
     );
   });
 
+  // Found by the property above in CI (seed -1038855435): a size field of 1 announces a 64-bit
+  // size that an 8-byte moof cannot hold.
+  test('a moof whose 64-bit size does not fit is corrupt, not a crash', () => {
+    const bad = Uint8Array.from(moof);
+    bad[3] = 1;
+    for (const bytes of [bad, bad.subarray(0, 8)]) {
+      expect(failure(() => reboxFragment(bytes, file.moofOffset, 1, { ...opts, fileSize: file.bytes.byteLength })).kind).toBe('corrupt-media');
+    }
+  });
+
   test('every truncation of a real moof', () => {
     const real = realMoof();
     for (let cut = 0; cut < real.byteLength; cut++) {
