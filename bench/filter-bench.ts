@@ -18,7 +18,6 @@
 // Misses are reported (MISS), never thrown.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { createFilterEngine, instantiateFilterModule, WasmFilterEngine } from '../host-glue/filter-engine';
 import { TrackProperties } from '../origin/model';
@@ -26,6 +25,7 @@ import { Cond, holds } from '../test/filter/reference';
 import type { Track } from '../test/filter/filter-wasm';
 import { stats, Stats } from './index-bench';
 import { repoRoot } from './media';
+import { machine, machineLine } from './machine';
 
 export const TARGET_NS_PER_CALL = 2000;
 const TRACK_COUNT = 20;
@@ -204,8 +204,7 @@ export async function runFilterBench(options: FilterBenchOptions = {}): Promise<
   }));
 
   // --- print ---
-  const cpus = os.cpus();
-  log(`filter benchmark: ${TRACK_COUNT} tracks, ${cpus[0]?.model ?? '?'} x${cpus.length}, node ${process.version}`);
+  log(`filter benchmark: ${TRACK_COUNT} tracks, ${machineLine()}`);
   log('');
   log('ns per call, evaluating all 20 tracks (median / p95)');
   const cell = (s: Stats | undefined): string => (s ? `${fmtNs(s.median)} / ${fmtNs(s.p95)}` : '');
@@ -226,13 +225,7 @@ export async function runFilterBench(options: FilterBenchOptions = {}): Promise<
   const result = {
     suite: 'filter',
     date: new Date().toISOString(),
-    machine: {
-      cpuModel: cpus[0]?.model ?? 'unknown',
-      cpuCount: cpus.length,
-      node: process.version,
-      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-      totalMemoryBytes: os.totalmem(),
-    },
+    machine: machine(),
     settings: { tracks: TRACK_COUNT, batch, batches, warmupCalls },
     unit: 'ns per call (all 20 tracks evaluated)',
     results,

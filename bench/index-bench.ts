@@ -18,12 +18,12 @@
 // Timing misses are reported (MISS), never thrown: only errors make the suite fail.
 
 import { closeSync, fstatSync, openSync, promises as fs, readSync } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { IndexMode, readMediaFile } from '../origin/media/media-file';
 import { ByteSource, FileSource } from '../origin/media/source';
 import { FragmentTable, MediaFile, trackDuration } from '../origin/model';
 import { ensureLongSourcesReport, repoRoot } from './media';
+import { machine, machineLine } from './machine';
 
 export const TARGET_MS_PER_HOUR_OF_3_TRACKS = 50;
 /** 1 MB taken as 10^6 bytes (the stricter reading). */
@@ -474,7 +474,7 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
 
   // --- print ---
   log('');
-  log(`index benchmark: ${tracks.length} tracks, ${trackHours.toFixed(3)} track-hours (${hoursOf3Tracks.toFixed(3)} h of 3 tracks), ${os.cpus()[0]?.model ?? '?'} x${os.cpus().length}, node ${process.version}`);
+  log(`index benchmark: ${tracks.length} tracks, ${trackHours.toFixed(3)} track-hours (${hoursOf3Tracks.toFixed(3)} h of 3 tracks), ${machineLine()}`);
   log(
     table([
       ['file', 'track', 'fragments', 'seconds', 'size', 'table bytes'],
@@ -543,17 +543,10 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
   for (const o of odd) log(`  NOTE  ${o}`);
 
   // --- JSON ---
-  const cpus = os.cpus();
   const result = {
     suite: 'index',
     date: new Date().toISOString(),
-    machine: {
-      cpuModel: cpus[0]?.model ?? 'unknown',
-      cpuCount: cpus.length,
-      node: process.version,
-      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-      totalMemoryBytes: os.totalmem(),
-    },
+    machine: machine(),
     settings: { hours, iterations, warmups, exactIterations, exactWarmups, copies, exactCopies },
     media: {
       trackHours: round(trackHours, 4),

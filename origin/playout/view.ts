@@ -3,9 +3,9 @@
 // (Smooth, DASH, HLS) is a pure function of this view.
 
 import { OriginError } from '../errors';
-import { Format, StreamOptions } from '../options/registry';
+import { applyQuery, Format, parseQuery, StreamOptions } from '../options/registry';
 import { Presentation, PresentationTrack } from '../presentation/presentation';
-import { Clip, clipRange, Segment, segmentTrack } from './timeline';
+import { Clip, clipRange, parseClip, Segment, segmentTrack } from './timeline';
 
 export interface ViewTrack {
   track: PresentationTrack;
@@ -81,6 +81,14 @@ function carried(rawQuery: string, suppress: boolean): string {
     }
   });
   return kept.length === 0 ? '' : `?${kept.join('&')}`;
+}
+
+/** The view of a request's raw query (decoded once): options over the .ism's, the clip, the filter. */
+export function viewForQuery(p: Presentation, format: Format, rawQuery: string, select: TrackSelector): PlayoutView {
+  const pairs = parseQuery(rawQuery);
+  const value = (name: string): string | undefined => pairs.find(([k]) => k === name)?.[1];
+  const options = applyQuery(p.options, pairs);
+  return buildView(p, { format, options, rawQuery, clip: parseClip(value('t'), value('vbegin')), filter: value('filter') }, select);
 }
 
 /** `<trackName>=<bitrate>`: the reference's representation id, used in every URL. */

@@ -51,6 +51,11 @@ export class CostLru<T> {
     return entry.value;
   }
 
+  /** Forgets an entry (the next get loads it again). */
+  delete(id: string): void {
+    this.remove(id);
+  }
+
   private remove(id: string): void {
     const e = this.map.get(id);
     if (e === undefined) return;
@@ -90,34 +95,34 @@ export class PresentationStore {
 
   /** The presentation at an absolute .ism path; not-found when there is none. */
   async presentation(ismPath: string): Promise<Presentation> {
+    const presentation = await this.load(ismPath);
+    // A source replaced under an unchanged .ism must not be served from a stale index: its new
+    // index replaces the old one in the media cache, and the presentation built on the old one
+    // is dropped and built once more (then cached again).
+    for (const t of presentation.tracks) {
+      const media = await this.mediaFile(t.src);
+      if (media.tracks.every((m) => m.fragments !== t.fragments)) {
+        this.presentations.delete(ismPath);
+        return this.load(ismPath);
+      }
+    }
+    return presentation;
+  }
+
+  private async load(ismPath: string): Promise<Presentation> {
     const stat = await statFile(ismPath);
     if (stat.size > MAX_SERVER_MANIFEST_BYTES) throw new OriginError('corrupt-media', `server manifest of ${stat.size} bytes exceeds ${MAX_SERVER_MANIFEST_BYTES}`, ismPath);
-    const presentation = await this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
+    return this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
       const text = await fs.readFile(ismPath, 'utf8').catch((e: unknown) => {
         throw ioError(ismPath, e);
       });
       const value = await buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));
       return { value, cost: 1 };
     });
-    // A source replaced under an unchanged .ism must not be served from a stale index.
-    for (const t of presentation.tracks) {
-      const s = await statFile(t.src);
-      const media = await this.mediaFile(t.src, s);
-      if (media.tracks.every((m) => m.fragments !== t.fragments)) return this.reload(ismPath);
-    }
-    return presentation;
   }
 
-  private async reload(ismPath: string): Promise<Presentation> {
-    const stat = await statFile(ismPath);
-    const text = await fs.readFile(ismPath, 'utf8').catch((e: unknown) => {
-      throw ioError(ismPath, e);
-    });
-    return buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));
-  }
-
-  async mediaFile(absolutePath: string, known?: { mtimeMs: number; size: number }): Promise<MediaFile> {
-    const stat = known ?? (await statFile(absolutePath));
+  async mediaFile(absolutePath: string): Promise<MediaFile> {
+    const stat = await statFile(absolutePath);
     return this.media.get(absolutePath, `${stat.mtimeMs}:${stat.size}`, async () => {
       const source = await FileSource.open(absolutePath);
       try {

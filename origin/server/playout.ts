@@ -10,12 +10,12 @@ import { writeSmoothManifest } from '../formats/smooth';
 import { writeInitSegment } from '../fmp4/init-segment';
 import { mediaSegmentParts, readFragmentMoof, reboxFragment } from '../fmp4/media-segment';
 import { readTrackHeaders, TrackHeader } from '../fmp4/track-header';
+import { childBoxes, readBoxHeader } from '../media/boxes';
 import { FileSource } from '../media/source';
-import { applyQuery, parseQuery } from '../options/registry';
 import { CostLru, PresentationStore } from '../presentation/cache';
 import { Presentation, PresentationTrack, ticksIn } from '../presentation/presentation';
-import { parseClip, Segment } from '../playout/timeline';
-import { buildView, PlayoutView, TrackSelector, trackKey, ViewTrack } from '../playout/view';
+import { Segment } from '../playout/timeline';
+import { PlayoutView, TrackSelector, trackKey, viewForQuery, ViewTrack } from '../playout/view';
 import { PresentationRequest } from './routes';
 
 export type Part = { kind: 'bytes'; bytes: Uint8Array } | { kind: 'file'; offset: number; length: number };
@@ -51,10 +51,7 @@ export async function handlePlayout(ctx: PlayoutContext, req: PresentationReques
     }
     throw e;
   });
-  const pairs = parseQuery(rawQuery);
-  const value = (name: string): string | undefined => pairs.find(([k]) => k === name)?.[1];
-  const options = applyQuery(p.options, pairs);
-  const view = buildView(p, { format: req.route.format, options, rawQuery, clip: parseClip(value('t'), value('vbegin')), filter: value('filter') }, ctx.select);
+  const view = viewForQuery(p, req.route.format, rawQuery, ctx.select);
   const { groups } = req;
   switch (req.route.kind) {
     case 'smooth-manifest':
@@ -91,7 +88,7 @@ async function manifest(ctx: PlayoutContext, req: PresentationRequest, p: Presen
   };
 }
 
-function etagOf(text: string): string {
+function etagOf(text: string | Uint8Array): string {
   return `"${createHash('sha1').update(text).digest('base64url').slice(0, 22)}"`;
 }
 
@@ -155,7 +152,7 @@ function initReply(req: PresentationRequest, view: PlayoutView, t: ViewTrack): R
     contentType: req.route.contentType,
     body: { type: 'bytes', bytes },
     lastModified: new Date(p.mtimeMs),
-    etag: etagOf(Buffer.from(bytes).toString('latin1')),
+    etag: etagOf(bytes),
     cacheClass: 'segment',
   };
 }
@@ -186,7 +183,7 @@ async function segmentParts(source: FileSource, track: PresentationTrack, s: Seg
   const fragments = [];
   for (let i = s.first; i < s.first + s.count; i++) {
     const moof = await readFragmentMoof(source, f.offsets[i]!);
-    if (mode === 'smooth' && s.count === 1 && smoothShift === 0n && countTrafs(moof) === 1) {
+    if (mode === 'smooth' && s.count === 1 && smoothShift === 0n && countTrafs(moof, f.offsets[i]!) === 1) {
       // MS-SSTR §2.2.4: the fragment as the source has it, moof + mdat, byte for byte.
       return { parts: [{ kind: 'file', offset: f.offsets[i]!, length: f.sizes[i]! }], length: f.sizes[i]! };
     }
@@ -206,15 +203,11 @@ async function segmentParts(source: FileSource, track: PresentationTrack, s: Seg
   return mediaSegmentParts(fragments, { styp: mode === 'fmp4' });
 }
 
-function countTrafs(moof: Uint8Array): number {
+/** trafs in a moof read by readFragmentMoof (whose header it has already checked). */
+function countTrafs(moof: Uint8Array, offset: number): number {
+  const path = `moof@${offset}`;
+  const header = readBoxHeader(moof, 0, offset, offset + moof.byteLength, path)!;
   let n = 0;
-  let at = 8;
-  const view = new DataView(moof.buffer, moof.byteOffset, moof.byteLength);
-  while (at + 8 <= moof.byteLength) {
-    const size = view.getUint32(at);
-    if (String.fromCharCode(moof[at + 4]!, moof[at + 5]!, moof[at + 6]!, moof[at + 7]!) === 'traf') n++;
-    if (size < 8) break;
-    at += size;
-  }
+  for (const c of childBoxes(moof.subarray(header.headerSize), offset + header.headerSize, path)) if (c.type === 'traf') n++;
   return n;
 }

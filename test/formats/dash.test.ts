@@ -12,7 +12,7 @@ import { PlayoutView } from '../../origin/playout/view';
 import { FIXTURE_FILES } from '../helpers/fixtures';
 import { expectGolden } from '../helpers/golden';
 import { viewOf } from '../helpers/presentations';
-import { AVC_AAC, facts, filesByKey, MPD_SCHEMA, outputTimes, parseMpd, presentationOf, representations, validateMpd } from './format-support';
+import { AVC_AAC, facts, filesByKey, keyOf, MPD_SCHEMA, outputTimes, parseMpd, presentationOf, representations, thrown, validateMpd } from './format-support';
 
 const FULL = FIXTURE_FILES;
 
@@ -55,20 +55,6 @@ function setOf(mpd: XmlDoc['MPD'], representationId: string): XmlAdaptationSet {
   return s;
 }
 
-function keyOf(view: PlayoutView, file: string): string {
-  const k = [...filesByKey(view)].find(([, f]) => f === file)?.[0];
-  if (k === undefined) throw new Error(`${file} is not in the view`);
-  return k;
-}
-
-function thrown(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected an error, none was thrown');
-}
 
 /** ms of an `PT…S` duration without hours or minutes (all the fixtures need). */
 function durationMs(iso: string): number {

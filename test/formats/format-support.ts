@@ -220,3 +220,20 @@ export function rfcPeak(bytes: number[], durations: bigint[], timescale: number,
   }
   return Math.ceil(peak);
 }
+
+/** The `<trackName>=<bitrate>` key of a fixture file's track in a view. */
+export function keyOf(view: PlayoutView, file: string): string {
+  const k = [...filesByKey(view)].find(([, f]) => f === file)?.[0];
+  if (k === undefined) throw new Error(`${file} is not in the view`);
+  return k;
+}
+
+/** The error a function throws; fails when it throws none. */
+export function thrown(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected an error, none was thrown');
+}

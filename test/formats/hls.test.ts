@@ -10,7 +10,7 @@ import { PlayoutView, ViewTrack } from '../../origin/playout/view';
 import { FIXTURE_FILES } from '../helpers/fixtures';
 import { expectGolden } from '../helpers/golden';
 import { viewOf } from '../helpers/presentations';
-import { AVC_AAC, facts, filesByKey, parseM3u8, presentationOf, rfcPeak } from './format-support';
+import { AVC_AAC, facts, filesByKey, keyOf, parseM3u8, presentationOf, rfcPeak, thrown } from './format-support';
 
 const FULL = FIXTURE_FILES;
 const VIDEOS = FULL.filter((f) => f.startsWith('video_'));
@@ -19,20 +19,6 @@ async function hlsView(files: readonly string[], query = ''): Promise<PlayoutVie
   return viewOf(await presentationOf(files), 'hls', query);
 }
 
-function keyOf(view: PlayoutView, file: string): string {
-  const k = [...filesByKey(view)].find(([, f]) => f === file)?.[0];
-  if (k === undefined) throw new Error(`${file} is not in the view`);
-  return k;
-}
-
-function thrown(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected an error, none was thrown');
-}
 
 /** A file's fragments joined the way the default 4 s HLS segmentation joins them: 2 + 2 + 1. */
 function joined(file: string, groups: number[][] = [[0, 1], [2, 3], [4]]): { durations: bigint[]; bytes: number[]; timescale: number } {

@@ -2,11 +2,10 @@
 // with the real CLI into a temp directory, then loads them through the real store.
 
 import * as path from 'node:path';
-import { Format, StreamOptions, applyQuery, parseQuery } from '../../origin/options/registry';
+import { Format } from '../../origin/options/registry';
 import { PresentationStore } from '../../origin/presentation/cache';
 import { Presentation, PresentationTrack } from '../../origin/presentation/presentation';
-import { parseClip } from '../../origin/playout/timeline';
-import { buildView, PlayoutView } from '../../origin/playout/view';
+import { PlayoutView, viewForQuery } from '../../origin/playout/view';
 import { media, runOrigin, tempDir } from './fixtures';
 
 /** The playable fixture set: H.264 + AAC + TTML (what the player tests use). */
@@ -33,8 +32,5 @@ export function selectAll(tracks: readonly PresentationTrack[]): number[] {
 
 /** A view as the origin builds it for a request with this query (no `filter` evaluation). */
 export function viewOf(p: Presentation, format: Format, query = ''): PlayoutView {
-  const pairs = parseQuery(query);
-  const options: StreamOptions = applyQuery(p.options, pairs);
-  const get = (n: string): string | undefined => pairs.find(([k]) => k === n)?.[1];
-  return buildView(p, { format, options, rawQuery: query, clip: parseClip(get('t'), get('vbegin')), filter: undefined }, selectAll);
+  return viewForQuery(p, format, query, selectAll);
 }

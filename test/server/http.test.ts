@@ -16,6 +16,7 @@ import { media, runOrigin } from '../helpers/fixtures';
 import { PLAYABLE } from '../helpers/presentations';
 import { facts, outputTimes, parseM3u8, validateMpd } from '../formats/format-support';
 import { Fetched, get, startTestOrigin, TestOrigin } from './server-helpers';
+import { boxes } from '../helpers/box-walk';
 
 let origin: TestOrigin;
 let tracks: IsmTrack[];
@@ -124,30 +125,7 @@ async function fetchAll(urls: readonly string[], concurrency = 8): Promise<Map<s
 
 
 // ---------------------------------------------------------------------------------------------
-// A minimal ISO BMFF reader of the test's own (ISO/IEC 14496-12 §4.2), for checks on segments
-
-interface Box {
-  type: string;
-  size: number;
-  body: Buffer;
-}
-
-function boxes(buf: Buffer): Box[] {
-  const out: Box[] = [];
-  for (let at = 0; at + 8 <= buf.length; ) {
-    let size = buf.readUInt32BE(at);
-    let header = 8;
-    if (size === 1) {
-      size = Number(buf.readBigUInt64BE(at + 8));
-      header = 16;
-    }
-    if (size === 0) size = buf.length - at;
-    if (size < header || at + size > buf.length) throw new Error(`box at ${at} of size ${size} overruns ${buf.length} bytes`);
-    out.push({ type: buf.toString('latin1', at + 4, at + 8), size, body: buf.subarray(at + header, at + size) });
-    at += size;
-  }
-  return out;
-}
+// Segment checks over the tests' own box walk (test/helpers/box-walk.ts)
 
 const TFXD = '6d1d9b0542d544e680e2141daff757b2';
 

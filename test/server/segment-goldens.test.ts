@@ -15,6 +15,7 @@ import { expectGolden } from '../helpers/golden';
 import { PLAYABLE } from '../helpers/presentations';
 import { facts, outputTimes } from '../formats/format-support';
 import { get, startTestOrigin, TestOrigin } from './server-helpers';
+import { Box, boxes } from '../helpers/box-walk';
 
 let origin: TestOrigin;
 const keys = new Map<string, { trackName: string; bitrate: number }>();
@@ -46,30 +47,7 @@ async function served(urlPath: string): Promise<Buffer> {
 const golden = (name: string, urlPath: string, body: Buffer): void => expectGolden(`server/${name}`, `# GET ${urlPath}\n${dumpBoxes(body)}`);
 
 // ---------------------------------------------------------------------------------------------
-// A box walk of this file's own (ISO/IEC 14496-12 §4.2), for the independent checks
-
-interface Box {
-  type: string;
-  size: number;
-  body: Buffer;
-}
-
-function boxes(buf: Buffer): Box[] {
-  const out: Box[] = [];
-  for (let at = 0; at + 8 <= buf.length; ) {
-    let size = buf.readUInt32BE(at);
-    let header = 8;
-    if (size === 1) {
-      size = Number(buf.readBigUInt64BE(at + 8));
-      header = 16;
-    }
-    if (size === 0) size = buf.length - at;
-    if (size < header || at + size > buf.length) throw new Error(`box at ${at} of size ${size} overruns ${buf.length} bytes`);
-    out.push({ type: buf.toString('latin1', at + 4, at + 8), size, body: buf.subarray(at + header, at + size) });
-    at += size;
-  }
-  return out;
-}
+// Independent checks over the tests' own box walk (test/helpers/box-walk.ts)
 
 const one = (list: Box[], type: string): Box => {
   const found = list.filter((b) => b.type === type);
