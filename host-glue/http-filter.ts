@@ -1,0 +1,64 @@
+// The seam between the proxy-wasm host (host-glue/host*.ts) and whatever drives HTTP through it
+// (the embedded edge `origin edge`, the host tests). It mirrors what Envoy's HTTP connection
+// manager hands a filter: header lists in, a verdict out, body chunks streamed, then the
+// end-of-stream calls. No Node HTTP types cross it, so the host stays testable in-process.
+//
+// The host implements HttpFilterFactory for one loaded plugin (one "worker" VM); the proxy calls
+// newStream() per request and drives the stream in Envoy's order (proxy-wasm-abi.md §1.3):
+// requestHeaders → requestBody* → responseHeaders → responseBody* → end().
+
+/**
+ * A header map as Envoy presents it: lowercase names, in order, duplicates kept. Request maps
+ * start with the pseudo-headers `:authority`, `:path` (with the query), `:method`, `:scheme`;
+ * response maps with `:status`.
+ */
+export type HeaderList = Array<[string, string]>;
+
+/** A response the filter produced itself (proxy_send_local_response, or the fail-closed 503). */
+export interface LocalResponse {
+  /** `:status` first, then the headers Envoy would send (§2.6 rules already applied). */
+  headers: HeaderList;
+  body: Uint8Array;
+  /** Response-code details, e.g. `wasm_fail_stream` (spaces replaced by `_`). */
+  details: string;
+}
+
+export type RequestHeadersVerdict =
+  /** Forward upstream with these (possibly rewritten) headers; route on the new `:path`. */
+  | { kind: 'continue'; headers: HeaderList }
+  /** Answer the client with this response; nothing goes upstream. */
+  | { kind: 'respond'; response: LocalResponse };
+
+export type ResponseHeadersVerdict =
+  | { kind: 'continue'; headers: HeaderList }
+  /** The plugin replaced the upstream response by a local reply (send it instead; drop upstream's body). */
+  | { kind: 'respond'; response: LocalResponse };
+
+export type BodyVerdict =
+  /** Send these bytes on (everything held so far, possibly modified); may be empty. */
+  | { kind: 'continue'; data: Uint8Array }
+  /** The plugin asked to buffer (body PAUSE): hold the data, call again with the next chunk. */
+  | { kind: 'buffer' }
+  | { kind: 'respond'; response: LocalResponse };
+
+export interface StreamInfo {
+  /** Downstream peer, for `source.address` / `source.port` properties. */
+  remoteAddress: string;
+  remotePort: number;
+  /** `HTTP/1.1`, for the `request.protocol` property. */
+  protocol: string;
+}
+
+export interface HttpFilterStream {
+  /** Resolves when the plugin continues (after a PAUSE, when it calls proxy_continue_stream) or replies. */
+  requestHeaders(headers: HeaderList, endOfStream: boolean): Promise<RequestHeadersVerdict>;
+  requestBody(chunk: Uint8Array, endOfStream: boolean): Promise<BodyVerdict>;
+  responseHeaders(headers: HeaderList, endOfStream: boolean): Promise<ResponseHeadersVerdict>;
+  responseBody(chunk: Uint8Array, endOfStream: boolean): Promise<BodyVerdict>;
+  /** Stream over (completed, reset or refused): on_log, on_done, on_delete. Idempotent. */
+  end(): void;
+}
+
+export interface HttpFilterFactory {
+  newStream(info: StreamInfo): HttpFilterStream;
+}
