@@ -61,4 +61,37 @@ export interface HttpFilterStream {
 
 export interface HttpFilterFactory {
   newStream(info: StreamInfo): HttpFilterStream;
+  /** Root context shutdown (proxy_on_done / proxy_on_delete of the root, §1.3). */
+  shutdown(): Promise<void>;
 }
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'critical';
+
+/** envoy.extensions.wasm.v3.PluginConfig failure_policy (fail_open: true = FAIL_OPEN), §5.1. */
+export type FailurePolicy = 'FAIL_CLOSED' | 'FAIL_OPEN' | 'FAIL_RELOAD';
+
+/** One plugin as an envoy.yaml declares it (envoy.filters.http.wasm typed_config.config). */
+export interface PluginSpec {
+  /** The module bytes (vm_config.code.local.filename). */
+  wasm: Uint8Array;
+  /** `name`, `root_id` and `vm_config.vm_id` of the PluginConfig. */
+  name: string;
+  rootId: string;
+  vmId: string;
+  /** vm_config.configuration and configuration: StringValue/BytesValue passed raw, Struct as JSON. */
+  vmConfiguration: Uint8Array;
+  pluginConfiguration: Uint8Array;
+  failurePolicy: FailurePolicy;
+  /** Log sink: Envoy's line `wasm log <name> <root_id> <vm_id>: <msg>` and its level; default stderr. */
+  log?: (level: LogLevel, line: string) => void;
+  /** Threshold reported by proxy_get_log_level and applied to proxy_log; default info. */
+  logLevel?: LogLevel;
+}
+
+/** Envoy would refuse the module or its configuration; the message is Envoy's wording. */
+export class PluginLoadError extends Error {
+  override name = 'PluginLoadError';
+}
+
+/** Implemented by host-glue/host.ts: validation VM (canary) + one worker VM, started and configured. */
+export type CreatePlugin = (spec: PluginSpec) => Promise<HttpFilterFactory>;
