@@ -254,6 +254,89 @@ const PAGE_SCRIPT = String.raw`
       .catch(function (e) { error('shaka load() rejected: ' + shakaError(e)); });
   }
 
+  // Test controls (read by test/support/browser.ts; harmless by hand): switch the audio language
+  // and show subtitles through each player's own API, the way a viewer's menu would.
+  function langMatches(lang, wanted) {
+    lang = String(lang || '').toLowerCase();
+    return wanted.some(function (w) { return lang === w || lang.split('-')[0] === w; });
+  }
+  var controls = {
+    hlsjs: {
+      audio: function () { var p = window.__player, tr = p.audioTracks[p.audioTrack]; return tr ? tr.lang || '' : ''; },
+      setAudio: function (wanted) {
+        var p = window.__player;
+        var i = p.audioTracks.findIndex(function (tr) { return langMatches(tr.lang, wanted); });
+        if (i < 0) throw new Error('hls.js has no audio track in ' + wanted + ': ' + str(p.audioTracks.map(function (tr) { return tr.lang; })));
+        p.audioTrack = i;
+      },
+      showText: function () { var p = window.__player; p.subtitleDisplay = true; if (p.subtitleTracks.length > 0) p.subtitleTrack = 0; }
+    },
+    // shaka 5 has getAudioTracks/selectAudioTrack and shows a selected text track; shaka 4 has
+    // getAudioLanguages/selectAudioLanguage and a separate visibility switch.
+    shaka: {
+      audio: function () {
+        var p = window.__player;
+        var all = p.getAudioTracks ? p.getAudioTracks() : p.getVariantTracks();
+        var v = all.filter(function (tr) { return tr.active; })[0];
+        return v ? v.language : '';
+      },
+      setAudio: function (wanted) {
+        var p = window.__player;
+        if (p.getAudioTracks) {
+          var tr = p.getAudioTracks().filter(function (a) { return langMatches(a.language, wanted); })[0];
+          if (tr === undefined) throw new Error('shaka has no audio track in ' + wanted + ': ' + str(p.getAudioTracks().map(function (a) { return a.language; })));
+          p.selectAudioTrack(tr);
+          return;
+        }
+        var lang = p.getAudioLanguages().filter(function (l) { return langMatches(l, wanted); })[0];
+        if (lang === undefined) throw new Error('shaka has no audio language in ' + wanted + ': ' + str(p.getAudioLanguages()));
+        p.selectAudioLanguage(lang);
+      },
+      showText: function () {
+        var p = window.__player, tracks = p.getTextTracks();
+        if (tracks.length > 0) p.selectTextTrack(tracks[0]);
+        if (p.setTextTrackVisibility) p.setTextTrackVisibility(true);
+      }
+    },
+    native: {
+      audio: function () {
+        var a = video.audioTracks;
+        if (!a) return '';
+        for (var i = 0; i < a.length; i++) if (a[i].enabled) return a[i].language;
+        return '';
+      },
+      setAudio: function (wanted) {
+        var a = video.audioTracks, found = -1, i;
+        if (!a) throw new Error('this browser has no HTMLMediaElement.audioTracks');
+        for (i = 0; i < a.length; i++) if (found < 0 && langMatches(a[i].language, wanted)) found = i;
+        if (found < 0) throw new Error('no native audio track in ' + wanted);
+        for (i = 0; i < a.length; i++) a[i].enabled = i === found;
+      },
+      showText: function () { for (var i = 0; i < video.textTracks.length; i++) video.textTracks[i].mode = 'showing'; }
+    }
+  };
+  function control(name) {
+    var c = controls[cfg.player] || (cfg.player === 'shaka4-mss' ? controls.shaka : undefined);
+    if (!c || !c[name]) throw new Error(cfg.player + ' has no test control ' + name);
+    return c[name];
+  }
+  t.audioLanguage = function () { try { return control('audio')(); } catch (e) { return 'error: ' + e.message; } };
+  t.setAudioLanguage = function (wanted) {
+    try { control('setAudio')(wanted); event('test:audio ' + wanted.join('/')); } catch (e) { error('setAudioLanguage: ' + e.message); }
+  };
+  t.showText = function () {
+    try { control('showText')(); event('test:showText'); } catch (e) { error('showText: ' + e.message); }
+  };
+  // The largest number of cues any text track of the <video> holds (players render into them).
+  t.cues = function () {
+    var n = 0;
+    for (var i = 0; i < video.textTracks.length; i++) {
+      var c = video.textTracks[i].cues;
+      if (c && c.length > n) n = c.length;
+    }
+    return n;
+  };
+
   var start = {
     hlsjs: hlsjs,
     dashjs: function () { dash(false); },

@@ -15,6 +15,8 @@ export const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
   '--autoplay-policy=no-user-gesture-required',
+  // HTMLMediaElement.audioTracks (native HLS audio switching) is behind this Blink feature.
+  '--enable-blink-features=AudioVideoTracks',
 ];
 export const SCREENSHOT_DIR = path.resolve(__dirname, '..', '..', 'test-artifacts', 'players');
 
@@ -61,6 +63,14 @@ export interface PlayOptions {
   timeoutMs: number;
   /** Screenshot name: test-artifacts/players/<screenshot>.png, saved on success and failure. */
   screenshot: string;
+  /**
+   * Switch the audio language through the player's API once the video passes `atSeconds`
+   * (language codes accepted as equal, e.g. ['nl', 'nld', 'dut']); playback must then go on
+   * to `untilSeconds`, and the result reports the language the player says is active.
+   */
+  switchAudio?: { to: string[]; atSeconds: number };
+  /** Turn subtitles on (first text track) when playback starts; the result counts the cues. */
+  subtitles?: boolean;
 }
 
 export interface PlayResult {
@@ -70,9 +80,14 @@ export interface PlayResult {
   errors: string[];
   /** window.__test.events (player and <video> events, each with the currentTime it happened at). */
   events: string[];
+  /** With switchAudio: the active audio language at the end, and the time the switch was made. */
+  audioLanguage?: string;
+  switchedAt?: number;
+  /** With subtitles: the most cues any text track of the <video> held. */
+  cues?: number;
 }
 
-interface TestHook { currentTime: number; errors: string[]; events: string[] }
+interface TestHook { currentTime: number; errors: string[]; events: string[]; audioLanguage: string; cues: number }
 
 const POLL_MS = 100;
 /** After the page's first error, wait this long for the ones that follow it, then stop. Console
@@ -83,10 +98,13 @@ async function readHook(page: Page): Promise<TestHook> {
   return page.evaluate(() => {
     const video = document.getElementById('video') as HTMLVideoElement | null;
     const t = (window as unknown as { __test?: { errors: string[]; events: string[] } }).__test;
+    const hook = t as unknown as { audioLanguage?: () => string; cues?: () => number } | undefined;
     return {
       currentTime: video?.currentTime ?? 0,
       errors: t ? [...t.errors] : ['window.__test is missing: the player page did not run'],
       events: t ? [...t.events] : [],
+      audioLanguage: hook?.audioLanguage?.() ?? '',
+      cues: hook?.cues?.() ?? 0,
     };
   });
 }
@@ -102,15 +120,30 @@ export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<
   page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`); });
   page.on('pageerror', (e) => pageErrors.push(`uncaught: ${e.message}`));
   const deadline = Date.now() + opts.timeoutMs;
-  let hook: TestHook = { currentTime: 0, errors: [], events: [] };
+  let hook: TestHook = { currentTime: 0, errors: [], events: [], audioLanguage: '', cues: 0 };
+  let switchedAt: number | undefined;
+  let maxCues = 0;
+  let textShown = false;
   try {
     await page.goto(pageUrl, { waitUntil: 'load', timeout: opts.timeoutMs });
     let firstErrorAt: number | undefined;
     for (;;) {
       hook = await readHook(page);
+      maxCues = Math.max(maxCues, hook.cues);
       const now = Date.now();
       if (hook.errors.length > 0) firstErrorAt ??= now;
-      if (hook.currentTime > opts.untilSeconds || now >= deadline) break;
+      if (opts.subtitles === true && !textShown && hook.currentTime > 0) {
+        textShown = true;
+        await page.evaluate(() => (window as unknown as { __test: { showText(): void } }).__test.showText());
+      }
+      if (opts.switchAudio !== undefined && switchedAt === undefined && hook.currentTime > opts.switchAudio.atSeconds) {
+        switchedAt = hook.currentTime;
+        const to = opts.switchAudio.to;
+        await page.evaluate((w) => (window as unknown as { __test: { setAudioLanguage(w: string[]): void } }).__test.setAudioLanguage(w), to);
+      }
+      const switched = opts.switchAudio === undefined || switchedAt !== undefined;
+      const cued = opts.subtitles !== true || maxCues > 0;
+      if ((hook.currentTime > opts.untilSeconds && switched && cued) || now >= deadline) break;
       if (firstErrorAt !== undefined && now - firstErrorAt >= ERROR_GRACE_MS) break;
       await sleep(POLL_MS);
     }
@@ -123,5 +156,11 @@ export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<
     });
     await page.close();
   }
-  return { currentTime: hook.currentTime, errors: [...hook.errors, ...pageErrors], events: hook.events };
+  return {
+    currentTime: hook.currentTime,
+    errors: [...hook.errors, ...pageErrors],
+    events: hook.events,
+    ...(opts.switchAudio !== undefined ? { audioLanguage: hook.audioLanguage, ...(switchedAt !== undefined ? { switchedAt } : {}) } : {}),
+    ...(opts.subtitles === true ? { cues: maxCues } : {}),
+  };
 }
