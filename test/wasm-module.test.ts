@@ -45,9 +45,17 @@ test('has no start section (Envoy calls _initialize instead)', () => {
   expect(ids).not.toContain(8);
 });
 
-test('instantiates with a proxy_log stub and initialises without calling the host', () => {
-  const calls: number[] = [];
-  const instance = new WebAssembly.Instance(wasmModule, { env: { proxy_log: (level: number) => { calls.push(level); return 0; } } });
+test('instantiates with recording stubs and initialises without calling the host', () => {
+  // Exact import signatures and a full lifecycle are in test/edge-abi/edge-module.test.ts.
+  const calls: string[] = [];
+  const env: Record<string, () => number> = {};
+  for (const i of WebAssembly.Module.imports(wasmModule)) {
+    env[i.name] = () => {
+      calls.push(i.name);
+      return 0;
+    };
+  }
+  const instance = new WebAssembly.Instance(wasmModule, { env });
   (instance.exports['_initialize'] as () => void)();
   expect(calls).toEqual([]);
   const alloc = instance.exports['proxy_on_memory_allocate'] as (n: number) => number;
