@@ -21,6 +21,13 @@ export interface LocalResponse {
   body: Uint8Array;
   /** Response-code details, e.g. `wasm_fail_stream` (spaces replaced by `_`). */
   details: string;
+  /**
+   * Envoy resets the stream instead of answering: proxy_close_stream (details
+   * `wasm_close_stream`), or a failure/local reply after the response headers already went
+   * downstream (§2.6). Send nothing more and close the connection. `headers`/`body` then hold
+   * a bare 503 for a proxy that cannot reset. (Optional: added after the first version.)
+   */
+  reset?: boolean;
 }
 
 export type RequestHeadersVerdict =
@@ -47,6 +54,11 @@ export interface StreamInfo {
   remotePort: number;
   /** `HTTP/1.1`, for the `request.protocol` property. */
   protocol: string;
+  /** Optional: the listener side, for `destination.address` / `destination.port`. */
+  localAddress?: string;
+  localPort?: number;
+  /** Optional: the downstream connection's id, for `connection_id` / `connection.id`. */
+  connectionId?: number;
 }
 
 export interface HttpFilterStream {
@@ -86,6 +98,8 @@ export interface PluginSpec {
   log?: (level: LogLevel, line: string) => void;
   /** Threshold reported by proxy_get_log_level and applied to proxy_log; default info. */
   logLevel?: LogLevel;
+  /** FAIL_RELOAD: least time between two VM reloads (Envoy reload_config.backoff); default 1000 ms. */
+  reloadBackoffMs?: number;
 }
 
 /** Envoy would refuse the module or its configuration; the message is Envoy's wording. */

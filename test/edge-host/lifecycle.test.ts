@@ -1,0 +1,149 @@
+// Call order and context ids (§1.3, §6 items 6, 7, 14), logging (§6.22, §6.23), shutdown.
+
+import { bytes, closeAll, INFO, load, PREFIX, request, response } from './helpers/harness';
+
+afterEach(closeAll);
+
+describe('start-up order (§1.3 VM/plugin start-up)', () => {
+  test('canary and worker each run on_context_create(1, 0), on_vm_start, on_configure', async () => {
+    const vmScript = 'all trace';
+    const script = 'all trace';
+    const { logs } = await load({ vmScript, script });
+    expect(logs.calls(1)).toEqual([
+      // canary
+      'context_create 0', `vm_start ${vmScript.length}`, `configure ${script.length}`,
+      // worker
+      'context_create 0', `vm_start ${vmScript.length}`, `configure ${script.length}`,
+    ]);
+  });
+});
+
+describe('per stream (§1.3 per HTTP request)', () => {
+  test('create -> request headers -> body -> response headers -> body -> log -> done -> delete', async () => {
+    const { plugin, logs } = await load({ script: 'all trace' });
+    const s = plugin.newStream(INFO);
+    expect(logs.calls(2)).toEqual([]); // nothing before the request headers arrive
+    await s.requestHeaders(request('/a', [['content-length', '5']], 'POST'), false);
+    await s.requestBody(bytes('hel'), false);
+    await s.requestBody(bytes('lo'), true);
+    await s.responseHeaders(response(200), false);
+    await s.responseBody(bytes('world'), true);
+    s.end();
+    s.end(); // idempotent
+    expect(logs.calls(2)).toEqual([
+      'context_create 1', 'request_headers 5 0', 'request_body 3 0', 'request_body 2 1',
+      'response_headers 1 0', 'response_body 5 1', 'log', 'done', 'delete',
+    ]);
+  });
+
+  test('headers-only exchange: end_of_stream=1 and no body callbacks', async () => {
+    const { plugin, logs } = await load({ script: 'all trace' });
+    const s = plugin.newStream(INFO);
+    await s.requestHeaders(request(), true);
+    await s.responseHeaders(response(204), true);
+    s.end();
+    expect(logs.calls(2)).toEqual(['context_create 1', 'request_headers 4 1', 'response_headers 1 1', 'log', 'done', 'delete']);
+  });
+
+  test('stream context ids are monotonic from 2 and never reused; the root is 1', async () => {
+    const { plugin, logs } = await load({ script: 'all trace' });
+    for (let i = 0; i < 3; i++) {
+      const s = plugin.newStream(INFO);
+      await s.requestHeaders(request(), true);
+      s.end();
+    }
+    expect(logs.reports().filter((r) => r.startsWith('called context_create ') && r !== 'called context_create 0')).toEqual([
+      'called context_create 1', 'called context_create 1', 'called context_create 1',
+    ]);
+    expect([2, 3, 4].map((id) => logs.calls(id)[0])).toEqual(['context_create 1', 'context_create 1', 'context_create 1']);
+    expect(plugin.liveContexts).toBe(2); // the VM context and the root: streams are gone
+  });
+
+  test('a stream ended before its headers still gets create + log + done + delete (access-log path)', async () => {
+    const { plugin, logs } = await load({ script: 'all trace' });
+    plugin.newStream(INFO).end();
+    expect(logs.calls(2)).toEqual(['context_create 1', 'log', 'done', 'delete']);
+  });
+
+  test('on_done returning 0 is ignored for HTTP streams: on_delete follows', async () => {
+    const { plugin, logs } = await load({ script: 'all trace\ndone@/a return 0' });
+    const s = plugin.newStream(INFO);
+    await s.requestHeaders(request(), true);
+    s.end();
+    expect(logs.calls(2).slice(-2)).toEqual(['done', 'delete']);
+  });
+});
+
+describe('root shutdown (§1.3)', () => {
+  test('on_done(1) returning 1 is followed by on_delete(1)', async () => {
+    const { plugin, logs } = await load({ script: 'all trace' });
+    await plugin.shutdown();
+    expect(logs.calls(1).slice(-2)).toEqual(['done', 'delete']);
+  });
+
+  test('on_done(1) returning 0 waits for proxy_done(), called here from on_tick', async () => {
+    const { plugin, logs } = await load({ script: 'all trace\ndone return 0\ntick done\nconfigure tick 5' });
+    await plugin.shutdown();
+    const calls = logs.calls(1);
+    const done = calls.lastIndexOf('done');
+    expect(calls.slice(done)).toEqual(['done', 'tick', 'delete']);
+    expect(logs.reports(1)).toContain('done status=0');
+  });
+
+  test('proxy_done() outside a pending shutdown is NOT_FOUND', async () => {
+    const { logs } = await load({ script: 'configure done' });
+    expect(logs.reports(1)).toContain('done status=1');
+  });
+});
+
+describe("Envoy's wasm log (§2.3, §6.22, §6.23)", () => {
+  test('lines read `wasm log <name> <root_id> <vm_id>: <msg>` at the level given', async () => {
+    const { plugin, logs } = await load({ script: 'request_headers log 3 careful\nrequest_headers log 4 broken\nrequest_headers log 5 fatal' });
+    const s = plugin.newStream(INFO);
+    await s.requestHeaders(request(), true);
+    s.end();
+    expect(logs.lines.filter((l) => l.line.startsWith(PREFIX) && !l.line.includes('#'))).toEqual([
+      { level: 'warn', line: `${PREFIX}careful` },
+      { level: 'error', line: `${PREFIX}broken` },
+      { level: 'critical', line: `${PREFIX}fatal` },
+    ]);
+  });
+
+  test('the threshold filters lines and proxy_get_log_level reports it; a level over 5 is BAD_ARGUMENT', async () => {
+    const script = 'request_headers log 1 debug-line\nrequest_headers log 2 info-line\nrequest_headers log 6 bad\nrequest_headers level';
+    const info = await load({ script });
+    let s = info.plugin.newStream(INFO);
+    await s.requestHeaders(request(), true);
+    expect(info.logs.text()).toContain(`${PREFIX}info-line`);
+    expect(info.logs.text()).not.toContain(`${PREFIX}debug-line`);
+    expect(info.logs.reports(2)).toEqual(['log status=2', 'level status=0 value=2']);
+    const debug = await load({ script, logLevel: 'debug' });
+    s = debug.plugin.newStream(INFO);
+    await s.requestHeaders(request(), true);
+    expect(debug.logs.text()).toContain(`${PREFIX}debug-line`);
+    expect(debug.logs.report('level', 2)).toBe('level status=0 value=1');
+  });
+
+  test('at trace level the host traces every call both ways, like --component-log-level wasm:trace', async () => {
+    const { plugin, logs } = await load({ script: 'request_headers pause', logLevel: 'trace' });
+    const s = plugin.newStream(INFO);
+    void s.requestHeaders(request(), true).catch(() => undefined);
+    expect(logs.text()).toEqual(expect.arrayContaining([
+      '[host->vm] proxy_on_context_create(2, 1)',
+      '[host->vm] proxy_on_request_headers(2, 4, 1)',
+      '[host<-vm] proxy_on_request_headers return: 1',
+    ]));
+    s.end();
+  });
+
+  test('WASI fd_write: fd 1 -> info, fd 2 -> error, one trailing newline stripped; proc_exit returns', async () => {
+    const { plugin, logs } = await load({ script: 'request_headers stdout out\\n\nrequest_headers stderr err\\n\\n\nrequest_headers proc_exit 3' });
+    const s = plugin.newStream(INFO);
+    await s.requestHeaders(request(), true);
+    expect(logs.lines).toEqual(expect.arrayContaining([
+      { level: 'info', line: `${PREFIX}out` },
+      { level: 'error', line: `${PREFIX}err\n` },
+    ]));
+    expect(logs.reports(2)).toEqual(['stdout errno=0 written=4', 'stderr errno=0 written=5', 'proc_exit returned']);
+  });
+});
