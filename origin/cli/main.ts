@@ -15,6 +15,7 @@ Commands:
   package   write a server manifest (.ism) from fragmented MP4 files (origin package --help)
   serve     serve presentations over HTTP as Smooth, DASH and HLS (origin serve --help)
   filter    show which tracks of a server manifest a filter expression keeps (origin filter --help)
+  edge      run the edge plugin in front of the origin from an Envoy config (origin edge --help)
   demo      package the sample content and serve it with a player page (npm start)
   version   print the version
 
@@ -27,6 +28,7 @@ const COMMANDS: Record<string, Command> = {
   filter: runFilter,
   // Loaded on use: the packaging and filter commands need none of the HTTP stack.
   serve: (argv, out, err) => (require('./serve-command') as typeof import('./serve-command')).runServe(argv, out, err),
+  edge: (argv, out, err) => (require('./edge-command') as typeof import('./edge-command')).runEdge(argv, out, err),
   demo: runDemo,
   version: async (_argv, out) => {
     out.write(`${VERSION}\n`);

@@ -1,0 +1,231 @@
+// `origin edge --config envoy-config/envoy.yaml [--port 8080] [--upstream URL]`: the embedded
+// edge. It reads the bootstrap a user gives Envoy (listener, wasm filter, routes, clusters),
+// loads the filter's module through the proxy-wasm host (host-glue/host.ts, the same checks and
+// call order as Envoy) and proxies to the origin (host-glue/edge-proxy.ts).
+
+import { createHash } from 'node:crypto';
+import { EdgeConfigError, LoadedEdgeConfig, loadEdgeConfig } from '../../host-glue/envoy-config';
+import { RunningEdge, startEdgeProxy } from '../../host-glue/edge-proxy';
+import { CreatePlugin, HttpFilterFactory, LogLevel, PluginLoadError } from '../../host-glue/http-filter';
+import { UsageError } from './args';
+
+const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'critical'];
+
+export const EDGE_USAGE = `Usage: origin edge --config <envoy.yaml> [options]
+
+Runs the edge plugin in front of the origin the way Envoy would: reads the Envoy v3 bootstrap
+(the listener, its envoy.filters.http.wasm filter with the module, configuration and failure
+policy, the routes and the clusters they name), loads the module through the proxy-wasm host and
+proxies every request through it to the origin (keep-alive connections, streamed bodies).
+The same file runs under Envoy unchanged: see envoy-config/README.md.
+
+Options:
+  --config <file>       the Envoy bootstrap (required), e.g. envoy-config/envoy.yaml; a
+                        relative module path in it resolves against the working directory,
+                        as in Envoy
+  --port <n>            listen on this port instead of the listener's port_value (0 = any free port)
+  --host <address>      listen on this address instead of the listener's address
+  --upstream <url>      send every route to this origin (http://host:port) instead of the
+                        endpoints of the clusters in the file
+  --log-level <level>   the plugin's log threshold (proxy_get_log_level, proxy_log):
+                        trace, debug, info, warn, error, critical (default info)
+  -q, --quiet           no request log on stderr (plugin logs and errors still print)
+  -h, --help            this text
+
+Exit codes: 0 stopped by Ctrl-C; 1 the configuration, the module or the listening address is
+wrong (the message names the file and line, or Envoy's reason for refusing the module);
+2 bad command line.
+`;
+
+export interface EdgeArgs {
+  config: string;
+  port: number | undefined;
+  host: string | undefined;
+  upstream: URL | undefined;
+  logLevel: LogLevel;
+  quiet: boolean;
+  help: boolean;
+}
+
+export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
+  const a: EdgeArgs = { config: '', port: undefined, host: undefined, upstream: undefined, logLevel: 'info', quiet: false, help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf('=');
+    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
+    const value = (): string => {
+      const v = eq > 0 && arg.startsWith('--') ? arg.slice(eq + 1) : argv[++i];
+      if (v === undefined) throw new UsageError(`${flag} needs a value`);
+      return v;
+    };
+    switch (flag) {
+      case '-h':
+      case '--help':
+        a.help = true;
+        break;
+      case '-q':
+      case '--quiet':
+        a.quiet = true;
+        break;
+      case '--config':
+      case '-c': // Envoy's own spelling
+        a.config = value();
+        break;
+      case '--port': {
+        const v = value();
+        if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`--port must be 0..65535, not "${v}"`);
+        a.port = Number(v);
+        break;
+      }
+      case '--host':
+        a.host = value();
+        break;
+      case '--upstream':
+        a.upstream = parseUpstream(value());
+        break;
+      case '--log-level': {
+        const v = value();
+        if (!LOG_LEVELS.includes(v as LogLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${v}"`);
+        a.logLevel = v as LogLevel;
+        break;
+      }
+      default:
+        throw new UsageError(`unknown argument "${arg}" (origin edge --help)`);
+    }
+  }
+  if (!a.help && a.config === '') throw new UsageError('--config <envoy.yaml> is required (the repository has envoy-config/envoy.yaml)');
+  return a;
+}
+
+function parseUpstream(v: string): URL {
+  let u: URL;
+  try {
+    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) throw new Error('no scheme');
+    u = new URL(v);
+  } catch {
+    throw new UsageError(`--upstream must be a URL such as http://127.0.0.1:8081, not "${v}"`);
+  }
+  if (u.protocol !== 'http:') throw new UsageError(`--upstream: origin edge speaks plain HTTP to the origin, not ${u.protocol.slice(0, -1)}`);
+  if ((u.pathname !== '/' && u.pathname !== '') || u.search !== '' || u.username !== '') throw new UsageError(`--upstream names a server (http://host:port), not a path: "${v}"`);
+  return u;
+}
+
+export interface StartedEdge {
+  edge: RunningEdge;
+  config: LoadedEdgeConfig;
+  factory: HttpFilterFactory;
+  /** Stops the proxy, then the plugin (root context shutdown). */
+  close(): Promise<void>;
+}
+
+export interface StartEdgeOptions {
+  /** Where a relative module path resolves (Envoy: its working directory). */
+  cwd?: string;
+  /** Request log; none when undefined. */
+  log?: (line: string) => void;
+  /** The plugin's log lines (default: stderr). */
+  pluginLog?: (level: LogLevel, line: string) => void;
+  /** The proxy-wasm host; default host-glue/host.ts. Tests and benches may pass another. */
+  createPlugin?: CreatePlugin;
+}
+
+/** Loads the configuration and the plugin, applies the overrides and starts listening. */
+export async function startEdge(a: EdgeArgs, o: StartEdgeOptions = {}): Promise<StartedEdge> {
+  const loaded = await loadEdgeConfig(a.config, { cwd: o.cwd });
+  const config = applyOverrides(loaded, a);
+  const createPlugin = o.createPlugin ?? defaultHost();
+  const factory = await createPlugin({
+    wasm: config.wasm,
+    name: config.plugin.name,
+    rootId: config.plugin.rootId,
+    vmId: config.plugin.vmId,
+    vmConfiguration: config.plugin.vmConfiguration,
+    pluginConfiguration: config.plugin.pluginConfiguration,
+    failurePolicy: config.plugin.failurePolicy,
+    ...(config.plugin.reloadBackoffMs !== undefined ? { reloadBackoffMs: config.plugin.reloadBackoffMs } : {}),
+    logLevel: a.logLevel,
+    ...(o.pluginLog !== undefined ? { log: o.pluginLog } : {}),
+  });
+  let edge: RunningEdge;
+  try {
+    edge = await startEdgeProxy({ factory, config, host: config.listener.host, port: config.listener.port, log: o.log });
+  } catch (e) {
+    await factory.shutdown();
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+      throw new EdgeConfigError(`cannot listen on ${config.listener.host}:${config.listener.port}: ${code}${code === 'EADDRINUSE' ? ' (something already listens there: pick another with --port)' : ''}`, config.file, undefined);
+    }
+    throw e;
+  }
+  return {
+    edge,
+    config,
+    factory,
+    close: async () => {
+      await edge.close();
+      await factory.shutdown();
+    },
+  };
+}
+
+function defaultHost(): CreatePlugin {
+  // Loaded on use, like the other commands' heavy modules.
+  return (require('../../host-glue/host') as { createPlugin: CreatePlugin }).createPlugin;
+}
+
+function applyOverrides(c: LoadedEdgeConfig, a: EdgeArgs): LoadedEdgeConfig {
+  const listener = { ...c.listener, host: a.host ?? c.listener.host, port: a.port ?? c.listener.port };
+  let clusters = c.clusters;
+  if (a.upstream !== undefined) {
+    const endpoint = { host: a.upstream.hostname.replace(/^\[|\]$/g, ''), port: Number(a.upstream.port || 80) };
+    clusters = new Map([...c.clusters].map(([name, cluster]) => [name, { ...cluster, endpoints: [endpoint] }]));
+  }
+  return { ...c, listener, clusters };
+}
+
+/** What `origin edge` prints once listening: where, what it loaded, where requests go. */
+export function describeEdge(s: StartedEdge, a: EdgeArgs): string[] {
+  const c = s.config;
+  const p = c.plugin;
+  const module = p.code.kind === 'file' ? p.code.filename : '(inline_bytes)';
+  const digest = createHash('sha256').update(c.wasm).digest('hex').slice(0, 16);
+  const routes = c.virtualHosts.flatMap((vh) => vh.routes.map((r) => `${vh.domains.join(',')} ${r.match.kind} ${r.match.value} → ${r.cluster}`));
+  const clusters = [...c.clusters.values()].map((cl) => `${cl.name} → ${cl.endpoints.map((e) => `${e.host}:${e.port}`).join(', ')}${a.upstream !== undefined ? ' (--upstream)' : ''}`);
+  return [
+    `origin edge listening on ${s.edge.url}/ (Ctrl-C stops)`,
+    `  config         ${c.file} (listener ${c.listener.name || '(unnamed)'}${a.port !== undefined || a.host !== undefined ? ', address from the command line' : ''})`,
+    `  plugin         name "${p.name}", root_id "${p.rootId}", vm_id "${p.vmId}", ${p.failurePolicy}`,
+    `  module         ${module} (${c.wasm.byteLength} bytes, sha256 ${digest}…)`,
+    `  configuration  ${p.pluginConfigurationType}, ${p.pluginConfiguration.byteLength} bytes`,
+    `  routes         ${routes.join('; ')}`,
+    `  clusters       ${clusters.join('; ')}`,
+  ];
+}
+
+export async function runEdge(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+  const a = parseEdgeArgs(argv);
+  if (a.help) {
+    out.write(EDGE_USAGE);
+    return 0;
+  }
+  let started: StartedEdge;
+  try {
+    started = await startEdge(a, { log: a.quiet ? undefined : (line) => err.write(`${line}\n`), pluginLog: (_level, line) => err.write(`${line}\n`) });
+  } catch (e) {
+    if (e instanceof EdgeConfigError) {
+      err.write(`origin edge: error: ${e.message}\n`);
+      return 1;
+    }
+    if (e instanceof PluginLoadError) {
+      err.write(`origin edge: error: ${a.config}: the wasm filter does not load: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+  for (const w of started.config.warnings) err.write(`origin edge: warning: ${w}\n`);
+  out.write(`${describeEdge(started, a).join('\n')}\n`);
+  const { untilSignal } = require('./serve-command') as typeof import('./serve-command');
+  await untilSignal();
+  await started.close();
+  return 0;
+}
