@@ -10,6 +10,7 @@
 // --expose-gc.
 
 import { spawnSync } from 'node:child_process';
+import { runEdgeBench } from './edge-bench';
 import { runFilterBench } from './filter-bench';
 import { runIndexBench } from './index-bench';
 
@@ -29,6 +30,11 @@ const SUITES: Suite[] = [
     name: 'filter',
     description: 'filter expression compiled once, evaluated against 20 tracks through the wasm boundary (ns per call), with JS and reference-evaluator baselines',
     run: () => runFilterBench(),
+  },
+  {
+    name: 'edge',
+    description: 'proxy-wasm host overhead per request (pass-through plugin, in-process), and req/s through the embedded edge next to direct for a cached manifest',
+    run: () => runEdgeBench(),
   },
 ];
 
