@@ -1,199 +1,293 @@
-// HLS playlists with fragmented-MP4 segments (RFC 8216). Pure: a view in, playlist text out.
-// MPEG-TS segments, multiplexed renditions and the full variant-building algorithm belong to the
-// HLS issue; here:
+// HLS playlists (RFC 8216): the master playlist, media playlists and I-frame playlists. Pure: a
+// view in, playlist text out. Groups and variants come from hls-variants.ts (the reference's
+// algorithm), bit rates from hls-rates.ts, URLs from playout/urls.ts, renditions and their
+// segment kinds from hls/rendition.ts.
 //
-// - Audio renditions are grouped by encoding (FourCC + bitrate in kbit/s, the reference's
-//   `audio-<fourcc>-<kbps>` GROUP-ID, origin-reference §3.1): languages of one encoding share a
-//   group, the first listed is DEFAULT. Text tracks form one SUBTITLES group, `textstream`.
-// - One variant per video track, each paired with the highest-bitrate audio group. That is the
-//   tail of the reference's pairing rule (service description, "HLS groups and variants": when
-//   one type runs out, the highest group goes with every remaining item); the lowest-with-lowest
-//   head of that rule and variant_set come with the HLS issue. Without video, one audio-only
-//   variant per audio group.
-// - EXT-X-VERSION is max(6, hls_client_manifest_version): EXT-X-MAP in a playlist that is not
-//   I-frames-only requires version 6 (RFC 8216 §4.3.2.5, §7); the master carries the same number.
+// Packaging (hls_fmp4, hls_no_multiplex):
+// - MPEG-TS, multiplexed (the default, the reference's): a variant with video and audio plays
+//   one TS media playlist of the video and its audio group's DEFAULT member,
+//   `<name>-<audiokey>-<videokey>.m3u8`. The audio group is still written as EXT-X-MEDIA, so a
+//   player can switch language: the DEFAULT member has no URI (RFC 8216 §4.3.4.1: its media is in
+//   the Media Playlist of every EXT-X-STREAM-INF referencing the group), the other members point
+//   to their packed-audio playlists (§3.4).
+// - MPEG-TS, hls_no_multiplex: the variant plays the video-only TS playlist; every audio member
+//   has a URI.
+// - hls_fmp4: every track its own fMP4 playlist (EXT-X-MAP); nothing is multiplexed.
+// - Audio-only variants play the DEFAULT member's playlist (packed audio, or fMP4). Subtitles are
+//   WebVTT (§3.5) in every mode.
+//
+// Versions (hls_client_manifest_version, RFC 8216 §7). The version written is the requested
+// one, raised where a feature of the output needs more:
+// - below 3: EXTINF durations are integers (§4.3.2.1), rounded to nearest, at least 1;
+// - below 4: no I-frame playlists (EXT-X-I-FRAMES-ONLY needs 4), so no EXT-X-I-FRAME-STREAM-INF
+//   in the master (EXT-X-BYTERANGE, the other version-4 feature, is never written);
+// - fMP4 needs 6 for EXT-X-MAP in a playlist that is not I-frames-only, so hls_fmp4 raises every
+//   playlist of the presentation to at least 6;
+// - 5 (SAMPLE-AES, KEYFORMAT) and 7 (INSTREAM-ID "SERVICE" values) change nothing: none is
+//   written; neither are PROGRAM-ID (removed in 6) nor EXT-X-ALLOW-CACHE (removed in 7).
+// EXT-X-MEDIA and the AUDIO/SUBTITLES attributes are written at every version: §7 makes them
+// backward compatible to version 1.
 
 import { OriginError } from '../errors';
+import { findRendition, Rendition, rendition, segmentKind, videoOf } from '../hls/rendition';
 import { hlsUrls } from '../playout/urls';
-import { bitrates, PlayoutView, trackKey, ViewTrack } from '../playout/view';
+import { PlayoutView, trackKey, ViewTrack } from '../playout/view';
 import { rfc5646Language } from './dash';
+import { ByteSeries, fragmentIndices, iframeSeries, IFrameEntry, peakBitrate, Rates, ratesOf, renditionSeries, targetSeconds } from './hls-rates';
+import { MediaGroup, planVariants, Variant, VariantPlan, VariantTrack } from './hls-variants';
 
-interface RenditionGroup {
-  id: string;
-  type: 'AUDIO' | 'SUBTITLES';
-  members: ViewTrack[];
-  /** systemBitrate in kbit/s (the group key and the order of "highest"). */
-  kbps: number;
-}
+/** RFC 8216 §7: the protocol version a feature of our output needs. */
+const VERSION_FLOAT_EXTINF = 3;
+const VERSION_IFRAMES = 4;
+const VERSION_MAP = 6;
 
-/** Figures of one rendition, per RFC 8216 §4.3.4.2 (bits per second). */
-interface Rates {
-  peak: number;
-  average: number;
-}
-
-const SUBTITLE_GROUP = 'textstream';
-/** EXT-X-MAP outside an I-frames-only playlist (RFC 8216 §4.3.2.5). */
-const FMP4_MIN_VERSION = 6;
+type Packaging = 'muxed' | 'separate' | 'fmp4';
 
 export function writeMasterPlaylist(view: PlayoutView): string {
-  const videos = view.tracks.filter((t) => t.track.properties.type === 'video');
-  const audioGroups = renditionGroups(view.tracks.filter((t) => t.track.properties.type === 'audio'), 'AUDIO');
-  const textGroups = renditionGroups(view.tracks.filter((t) => t.track.properties.type === 'textstream'), 'SUBTITLES');
-  const text = textGroups[0];
-  const lines = [...header(view), '#EXT-X-INDEPENDENT-SEGMENTS'];
-  if (audioGroups.length > 0) lines.push('', '# AUDIO groups', ...audioGroups.flatMap((g) => mediaTags(view, g)));
-  if (text !== undefined) lines.push('', '# SUBTITLES groups', ...mediaTags(view, text));
+  const plan = variantPlan(view);
+  if (plan.variants.length === 0) {
+    throw new OriginError('unsupported-media', 'an HLS master playlist needs a video or an audio track; this request selects only text');
+  }
+  const version = playlistVersion(view);
+  const rates = new RateBook(view);
+  const lines = [...header(version), '#EXT-X-INDEPENDENT-SEGMENTS'];
+  const used = (type: MediaGroup['type']): MediaGroup[] => {
+    const ids = new Set(plan.variants.flatMap((v) => [v.audio, v.text]).filter((g) => g !== undefined));
+    return [...ids].map((g) => plan.groups[g]!).filter((g) => g.type === type).sort((a, b) => a.kbps - b.kbps || a.members[0]! - b.members[0]!);
+  };
+  const audio = used('AUDIO');
+  const text = used('SUBTITLES');
+  if (audio.length > 0) lines.push('', '# AUDIO groups', ...audio.flatMap((g) => mediaTags(view, g)));
+  if (text.length > 0) lines.push('', '# SUBTITLES groups', ...text.flatMap((g) => mediaTags(view, g)));
   lines.push('', '# variants');
-  if (videos.length > 0) {
-    const audio = highest(audioGroups);
-    for (const v of videos) lines.push(...variant(v, audio, text, hlsUrls.media(view, trackKey(v.track))));
-  } else if (audioGroups.length > 0) {
-    // An audio-only presentation: the variant plays the group's DEFAULT rendition (RFC 8216 §4.3.4.2.1).
-    for (const g of audioGroups) lines.push(...variant(undefined, g, text, hlsUrls.media(view, trackKey(g.members[0]!.track))));
-  } else {
-    throw new OriginError('unsupported-media', 'an HLS master playlist needs a video or an audio track; this view has only text');
+  for (const v of plan.variants) lines.push(...streamInf(view, plan, v, rates));
+  if (version >= VERSION_IFRAMES) {
+    const videos = [...new Set(plan.variants.map((v) => v.video).filter((i) => i !== undefined))];
+    if (videos.length > 0) lines.push('', '# keyframes', ...videos.map((i) => iframeStreamInf(view, view.tracks[i]!)));
   }
   lines.push('');
   return lines.join('\n');
 }
 
-export function writeMediaPlaylist(view: PlayoutView, key: string): string {
-  const t = view.tracks.find((x) => trackKey(x.track) === key);
-  if (t === undefined) throw new OriginError('not-found', `no track ${key} in this presentation (or not selected by the request)`, key);
-  const ts = t.track.properties.TimeScale;
+/**
+ * The media playlist of a rendition (one track, or audio + video multiplexed in TS): the main
+ * track's segments (the video's when multiplexed; the TS muxer cuts audio at their times).
+ * A string is the rendition key (the call of the fMP4-only origin: one track key).
+ */
+export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): string {
+  const rend = typeof r === 'string' ? renditionByKey(view, r) : r;
+  const kind = segmentKind(view, rend);
+  const main = videoOf(rend) ?? rend.tracks[0]!;
+  const timescale = main.track.properties.TimeScale;
+  const version = playlistVersion(view);
   const lines = [
-    ...header(view),
-    `#EXT-X-TARGETDURATION:${targetDuration(t)}`,
+    ...header(version),
+    `#EXT-X-TARGETDURATION:${targetSeconds(main.segments.map((s) => s.duration), timescale)}`,
     // Segments are numbered from 1 (hlsUrls.segment), and the media sequence numbers the first.
     '#EXT-X-MEDIA-SEQUENCE:1',
     '#EXT-X-PLAYLIST-TYPE:VOD',
     // Every segment starts with a sync sample (whole source fragments, closed GOPs): §4.3.5.1.
     '#EXT-X-INDEPENDENT-SEGMENTS',
-    `#EXT-X-MAP:URI="${quoted(hlsUrls.init(view, key))}"`,
   ];
-  t.segments.forEach((s, i) => lines.push(`#EXTINF:${seconds(s.duration, ts)},`, uri(hlsUrls.segment(view, key, i + 1))));
+  if (kind === 'm4s') lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.init(view, rend.key))}"`);
+  main.segments.forEach((s, i) => lines.push(`#EXTINF:${duration(s.duration, timescale, version)},`, uri(hlsUrls.segment(view, rend.key, i + 1, kind))));
   lines.push('#EXT-X-ENDLIST', '');
   return lines.join('\n');
 }
 
-function header(view: PlayoutView): string[] {
-  const version = Math.max(FMP4_MIN_VERSION, view.options.int('hls_client_manifest_version') ?? 1);
-  return ['#EXTM3U', `#EXT-X-VERSION:${version}`, '## Created with Streaming Origin'];
-}
-
-/** Groups by encoding, in server-manifest order of their first member. */
-function renditionGroups(tracks: ViewTrack[], type: 'AUDIO' | 'SUBTITLES'): RenditionGroup[] {
-  const groups: RenditionGroup[] = [];
-  for (const t of tracks) {
-    const p = t.track.properties;
-    const kbps = Math.round(p.systemBitrate / 1000);
-    const id = type === 'SUBTITLES' ? SUBTITLE_GROUP : `audio-${p.FourCC.toLowerCase().replace(/[^a-z0-9-]/g, '')}-${kbps}`;
-    const g = groups.find((x) => x.id === id);
-    if (g !== undefined) g.members.push(t);
-    else groups.push({ id, type, members: [t], kbps });
+/**
+ * The I-frame playlist of a video track (§4.3.3.6): one entry per source fragment of the view
+ * (each starts with a keyframe), numbered from 1, lasting until the next keyframe (a fragment
+ * that does not start with one extends the entry before it). Its URIs are relative to
+ * `keyframes/`. Versions below 4 have no I-frame playlists: not found.
+ */
+export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): string {
+  const rend = typeof r === 'string' ? renditionByKey(view, r) : r;
+  const video = rend.tracks.length === 1 ? videoOf(rend) : undefined;
+  if (video === undefined) throw new OriginError('not-found', `I-frame playlists exist for video tracks only, not for ${rend.key}`, undefined, 'unknown-track');
+  const version = playlistVersion(view);
+  if (version < VERSION_IFRAMES) {
+    throw new OriginError('not-found', `I-frame playlists need hls_client_manifest_version 4 or more (RFC 8216 §7); this request has ${version}`, undefined, 'unknown-url');
   }
-  return groups;
+  const fmp4 = view.options.bool('hls_fmp4');
+  const entries = iframeEntries(video);
+  const timescale = video.track.properties.TimeScale;
+  const lines = [
+    ...header(version),
+    `#EXT-X-TARGETDURATION:${targetSeconds(entries.map((e) => e.duration), timescale)}`,
+    '#EXT-X-MEDIA-SEQUENCE:1',
+    '#EXT-X-PLAYLIST-TYPE:VOD',
+    '#EXT-X-I-FRAMES-ONLY',
+  ];
+  if (fmp4) lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.iframeInit(view, rend.key))}"`);
+  for (const e of entries) lines.push(`#EXTINF:${duration(e.duration, timescale, version)},`, uri(hlsUrls.iframeSegment(view, rend.key, e.n, fmp4 ? 'm4s' : 'ts')));
+  lines.push('#EXT-X-ENDLIST', '');
+  return lines.join('\n');
 }
 
-/** The group with the highest bitrate; the first listed on a tie. */
-function highest(groups: RenditionGroup[]): RenditionGroup | undefined {
-  let best: RenditionGroup | undefined;
-  for (const g of groups) if (best === undefined || g.kbps > best.kbps) best = g;
-  return best;
+// ---------------------------------------------------------------------------------------------
+// Variants
+
+/** The plan of this view: its tracks, its variant sets, hls_no_audio_only, start_index. */
+export function variantPlan(view: PlayoutView): VariantPlan {
+  const tracks: VariantTrack[] = view.tracks.map(({ track: { properties: p } }) => ({
+    type: p.type,
+    fourcc: p.FourCC,
+    codecs: p.codecs,
+    bitrate: p.systemBitrate,
+    language: p.systemLanguage,
+  }));
+  return planVariants(tracks, { sets: view.variantSets, audioOnly: !view.options.bool('hls_no_audio_only'), startIndex: view.options.int('start_index') });
 }
 
-/** §4.3.4.1 EXT-X-MEDIA, one per rendition; NAME is unique within the group (§4.3.4.1.1). */
-function mediaTags(view: PlayoutView, g: RenditionGroup): string[] {
+function packaging(view: PlayoutView): Packaging {
+  if (view.options.bool('hls_fmp4')) return 'fmp4';
+  return view.options.bool('hls_no_multiplex') ? 'separate' : 'muxed';
+}
+
+/** What a variant's URI plays: the video (with its DEFAULT audio when multiplexed), else the DEFAULT audio. */
+function mainRendition(view: PlayoutView, video: ViewTrack | undefined, audio: ViewTrack | undefined): Rendition {
+  if (video !== undefined && audio !== undefined && packaging(view) === 'muxed') return rendition([audio, video]);
+  return rendition([(video ?? audio)!]);
+}
+
+/** §4.3.4.2 EXT-X-STREAM-INF. */
+function streamInf(view: PlayoutView, plan: VariantPlan, v: Variant, rates: RateBook): string[] {
+  const video = v.video !== undefined ? view.tracks[v.video]! : undefined;
+  const audio = v.audio !== undefined ? plan.groups[v.audio]! : undefined;
+  const text = v.text !== undefined ? plan.groups[v.text]! : undefined;
+  const main = mainRendition(view, video, audio !== undefined ? view.tracks[audio.defaultMember] : undefined);
+  // "The largest sum of peak (average) segment bit rates produced by any playable combination
+  // of Renditions": the main playlist, plus the largest audio rendition it does not contain
+  // (a client playing another language still downloads the main playlist), plus the largest
+  // subtitle rendition.
+  const alternatives = (g: MediaGroup | undefined): Rates => rates.largest((g?.members ?? []).filter((m) => !main.tracks.includes(view.tracks[m]!)));
+  const parts = [rates.of(main), alternatives(audio), alternatives(text)];
+  // Every format of any rendition of the variant (§4.3.4.2 CODECS). WebVTT subtitles are not
+  // listed: `wvtt` names WebVTT in ISO BMFF (ISO/IEC 14496-30), and Apple's own examples list no
+  // codec for WebVTT subtitle groups; the source's stpp would be wrong, the client gets WebVTT.
+  const codecs = unique([...(video !== undefined ? [video] : []), ...(audio?.members ?? []).map((m) => view.tracks[m]!)].map((t) => t.track.properties.codecs));
+  const p = video?.track.properties;
+  const attrs = [
+    `BANDWIDTH=${sum(parts.map((r) => r.peak))}`,
+    `AVERAGE-BANDWIDTH=${sum(parts.map((r) => r.average))}`,
+    `CODECS="${quoted(codecs.join(','))}"`,
+    p?.DisplayWidth !== undefined && p.DisplayHeight !== undefined ? `RESOLUTION=${p.DisplayWidth}x${p.DisplayHeight}` : undefined,
+    p?.FrameRate !== undefined ? `FRAME-RATE=${(p.FrameRate.num / p.FrameRate.den).toFixed(3)}` : undefined,
+    audio !== undefined ? `AUDIO="${quoted(audio.id)}"` : undefined,
+    text !== undefined ? `SUBTITLES="${quoted(text.id)}"` : undefined,
+    'CLOSED-CAPTIONS=NONE',
+  ];
+  return [`#EXT-X-STREAM-INF:${attrs.filter((a) => a !== undefined).join(',')}`, uri(hlsUrls.media(view, main.key))];
+}
+
+/**
+ * §4.3.4.1 EXT-X-MEDIA, one per member; NAME is unique within the group (§4.3.4.1.1), AUTOSELECT
+ * is YES where DEFAULT is. Multiplexed, the DEFAULT audio member has no URI (see the header).
+ */
+function mediaTags(view: PlayoutView, g: MediaGroup): string[] {
   const names = new Set<string>();
-  return g.members.map((m, i) => {
-    const p = m.track.properties;
+  const inVariant = g.type === 'AUDIO' && packaging(view) === 'muxed';
+  return g.members.map((m) => {
+    const p = view.tracks[m]!.track.properties;
     let name = p.trackName;
     for (let n = 2; names.has(name); n++) name = `${p.trackName}-${n}`;
     names.add(name);
     const language = rfc5646Language(p.systemLanguage);
+    const isDefault = m === g.defaultMember;
     const attrs = [
       `TYPE=${g.type}`,
-      `GROUP-ID="${g.id}"`,
+      `GROUP-ID="${quoted(g.id)}"`,
       language !== undefined ? `LANGUAGE="${quoted(language)}"` : undefined,
       `NAME="${quoted(name)}"`,
-      // DEFAULT on the first of each group (service description, "HLS groups and variants" 5);
-      // AUTOSELECT must be YES where DEFAULT is (§4.3.4.1).
-      `DEFAULT=${i === 0 ? 'YES' : 'NO'}`,
+      `DEFAULT=${isDefault ? 'YES' : 'NO'}`,
       'AUTOSELECT=YES',
       g.type === 'AUDIO' && p.Channels !== undefined ? `CHANNELS="${p.Channels}"` : undefined,
-      `URI="${quoted(hlsUrls.media(view, trackKey(m.track)))}"`,
+      isDefault && inVariant ? undefined : `URI="${quoted(hlsUrls.media(view, trackKey(view.tracks[m]!.track)))}"`,
     ];
     return `#EXT-X-MEDIA:${attrs.filter((a) => a !== undefined).join(',')}`;
   });
 }
 
 /**
- * §4.3.4.2 EXT-X-STREAM-INF. BANDWIDTH and AVERAGE-BANDWIDTH are "the largest sum of peak
- * (average) segment bit rates produced by any playable combination of Renditions": the video's
- * plus the largest of each group. CODECS lists every format in any rendition of the variant.
+ * §4.3.4.3 EXT-X-I-FRAME-STREAM-INF: BANDWIDTH, CODECS, RESOLUTION, URI (FRAME-RATE, AUDIO,
+ * SUBTITLES and CLOSED-CAPTIONS are not allowed). BANDWIDTH is an upper bound (see
+ * hls-rates.ts iframeSeries); no AVERAGE-BANDWIDTH, which would be a guess.
  */
-function variant(video: ViewTrack | undefined, audio: RenditionGroup | undefined, text: RenditionGroup | undefined, url: string): string[] {
-  const parts = [...(video !== undefined ? [rates(video)] : []), ...[audio, text].filter((g) => g !== undefined).map((g) => groupRates(g))];
-  const codecs = unique([...(video !== undefined ? [video] : []), ...(audio?.members ?? []), ...(text?.members ?? [])].map((t) => t.track.properties.codecs));
-  const v = video?.track.properties;
+function iframeStreamInf(view: PlayoutView, video: ViewTrack): string {
+  const p = video.track.properties;
+  const entries = iframeEntries(video);
+  const series = iframeSeries(video, entries, view.options.bool('hls_fmp4') ? 'm4s' : 'ts');
   const attrs = [
-    `BANDWIDTH=${sum(parts.map((r) => r.peak))}`,
-    `AVERAGE-BANDWIDTH=${sum(parts.map((r) => r.average))}`,
-    `CODECS="${quoted(codecs.join(','))}"`,
-    v?.DisplayWidth !== undefined && v.DisplayHeight !== undefined ? `RESOLUTION=${v.DisplayWidth}x${v.DisplayHeight}` : undefined,
-    v?.FrameRate !== undefined ? `FRAME-RATE=${(v.FrameRate.num / v.FrameRate.den).toFixed(3)}` : undefined,
-    audio !== undefined ? `AUDIO="${audio.id}"` : undefined,
-    text !== undefined ? `SUBTITLES="${text.id}"` : undefined,
-    'CLOSED-CAPTIONS=NONE',
+    `BANDWIDTH=${peakBitrate(series, targetSeconds(entries.map((e) => e.duration), p.TimeScale))}`,
+    `CODECS="${quoted(p.codecs)}"`,
+    p.DisplayWidth !== undefined && p.DisplayHeight !== undefined ? `RESOLUTION=${p.DisplayWidth}x${p.DisplayHeight}` : undefined,
+    `URI="${quoted(hlsUrls.iframes(view, trackKey(video.track)))}"`,
   ];
-  return [`#EXT-X-STREAM-INF:${attrs.filter((a) => a !== undefined).join(',')}`, uri(url)];
+  return `#EXT-X-I-FRAME-STREAM-INF:${attrs.filter((a) => a !== undefined).join(',')}`;
 }
 
-function groupRates(g: RenditionGroup): Rates {
-  const all = g.members.map((m) => rates(m));
-  return { peak: Math.max(...all.map((r) => r.peak)), average: Math.max(...all.map((r) => r.average)) };
+/** Entries of an I-frame playlist: source fragments of the view, n from 1 (see writeIFramePlaylist). */
+function iframeEntries(video: ViewTrack): IFrameEntry[] {
+  const f = video.track.fragments;
+  const entries: IFrameEntry[] = [];
+  fragmentIndices(video).forEach((fragment, i) => {
+    const d = BigInt(f.durations[fragment]!);
+    const previous = entries[entries.length - 1];
+    if (f.keyframes[fragment] !== 1 && previous !== undefined) previous.duration += d;
+    else if (f.keyframes[fragment] === 1) entries.push({ n: i + 1, fragment, duration: d });
+  });
+  return entries;
 }
 
-/** A media playlist's peak and average segment bit rates (§4.3.4.2). */
-function rates(t: ViewTrack): Rates {
-  return { peak: peakSegmentBitrate(t, targetDuration(t)), average: bitrates(t).average };
-}
+/** Rates of renditions, computed once per master playlist. */
+class RateBook {
+  private readonly known = new Map<string, Rates>();
 
-/**
- * §4.3.4.2: "the largest bit rate of any contiguous set of segments whose total duration is
- * between 0.5 and 1.5 times the target duration" (segment bit rate = size / EXTINF duration).
- * The longest segment always qualifies (its rounded duration is the target duration).
- */
-export function peakSegmentBitrate(t: ViewTrack, target: number): number {
-  const ts = t.track.properties.TimeScale;
-  const s = t.segments;
-  let peak = 0;
-  for (let i = 0; i < s.length; i++) {
-    let bytes = 0;
-    let ticks = 0n;
-    for (let j = i; j < s.length; j++) {
-      bytes += s[j]!.bytes;
-      ticks += s[j]!.duration;
-      const secs = Number(ticks) / ts;
-      if (secs > 1.5 * target) break;
-      if (secs >= 0.5 * target) peak = Math.max(peak, (bytes * 8) / secs);
+  constructor(private readonly view: PlayoutView) {}
+
+  of(r: Rendition): Rates {
+    let rates = this.known.get(r.key);
+    if (rates === undefined) {
+      const main = videoOf(r) ?? r.tracks[0]!;
+      const series: ByteSeries = renditionSeries(r, segmentKind(this.view, r));
+      rates = ratesOf(series, targetSeconds(main.segments.map((s) => s.duration), main.track.properties.TimeScale));
+      this.known.set(r.key, rates);
     }
+    return rates;
   }
-  return Math.ceil(peak);
+
+  /** The largest peak and the largest average over single-track renditions (0 for none). */
+  largest(members: number[]): Rates {
+    const all = members.map((m) => this.of(rendition([this.view.tracks[m]!])));
+    return { peak: Math.max(0, ...all.map((r) => r.peak)), average: Math.max(0, ...all.map((r) => r.average)) };
+  }
 }
 
-/**
- * §4.3.3.1: every EXTINF duration "when rounded to the nearest integer, MUST be less than or
- * equal to the target duration": the longest segment rounded to nearest (halves up), not its
- * ceiling (4.0107 s of AAC is target 4). At least 1.
- */
-export function targetDuration(t: ViewTrack): number {
-  const ts = BigInt(t.track.properties.TimeScale);
-  let longest = 0n;
-  for (const s of t.segments) if (s.duration > longest) longest = s.duration;
-  const rounded = (2n * longest + ts) / (2n * ts);
-  return Math.max(1, Number(rounded));
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+/** The version every playlist of this view carries: the requested one, at least 6 with fMP4. */
+export function playlistVersion(view: PlayoutView): number {
+  const requested = view.options.int('hls_client_manifest_version') ?? 1;
+  return view.options.bool('hls_fmp4') ? Math.max(VERSION_MAP, requested) : requested;
+}
+
+function header(version: number): string[] {
+  return ['#EXTM3U', `#EXT-X-VERSION:${version}`, '## Created with Streaming Origin'];
+}
+
+function renditionByKey(view: PlayoutView, key: string): Rendition {
+  const r = findRendition(view, key);
+  if (r === undefined || r.key !== key) throw new OriginError('not-found', `no track ${key} in this presentation (or not selected by the request)`, key, 'unknown-track');
+  return r;
+}
+
+/** EXTINF: exact decimal seconds from version 3, integers below (§4.3.2.1), at least 1. */
+function duration(ticks: bigint, timescale: number, version: number): string {
+  if (version >= VERSION_FLOAT_EXTINF) return seconds(ticks, timescale);
+  const ts = BigInt(timescale);
+  return String(Math.max(1, Number((2n * ticks + ts) / (2n * ts))));
 }
 
 /**
@@ -208,6 +302,20 @@ export function seconds(ticks: bigint, timescale: number): string {
   let frac = String(scaled % 10_000_000n).padStart(7, '0');
   while (frac.length > 3 && frac.endsWith('0')) frac = frac.slice(0, -1);
   return `${whole}.${frac}`;
+}
+
+/** §4.3.3.1 target duration of a view track's segments. */
+export function targetDuration(t: ViewTrack): number {
+  return targetSeconds(
+    t.segments.map((s) => s.duration),
+    t.track.properties.TimeScale,
+  );
+}
+
+/** §4.3.4.2 peak segment bit rate of a view track's source segments (the fMP4 figure). */
+export function peakSegmentBitrate(t: ViewTrack, target: number): number {
+  const ts = t.track.properties.TimeScale;
+  return peakBitrate({ seconds: t.segments.map((s) => Number(s.duration) / ts), bytes: t.segments.map((s) => s.bytes) }, target);
 }
 
 /** A quoted-string may not hold `"`, CR or LF (§4.2); values from the .ism or the query are escaped. */

@@ -3,11 +3,17 @@
 // §3.6), so existing players, CDN rules and scripts keep working. The route table
 // (server/routes.ts) parses exactly these shapes back.
 
+import type { SegmentKind } from '../hls/rendition';
 import { PlayoutView } from './view';
 
 /** Appends the carried query (already encoded, with its `?`) to a URL. */
 function withQuery(view: PlayoutView, url: string): string {
   return url + view.carriedQuery;
+}
+
+/** The query of a URL naming a playlist that writes URLs itself (view.playlistQuery). */
+function withPlaylistQuery(view: PlayoutView, url: string): string {
+  return url + (view.playlistQuery ?? view.carriedQuery);
 }
 
 export const smoothUrls = {
@@ -23,11 +29,23 @@ export const dashUrls = {
   },
 };
 
-/** `key` is `<trackName>=<bitrate>`, or several joined by `-` for a multiplexed rendition. */
+/**
+ * `key` is a rendition key (origin/hls/rendition.ts): `<trackName>=<bitrate>`, or an audio and a
+ * video key joined by `-` for a multiplexed rendition (`audio_eng=64008-video_eng=401000`).
+ * Segments are numbered from 1 (reference 1.11+, origin-reference §3.2). MPEG-TS, packed audio
+ * and WebVTT segments sit beside the playlists; fMP4 segments and init segments under `hls/`;
+ * I-frame playlists under `keyframes/`, and the URLs they write are relative to that directory.
+ */
 export const hlsUrls = {
   master: (view: PlayoutView): string => withQuery(view, `${view.name}.m3u8`),
-  media: (view: PlayoutView, key: string): string => withQuery(view, `${view.name}-${key}.m3u8`),
+  media: (view: PlayoutView, key: string): string => withPlaylistQuery(view, `${view.name}-${key}.m3u8`),
   init: (view: PlayoutView, key: string): string => withQuery(view, `hls/${view.name}-${key}.m4s`),
-  /** HLS segments are numbered from 1 (reference 1.11+, origin-reference §3.2). */
-  segment: (view: PlayoutView, key: string, n: number): string => withQuery(view, `hls/${view.name}-${key}-${n}.m4s`),
+  segment: (view: PlayoutView, key: string, n: number, kind: SegmentKind = 'm4s'): string =>
+    withQuery(view, kind === 'm4s' ? `hls/${view.name}-${key}-${n}.m4s` : `${view.name}-${key}-${n}.${kind}`),
+  /** The I-frame playlist of a video track, `keyframes/<name>-<videokey>.m3u8`. */
+  iframes: (view: PlayoutView, key: string): string => withPlaylistQuery(view, `keyframes/${view.name}-${key}.m3u8`),
+  /** Entry n (the n-th source fragment of the view) of an I-frame playlist, relative to keyframes/. */
+  iframeSegment: (view: PlayoutView, key: string, n: number, kind: 'ts' | 'm4s'): string => withQuery(view, `${view.name}-${key}-${n}.${kind}`),
+  /** The init segment as an I-frame playlist (in keyframes/) names it. */
+  iframeInit: (view: PlayoutView, key: string): string => withQuery(view, `../hls/${view.name}-${key}.m4s`),
 };

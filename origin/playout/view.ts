@@ -20,8 +20,19 @@ export interface PlayoutView {
   options: StreamOptions;
   /** The query to carry into URLs the output writes, with its `?`, or '' (suppress_query_parameters). */
   carriedQuery: string;
+  /**
+   * The query of URLs that name another playlist (HLS media and I-frame playlists): the carried
+   * query, plus `presentation_name` when suppression dropped it, because the playlist it names
+   * writes URLs too. Undefined: the carried query.
+   */
+  playlistQuery?: string;
   clip: Clip | undefined;
   tracks: ViewTrack[];
+  /**
+   * HLS: the tracks each `variant_set` expression selects, as indices into `tracks`, in option
+   * order; undefined when no variant_set is given (one set of every track).
+   */
+  variantSets?: number[][];
 }
 
 /** Selects tracks; the filter glue is injected so this module has no wasm dependency. */
@@ -56,8 +67,38 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     throw new OriginError('not-found', `the sub-clip selects no media: the presentation is ${p.durationSeconds.toFixed(3)} s long`, 't', 'empty-clip');
   }
   const name = req.options.str('presentation_name') ?? p.baseName;
-  const carriedQuery = carried(req.rawQuery, req.options.bool('suppress_query_parameters'));
-  return { presentation: p, format: req.format, name, options: req.options, carriedQuery, clip: req.clip, tracks };
+  const suppress = req.options.bool('suppress_query_parameters');
+  const carriedQuery = carried(req.rawQuery, suppress ? ADDRESSING : undefined);
+  const playlistQuery = carried(req.rawQuery, suppress ? PLAYLIST_ADDRESSING : undefined);
+  const view: PlayoutView = { presentation: p, format: req.format, name, options: req.options, carriedQuery, playlistQuery, clip: req.clip, tracks };
+  if (req.format === 'hls') {
+    const sets = variantSets(tracks, req.options.list('variant_set'), select);
+    if (sets !== undefined) view.variantSets = sets;
+  }
+  return view;
+}
+
+/**
+ * Each variant_set expression evaluated with the request's track selector over the tracks the
+ * filters kept (so `count()` counts what this request plays). A syntax error, or a set that
+ * keeps none of the tracks (the request's filter removed all of them: the stored sets and the
+ * filter contradict each other), is a 400 naming the parameter and the set; a variant_set in
+ * the query replaces the server manifest's list, which is the remedy.
+ */
+function variantSets(tracks: ViewTrack[], expressions: string[], select: TrackSelector): number[][] | undefined {
+  if (expressions.length === 0) return undefined;
+  const candidates = tracks.map((t) => t.track);
+  return expressions.map((expression, i) => {
+    try {
+      return select(candidates, undefined, expression, false);
+    } catch (e) {
+      if (!(e instanceof OriginError) || e.kind !== 'bad-request') throw e;
+      // The selector reports the expression as `filter`; here it is this variant set.
+      const detail = e.message.replace(/^filter: /, '');
+      const which = expressions.length > 1 ? `set ${i + 1} of ${expressions.length}` : 'the set';
+      throw new OriginError('bad-request', `${which}, ${JSON.stringify(expression.slice(0, 256))}: ${detail}`, 'variant_set', 'bad-variant-set');
+    }
+  });
 }
 
 /**
@@ -68,14 +109,21 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
  */
 const ADDRESSING = new Set(['t', 'vbegin', 'mpd_segment_template', ...Object.values(MIN_LENGTH_OPTION)]);
 
-/** The query written into output URLs: all of it, or with suppression only the addressing part. */
-function carried(rawQuery: string, suppress: boolean): string {
+/**
+ * URLs of HLS media playlists also keep `presentation_name`: the playlist they name writes
+ * segment URLs, which must carry on the name the master playlist chose. Segment URLs do not need
+ * it (the name is in their path already), so only playlist URLs carry it.
+ */
+const PLAYLIST_ADDRESSING = new Set([...ADDRESSING, 'presentation_name']);
+
+/** The query written into output URLs: all of it, or with suppression only the parameters kept. */
+function carried(rawQuery: string, keep: ReadonlySet<string> | undefined): string {
   if (rawQuery === '') return '';
-  if (!suppress) return `?${rawQuery}`;
+  if (keep === undefined) return `?${rawQuery}`;
   const kept = rawQuery.split('&').filter((part) => {
     const name = part.split('=', 1)[0]!;
     try {
-      return ADDRESSING.has(decodeURIComponent(name));
+      return keep.has(decodeURIComponent(name));
     } catch {
       return false;
     }
