@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { runEdgeBench } from './edge-bench';
 import { runFilterBench } from './filter-bench';
 import { runIndexBench } from './index-bench';
+import { runTsBench } from './ts-bench';
 
 interface Suite {
   name: string;
@@ -30,6 +31,11 @@ const SUITES: Suite[] = [
     name: 'filter',
     description: 'filter expression compiled once, evaluated against 20 tracks through the wasm boundary (ns per call), with JS and reference-evaluator baselines',
     run: () => runFilterBench(),
+  },
+  {
+    name: 'ts',
+    description: 'HLS MPEG-TS segment generation (MB/s) next to the fMP4 segment path on the same content, same run',
+    run: () => runTsBench(),
   },
   {
     name: 'edge',

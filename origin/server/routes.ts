@@ -13,7 +13,17 @@ export type RouteKind =
   | 'dash-mpd'
   | 'dash-init-or-media'
   | 'hls-playlist'
-  | 'hls-fmp4';
+  | 'hls-fmp4'
+  | 'hls-ts'
+  | 'hls-aac'
+  | 'hls-ac3'
+  | 'hls-ec3'
+  | 'hls-webvtt'
+  | 'hls-iframe-playlist'
+  | 'hls-iframe-ts'
+  | 'hls-iframe-m4s'
+  | 'hds-manifest'
+  | 'hds-fragment';
 
 export interface Route {
   kind: RouteKind;
@@ -67,13 +77,94 @@ export const ROUTES: readonly Route[] = [
     contentType: 'video/mp4',
     description: 'HLS fMP4 init segment (EXT-X-MAP), or media segment `<n>` (from 1)',
   },
+  // keyframes/ first: the generic playlist and segment patterns below would take these tails too.
+  {
+    kind: 'hls-iframe-playlist',
+    format: 'hls',
+    pattern: /(?:^|\/)keyframes\/(?<stem>[^/]{1,512})\.m3u8$/,
+    shape: '<pres>.ism/keyframes/<name>-<trackName>=<bitrate>.m3u8',
+    contentType: 'application/vnd.apple.mpegurl',
+    description: 'HLS I-frame playlist of a video track (`hls_client_manifest_version` 4 or more)',
+  },
+  {
+    kind: 'hls-iframe-ts',
+    format: 'hls',
+    pattern: /(?:^|\/)keyframes\/(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.ts$/,
+    shape: '<pres>.ism/keyframes/<name>-<trackName>=<bitrate>-<n>.ts',
+    contentType: 'video/mp2t',
+    description: 'HLS I-frame segment: PAT, PMT and the keyframe that starts source fragment `<n>` of the view (from 1)',
+  },
+  {
+    kind: 'hls-iframe-m4s',
+    format: 'hls',
+    pattern: /(?:^|\/)keyframes\/(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.m4s$/,
+    shape: '<pres>.ism/keyframes/<name>-<trackName>=<bitrate>-<n>.m4s',
+    contentType: 'video/mp4',
+    description: 'The same keyframe as moof+mdat (`hls_fmp4`; init segment `hls/<name>-<trackName>=<bitrate>.m4s`)',
+  },
+  {
+    kind: 'hls-ts',
+    format: 'hls',
+    pattern: /(?:^|\/)(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.ts$/,
+    shape: '<pres>.ism/<name>-<key>-<n>.ts',
+    contentType: 'video/mp2t',
+    description: 'HLS MPEG-TS segment `<n>` (from 1) of a rendition with video; `<key>` is a video `<trackName>=<bitrate>` or `<audio key>-<video key>` (multiplexed)',
+  },
+  {
+    kind: 'hls-aac',
+    format: 'hls',
+    pattern: /(?:^|\/)(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.aac$/,
+    shape: '<pres>.ism/<name>-<trackName>=<bitrate>-<n>.aac',
+    contentType: 'audio/aac',
+    description: 'HLS packed audio segment (RFC 8216 §3.4) of an AAC track: ID3 timestamp, ADTS frames',
+  },
+  {
+    kind: 'hls-ac3',
+    format: 'hls',
+    pattern: /(?:^|\/)(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.ac3$/,
+    shape: '<pres>.ism/<name>-<trackName>=<bitrate>-<n>.ac3',
+    contentType: 'audio/ac3',
+    description: 'HLS packed audio segment of an AC-3 track: ID3 timestamp, AC-3 syncframes',
+  },
+  {
+    kind: 'hls-ec3',
+    format: 'hls',
+    pattern: /(?:^|\/)(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.ec3$/,
+    shape: '<pres>.ism/<name>-<trackName>=<bitrate>-<n>.ec3',
+    contentType: 'audio/eac3',
+    description: 'HLS packed audio segment of an E-AC-3 track: ID3 timestamp, E-AC-3 syncframes',
+  },
+  {
+    kind: 'hls-webvtt',
+    format: 'hls',
+    pattern: /(?:^|\/)(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.webvtt$/,
+    shape: '<pres>.ism/<name>-<trackName>=<bitrate>-<n>.webvtt',
+    contentType: 'text/vtt',
+    description: 'HLS WebVTT segment `<n>` (RFC 8216 §3.5) of a text track, converted from TTML',
+  },
   {
     kind: 'hls-playlist',
     format: 'hls',
     pattern: /(?:^|\/)(?<stem>[^/]{0,512})\.m3u8$/,
-    shape: '<pres>.ism/.m3u8, <pres>.ism/<name>.m3u8, <pres>.ism/<name>-<trackName>=<bitrate>.m3u8',
+    shape: '<pres>.ism/.m3u8, <pres>.ism/<name>.m3u8, <pres>.ism/<name>-<key>.m3u8',
     contentType: 'application/vnd.apple.mpegurl',
-    description: 'HLS master playlist, or the media playlist of one track',
+    description: 'HLS master playlist, or the media playlist of a rendition (`<key>`: one track, or audio + video multiplexed)',
+  },
+  {
+    kind: 'hds-manifest',
+    format: 'hds',
+    pattern: /(?:^|\/)(?<stem>[^/]{0,512})\.f4m$/,
+    shape: '<pres>.ism/.f4m, <pres>.ism/<name>.f4m, <pres>.ism/<name>-<key>.f4m',
+    contentType: 'application/f4m+xml',
+    description: 'HDS manifest (F4M; set-level with `hds_multi_level`), or the stream-level manifest of one media (`<key>`: audio + video multiplexed, or one track)',
+  },
+  {
+    kind: 'hds-fragment',
+    format: 'hds',
+    pattern: /(?:^|\/)(?<stem>[^/]{1,512})Seg(?<segment>\d{1,10})-Frag(?<fragment>\d{1,10})$/,
+    shape: '<pres>.ism/<name>-<key>Seg1-Frag<n>',
+    contentType: 'video/f4f',
+    description: 'HDS fragment `<n>` (from 1) of a media: afra, moof and an mdat of FLV tags',
   },
 ];
 

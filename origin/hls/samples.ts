@@ -1,0 +1,218 @@
+// The samples of a track's source fragments, as the HLS segment writers (MPEG-TS, packed audio,
+// WebVTT) need them: decode time on the output timeline, composition offset, duration, size, sync
+// flag and where the bytes are; then, for the samples a segment carries, their bytes. Reads go
+// through a ByteSource (house style §3): one read per moof, one per contiguous run of sample data.
+//
+// What a sample's fields come from (ISO/IEC 14496-12):
+// - decode times: the fragment table's time of the fragment's first sample (tfxd or tfdt, what
+//   every other output uses), then the sum of the durations before it (§8.8.8.3);
+// - duration, size, flags, composition offset: the trun entry, else the tfhd default (§8.8.7.1),
+//   else the trex default (§8.8.3.1); the first sample's flags may be first_sample_flags;
+// - sync: sample_is_non_sync_sample clear in the sample flags (§8.8.3.1);
+// - composition offset: unsigned in trun version 0, signed in version 1 (§8.8.8.2);
+// - data: the runs laid out by traf-layout.ts (base-data-offset, default-base-is-moof, data_offset).
+//
+// Corrupt input is an OriginError corrupt-media naming the file, the box path and the offset.
+
+import { OriginError } from '../errors';
+import { locateRuns, parseSourceMoof, SourceTraf, SourceTrun, TRUN } from '../fmp4/traf-layout';
+import { inFile, readTrackHeaders, TrackHeader, TrexDefaults } from '../fmp4/track-header';
+import { MAX_FRAGMENT_DATA_BYTES, readFragmentMoof } from '../fmp4/media-segment';
+import { corruptAt } from '../media/byte-reader';
+import { ByteSource } from '../media/source';
+import { PresentationTrack, ticksIn } from '../presentation/presentation';
+
+/** §8.8.3.1 sample_flags: sample_is_non_sync_sample. */
+const SAMPLE_IS_NON_SYNC = 0x00010000;
+
+export interface SourceSample {
+  /** Source decode time, track timescale. */
+  sourceTime: bigint;
+  /** Output decode time: source time minus the presentation origin (playout/timeline.ts), track timescale. */
+  time: bigint;
+  /** Composition offset (presentation time − decode time), track timescale, signed. */
+  compositionOffset: number;
+  /** Track timescale. */
+  duration: number;
+  /** Bytes. */
+  size: number;
+  sync: boolean;
+  /** Index of the source fragment in the track's fragment table. */
+  fragment: number;
+  /** Absolute file offset of the sample's bytes. */
+  offset: number;
+}
+
+export interface SampleWithData extends SourceSample {
+  /** Exactly `size` bytes. */
+  data: Uint8Array;
+}
+
+const headerCache = new WeakMap<Uint8Array, Map<number, TrackHeader>>();
+
+/** The track's moov description (stsd, trex defaults), parsed once per moov. */
+export function trackHeaderOf(track: PresentationTrack): TrackHeader {
+  let headers = headerCache.get(track.moov);
+  if (headers === undefined) {
+    headers = readTrackHeaders(track.moov, track.src);
+    headerCache.set(track.moov, headers);
+  }
+  const h = headers.get(track.properties.trackID);
+  if (h === undefined) throw new OriginError('corrupt-media', `no trak for track ${track.properties.trackID}`, track.src);
+  return h;
+}
+
+/** Ticks to subtract from a source time of this track to put it on the output timeline. */
+export function outputShift(track: PresentationTrack, origin: { ticks: bigint; timescale: number }): bigint {
+  return ticksIn(origin, track.properties.TimeScale);
+}
+
+/**
+ * The samples of source fragment `index` (metadata only, no sample bytes read). `shift` is
+ * outputShift(track, presentation.origin).
+ */
+export async function readFragmentSamples(source: ByteSource, track: PresentationTrack, index: number, shift: bigint): Promise<SourceSample[]> {
+  const f = track.fragments;
+  if (!Number.isInteger(index) || index < 0 || index >= f.count) {
+    throw new OriginError('internal', `fragment ${index} is outside 0..${f.count - 1}`, 'readFragmentSamples');
+  }
+  const offset = f.offsets[index]!;
+  const moof = await readMoof(source, offset);
+  try {
+    const trex = trackHeaderOf(track).trexDefaults;
+    return samplesOfMoof(moof, offset, { trackId: track.properties.trackID, trex, baseTime: f.times[index]!, fragment: index, shift, fileSize: source.size });
+  } catch (e) {
+    throw inFile(e, source.name);
+  }
+}
+
+/** Bytes read first at a moof: enough for the whole box of a typical fragment (48 video or 94 AAC samples take under 2 kB). */
+const MOOF_GUESS = 4096;
+
+/**
+ * The whole moof box at `offset`: one read when it fits in MOOF_GUESS bytes (the common case),
+ * else readFragmentMoof's header-then-box reads, which also check and name what is wrong.
+ */
+async function readMoof(source: ByteSource, offset: number): Promise<Uint8Array> {
+  if (Number.isSafeInteger(offset) && offset >= 0 && offset + 8 <= source.size) {
+    const head = await source.read(offset, Math.min(MOOF_GUESS, source.size - offset));
+    const size = new DataView(head.buffer, head.byteOffset, 8).getUint32(0);
+    const type = String.fromCharCode(head[4]!, head[5]!, head[6]!, head[7]!);
+    if (type === 'moof' && size >= 8 && size <= head.byteLength) return head.subarray(0, size);
+  }
+  return readFragmentMoof(source, offset);
+}
+
+/** The samples of fragments [first, first + count), in decode order. */
+export async function readFragmentRange(source: ByteSource, track: PresentationTrack, first: number, count: number, shift: bigint): Promise<SourceSample[]> {
+  const out: SourceSample[] = [];
+  for (let i = first; i < first + count; i++) {
+    for (const s of await readFragmentSamples(source, track, i, shift)) out.push(s);
+  }
+  return out;
+}
+
+export interface MoofContext {
+  trackId: number;
+  /** The track's trex defaults (§8.8.3). */
+  trex: TrexDefaults;
+  /** Decode time of the fragment's first sample (the fragment table's), track timescale. */
+  baseTime: bigint;
+  /** Index of the fragment in the track's table. */
+  fragment: number;
+  /** Subtracted from source times to give output times. */
+  shift: bigint;
+  /** Source size in bytes: data past it is corrupt. */
+  fileSize: number;
+}
+
+/** Pure part: the samples of one track in a whole moof box whose first byte is at file offset `moofOffset`. */
+export function samplesOfMoof(moof: Uint8Array, moofOffset: number, c: MoofContext): SourceSample[] {
+  const { trackId, trex, fileSize, shift } = c;
+  const trafs = parseSourceMoof(moof, moofOffset);
+  const layout = locateRuns(trafs, { offset: moofOffset, length: moof.byteLength }, (id) => (id === trackId ? trex.defaultSampleSize : undefined), fileSize);
+  const out: SourceSample[] = [];
+  let time = c.baseTime;
+  let total = 0;
+  trafs.forEach((traf, t) => {
+    if (traf.tfhd.trackId !== trackId) return;
+    const ranges = layout[t]!;
+    if (ranges instanceof OriginError) throw ranges;
+    traf.truns.forEach((run, r) => {
+      let at = ranges[r]!.offset;
+      for (const e of runEntries(traf, run, trex)) {
+        out.push({ sourceTime: time, time: time - shift, compositionOffset: e.cto, duration: e.duration, size: e.size, sync: e.sync, fragment: c.fragment, offset: at });
+        at += e.size;
+        time += BigInt(e.duration);
+      }
+      total += ranges[r]!.length;
+    });
+  });
+  if (total > MAX_FRAGMENT_DATA_BYTES) {
+    throw corruptAt(`moof@${moofOffset}`, moofOffset, `track ${trackId} claims ${total} bytes of sample data, over the ${MAX_FRAGMENT_DATA_BYTES}-byte limit`);
+  }
+  if (out.length === 0 && !trafs.some((x) => x.tfhd.trackId === trackId)) {
+    throw corruptAt(`moof@${moofOffset}`, moofOffset, `no traf for track ${trackId}`);
+  }
+  return out;
+}
+
+interface Entry {
+  duration: number;
+  size: number;
+  sync: boolean;
+  cto: number;
+}
+
+/** The per-sample values of one run, defaults applied (§8.8.8.3, §8.8.7.1, §8.8.3.1). */
+function runEntries(traf: SourceTraf, run: SourceTrun, trex: TrexDefaults): Entry[] {
+  const t = traf.tfhd;
+  const view = new DataView(run.table.buffer, run.table.byteOffset, run.table.byteLength);
+  const has = (flag: number): boolean => (run.flags & flag) !== 0;
+  const fieldAt = (flag: number): number => 4 * [TRUN.duration, TRUN.size, TRUN.flags, TRUN.compositionOffset].filter((f) => f < flag && has(f)).length;
+  const durationAt = fieldAt(TRUN.duration);
+  const sizeAt = fieldAt(TRUN.size);
+  const flagsAt = fieldAt(TRUN.flags);
+  const ctoAt = fieldAt(TRUN.compositionOffset);
+  const defaultDuration = t.defaultSampleDuration ?? trex.defaultSampleDuration;
+  const defaultSize = t.defaultSampleSize ?? trex.defaultSampleSize;
+  const defaultFlags = t.defaultSampleFlags ?? trex.defaultSampleFlags;
+  const out: Entry[] = new Array(run.sampleCount);
+  for (let i = 0; i < run.sampleCount; i++) {
+    const base = i * run.entrySize;
+    const duration = has(TRUN.duration) ? view.getUint32(base + durationAt) : defaultDuration;
+    const size = has(TRUN.size) ? view.getUint32(base + sizeAt) : defaultSize;
+    const flags = has(TRUN.flags) ? view.getUint32(base + flagsAt) : i === 0 && run.firstSampleFlags !== undefined ? run.firstSampleFlags : defaultFlags;
+    const cto = has(TRUN.compositionOffset) ? (run.version === 0 ? view.getUint32(base + ctoAt) : view.getInt32(base + ctoAt)) : 0;
+    out[i] = { duration, size, sync: (flags & SAMPLE_IS_NON_SYNC) === 0, cto };
+  }
+  return out;
+}
+
+/**
+ * The bytes of `samples` (from one source), read in as few reads as the layout allows: samples
+ * whose bytes are contiguous in the file are read together. `maxBytes` bounds the total.
+ */
+export async function readSampleData(source: ByteSource, samples: readonly SourceSample[], maxBytes: number): Promise<SampleWithData[]> {
+  const total = samples.reduce((s, x) => s + x.size, 0);
+  if (total > maxBytes) {
+    throw new OriginError('unsupported-media', `the samples of this segment hold ${total} bytes, over the ${maxBytes}-byte limit of one generated segment`, source.name, 'segment-too-large');
+  }
+  const out: SampleWithData[] = new Array(samples.length);
+  let i = 0;
+  while (i < samples.length) {
+    // A run of samples stored back to back.
+    let j = i + 1;
+    let end = samples[i]!.offset + samples[i]!.size;
+    while (j < samples.length && samples[j]!.offset === end) end += samples[j++]!.size;
+    const start = samples[i]!.offset;
+    if (end > source.size) throw new OriginError('corrupt-media', `sample data ${start}..${end} runs past the end of the file (${source.size} bytes)`, source.name);
+    const bytes = await source.read(start, end - start);
+    for (let k = i; k < j; k++) {
+      const s = samples[k]!;
+      out[k] = { ...s, data: bytes.subarray(s.offset - start, s.offset - start + s.size) };
+    }
+    i = j;
+  }
+  return out;
+}

@@ -1,0 +1,258 @@
+// MPEG-2 transport stream packets (ISO/IEC 13818-1): the 188-byte packet with its adaptation
+// field (§2.4.3.2–2.4.3.5), PAT and PMT sections (§2.4.4.3, §2.4.4.8) with their CRC (Annex A),
+// PES headers (§2.4.3.6–2.4.3.7) and the packet count of a PES. Pure byte writing; the muxer
+// (mpegts.ts) decides what goes where.
+//
+// Sizes are computed before anything is written: a PES of L bytes whose first packet carries an
+// adaptation field of A bytes takes 1 + ceil(max(0, L − (184 − A)) / 184) packets, the last one
+// padded with adaptation-field stuffing (§2.4.3.5: PES data cannot be padded with 0xFF payload).
+
+import { OriginError } from '../errors';
+
+export const TS_PACKET_SIZE = 188;
+const TS_HEADER = 4;
+const TS_PAYLOAD = TS_PACKET_SIZE - TS_HEADER;
+const SYNC_BYTE = 0x47;
+/** 33-bit PTS, DTS and PCR base (§2.4.3.7, §2.4.3.5). */
+export const TIMESTAMP_WRAP = 1n << 33n;
+/** Adaptation field with a PCR: length byte, flags byte, 6 bytes of PCR (§2.4.3.5). */
+export const PCR_ADAPTATION_BYTES = 8;
+
+export const PAT_PID = 0x0000;
+const TABLE_PAT = 0x00;
+const TABLE_PMT = 0x02;
+const PROGRAM_NUMBER = 1;
+const TRANSPORT_STREAM_ID = 1;
+
+/** Adaptation-field bytes in the first packet of a PES: with a PCR 8, with only the random-access flag 2. */
+export function firstAdaptationBytes(pcr: boolean, randomAccess: boolean): number {
+  return pcr ? PCR_ADAPTATION_BYTES : randomAccess ? 2 : 0;
+}
+
+/** Packets a PES of `length` bytes (header included) takes; `firstAdaptation` bytes of adaptation field in its first packet. */
+export function pesPacketCount(length: number, firstAdaptation: number): number {
+  const first = TS_PAYLOAD - firstAdaptation;
+  return 1 + Math.ceil(Math.max(0, length - first) / TS_PAYLOAD);
+}
+
+/** CRC_32 of §2.4.4 / Annex A: polynomial 0x04C11DB7, initial 0xFFFFFFFF, no reflection, no final XOR. */
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i << 24;
+    for (let k = 0; k < 8; k++) c = c & 0x80000000 ? (c << 1) ^ 0x04c11db7 : c << 1;
+    t[i] = c >>> 0;
+  }
+  return t;
+})();
+
+export function crc32Mpeg(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (const b of bytes) crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ b) & 0xff]!) >>> 0;
+  return crc;
+}
+
+export interface PmtStream {
+  /** Table 2-34 stream_type. */
+  streamType: number;
+  pid: number;
+  /** The ES_info descriptors, already serialised. */
+  descriptors: Uint8Array;
+}
+
+/** A section (table_id .. CRC) in one packet after a pointer_field of 0; the rest is 0xFF (§2.4.4.2). */
+function sectionPacket(out: Uint8Array, at: number, pid: number, cc: number, section: Uint8Array): void {
+  if (section.byteLength + 1 > TS_PAYLOAD) throw new OriginError('internal', `a PSI section of ${section.byteLength} bytes does not fit one packet`, 'ts');
+  writeHeader(out, at, pid, true, 0b01, cc);
+  out[at + 4] = 0; // pointer_field
+  out.set(section, at + 5);
+  out.fill(0xff, at + 5 + section.byteLength, at + TS_PACKET_SIZE);
+}
+
+/** §2.4.4.3 program_association_section with one program. */
+export function writePat(out: Uint8Array, at: number, pmtPid: number, cc: number): void {
+  const body = [TRANSPORT_STREAM_ID >> 8, TRANSPORT_STREAM_ID & 0xff, 0xc1 /* version 0, current */, 0, 0, PROGRAM_NUMBER >> 8, PROGRAM_NUMBER & 0xff, 0xe0 | (pmtPid >> 8), pmtPid & 0xff];
+  sectionPacket(out, at, PAT_PID, cc, section(TABLE_PAT, body));
+}
+
+/** §2.4.4.8 TS_program_map_section. */
+export function writePmt(out: Uint8Array, at: number, pmtPid: number, pcrPid: number, streams: readonly PmtStream[], cc: number): void {
+  const body = [PROGRAM_NUMBER >> 8, PROGRAM_NUMBER & 0xff, 0xc1, 0, 0, 0xe0 | (pcrPid >> 8), pcrPid & 0xff, 0xf0, 0 /* program_info_length */];
+  for (const s of streams) {
+    const n = s.descriptors.byteLength;
+    body.push(s.streamType, 0xe0 | (s.pid >> 8), s.pid & 0xff, 0xf0 | (n >> 8), n & 0xff, ...s.descriptors);
+  }
+  sectionPacket(out, at, pmtPid, cc, section(TABLE_PMT, body));
+}
+
+/** table_id, section_syntax_indicator 1, '0', reserved, section_length, the body, CRC_32. */
+function section(tableId: number, body: number[]): Uint8Array {
+  const length = body.length + 4; // + CRC
+  const bytes = new Uint8Array(3 + length);
+  bytes[0] = tableId;
+  bytes[1] = 0xb0 | (length >> 8);
+  bytes[2] = length & 0xff;
+  bytes.set(body, 3);
+  const crc = crc32Mpeg(bytes.subarray(0, 3 + body.length));
+  new DataView(bytes.buffer).setUint32(3 + body.length, crc);
+  return bytes;
+}
+
+function writeHeader(out: Uint8Array, at: number, pid: number, unitStart: boolean, adaptationControl: number, cc: number): void {
+  out[at] = SYNC_BYTE;
+  out[at + 1] = (unitStart ? 0x40 : 0) | (pid >> 8);
+  out[at + 2] = pid & 0xff;
+  out[at + 3] = (adaptationControl << 4) | (cc & 0x0f);
+}
+
+/** The 6 bytes of program_clock_reference_base (33 bits, 90 kHz) and _extension (9 bits, 0). */
+function writePcr(out: Uint8Array, at: number, pcr: bigint): void {
+  const base = ((pcr % TIMESTAMP_WRAP) + TIMESTAMP_WRAP) % TIMESTAMP_WRAP;
+  const high = Number(base >> 1n); // 32 bits
+  out[at] = high >>> 24;
+  out[at + 1] = (high >>> 16) & 0xff;
+  out[at + 2] = (high >>> 8) & 0xff;
+  out[at + 3] = high & 0xff;
+  out[at + 4] = (Number(base & 1n) << 7) | 0x7e; // 6 reserved bits, extension high bit 0
+  out[at + 5] = 0;
+}
+
+/** An adaptation-field-only packet carrying a PCR (§2.4.3.4: the continuity counter does not advance). */
+export function writePcrPacket(out: Uint8Array, at: number, pid: number, cc: number, pcr: bigint): void {
+  writeHeader(out, at, pid, false, 0b10, cc);
+  out[at + 4] = TS_PAYLOAD - 1; // adaptation_field_length
+  out[at + 5] = 0x10; // PCR_flag
+  writePcr(out, at + 6, pcr);
+  out.fill(0xff, at + 12, at + TS_PACKET_SIZE);
+}
+
+/** Copies bytes out of a list of parts, in order. */
+export class PartCursor {
+  private part = 0;
+  private pos = 0;
+  constructor(private readonly parts: readonly Uint8Array[]) {}
+
+  copy(out: Uint8Array, at: number, count: number): void {
+    let left = count;
+    while (left > 0) {
+      const p = this.parts[this.part];
+      if (p === undefined) throw new OriginError('internal', 'PES payload shorter than planned', 'ts');
+      const n = Math.min(left, p.byteLength - this.pos);
+      out.set(n === p.byteLength ? p : p.subarray(this.pos, this.pos + n), at);
+      at += n;
+      left -= n;
+      this.pos += n;
+      if (this.pos === p.byteLength) {
+        this.part++;
+        this.pos = 0;
+      }
+    }
+  }
+
+  /** True when every byte has been copied. */
+  get done(): boolean {
+    let left = -this.pos;
+    for (let i = this.part; i < this.parts.length; i++) left += this.parts[i]!.byteLength;
+    return left === 0;
+  }
+}
+
+export interface PesWrite {
+  pid: number;
+  /** Continuity counter of the first packet. */
+  cc: number;
+  /** PES header and payload, as parts; `length` bytes in all. */
+  parts: readonly Uint8Array[];
+  length: number;
+  /** PCR in the first packet's adaptation field (90 kHz). */
+  pcr?: bigint;
+  /** random_access_indicator in the first packet (§2.4.3.5): a keyframe starts here. */
+  randomAccess: boolean;
+}
+
+/** Writes the packets of one PES at out[at]; returns the offset after them. */
+export function writePesPackets(out: Uint8Array, at: number, p: PesWrite): number {
+  const cursor = new PartCursor(p.parts);
+  let left = p.length;
+  let cc = p.cc;
+  let first = true;
+  const firstField = firstAdaptationBytes(p.pcr !== undefined, p.randomAccess);
+  do {
+    const fieldBytes = first ? firstField : 0;
+    const room = TS_PAYLOAD - fieldBytes;
+    const take = Math.min(room, left);
+    const stuffing = room - take;
+    const adaptation = fieldBytes + stuffing;
+    writeHeader(out, at, p.pid, first, adaptation > 0 ? 0b11 : 0b01, cc);
+    if (adaptation > 0) {
+      out[at + 4] = adaptation - 1; // adaptation_field_length
+      if (adaptation > 1) {
+        out[at + 5] = first ? (p.randomAccess ? 0x40 : 0) | (p.pcr !== undefined ? 0x10 : 0) : 0;
+        let f = at + 6;
+        if (first && p.pcr !== undefined) {
+          writePcr(out, f, p.pcr);
+          f += 6;
+        }
+        out.fill(0xff, f, at + 4 + adaptation);
+      }
+    }
+    cursor.copy(out, at + 4 + adaptation, take);
+    left -= take;
+    at += TS_PACKET_SIZE;
+    cc = (cc + 1) & 0x0f;
+    first = false;
+  } while (left > 0);
+  if (!cursor.done) throw new OriginError('internal', 'PES payload longer than planned', 'ts');
+  return at;
+}
+
+/** Bytes of a PES header with PTS only (§2.4.3.7: PTS_DTS_flags '10') or PTS and DTS ('11'). */
+export function pesHeaderSize(withDts: boolean): number {
+  return 9 + (withDts ? 10 : 5);
+}
+
+/**
+ * §2.4.3.6 PES_packet header: stream_id, PES_packet_length (0 = unbounded, allowed for video only
+ * in a transport stream), data_alignment_indicator set (every PES starts with an access unit),
+ * PTS and, when it differs, DTS. Timestamps are taken modulo 2^33.
+ */
+export function pesHeader(streamId: number, payloadLength: number, pts: bigint, dts: bigint | undefined, video: boolean): Uint8Array {
+  const size = pesHeaderSize(dts !== undefined);
+  const packetLength = size - 6 + payloadLength;
+  if (packetLength > 0xffff && !video) throw new OriginError('internal', `an audio PES of ${packetLength} bytes exceeds PES_packet_length`, 'ts');
+  const h = new Uint8Array(size);
+  h[2] = 1;
+  h[3] = streamId;
+  const lengthField = packetLength > 0xffff ? 0 : packetLength;
+  h[4] = lengthField >> 8;
+  h[5] = lengthField & 0xff;
+  h[6] = 0x84; // '10', not scrambled, data_alignment_indicator
+  h[7] = dts === undefined ? 0x80 : 0xc0;
+  h[8] = size - 9;
+  writeTimestamp(h, 9, dts === undefined ? 0b0010 : 0b0011, pts);
+  if (dts !== undefined) writeTimestamp(h, 14, 0b0001, dts);
+  return h;
+}
+
+/** 4-bit prefix, then the 33 bits split 3/15/15 with marker bits (§2.4.3.7). */
+function writeTimestamp(out: Uint8Array, at: number, prefix: number, value: bigint): void {
+  const v = ((value % TIMESTAMP_WRAP) + TIMESTAMP_WRAP) % TIMESTAMP_WRAP;
+  const high = Number(v >> 30n); // 3 bits
+  const mid = Number((v >> 15n) & 0x7fffn);
+  const low = Number(v & 0x7fffn);
+  out[at] = (prefix << 4) | (high << 1) | 1;
+  out[at + 1] = mid >> 7;
+  out[at + 2] = ((mid & 0x7f) << 1) | 1;
+  out[at + 3] = low >> 7;
+  out[at + 4] = ((low & 0x7f) << 1) | 1;
+}
+
+/** §2.6.8 registration_descriptor. */
+export function registrationDescriptor(formatIdentifier: string): number[] {
+  return [0x05, 4, ...[...formatIdentifier].map((c) => c.charCodeAt(0))];
+}
+
+/** §2.6.18 ISO_639_language_descriptor (audio_type 0: undefined). */
+export function languageDescriptor(language: string): number[] {
+  return [0x0a, 4, ...[...language.slice(0, 3)].map((c) => c.charCodeAt(0) & 0x7f), 0];
+}
