@@ -12,7 +12,7 @@ import { showFilterError } from './filter-command';
 export const PACKAGE_USAGE = `Usage: origin package -o <output>.ism <input> [--track_type=video|audio|text] <input> ... [options]
        origin package -o stdout: <input> ...            print the server manifest
        origin package -o stdout: <x.ism> <client-manifest path>[?query]
-                                                        print a client manifest (Manifest, .mpd, .m3u8),
+                                                        print a client manifest (Manifest, .mpd, .m3u8, .f4m),
                                                         exactly as the HTTP origin would serve it
 
 Inputs are fragmented MP4 files (.ismv, .isma, .ismt, .mp4). An input followed by
@@ -142,7 +142,6 @@ async function renderClientManifest(args: ParsedPackageArgs, out: NodeJS.Writabl
   const pathPart = q < 0 ? request.path : request.path.slice(0, q);
   const query = q < 0 ? '' : request.path.slice(q + 1);
   if (!CLIENT_MANIFEST.test(pathPart)) throw new UsageError(`"${request.path}" is not a client-manifest path (Manifest, <name>.mpd, <name>.m3u8, <name>.f4m)`);
-  if (/\.f4m$/i.test(pathPart)) throw new NotAvailableError('HDS (.f4m) is not available yet: it arrives with the HDS work');
   // The same code as HTTP: the route table, the playout handler, the filter engine.
   const { decodePath, matchPresentationRoute } = require('../server/routes') as typeof import('../server/routes');
   const { handlePlayout, newPlayoutContext } = require('../server/playout') as typeof import('../server/playout');
