@@ -11,6 +11,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { runEdgeBench } from './edge-bench';
+import { runEdgePluginBench } from './edge-plugin-bench';
 import { runFilterBench } from './filter-bench';
 import { runIndexBench } from './index-bench';
 import { runTsBench } from './ts-bench';
@@ -41,6 +42,11 @@ const SUITES: Suite[] = [
     name: 'edge',
     description: 'proxy-wasm host overhead per request (pass-through plugin, in-process), and req/s through the embedded edge next to direct for a cached manifest',
     run: () => runEdgeBench(),
+  },
+  {
+    name: 'edge-plugin',
+    description: 'plugin work per request (µs) for path normalisation, alias rewrite, token check, filter validation and Basic auth, callbacks driven in-process through the host',
+    run: () => runEdgePluginBench(),
   },
 ];
 

@@ -132,6 +132,17 @@ export function getHeader(map: MapType, name: string): string | null {
   return takeString();
 }
 
+/** First value of header `name` as the host's raw bytes, or null like getHeader. For values that
+ * must be checked byte for byte: getHeader's UTF-8 decoding is lenient (an overlong "\xC0\xAE"
+ * reads as ".", a lead byte at the end is dropped), so the string can differ from the bytes. */
+export function getHeaderBytes(map: MapType, name: string): ArrayBuffer | null {
+  const key = utf8(name);
+  clearReturnSlots();
+  const status = raw.proxy_get_header_map_value(<u32>map, dataOf(key), sizeOf(key), RET_PTR, RET_SIZE);
+  if (status != Status.Ok) return null;
+  return takeBytes();
+}
+
 /** All entries in order, duplicates kept; empty if unavailable or malformed (§3.1). */
 export function getHeaders(map: MapType): Header[] {
   clearReturnSlots();
@@ -170,6 +181,7 @@ export function removeHeader(map: MapType, name: string): Status {
 
 export function getRequestHeader(name: string): string | null { return getHeader(MapType.HttpRequestHeaders, name); }
 export function getRequestHeaders(): Header[] { return getHeaders(MapType.HttpRequestHeaders); }
+export function getRequestHeaderBytes(name: string): ArrayBuffer | null { return getHeaderBytes(MapType.HttpRequestHeaders, name); }
 export function setRequestHeaders(headers: Header[]): Status { return setHeaders(MapType.HttpRequestHeaders, headers); }
 export function addRequestHeader(name: string, value: string): Status { return addHeader(MapType.HttpRequestHeaders, name, value); }
 export function replaceRequestHeader(name: string, value: string): Status { return replaceHeader(MapType.HttpRequestHeaders, name, value); }

@@ -107,10 +107,12 @@ describe('lifecycle against the stub host', () => {
 
   const configure = (host: StubHost): number => host.call('proxy_on_configure', 1, host.pluginConfiguration.length);
 
-  test('a valid configuration is accepted and its member names (not values) are logged', () => {
-    const host = start('{"aliases": {"/old": "/new"}, "token_secret": "s3cr3t"}');
+  // Issue 7: the configuration has a schema (README "Edge configuration reference"; the
+  // refusals are tested in test/edge-plugin/config.test.ts).
+  test('a valid configuration is accepted and summarised (never its secrets)', () => {
+    const host = start('{"locations": [{"prefix": "/", "skip_rewrite": false, "auth_token": {"secret": "s3cr3t", "prefix": "token"}}]}');
     expect(configure(host)).toBe(1);
-    expect(host.logs).toEqual([{ level: 2, message: 'edge: configuration of 55 bytes, members: [aliases, token_secret]' }]);
+    expect(host.logs).toEqual([{ level: 2, message: 'edge: 1 location: / [auth_token /token/]' }]);
     expect(host.logs[0]!.message).not.toContain('s3cr3t');
   });
 
@@ -160,13 +162,14 @@ describe('lifecycle against the stub host', () => {
     expect(host.calls.filter((c) => /replace|add_header|remove|send_local|set_/.test(c))).toEqual([]);
   });
 
-  test('the debug line is not built (no header lookups) when debug logging is off', () => {
+  test('the debug line is not built (no :method lookup) when debug logging is off', () => {
     const host = start('{}', 2);
     configure(host);
+    host.requestHeaders = [[':path', '/a'], [':method', 'GET']];
     host.calls = [];
     host.call('proxy_on_context_create', 2, 1);
-    expect(host.call('proxy_on_request_headers', 2, 0, 1)).toBe(0);
-    expect(host.calls).toEqual(['proxy_get_log_level']);
+    expect(host.call('proxy_on_request_headers', 2, 2, 1)).toBe(0);
+    expect(host.calls).toEqual(['proxy_get_header_map_value', 'proxy_get_log_level']); // :path only (issue 7 reads it)
   });
 
   test('callbacks for unknown or deleted contexts are harmless', () => {
@@ -239,13 +242,15 @@ describe('never traps on bad input (a trap fails every later request on the work
         // The module may be stricter than JSON.parse (invalid UTF-8, duplicate names), never looser.
         if (accepted === 1) expect(isObject).toBe(true);
         else expect(host.logs.at(-1)?.level).toBe(4);
-        if (isObject && accepted === 0) expect(host.logs.at(-1)?.message).toMatch(/invalid UTF-8|duplicate member name|out of range|nesting/);
+        // Issue 7: an object must also follow the schema (refusals name the member).
+        if (isObject && accepted === 0) expect(host.logs.at(-1)?.message).toMatch(/invalid UTF-8|duplicate member name|out of range|nesting|configuration refused: /);
       }),
       { numRuns: 400 },
     );
   });
 
-  test('random request header values: still pass-through', () => {
+  // Issue 7: a :path the edge refuses gets a local reply (PAUSE, forced stop); the rest passes.
+  test('random request header values: pass through or a local reply, never a trap', () => {
     const host = new StubHost();
     host.logLevel = 0;
     host.instantiate(wasmModule);
@@ -259,10 +264,13 @@ describe('never traps on bad input (a trap fails every later request on the work
         if (method !== null) host.requestHeaders.push([':method', method]);
         if (requestPath !== null) host.requestHeaders.push([':path', requestPath]);
         host.logs = [];
+        host.localResponses = [];
         host.call('proxy_on_context_create', id, 1);
-        expect(host.call('proxy_on_request_headers', id, host.requestHeaders.length, 1)).toBe(0);
+        const action = host.call('proxy_on_request_headers', id, host.requestHeaders.length, 1);
         host.call('proxy_on_delete', id++);
-        expect(host.logs).toEqual([{ level: 1, message: `edge: ${method ?? '-'} ${requestPath ?? '-'}` }]);
+        expect(action).toBe(host.localResponses.length === 0 ? 0 : 1);
+        if (action === 0) expect(host.logs[0]?.message.startsWith(`edge: ${method === null ? '-' : ''}`)).toBe(true);
+        else expect([400, 414]).toContain(host.localResponses[0]!.status);
       }),
       { numRuns: 300 },
     );

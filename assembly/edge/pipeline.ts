@@ -1,0 +1,65 @@
+// What the edge does with one request, in this order (README "Edge configuration reference"):
+//
+//   1. normalise    :path split into path and query, path decoded once; hostile shapes refused
+//                   (target.ts) whatever the configuration
+//   2. location     the longest matching prefix (config.ts); none: only step 1 and 7 apply
+//   3. auth_basic   before anything that could reveal what exists behind it
+//   4. auth_token   verify, then remove the hash and timestamp segments (token.ts)
+//   5. rewrite      the location's rules on the stripped path (rewrite.ts); the location is not
+//                   chosen again for the result
+//   6. filter       validate_filter on the final query (filter-query.ts)
+//   7. :path        the final path in its canonical encoding, plus the query
+//
+// Pure: the caller hands in the raw bytes of :path and of the Authorization header (only needed
+// for auth_basic) and the time; the answer is a Verdict. No host call happens here.
+
+import { applyRewrite } from "./rewrite";
+import { EdgeConfig } from "./config";
+import { checkFilters } from "./filter-query";
+import { Refusal, Verdict } from "./refusals";
+import { MAX_QUERY_BYTES, checkDecodedPath, checkQuery, encodePath, parseTargetBytes } from "./target";
+import { checkToken } from "./token";
+
+/** `now`: seconds since the epoch (only read by auth_token). */
+export function decide(config: EdgeConfig, rawTarget: Uint8Array, authorization: Uint8Array | null, now: i64): Verdict {
+  const target = parseTargetBytes(rawTarget);
+  if (target.error.length > 0) {
+    const refusal = target.tooLong ? Refusal.UrlTooLong : target.badQuery ? Refusal.BadQuery : Refusal.BadPath;
+    return Verdict.refuse(refusal, target.error);
+  }
+  let path = target.path;
+  let query = target.query;
+  const location = config.match(path);
+  if (location !== null) {
+    const basic = location.basic;
+    if (basic !== null) {
+      const refused = basic.check(authorization);
+      if (refused !== null) return refused;
+    }
+    const token = location.token;
+    if (token !== null) {
+      const checked = checkToken(token, path, now);
+      const refused = checked.verdict;
+      if (refused !== null) return refused;
+      path = checked.path;
+    }
+    const rules = location.rewrite;
+    if (rules !== null) {
+      const rewritten = applyRewrite(rules, path, query);
+      if (rewritten !== null) {
+        const problem = checkDecodedPath(rewritten.path);
+        if (problem.length > 0) return Verdict.refuse(Refusal.RewriteBadPath, "the rewritten path is refused: " + problem);
+        const queryProblem = rewritten.query.length > MAX_QUERY_BYTES ? "rewritten query too long" : checkQuery(rewritten.query);
+        if (queryProblem.length > 0) return Verdict.refuse(Refusal.BadQuery, queryProblem);
+        path = rewritten.path;
+        query = rewritten.query;
+      }
+    }
+    if (location.validateFilter) {
+      const filters = checkFilters(query);
+      if (filters.error.length > 0) return Verdict.refuse(Refusal.BadFilter, filters.error);
+      query = filters.query;
+    }
+  }
+  return Verdict.pass(query.length > 0 ? encodePath(path) + "?" + query : encodePath(path));
+}
