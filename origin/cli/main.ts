@@ -16,6 +16,7 @@ Commands:
   serve     serve presentations over HTTP as Smooth, DASH and HLS (origin serve --help)
   filter    show which tracks of a server manifest a filter expression keeps (origin filter --help)
   edge      run the edge plugin in front of the origin from an Envoy config (origin edge --help)
+  sign-url  print a URL signed for the edge's auth_token (origin sign-url --help)
   demo      package the sample content and serve it with a player page (npm start)
   version   print the version
 
@@ -29,6 +30,8 @@ const COMMANDS: Record<string, Command> = {
   // Loaded on use: the packaging and filter commands need none of the HTTP stack.
   serve: (argv, out, err) => (require('./serve-command') as typeof import('./serve-command')).runServe(argv, out, err),
   edge: (argv, out, err) => (require('./edge-command') as typeof import('./edge-command')).runEdge(argv, out, err),
+  'sign-url': (argv, out, err) => (require('./sign-url-command') as typeof import('./sign-url-command')).runSignUrl(argv, out, err),
+  'edge-config': (argv, out, err) => (require('./edge-config-command') as typeof import('./edge-config-command')).runEdgeConfig(argv, out, err),
   demo: runDemo,
   version: async (_argv, out) => {
     out.write(`${VERSION}\n`);
