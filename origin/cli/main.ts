@@ -13,9 +13,10 @@ const USAGE = `Usage: origin <command> [arguments]
 
 Commands:
   package   write a server manifest (.ism) from fragmented MP4 files (origin package --help)
-  serve     serve presentations over HTTP as Smooth, DASH and HLS (origin serve --help)
+  serve     serve presentations over HTTP as Smooth, DASH, HLS and HDS (origin serve --help)
   filter    show which tracks of a server manifest a filter expression keeps (origin filter --help)
   edge      run the edge plugin in front of the origin from an Envoy config (origin edge --help)
+  edge-config  write the edge plugin's JSON from map files into an envoy.yaml (origin edge-config --help)
   sign-url  print a URL signed for the edge's auth_token (origin sign-url --help)
   demo      package the sample content and serve it with a player page (npm start)
   version   print the version
