@@ -18,8 +18,9 @@
 //     zero-duration sample shows nothing and content outside its sample is dropped.
 // Edit lists are not applied (the origin serves from fragments; `time` carries its own origin).
 //
-// Output (RFC 8216 §3.5): `WEBVTT`, `X-TIMESTAMP-MAP=MPEGTS=<mpegts>,LOCAL=00:00:00.000`, a
-// blank line, then the cues on the output timeline (source time − presentation origin, as
+// Output (RFC 8216 §3.5): `WEBVTT`, `X-TIMESTAMP-MAP=MPEGTS:<mpegts>,LOCAL:00:00:00.000` (the
+// RFC's syntax: each attribute name is followed by a colon, not `=`; shaka reads only that form
+// and rejects the segment as INVALID_TEXT_HEADER otherwise), a blank line, then the cues on the output timeline (source time − presentation origin, as
 // `time` gives it). Cues of consecutive samples that continue one another (same text and
 // settings, one ending where the next begins: a cue the packager repeated in every sample it
 // spans) are joined first; then every cue overlapping the window is written whole (a player
@@ -81,7 +82,7 @@ export function webvttSegment(samples: TextSample[], timescale: number, mpegts: 
     if (end <= begin) continue; // shorter than half a millisecond
     blocks.push(`${formatTimestamp(begin)} --> ${formatTimestamp(end)}${c.settings === '' ? '' : ` ${c.settings}`}\n${c.payload}\n`);
   }
-  return `WEBVTT\nX-TIMESTAMP-MAP=MPEGTS=${mpegts},LOCAL=00:00:00.000\n\n${blocks.join('\n')}`;
+  return `WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:${mpegts},LOCAL:00:00:00.000\n\n${blocks.join('\n')}`;
 }
 
 /** The cues of one sample on the output timeline, clipped to the sample's interval. */

@@ -50,7 +50,7 @@ export function cueText(nodes: JudgedNode[]): string {
     .join('');
 }
 
-export const TIMESTAMP_MAP = /^X-TIMESTAMP-MAP=MPEGTS=(\d+),LOCAL=00:00:00\.000$/;
+export const TIMESTAMP_MAP = /^X-TIMESTAMP-MAP=MPEGTS:(\d+),LOCAL:00:00:00\.000$/;
 
 /**
  * Parses a produced segment with webvtt-parser. The RFC 8216 §3.5 header line is checked here

@@ -68,8 +68,8 @@ function thrown(f: () => unknown): OriginError {
 describe('document framing', () => {
   test('header: WEBVTT, the RFC 8216 §3.5 timestamp map, a blank line', () => {
     const vtt = webvttSegment([sample(doc('<div><p begin="1s" end="2s">Hi</p></div>'))], 1000, 900000, { start: 0n, end: 10000n });
-    expect(vtt).toBe('WEBVTT\nX-TIMESTAMP-MAP=MPEGTS=900000,LOCAL=00:00:00.000\n\n00:00:01.000 --> 00:00:02.000\nHi\n');
-    expect(webvttSegment([], 1000, 0, { start: 0n, end: 10000n })).toBe('WEBVTT\nX-TIMESTAMP-MAP=MPEGTS=0,LOCAL=00:00:00.000\n\n');
+    expect(vtt).toBe('WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000\n\n00:00:01.000 --> 00:00:02.000\nHi\n');
+    expect(webvttSegment([], 1000, 0, { start: 0n, end: 10000n })).toBe('WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000\n\n');
   });
 
   test('several cues are separated by one blank line and the document is valid', () => {
