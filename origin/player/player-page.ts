@@ -169,9 +169,11 @@ const PAGE_SCRIPT = String.raw`
   'use strict';
   var cfg = JSON.parse(document.getElementById('config').textContent);
   var video = document.getElementById('video');
-  var t = window.__test = { errors: [], events: [], player: cfg.player };
+  var t = window.__test = { errors: [], errorTimes: [], events: [], player: cfg.player };
   function at() { return '@' + video.currentTime.toFixed(2); }
-  function error(msg) { t.errors.push(msg); }
+  // errorTimes[i]: video.currentTime when errors[i] was reported (the tests judge some player
+  // notices by when they happen, e.g. right after the test switched tracks).
+  function error(msg) { t.errors.push(msg); t.errorTimes.push(video.currentTime); }
   function event(msg) { t.events.push(msg + ' ' + at()); }
   function str(x) {
     var s;
@@ -248,6 +250,12 @@ const PAGE_SCRIPT = String.raw`
     var player = new shaka.Player();
     window.__player = player;
     player.addEventListener('error', function (e) { error('shaka error ' + shakaError(e.detail)); });
+    // shaka 5 times WebVTT in fMP4 HLS by the video appends that follow the text track's
+    // selection; a track chosen after the short clip is fully buffered never gets its cues. Asking
+    // for the page's language up front streams the matching subtitles with the media.
+    if ('preferredText' in player.getConfiguration()) {
+      player.configure({ preferredText: [{ language: (navigator.language || 'en').split('-')[0], role: '', format: '', forced: false }] });
+    }
     player.attach(video)
       .then(function () { return player.load(cfg.url, null, mimeType); })
       .then(function () { event('shaka:loaded'); play(); })
@@ -269,7 +277,8 @@ const PAGE_SCRIPT = String.raw`
         if (i < 0) throw new Error('hls.js has no audio track in ' + wanted + ': ' + str(p.audioTracks.map(function (tr) { return tr.lang; })));
         p.audioTrack = i;
       },
-      showText: function () { var p = window.__player; p.subtitleDisplay = true; if (p.subtitleTracks.length > 0) p.subtitleTrack = 0; }
+      showText: function () { var p = window.__player; p.subtitleDisplay = true; if (p.subtitleTracks.length > 0) p.subtitleTrack = 0; },
+      textReady: function () { return window.__player.subtitleTracks.length > 0; }
     },
     // shaka 5 has getAudioTracks/selectAudioTrack and shows a selected text track; shaka 4 has
     // getAudioLanguages/selectAudioLanguage and a separate visibility switch.
@@ -296,7 +305,8 @@ const PAGE_SCRIPT = String.raw`
         var p = window.__player, tracks = p.getTextTracks();
         if (tracks.length > 0) p.selectTextTrack(tracks[0]);
         if (p.setTextTrackVisibility) p.setTextTrackVisibility(true);
-      }
+      },
+      textReady: function () { var p = window.__player; return !!p && p.getTextTracks().length > 0; }
     },
     native: {
       audio: function () {
@@ -312,7 +322,8 @@ const PAGE_SCRIPT = String.raw`
         if (found < 0) throw new Error('no native audio track in ' + wanted);
         for (i = 0; i < a.length; i++) a[i].enabled = i === found;
       },
-      showText: function () { for (var i = 0; i < video.textTracks.length; i++) video.textTracks[i].mode = 'showing'; }
+      showText: function () { for (var i = 0; i < video.textTracks.length; i++) video.textTracks[i].mode = 'showing'; },
+      textReady: function () { return video.textTracks.length > 0; }
     }
   };
   function control(name) {
@@ -324,6 +335,8 @@ const PAGE_SCRIPT = String.raw`
   t.setAudioLanguage = function (wanted) {
     try { control('setAudio')(wanted); event('test:audio ' + wanted.join('/')); } catch (e) { error('setAudioLanguage: ' + e.message); }
   };
+  // Whether the player lists text tracks yet (a viewer can pick subtitles from its menu).
+  t.textReady = function () { try { return !!control('textReady')(); } catch (e) { return false; } };
   t.showText = function () {
     try { control('showText')(); event('test:showText'); } catch (e) { error('showText: ' + e.message); }
   };

@@ -4,9 +4,10 @@
 // active) and turns subtitles on (a WebVTT cue must reach a text track of the <video>).
 
 import { startTestOrigin, TestOrigin } from '../server/server-helpers';
-import { closeBrowser, playAndCheck, playerTestsEnabled } from '../support/browser';
+import { closeBrowser, playAndCheck, playerTestsEnabled, PlayResult } from '../support/browser';
 import { PLAYABLE } from '../helpers/presentations';
 import { PlayerName } from '../../origin/player/player-page';
+import { Mode, withoutHlsjsNotices } from '../support/hlsjs-notices';
 
 const PLAY_TIMEOUT_MS = 30_000;
 const DUTCH = ['nl', 'nld', 'dut'];
@@ -16,9 +17,9 @@ const MODES = {
   'ts-demuxed': '?hls_no_multiplex=true',
   fmp4: '?hls_fmp4=true',
 } as const;
-type Mode = keyof typeof MODES;
 
 const PLAYERS: PlayerName[] = ['hlsjs', 'shaka', 'native'];
+
 const CASES: Array<[PlayerName, Mode]> = PLAYERS.flatMap((p) => (Object.keys(MODES) as Mode[]).map((m): [PlayerName, Mode] => [p, m]));
 
 const enabled = playerTestsEnabled();
@@ -37,19 +38,44 @@ describePlayers('HLS in real players', () => {
     await origin?.server.close();
   });
 
-  test.each(CASES)('%s plays %s, switches the audio to Dutch and shows a subtitle cue', async (player, mode) => {
+  async function playSwitchAndCue(player: PlayerName, mode: Mode, switchAudio = true): Promise<void> {
     const r = await playAndCheck(page(player, `/hls.ism/.m3u8${MODES[mode]}`), {
       untilSeconds: 7,
       timeoutMs: PLAY_TIMEOUT_MS,
-      screenshot: `hls-${player}-${mode}`,
-      switchAudio: { to: DUTCH, atSeconds: 2 },
-      subtitles: true,
+      screenshot: `hls-${player}-${mode}${switchAudio ? '' : '-noswitch'}`,
+      ...(switchAudio ? { switchAudio: { to: DUTCH, atSeconds: 2 } } : {}),
+      // No subtitles for native (see cueApplies below): waiting for a cue would only time out.
+      subtitles: player !== 'native',
+      ...(player === 'hlsjs' ? { counted: (p: Pick<PlayResult, 'errors' | 'errorTimes' | 'switchedAt'>) => withoutHlsjsNotices(mode, p) } : {}),
     });
+    // Chromium's native HLS has no subtitles: it never creates a TextTrack for a SUBTITLES
+    // rendition (video.textTracks stays empty in every mode, while hls.js and shaka show cues from
+    // the same playlists), so a cue cannot be asked of it.
+    const cueApplies = player !== 'native';
     expect({
-      errors: r.errors,
+      errors: player === 'hlsjs' ? withoutHlsjsNotices(mode, r) : r.errors,
       passed: r.currentTime > 7,
-      dutch: DUTCH.includes((r.audioLanguage ?? '').split('-')[0]!.toLowerCase()),
-      cue: (r.cues ?? 0) > 0,
-    }).toEqual({ errors: [], passed: true, dutch: true, cue: true });
+      dutch: switchAudio ? DUTCH.includes((r.audioLanguage ?? '').split('-')[0]!.toLowerCase()) : 'no switch',
+      cue: cueApplies ? (r.cues ?? 0) > 0 : 'not applicable',
+    }).toEqual({ errors: [], passed: true, dutch: switchAudio ? true : 'no switch', cue: cueApplies ? true : 'not applicable' });
+  }
+
+  const KNOWN_FAILING = (player: PlayerName, mode: Mode): boolean => player === 'native' && mode === 'ts-muxed';
+
+  test.each(CASES.filter(([p, m]) => !KNOWN_FAILING(p, m)))('%s plays %s, switches the audio to Dutch and shows a subtitle cue', async (player, mode) => {
+    await playSwitchAndCue(player, mode);
+  }, PLAY_TIMEOUT_MS + 10_000);
+
+  // Chromium's native HLS plays the multiplexed TS variant...
+  test('native plays ts-muxed (no audio switch)', async () => {
+    await playSwitchAndCue('native', 'ts-muxed', false);
+  }, PLAY_TIMEOUT_MS + 10_000);
+
+  // ...but switching it to the Dutch packed-audio rendition fails with
+  // DEMUXER_ERROR_COULD_NOT_PARSE, although the same `.aac` playlist plays natively in the
+  // demultiplexed mode (passing above). OPEN DEFECT (issue 5 stays open on it): a test.failing
+  // case, so that the day it plays this test fails and asks to be turned into a plain one.
+  test.failing('native plays ts-muxed and switches the audio to Dutch (open defect)', async () => {
+    await playSwitchAndCue('native', 'ts-muxed');
   }, PLAY_TIMEOUT_MS + 10_000);
 });
