@@ -80,6 +80,28 @@ export interface EnsureOptions {
   log?: (line: string) => void;
   /** Seconds between progress lines while a file encodes. Default 10. */
   progressEvery?: number;
+  /** The files to make (default longSourceSpecs(hours)). */
+  specs?: LongSourceSpec[];
+}
+
+/**
+ * The http suite's presentation (bench/http-bench.ts): 3 H.264 renditions up to 720p and 2 AAC
+ * tracks of `minutes` minutes, 2 s closed GOPs (one fragment each), one track per file.
+ */
+export function httpBenchSpecs(minutes = 30): LongSourceSpec[] {
+  const tag = `${minutes}m`;
+  const aac = (hz: number, kbps: number): string[] => [
+    '-f', 'lavfi', '-i', `sine=frequency=${hz}:sample_rate=48000`,
+    '-map_metadata', '-1', '-fflags', '+bitexact',
+    '-ac', '2', '-c:a', 'aac', '-aac_coder', 'fast', '-b:a', `${kbps}k`, '-frag_duration', '2000000',
+  ];
+  return [
+    { file: `video_1280x720_1500k_${tag}.ismv`, kind: 'video', description: 'H.264 1280x720 24 fps ultrafast ~1500 kb/s, closed 2 s GOPs', args: x264(1280, 720, 1500), cost: 300 },
+    { file: `video_854x480_800k_${tag}.ismv`, kind: 'video', description: 'H.264 854x480 24 fps ultrafast ~800 kb/s, closed 2 s GOPs', args: x264(854, 480, 800), cost: 140 },
+    { file: `video_640x360_400k_${tag}.ismv`, kind: 'video', description: 'H.264 640x360 24 fps ultrafast ~400 kb/s, closed 2 s GOPs', args: x264(640, 360, 400), cost: 80 },
+    { file: `audio_aac_128k_${tag}.isma`, kind: 'audio', description: 'AAC-LC stereo 48 kHz 128 kb/s (440 Hz sine, fast coder), 2 s fragments', args: aac(440, 128), cost: 22 },
+    { file: `audio_aac_64k_${tag}.isma`, kind: 'audio', description: 'AAC-LC stereo 48 kHz 64 kb/s (660 Hz sine, fast coder), 2 s fragments', args: aac(660, 64), cost: 22 },
+  ];
 }
 
 /** The repository root: the nearest directory above this file (src or dist) with our package.json. */
@@ -266,6 +288,29 @@ async function generate(spec: LongSourceSpec, file: string, seconds: number, opt
   return sidecar;
 }
 
+/**
+ * `copies` back-to-back copies of a cached source as one file, by stream copy (ffmpeg's concat
+ * demuxer: no re-encoding, seconds): the long presentation of the "first manifest" measurement.
+ */
+export async function concatCopies(source: string, copies: number, out: string): Promise<string> {
+  const st = statSync(source);
+  const stamp = `${out}.json`;
+  const want = JSON.stringify({ source: path.basename(source), size: st.size, mtimeMs: st.mtimeMs, copies });
+  if (existsSync(out) && existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return out;
+  const list = `${out}.list-${process.pid}`;
+  const tmp = `${out}.partial-${process.pid}`;
+  await fs.writeFile(list, Array.from({ length: copies }, () => `file '${source.replace(/'/g, "'\\''")}'\n`).join(''));
+  const r = await runFfmpeg(['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', '-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', '-map_metadata', '-1', '-fflags', '+bitexact', '-frag_duration', '2000000', '-f', 'ismv', tmp]);
+  await fs.rm(list, { force: true });
+  if (r.code !== 0) {
+    await fs.rm(tmp, { force: true });
+    throw new Error(`ffmpeg concat of ${source} failed (exit ${r.code}): ${r.stderr.trim()}`);
+  }
+  await fs.rename(tmp, out);
+  await fs.writeFile(stamp, want);
+  return out;
+}
+
 /** Deletes `*.partial-<pid>` leftovers of interrupted runs whose process is gone. */
 async function removeStalePartials(cacheDir: string): Promise<void> {
   for (const name of await fs.readdir(cacheDir)) {
@@ -311,7 +356,7 @@ export async function ensureLongSourcesReport(hours = 1, options: EnsureOptions 
   await fs.mkdir(cacheDir, { recursive: true });
   await removeStalePartials(cacheDir);
 
-  const specs = longSourceSpecs(hours);
+  const specs = options.specs ?? longSourceSpecs(hours);
   const files = specs.map((s) => path.join(cacheDir, s.file));
   const todo: number[] = [];
   for (let i = 0; i < specs.length; i++) {

@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { runEdgeBench } from './edge-bench';
 import { runEdgePluginBench } from './edge-plugin-bench';
 import { runFilterBench } from './filter-bench';
+import { runHttpBench } from './http-bench';
 import { runIndexBench } from './index-bench';
 import { runTsBench } from './ts-bench';
 
@@ -42,6 +43,11 @@ const SUITES: Suite[] = [
     name: 'edge',
     description: 'proxy-wasm host overhead per request (pass-through plugin, in-process), and req/s through the embedded edge next to direct for a cached manifest',
     run: () => runEdgeBench(),
+  },
+  {
+    name: 'http',
+    description: 'origin serve under wrk (1 and N workers): manifests cold/warm and segments next to a node:http fixed body and nginx static files, edge vs direct, RSS, a 256-connection soak (needs wrk and nginx)',
+    run: () => runHttpBench(),
   },
   {
     name: 'edge-plugin',

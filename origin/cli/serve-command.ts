@@ -1,8 +1,10 @@
 // `origin serve --root <dir> [--host 127.0.0.1] [--port 8081] [...]`: the HTTP origin.
 
+import cluster, { Worker } from 'node:cluster';
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { DEFAULT_CACHE_CONTROL, RunningServer, startServer } from '../server/server';
+import { DEFAULT_CACHE_CONTROL, DEFAULT_MANIFEST_CACHE_BYTES, RunningServer, startServer } from '../server/server';
 import { wasmTrackSelector } from '../server/select';
 import { UsageError } from './args';
 
@@ -21,6 +23,12 @@ Options:
   --segment-cache-control <v>      Cache-Control of segments and fragments
                                    (default "${DEFAULT_CACHE_CONTROL.segment}"; "" sends none)
   --no-player                      do not serve the player page (/, /play, /_players/)
+  --workers <n>                    worker processes sharing the port (default: the number
+                                   of CPUs, ${defaultWorkers()} here); 1 serves in this process
+  --stat-ttl-ms <n>                trust a file's stat for n ms (default 0: a changed
+                                   .ism or source is seen by the next request)
+  --manifest-cache-bytes <n>       bound of the rendered-manifest cache per worker
+                                   (default ${DEFAULT_MANIFEST_CACHE_BYTES}; 0 disables it)
   -q, --quiet                      no request log on stderr
   -h, --help                       this text
 `;
@@ -34,10 +42,21 @@ export interface ServeArgs {
   playerPage: boolean;
   quiet: boolean;
   help: boolean;
+  /** Worker processes (default: the CPUs); only runServe reads it. */
+  workers?: number;
+  /** Bound of the rendered-manifest cache; 0 disables it (default DEFAULT_MANIFEST_CACHE_BYTES). */
+  manifestCacheBytes?: number;
+  /** ms a file's stat is trusted (default 0). */
+  statTtlMs?: number;
+}
+
+/** The CPUs this process may use (os.availableParallelism honours affinity masks). */
+export function defaultWorkers(): number {
+  return Math.max(1, os.availableParallelism());
 }
 
 export function parseServeArgs(argv: readonly string[]): ServeArgs {
-  const a: ServeArgs = { root: '', host: '127.0.0.1', port: 8081, manifestCacheControl: DEFAULT_CACHE_CONTROL.manifest, segmentCacheControl: DEFAULT_CACHE_CONTROL.segment, playerPage: true, quiet: false, help: false };
+  const a: ServeArgs = { root: '', host: '127.0.0.1', port: 8081, manifestCacheControl: DEFAULT_CACHE_CONTROL.manifest, segmentCacheControl: DEFAULT_CACHE_CONTROL.segment, playerPage: true, quiet: false, help: false, workers: defaultWorkers(), manifestCacheBytes: DEFAULT_MANIFEST_CACHE_BYTES };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const eq = arg.indexOf('=');
@@ -77,12 +96,27 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
       case '--no-player':
         a.playerPage = false;
         break;
+      case '--workers':
+        a.workers = integer(flag, value(), 1, 256);
+        break;
+      case '--stat-ttl-ms':
+        a.statTtlMs = integer(flag, value(), 0, 3_600_000);
+        break;
+      case '--manifest-cache-bytes':
+        a.manifestCacheBytes = integer(flag, value(), 0, 2 ** 40);
+        break;
       default:
         throw new UsageError(`unknown argument "${arg}" (origin serve --help)`);
     }
   }
   if (!a.help && a.root === '') throw new UsageError('--root <dir> is required');
   return a;
+}
+
+function integer(flag: string, v: string, min: number, max: number): number {
+  const n = Number(v);
+  if (!/^\d{1,13}$/.test(v) || n < min || n > max) throw new UsageError(`${flag} must be an integer in ${min}..${max}, not "${v.slice(0, 32)}"`);
+  return n;
 }
 
 function headerValue(flag: string, v: string): string {
@@ -103,6 +137,8 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
     segmentCacheControl: a.segmentCacheControl,
     select: wasmTrackSelector,
     playerPage: a.playerPage,
+    manifestCacheBytes: a.manifestCacheBytes,
+    statTtlMs: a.statTtlMs ?? 0,
     log: a.quiet ? undefined : log,
   });
 }
@@ -113,10 +149,73 @@ export async function runServe(argv: readonly string[], out: NodeJS.WritableStre
     out.write(SERVE_USAGE);
     return 0;
   }
-  const server = await serve(a, (line) => err.write(`${line}\n`));
+  const log = (line: string): void => void err.write(`${line}\n`);
+  if (cluster.isWorker) return runWorker(a, log);
+  if ((a.workers ?? 1) > 1) return runPrimary(a, out, log);
+  const server = await serve(a, log);
   out.write(`origin serving ${path.resolve(a.root)} at ${server.url}/ (Ctrl-C stops)\n`);
   await untilSignal();
   await server.close();
+  return 0;
+}
+
+// Multi-core: node:cluster. The workers share nothing but the listening port (the primary
+// accepts and hands connections round-robin, cluster.SCHED_RR, Node's default on Linux); each
+// has its own presentation and manifest caches. A worker that dies is restarted with a log line.
+// `startServer()` stays single-process: workers exist only through this command.
+
+interface WorkerReady {
+  origin: 'ready';
+  url: string;
+}
+
+/** A worker: serve, tell the primary where, stop on a signal or when the primary goes. */
+async function runWorker(a: ServeArgs, log: (line: string) => void): Promise<number> {
+  const server = await serve(a, log);
+  process.send!({ origin: 'ready', url: server.url } satisfies WorkerReady);
+  await new Promise<void>((resolve) => {
+    process.once('disconnect', resolve);
+    void untilSignal().then(resolve);
+  });
+  await server.close();
+  // The IPC channel would keep this process alive.
+  if (process.connected) process.disconnect();
+  return 0;
+}
+
+async function runPrimary(a: ServeArgs, out: NodeJS.WritableStream, log: (line: string) => void): Promise<number> {
+  let stopping = false;
+  const fork = (): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const w: Worker = cluster.fork();
+      const onExit = (code: number | null, signal: string | null): void => reject(new Error(`worker ${w.process.pid} exited (${signal ?? code}) before listening`));
+      w.once('exit', onExit);
+      w.on('message', (m: WorkerReady) => {
+        if (m?.origin !== 'ready') return;
+        w.off('exit', onExit);
+        w.once('exit', (code, signal) => {
+          if (stopping) return;
+          log(`origin: worker ${w.process.pid} died (${signal ?? `exit ${code}`}); starting another`);
+          fork().catch((e: unknown) => log(`origin: could not restart a worker: ${(e as Error).message}`));
+        });
+        resolve(m.url);
+      });
+    });
+  const urls = await Promise.all(Array.from({ length: a.workers ?? 1 }, fork));
+  out.write(`origin serving ${path.resolve(a.root)} at ${urls[0]}/ with ${a.workers} workers (Ctrl-C stops)\n`);
+  await untilSignal();
+  stopping = true;
+  const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+  await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<void>((resolve) => {
+          if (w.isDead()) return resolve();
+          w.once('exit', () => resolve());
+          w.process.kill('SIGTERM');
+        }),
+    ),
+  );
   return 0;
 }
 

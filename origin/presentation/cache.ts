@@ -15,6 +15,8 @@ interface Entry<T> {
   key: string;
   value: Promise<T>;
   cost: number;
+  /** The value once loaded, for synchronous hits. */
+  settled?: { value: T };
 }
 
 /** A small LRU with a cost bound; values are promises so concurrent misses coalesce. */
@@ -34,6 +36,7 @@ export class CostLru<T> {
     const entry: Entry<T> = { key, cost: 0, value: Promise.resolve() as unknown as Promise<T> };
     entry.value = load().then(
       ({ value, cost }) => {
+        entry.settled = { value };
         if (this.map.get(id) === entry) {
           entry.cost = cost;
           this.total += cost;
@@ -49,6 +52,15 @@ export class CostLru<T> {
     );
     this.map.set(id, entry);
     return entry.value;
+  }
+
+  /** A loaded value under (id, key), refreshed as most recent; undefined when absent or still loading. */
+  peek(id: string, key: string): T | undefined {
+    const hit = this.map.get(id);
+    if (hit === undefined || hit.key !== key || hit.settled === undefined) return undefined;
+    this.map.delete(id);
+    this.map.set(id, hit);
+    return hit.settled.value;
   }
 
   /** Forgets an entry (the next get loads it again). */
@@ -73,6 +85,11 @@ export class CostLru<T> {
   get size(): number {
     return this.map.size;
   }
+
+  /** The summed cost of the loaded entries. */
+  get cost(): number {
+    return this.total;
+  }
 }
 
 export interface StoreLimits {
@@ -80,17 +97,43 @@ export interface StoreLimits {
   mediaBytes: number;
   /** Number of presentations kept. */
   presentations: number;
+  /**
+   * How long a stat of the .ism or a source is trusted (ms). 0: every request stats every file,
+   * so a change is seen by the next request; n: a change is seen at most n ms late.
+   */
+  statTtlMs?: number;
 }
 
-export const DEFAULT_LIMITS: StoreLimits = { mediaBytes: 256 << 20, presentations: 4096 };
+export const DEFAULT_LIMITS: StoreLimits = { mediaBytes: 256 << 20, presentations: 4096, statTtlMs: 0 };
+
+/** At most this many stats are remembered (a bound for roots with many files). */
+const MAX_STATS = 16384;
 
 export class PresentationStore {
   private readonly media: CostLru<MediaFile>;
   private readonly presentations: CostLru<Presentation>;
+  private readonly statTtlMs: number;
+  private readonly stats = new Map<string, { until: number; stat: Promise<{ mtimeMs: number; size: number }> }>();
 
   constructor(limits: StoreLimits = DEFAULT_LIMITS) {
     this.media = new CostLru(limits.mediaBytes);
     this.presentations = new CostLru(limits.presentations);
+    this.statTtlMs = limits.statTtlMs ?? 0;
+  }
+
+  private stat(p: string): Promise<{ mtimeMs: number; size: number }> {
+    if (this.statTtlMs <= 0) return statFile(p);
+    const now = performance.now();
+    const hit = this.stats.get(p);
+    if (hit !== undefined && hit.until > now) return hit.stat;
+    const stat = statFile(p);
+    if (this.stats.size >= MAX_STATS) this.stats.clear();
+    this.stats.set(p, { until: now + this.statTtlMs, stat });
+    // A failed stat is not remembered: the next request looks again.
+    stat.catch(() => {
+      if (this.stats.get(p)?.stat === stat) this.stats.delete(p);
+    });
+    return stat;
   }
 
   /** The presentation at an absolute .ism path; not-found when there is none. */
@@ -99,9 +142,10 @@ export class PresentationStore {
     // A source replaced under an unchanged .ism must not be served from a stale index: its new
     // index replaces the old one in the media cache, and the presentation built on the old one
     // is dropped and built once more (then cached again).
-    for (const t of presentation.tracks) {
-      const media = await this.mediaFile(t.src);
-      if (media.tracks.every((m) => m.fragments !== t.fragments)) {
+    // The sources are looked at concurrently: one round trip for all of them, not one each.
+    const media = await Promise.all(presentation.tracks.map((t) => this.mediaFile(t.src)));
+    for (const [i, t] of presentation.tracks.entries()) {
+      if (media[i]!.tracks.every((m) => m.fragments !== t.fragments)) {
         this.presentations.delete(ismPath);
         return this.load(ismPath);
       }
@@ -110,7 +154,7 @@ export class PresentationStore {
   }
 
   private async load(ismPath: string): Promise<Presentation> {
-    const stat = await statFile(ismPath);
+    const stat = await this.stat(ismPath);
     if (stat.size > MAX_SERVER_MANIFEST_BYTES) throw new OriginError('corrupt-media', `server manifest of ${stat.size} bytes exceeds ${MAX_SERVER_MANIFEST_BYTES}`, ismPath);
     return this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
       const text = await fs.readFile(ismPath, 'utf8').catch((e: unknown) => {
@@ -122,7 +166,7 @@ export class PresentationStore {
   }
 
   async mediaFile(absolutePath: string): Promise<MediaFile> {
-    const stat = await statFile(absolutePath);
+    const stat = await this.stat(absolutePath);
     return this.media.get(absolutePath, `${stat.mtimeMs}:${stat.size}`, async () => {
       const source = await FileSource.open(absolutePath);
       try {

@@ -14,7 +14,9 @@ import { mediaSegmentParts, readFragmentMoof, reboxFragment } from '../fmp4/medi
 import { readTrackHeaders, TrackHeader } from '../fmp4/track-header';
 import { childBoxes, readBoxHeader } from '../media/boxes';
 import { FileSource } from '../media/source';
-import { CostLru, PresentationStore } from '../presentation/cache';
+import { PresentationStore } from '../presentation/cache';
+import { canonicalViewKey, ManifestCache, RenderedManifest } from '../presentation/manifest-cache';
+import { PresentationIds, PresentationMemo } from '../presentation/request-caches';
 import { Presentation, PresentationTrack, ticksIn } from '../presentation/presentation';
 import { Segment } from '../playout/timeline';
 import { PlayoutView, TrackSelector, trackKey, viewForQuery, ViewTrack } from '../playout/view';
@@ -24,7 +26,7 @@ import { PresentationRequest, RouteKind } from './routes';
 
 export type Part = { kind: 'bytes'; bytes: Uint8Array } | { kind: 'file'; offset: number; length: number };
 
-export type ReplyBody = { type: 'text'; text: string } | { type: 'bytes'; bytes: Uint8Array } | { type: 'parts'; file: string; parts: Part[]; length: number };
+export type ReplyBody = { type: 'text'; text: string; /** `text` in UTF-8 when already encoded */ bytes?: Uint8Array } | { type: 'bytes'; bytes: Uint8Array } | { type: 'parts'; file: string; parts: Part[]; length: number };
 
 export interface Reply {
   contentType: string;
@@ -39,12 +41,36 @@ export interface Reply {
 export interface PlayoutContext {
   store: PresentationStore;
   select: TrackSelector;
-  /** Rendered manifests by canonical request (a byte bound). */
-  manifests: CostLru<string>;
+  /** Rendered manifests by request line and by canonical view (a byte bound; 0 disables). */
+  manifests: ManifestCache;
+  /** Views by (presentation, format, raw query): no re-selection or re-segmentation per request. */
+  views: PresentationMemo<PlayoutView>;
+  /** The rewritten boxes and file ranges of a segment: no re-read or re-parse of its moofs. */
+  segments: PresentationMemo<SegmentParts>;
 }
 
 export function newPlayoutContext(store: PresentationStore, select: TrackSelector, manifestCacheBytes = 64 << 20): PlayoutContext {
-  return { store, select, manifests: new CostLru<string>(manifestCacheBytes) };
+  const ids = new PresentationIds();
+  return { store, select, manifests: new ManifestCache(manifestCacheBytes), views: new PresentationMemo(ids, 32 << 20), segments: new PresentationMemo(ids, 32 << 20) };
+}
+
+interface SegmentParts {
+  parts: Part[];
+  length: number;
+  /** The source's size when the boxes were read (part of the ETag). */
+  fileSize: number;
+}
+
+/** Estimated bytes of a view: its segment objects dominate. */
+function viewCost(view: PlayoutView): number {
+  return 1024 + view.tracks.reduce((n, t) => n + 64 + t.segments.length * 160, 0);
+}
+
+const MANIFEST_ROUTES: ReadonlySet<RouteKind> = new Set<RouteKind>(['smooth-manifest', 'dash-mpd', 'hls-playlist', 'hls-iframe-playlist', 'hds-manifest']);
+
+/** The request line as the manifest cache's first key (the presentation is keyed by identity). */
+function requestKey(req: PresentationRequest, rawQuery: string): string {
+  return `${req.route.kind}\n${req.tail}\n${rawQuery}`;
 }
 
 /** `absoluteIsm` is the file; `req.ismPath` the URL path shown in messages. */
@@ -55,21 +81,24 @@ export async function handlePlayout(ctx: PlayoutContext, req: PresentationReques
     }
     throw e;
   });
-  const view = viewForQuery(p, req.route.format, rawQuery, ctx.select);
+  // Fast path: this exact request line was answered before (no query parse, no filter, no render).
+  const hit = MANIFEST_ROUTES.has(req.route.kind) ? ctx.manifests.forRequest(p, requestKey(req, rawQuery)) : undefined;
+  if (hit !== undefined) return manifestReply(req, p, hit);
+  const view = ctx.views.get(p, `${req.route.format}\n${rawQuery}`, () => viewForQuery(p, req.route.format, rawQuery, ctx.select), viewCost);
   const { groups } = req;
   switch (req.route.kind) {
     case 'smooth-manifest':
-      return manifest(ctx, req, p, rawQuery, () => writeSmoothManifest(view));
+      return manifest(ctx, req, p, view, rawQuery, () => writeSmoothManifest(view));
     case 'dash-mpd':
-      return manifest(ctx, req, p, rawQuery, () => writeMpd(view));
+      return manifest(ctx, req, p, view, rawQuery, () => writeMpd(view));
     case 'hls-playlist': {
       const r = findRendition(view, groups.stem!);
-      return manifest(ctx, req, p, rawQuery, () => (r === undefined ? writeMasterPlaylist(view) : writeMediaPlaylist(view, r)));
+      return manifest(ctx, req, p, view, rawQuery, () => (r === undefined ? writeMasterPlaylist(view) : writeMediaPlaylist(view, r)));
     }
     case 'hls-iframe-playlist': {
       const r = findRendition(view, groups.stem!);
       if (r === undefined) throw unknownTrack(`in "${groups.stem!.slice(0, 128)}"`);
-      return manifest(ctx, req, p, rawQuery, () => writeIFramePlaylist(view, r));
+      return manifest(ctx, req, p, view, rawQuery, () => writeIFramePlaylist(view, r));
     }
     case 'hls-ts':
     case 'hls-aac':
@@ -81,31 +110,30 @@ export async function handlePlayout(ctx: PlayoutContext, req: PresentationReques
     case 'hls-iframe-m4s':
       return iframeSegment(req, view, groups.stem!, groups.n!, req.route.kind === 'hls-iframe-ts' ? 'ts' : 'm4s');
     case 'smooth-fragment':
-      return smoothFragment(req, view, groups);
+      return smoothFragment(ctx, req, view, groups);
     case 'dash-init-or-media':
-      return fmp4(req, view, groups.stem!, view.options.str('mpd_segment_template') === 'number' ? 'number' : 'time');
+      return fmp4(ctx, req, view, groups.stem!, view.options.str('mpd_segment_template') === 'number' ? 'number' : 'time');
     case 'hls-fmp4':
-      return fmp4(req, view, groups.stem!, 'number');
+      return fmp4(ctx, req, view, groups.stem!, 'number');
     case 'hds-manifest':
-      return manifest(ctx, req, p, rawQuery, () => writeHdsManifest(view, groups.stem!));
+      return manifest(ctx, req, p, view, rawQuery, () => writeHdsManifest(view, groups.stem!));
     case 'hds-fragment':
       return generatedReply(req, view, await hdsFragmentRequest(view, groups.stem!, groups.segment!, groups.fragment!));
   }
 }
 
-async function manifest(ctx: PlayoutContext, req: PresentationRequest, p: Presentation, rawQuery: string, render: () => string): Promise<Reply> {
-  // Canonical request: the file's identity, the route and its tail, the query as given (the query
-  // is carried verbatim into the output's URLs, so two spellings are two documents).
-  const id = `${p.path}\n${req.route.kind}\n${req.tail}\n${rawQuery}`;
-  const text = await ctx.manifests.get(id, `${p.mtimeMs}:${p.size}`, async () => {
-    const value = render();
-    return { value, cost: value.length * 2 + id.length * 2 + 64 };
-  });
+async function manifest(ctx: PlayoutContext, req: PresentationRequest, p: Presentation, view: PlayoutView, rawQuery: string, render: () => string): Promise<Reply> {
+  // Keys and their correctness: presentation/manifest-cache.ts.
+  const doc = await ctx.manifests.get(p, requestKey(req, rawQuery), canonicalViewKey(view, req.route.kind, req.tail), render);
+  return manifestReply(req, p, doc);
+}
+
+function manifestReply(req: PresentationRequest, p: Presentation, doc: RenderedManifest): Reply {
   return {
     contentType: req.route.contentType,
-    body: { type: 'text', text },
+    body: { type: 'text', text: doc.text, bytes: doc.bytes },
     lastModified: new Date(p.mtimeMs),
-    etag: etagOf(text),
+    etag: doc.etag,
     cacheClass: 'manifest',
   };
 }
@@ -126,16 +154,16 @@ function unknownTrack(what: string): OriginError {
   return new OriginError('not-found', `no track ${what} in this presentation (or the filter removed it)`, undefined, 'unknown-track');
 }
 
-async function smoothFragment(req: PresentationRequest, view: PlayoutView, g: Record<string, string>): Promise<Reply> {
+async function smoothFragment(ctx: PlayoutContext, req: PresentationRequest, view: PlayoutView, g: Record<string, string>): Promise<Reply> {
   const t = view.tracks.find((x) => x.track.properties.trackName === g.track && String(x.track.properties.systemBitrate) === g.bitrate);
   if (t === undefined) throw unknownTrack(`${g.track} at bitrate ${g.bitrate}`);
   const time = BigInt(g.time!);
   const index = t.segments.findIndex((s) => s.smoothTime === time);
   if (index < 0) throw new OriginError('not-found', `no fragment of ${g.track} starts at ${time}`, undefined, 'unknown-time');
-  return segmentReply(req, view, t, index, 'smooth');
+  return segmentReply(ctx, req, view, t, index, 'smooth');
 }
 
-async function fmp4(req: PresentationRequest, view: PlayoutView, stem: string, numbering: 'time' | 'number'): Promise<Reply> {
+async function fmp4(ctx: PlayoutContext, req: PresentationRequest, view: PlayoutView, stem: string, numbering: 'time' | 'number'): Promise<Reply> {
   const init = findKeySuffix(view, stem);
   if (init !== undefined) return initReply(req, view, init);
   const m = /^(.*)-(\d{1,20})$/.exec(stem);
@@ -147,7 +175,7 @@ async function fmp4(req: PresentationRequest, view: PlayoutView, stem: string, n
     const what = numbering === 'number' ? `segment ${n} (there are ${t.segments.length})` : `segment at time ${n}`;
     throw new OriginError('not-found', `no ${what} for ${trackKey(t.track)}`, undefined, 'unknown-time');
   }
-  return segmentReply(req, view, t, index, 'fmp4');
+  return segmentReply(ctx, req, view, t, index, 'fmp4');
 }
 
 /** The segment kind each generated-segment route serves (hls/rendition.ts segmentKind). */
@@ -231,22 +259,34 @@ function initReply(req: PresentationRequest, view: PlayoutView, t: ViewTrack): R
   };
 }
 
-async function segmentReply(req: PresentationRequest, view: PlayoutView, t: ViewTrack, index: number, mode: 'smooth' | 'fmp4'): Promise<Reply> {
+async function segmentReply(ctx: PlayoutContext, req: PresentationRequest, view: PlayoutView, t: ViewTrack, index: number, mode: 'smooth' | 'fmp4'): Promise<Reply> {
   const segment = t.segments[index]!;
   const p = view.presentation;
-  const source = await FileSource.open(t.track.src);
+  // The boxes depend on the track, the fragments, the mode and (Smooth) the time shift; nothing
+  // else of the view. Kept per presentation object; concurrent misses read the moofs once.
+  const key = `${t.track.index}\n${mode}\n${segment.first}\n${segment.count}\n${mode === 'smooth' ? segment.sourceTime - segment.smoothTime : ''}`;
+  const { parts, length, fileSize } = await ctx.segments.getAsync(p, key, () => readSegmentParts(t.track, segment, p, mode), partsCost);
+  return {
+    contentType: req.route.contentType,
+    body: { type: 'parts', file: t.track.src, parts, length },
+    lastModified: new Date(p.mtimeMs),
+    etag: etagOf(`${p.path}:${p.mtimeMs}:${p.size}:${t.track.src}:${fileSize}:${mode}:${trackKey(t.track)}:${segment.first}:${segment.count}:${segment.time}`),
+    cacheClass: 'segment',
+  };
+}
+
+async function readSegmentParts(track: PresentationTrack, segment: Segment, p: Presentation, mode: 'smooth' | 'fmp4'): Promise<SegmentParts> {
+  const source = await FileSource.open(track.src);
   try {
-    const { parts, length } = await segmentParts(source, t.track, segment, p, mode);
-    return {
-      contentType: req.route.contentType,
-      body: { type: 'parts', file: t.track.src, parts, length },
-      lastModified: new Date(p.mtimeMs),
-      etag: etagOf(`${p.path}:${p.mtimeMs}:${p.size}:${t.track.src}:${source.size}:${mode}:${trackKey(t.track)}:${segment.first}:${segment.count}:${segment.time}`),
-      cacheClass: 'segment',
-    };
+    const { parts, length } = await segmentParts(source, track, segment, p, mode);
+    return { parts, length, fileSize: source.size };
   } finally {
     await source.close();
   }
+}
+
+function partsCost(v: SegmentParts): number {
+  return v.parts.reduce((n, x) => n + (x.kind === 'bytes' ? x.bytes.byteLength + 64 : 48), 256);
 }
 
 async function segmentParts(source: FileSource, track: PresentationTrack, s: Segment, p: Presentation, mode: 'smooth' | 'fmp4'): Promise<{ parts: Part[]; length: number }> {

@@ -1,0 +1,92 @@
+// The rendered-manifest cache: which requests share a document, and that sharing never changes
+// a byte of the answer. Observed through the server's counters (no timing).
+
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { startServer } from '../../origin/server/server';
+import { wasmTrackSelector } from '../../origin/server/select';
+import { get, startTestOrigin, TestOrigin } from './server-helpers';
+
+const FILES = ['video_baseline_400k.ismv', 'video_main_900k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma'];
+// One filter, three spellings: the canonical view (the selected tracks) is the same.
+const SPELLINGS = ['filter=type%3D%3D%22video%22', 'filter=%28type%3D%3D%22video%22%29', 'filter=type+%3D%3D+%22video%22'.replace(/\+/g, '%20')];
+const SUPPRESS = 'suppress_query_parameters=true';
+
+let origin: TestOrigin;
+
+beforeAll(async () => {
+  origin = await startTestOrigin({ p: FILES });
+});
+
+afterAll(async () => {
+  await origin.server.close();
+});
+
+function delta(before: ReturnType<TestOrigin['server']['manifestCacheStats']>): { renders: number; canonicalHits: number; requestHits: number } {
+  const now = origin.server.manifestCacheStats();
+  return { renders: now.renders - before.renders, canonicalHits: now.canonicalHits - before.canonicalHits, requestHits: now.requestHits - before.requestHits };
+}
+
+test.each(['/p.ism/.mpd', '/p.ism/Manifest', '/p.ism/.m3u8'])('with suppress_query_parameters, spellings of one filter share one document (%s)', async (manifest) => {
+  const before = origin.server.manifestCacheStats();
+  const answers = [];
+  for (const q of SPELLINGS) answers.push(await get(origin.url, `${manifest}?${q}&${SUPPRESS}`));
+  for (const a of answers) expect(a.status).toBe(200);
+  expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+  expect(new Set(answers.map((a) => a.headers.etag)).size).toBe(1);
+  expect(delta(before)).toEqual({ renders: 1, canonicalHits: SPELLINGS.length - 1, requestHits: 0 });
+  // Asked again: answered by the request line alone.
+  const again = await get(origin.url, `${manifest}?${SPELLINGS[1]}&${SUPPRESS}`);
+  expect(again.text).toBe(answers[0]!.text);
+  expect(delta(before).requestHits).toBe(1);
+});
+
+test('without suppress_query_parameters each spelling is its own document (the query is carried verbatim)', async () => {
+  const before = origin.server.manifestCacheStats();
+  const answers = [];
+  for (const q of SPELLINGS) answers.push(await get(origin.url, `/p.ism/.mpd?${q}`));
+  expect(delta(before)).toEqual({ renders: SPELLINGS.length, canonicalHits: 0, requestHits: 0 });
+  answers.forEach((a, i) => expect(a.text).toContain(SPELLINGS[i]!.replace(/&/g, '&amp;')));
+});
+
+test('a cached document is never served for another selection, and options in another order share one', async () => {
+  const video = await get(origin.url, `/p.ism/.mpd?${SPELLINGS[0]}&${SUPPRESS}`);
+  const audio = await get(origin.url, `/p.ism/.mpd?filter=type%3D%3D%22audio%22&${SUPPRESS}`);
+  expect(video.text).not.toBe(audio.text);
+  expect(audio.text).not.toContain('contentType="video"');
+  const before = origin.server.manifestCacheStats();
+  const a = await get(origin.url, `/p.ism/.mpd?${SUPPRESS}&mpd_segment_template=number`);
+  const b = await get(origin.url, `/p.ism/.mpd?mpd_segment_template=number&${SUPPRESS}`);
+  expect(b.text).toBe(a.text);
+  expect(delta(before)).toEqual({ renders: 1, canonicalHits: 1, requestHits: 0 });
+});
+
+test('a changed .ism is rendered again, not answered from the cache', async () => {
+  const ism = path.join(origin.root, 'p.ism');
+  const first = await get(origin.url, '/p.ism/Manifest');
+  const text = await fs.readFile(ism, 'utf8');
+  // Same tracks, another presentation_name stored in the head: the URLs the manifest writes change.
+  await fs.writeFile(ism, text.replace('<head>', '<head>\n    <meta name="presentation_name" content="renamed" />'));
+  await fs.utimes(ism, new Date(Date.UTC(2025, 0, 1)), new Date(Date.UTC(2025, 0, 1)));
+  try {
+    const second = await get(origin.url, '/p.ism/.m3u8');
+    expect(second.status).toBe(200);
+    expect(second.text).toContain('renamed');
+    expect(first.status).toBe(200);
+  } finally {
+    await fs.writeFile(ism, text);
+  }
+});
+
+test('--manifest-cache-bytes 0 (manifestCacheBytes: 0) renders every request', async () => {
+  const server = await startServer({ root: origin.root, host: '127.0.0.1', port: 0, manifestCacheControl: '', segmentCacheControl: '', select: wasmTrackSelector, playerPage: false, manifestCacheBytes: 0 });
+  try {
+    const a = await get(server.url, '/p.ism/.mpd');
+    const b = await get(server.url, '/p.ism/.mpd');
+    expect(b.text).toBe(a.text);
+    expect(b.headers.etag).toBe(a.headers.etag);
+    expect(server.manifestCacheStats()).toMatchObject({ renders: 2, requestHits: 0, canonicalHits: 0, documents: 0 });
+  } finally {
+    await server.close();
+  }
+});
