@@ -30,3 +30,30 @@ export function closest(word: string, candidates: readonly string[]): string | u
 
 /** A usage error: the command line itself is wrong (exit code 2). */
 export class UsageError extends Error {}
+
+/** One command-line argument: its flag (`--name` of `--name=value`, else the whole argument). */
+export interface Arg {
+  arg: string;
+  flag: string;
+  /** The option's value: after `=`, or the next argument (consumed); a UsageError when absent. */
+  value(): string;
+}
+
+/** Visits the arguments in order; `value()` consumes the next argument for `--name value`. */
+export function eachArg(argv: readonly string[], visit: (a: Arg) => void): void {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf('=');
+    const inline = arg.startsWith('--') && eq > 0;
+    const flag = inline ? arg.slice(0, eq) : arg;
+    visit({
+      arg,
+      flag,
+      value: () => {
+        const v = inline ? arg.slice(eq + 1) : argv[++i];
+        if (v === undefined) throw new UsageError(`${flag} needs a value`);
+        return v;
+      },
+    });
+  }
+}

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { EdgeConfigError, LoadedEdgeConfig, loadEdgeConfig } from '../../host-glue/envoy-config';
 import { RunningEdge, startEdgeProxy } from '../../host-glue/edge-proxy';
 import { CreatePlugin, HttpFilterFactory, LogLevel, PluginLoadError } from '../../host-glue/http-filter';
-import { UsageError } from './args';
+import { eachArg, UsageError } from './args';
 
 const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'critical'];
 
@@ -49,15 +49,7 @@ export interface EdgeArgs {
 
 export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
   const a: EdgeArgs = { config: '', port: undefined, host: undefined, upstream: undefined, logLevel: 'info', quiet: false, help: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    const value = (): string => {
-      const v = eq > 0 && arg.startsWith('--') ? arg.slice(eq + 1) : argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
+  eachArg(argv, ({ arg, flag, value }) => {
     switch (flag) {
       case '-h':
       case '--help':
@@ -92,7 +84,7 @@ export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
       default:
         throw new UsageError(`unknown argument "${arg}" (origin edge --help)`);
     }
-  }
+  });
   if (!a.help && a.config === '') throw new UsageError('--config <envoy.yaml> is required (the repository has envoy-config/envoy.yaml)');
   return a;
 }

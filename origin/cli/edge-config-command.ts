@@ -13,7 +13,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, Scalar, YAMLMap, Node as YamlNode } from 'yaml';
-import { UsageError } from './args';
+import { eachArg, UsageError } from './args';
 
 export const EDGE_CONFIG_USAGE = `Usage: origin edge-config <description.yaml|.json> [options]
 
@@ -46,10 +46,7 @@ export interface EdgeConfigArgs {
 
 export function parseEdgeConfigArgs(argv: readonly string[]): EdgeConfigArgs {
   const a: EdgeConfigArgs = { description: '', config: path.join('envoy-config', 'envoy.yaml'), print: false, check: true, help: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
+  eachArg(argv, ({ arg, flag, value }) => {
     switch (flag) {
       case '-h':
       case '--help':
@@ -63,8 +60,8 @@ export function parseEdgeConfigArgs(argv: readonly string[]): EdgeConfigArgs {
         break;
       case '--config':
       case '-c': {
-        const v = eq > 0 && arg.startsWith('--') ? arg.slice(eq + 1) : argv[++i];
-        if (v === undefined || v === '') throw new UsageError(`${flag} needs a value`);
+        const v = value();
+        if (v === '') throw new UsageError(`${flag} needs a value`);
         a.config = v;
         break;
       }
@@ -73,7 +70,7 @@ export function parseEdgeConfigArgs(argv: readonly string[]): EdgeConfigArgs {
         if (a.description !== '') throw new UsageError(`one description file, not "${a.description}" and "${arg}"`);
         a.description = arg;
     }
-  }
+  });
   if (!a.help && a.description === '') throw new UsageError('a description file is required (the demo\'s is envoy-config/maps/edge-config.yaml)');
   return a;
 }

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_MANIFEST_CACHE_BYTES, RunningServer, startServer } from '../server/server';
 import { wasmTrackSelector } from '../server/select';
-import { UsageError } from './args';
+import { eachArg, UsageError } from './args';
 
 export const SERVE_USAGE = `Usage: origin serve --root <dir> [options]
 
@@ -57,15 +57,7 @@ export function defaultWorkers(): number {
 
 export function parseServeArgs(argv: readonly string[]): ServeArgs {
   const a: ServeArgs = { root: '', host: '127.0.0.1', port: 8081, manifestCacheControl: DEFAULT_CACHE_CONTROL.manifest, segmentCacheControl: DEFAULT_CACHE_CONTROL.segment, playerPage: true, quiet: false, help: false, workers: defaultWorkers(), manifestCacheBytes: DEFAULT_MANIFEST_CACHE_BYTES };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    const value = (): string => {
-      const v = eq > 0 && arg.startsWith('--') ? arg.slice(eq + 1) : argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
+  eachArg(argv, ({ arg, flag, value }) => {
     switch (flag) {
       case '-h':
       case '--help':
@@ -108,7 +100,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
       default:
         throw new UsageError(`unknown argument "${arg}" (origin serve --help)`);
     }
-  }
+  });
   if (!a.help && a.root === '') throw new UsageError('--root <dir> is required');
   return a;
 }

@@ -15,7 +15,7 @@
 // path is kept, unsigned (mod_auth_token signs paths only).
 
 import { createHash } from 'node:crypto';
-import { UsageError } from './args';
+import { eachArg, UsageError } from './args';
 
 export const SIGN_URL_USAGE = `Usage: origin sign-url --secret <secret> [options] <path>
 
@@ -52,15 +52,7 @@ const MAX_TIMESTAMP = 0xffffffff;
 
 export function parseSignUrlArgs(argv: readonly string[]): SignUrlArgs {
   const a: SignUrlArgs = { secret: undefined, prefix: 'token', time: undefined, expires: undefined, timeout: undefined, base: '', path: undefined, help: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    const value = (): string => {
-      const v = eq > 0 && arg.startsWith('--') ? arg.slice(eq + 1) : argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
+  eachArg(argv, ({ arg, flag, value }) => {
     switch (flag) {
       case '-h':
       case '--help':
@@ -89,7 +81,7 @@ export function parseSignUrlArgs(argv: readonly string[]): SignUrlArgs {
         if (a.path !== undefined) throw new UsageError(`one path only (got "${a.path}" and "${arg}")`);
         a.path = arg;
     }
-  }
+  });
   return a;
 }
 
