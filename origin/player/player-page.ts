@@ -194,7 +194,7 @@ const PAGE_SCRIPT = String.raw`
   function need(name, file) {
     if (typeof window[name] === 'undefined') throw new Error(name + ' is not defined (did ' + file + ' load?)');
   }
-  ['loadedmetadata', 'canplay', 'playing', 'waiting', 'stalled', 'ended'].forEach(function (n) {
+  ['loadedmetadata', 'canplay', 'playing', 'waiting', 'stalled', 'seeking', 'seeked', 'ended'].forEach(function (n) {
     video.addEventListener(n, function () { event('video:' + n); });
   });
   video.addEventListener('error', function () {
@@ -214,6 +214,10 @@ const PAGE_SCRIPT = String.raw`
         (url ? ' ' + url : '') + (d.error && d.error.message ? ': ' + d.error.message : (d.reason ? ': ' + d.reason : '')));
     });
     hls.on(Hls.Events.MANIFEST_PARSED, function (_, d) { event('hls.js:manifestParsed levels=' + d.levels.length); play(); });
+    hls.on(Hls.Events.AUDIO_TRACK_SWITCHING, function (_, d) { event('hls.js:audioTrackSwitching ' + d.lang); });
+    hls.on(Hls.Events.AUDIO_TRACK_SWITCHED, function (_, d) { event('hls.js:audioTrackSwitched ' + d.id); });
+    hls.on(Hls.Events.SUBTITLE_TRACK_SWITCH, function (_, d) { event('hls.js:subtitleTrackSwitch ' + d.id); });
+    hls.on(Hls.Events.FRAG_LOADING, function (_, d) { if (d.frag.type === 'subtitle') event('hls.js:fragLoading ' + d.frag.type + ' ' + d.frag.sn); });
     hls.loadSource(cfg.url);
     hls.attachMedia(video);
   }

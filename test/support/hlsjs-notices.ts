@@ -10,6 +10,9 @@ export type Mode = 'ts-muxed' | 'ts-demuxed' | 'fmp4';
 /** hls.js's skipBufferHolePadding (config.ts default 0.1 s) plus the lead of the primed AAC
  * track over the video (one 1024-sample frame at 48 kHz: audio PTS 900000, video 901920). */
 const START_GAP_SEEK_MAX = 0.1 + 1024 / 48000 + 0.001;
+/** How far the playhead may have moved from a seek's target when an error raised by that seek is
+ * reported (the page reads currentTime in hls.js's ERROR handler, run from the 'seeking' event). */
+const SEEK_MOMENT_S = 0.05;
 /** How long after the test's audio switch hls.js may report the load it aborted itself. */
 const SWITCH_WINDOW_S = 1;
 
@@ -29,19 +32,23 @@ export function withoutHlsjsNotices(mode: Mode, r: Pick<PlayResult, 'errors' | '
   //    playhead is at 0; gap-controller.ts _trySkipBufferHole then seeks to start +
   //    skipBufferHolePadding and always announces it as a non-fatal BUFFER_SEEK_OVER_HOLE,
   //    however small the gap.
-  const startGap = (e: string): boolean => mode === 'ts-muxed' && (() => {
+  const startGapTo = (e: string): number | undefined => {
+    if (mode !== 'ts-muxed') return undefined;
     const m = /^hls\.js non-fatal mediaError\/bufferSeekOverHole \S+-1\.ts: fragment loaded with buffer holes, seeking from 0 to ([0-9.]+)$/.exec(e);
-    return m !== null && Number(m[1]) <= START_GAP_SEEK_MAX;
-  })();
-  const hadStartGap = r.errors.some(startGap);
+    return m !== null && Number(m[1]) <= START_GAP_SEEK_MAX ? Number(m[1]) : undefined;
+  };
+  const startGap = (e: string): boolean => startGapTo(e) !== undefined;
+  const seekTo = r.errors.map(startGapTo).find((t) => t !== undefined);
   r.errors.forEach((e, i) => {
     const at = times[i] ?? Number.NaN;
     if (startGap(e)) return;
     // 2. That start-gap seek makes the subtitle stream controller cancel the WebVTT load in flight
     //    (base-stream-controller.ts onMediaSeeking: "Cancelling fragment load for seek"), which the
     //    fragment loader reports as a non-fatal INTERNAL_ABORTED (fragment-loader.ts onAbort,
-    //    base-stream-controller.ts handleFragLoadError). Only with that seek, before the switch.
-    if (hadStartGap && /^hls\.js non-fatal networkError\/aborted \S+\.webvtt(\?\S*)?: Aborted$/.test(e) && r.switchedAt !== undefined && at < r.switchedAt) return;
+    //    base-stream-controller.ts handleFragLoadError). Only with that seek and in the same
+    //    moment: the abort is raised inside the 'seeking' handler, so the playhead it is reported
+    //    at is the seek's target (whether or not the test has switched the audio yet).
+    if (seekTo !== undefined && /^hls\.js non-fatal networkError\/aborted \S+\.webvtt(\?\S*)?: Aborted$/.test(e) && Math.abs(at - seekTo) <= SEEK_MOMENT_S) return;
     // 3. The audio switch itself: audio-stream-controller.ts onAudioTrackSwitching aborts the
     //    segment of the old track in flight (fragCurrent.abortRequests()), reported the same way.
     //    Only an English audio segment, within a second after the test switched.
