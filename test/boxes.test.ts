@@ -90,11 +90,29 @@ describe('mfra / mfro (§8.8.9–8.8.11)', () => {
   test('reads entries per track and the mfro size', () => {
     const body = box('mfra', tfra(1, [[0n, 100], [20_000_000n, 5000]]), tfra(2, [[5n, 200]]), fullBox('mfro', 0, 0, u32(0)));
     const entries = parseMfra(body, 9000);
-    expect(entries.get(1)).toEqual([{ time: 0n, moofOffset: 100 }, { time: 20_000_000n, moofOffset: 5000 }]);
-    expect(entries.get(2)).toEqual([{ time: 5n, moofOffset: 200 }]);
+    const rows = (id: number): Array<[bigint, number]> => {
+      const t = entries.get(id)!;
+      return Array.from({ length: t.count }, (_, k) => [t.times[k]!, t.moofOffsets[k]!]);
+    };
+    expect(rows(1)).toEqual([[0n, 100], [20_000_000n, 5000]]);
+    expect(rows(2)).toEqual([[5n, 200]]);
     const mfro = fullBox('mfro', 0, 0, u32(123));
     expect(parseMfro(mfro, 0)).toBe(123);
     expect(parseMfro(box('free', new Uint8Array(8)), 0)).toBeUndefined();
+  });
+
+  test('version 0 entries (32-bit time and offset) and negative version-1 times', () => {
+    const v0 = fullBox('tfra', 0, 0, u32(7), u32(0), u32(2), u32(10), u32(300), Uint8Array.of(1, 1, 1), u32(4000), u32(900), Uint8Array.of(1, 1, 1));
+    const t0 = parseMfra(box('mfra', v0), 0).get(7)!;
+    expect([...t0.times, ...t0.moofOffsets]).toEqual([10n, 4000n, 300, 900]);
+    const t1 = parseMfra(box('mfra', tfra(3, [[-213333n, 2 ** 40]])), 0).get(3)!;
+    expect([t1.times[0], t1.moofOffsets[0]]).toEqual([-213333n, 2 ** 40]);
+  });
+
+  test('a moof offset past 2^53 is corrupt, not rounded', () => {
+    const row = concat(i64(0n), u32(0x200000), u32(0), Uint8Array.of(1, 1, 1));
+    const bad = box('mfra', fullBox('tfra', 1, 0, u32(1), u32(0), u32(1), row));
+    expect(() => parseMfra(bad, 0)).toThrow(/entry 0: moof_offset exceeds 2\^53/);
   });
 
   test('a tfra claiming more entries than it holds is corrupt', () => {

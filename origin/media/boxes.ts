@@ -197,18 +197,25 @@ function addTrun(
   into.sampleCount += count;
 }
 
-/** One `tfra` entry (§8.8.10): a random access point of one track. */
-export interface RandomAccessEntry {
-  time: bigint;
-  moofOffset: number;
+/** The `tfra` entries of one track (§8.8.10), as columns: the random access points in file order. */
+export interface RandomAccessTable {
+  count: number;
+  /** Each entry's decode time, track timescale. */
+  times: BigInt64Array;
+  /** Each entry's moof offset in the file. */
+  moofOffsets: Float64Array;
 }
 
-/** Parses a whole `mfra` box (header included); returns the tfra entries per track id. */
-export function parseMfra(mfra: Uint8Array, start: number): Map<number, RandomAccessEntry[]> {
+/**
+ * Parses a whole `mfra` box (header included); returns the tfra entries per track id.
+ * Columns, not an object per entry: a 2-hour file has thousands of entries per track, and this
+ * runs on the first request for a presentation (the cold-start path).
+ */
+export function parseMfra(mfra: Uint8Array, start: number): Map<number, RandomAccessTable> {
   const top = readBoxHeader(mfra, 0, start, start + mfra.byteLength, 'file');
   const path = `mfra@${start}`;
   if (top === undefined || top.type !== 'mfra') throw corruptAt(path, start, 'expected an mfra box');
-  const out = new Map<number, RandomAccessEntry[]>();
+  const out = new Map<number, RandomAccessTable>();
   let i = 0;
   for (const box of childBoxes(mfra.subarray(top.headerSize, top.size), start + top.headerSize, path)) {
     if (box.type !== 'tfra') continue;
@@ -223,16 +230,24 @@ export function parseMfra(mfra: Uint8Array, start: number): Map<number, RandomAc
     const count = r.u32();
     const entryBytes = (version === 1 ? 16 : 8) + trafBytes + trunBytes + sampleBytes;
     r.need(count * entryBytes);
-    const entries: RandomAccessEntry[] = new Array(count);
-    for (let e = 0; e < count; e++) {
-      // The field is unsigned in §8.8.10, but ffmpeg clamps or wraps negative times; read it signed
-      // so a wrapped value stays meaningful. The first time is re-read from the moof anyway.
-      const time = version === 1 ? r.i64Big() : BigInt(r.u32());
-      const moofOffset = version === 1 ? r.u64() : r.u32();
-      r.skip(trafBytes + trunBytes + sampleBytes);
-      entries[e] = { time, moofOffset };
+    const times = new BigInt64Array(count);
+    const moofOffsets = new Float64Array(count);
+    const view = new DataView(box.payload.buffer, box.payload.byteOffset + r.offset, count * entryBytes);
+    for (let e = 0, p = 0; e < count; e++, p += entryBytes) {
+      // The time is unsigned in §8.8.10, but ffmpeg clamps or wraps negative times; read it
+      // signed so a wrapped value stays meaningful. The first time is re-read from the moof anyway.
+      if (version === 1) {
+        times[e] = view.getBigInt64(p);
+        const high = view.getUint32(p + 8);
+        // Offsets past 2^53 cannot be file positions here; refuse rather than round.
+        if (high > 0x1fffff) r.fail(`entry ${e}: moof_offset exceeds 2^53`);
+        moofOffsets[e] = high * 0x100000000 + view.getUint32(p + 12);
+      } else {
+        times[e] = BigInt(view.getUint32(p));
+        moofOffsets[e] = view.getUint32(p + 4);
+      }
     }
-    out.set(trackId, entries);
+    out.set(trackId, { count, times, moofOffsets });
   }
   return out;
 }

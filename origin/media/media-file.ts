@@ -16,7 +16,7 @@
 import { OriginError } from '../errors';
 import { FragmentTable, MediaFile, MediaTrack, TrackProperties } from '../model';
 import { corruptAt } from './byte-reader';
-import { parseMfra, parseMfro, parseMoof, printable, RandomAccessEntry, readBoxHeader, TrackDefaults, TrafSummary } from './boxes';
+import { parseMfra, parseMfro, parseMoof, printable, RandomAccessTable, readBoxHeader, TrackDefaults, TrafSummary } from './boxes';
 import { ByteSource } from './source';
 import { frameRateFromTiming, MoovTrack, readMoov } from './track-info';
 
@@ -86,19 +86,44 @@ async function readHeader(source: ByteSource): Promise<{ moovTracks: MoovTrack[]
   throw new OriginError('corrupt-media', 'no moov box', source.name);
 }
 
-/** Fragment rows per track id, as the two paths collect them. */
+/** Fragment rows per track id, as the moof walk collects them. */
 class TrackBuilder {
   times: bigint[] = [];
   durations: number[] = [];
   offsets: number[] = [];
   sizes: number[] = [];
   keyframes: number[] = [];
-  dataBytes: number | undefined = 0;
-  samples: number | undefined = 0;
+  dataBytes = 0;
+  samples = 0;
   /** Samples and duration of the first fragment: the frame rate when the SPS has no VUI timing. */
   firstTiming: { samples: number; duration: number } | undefined;
+
+  table(): Indexed {
+    return {
+      fragments: {
+        count: this.times.length,
+        times: BigInt64Array.from(this.times),
+        durations: Float64Array.from(this.durations),
+        offsets: Float64Array.from(this.offsets),
+        sizes: Float64Array.from(this.sizes),
+        keyframes: Uint8Array.from(this.keyframes),
+      },
+      dataBytes: this.dataBytes,
+      samples: this.samples,
+      firstTiming: this.firstTiming,
+    };
+  }
 }
-type Built = Map<number, TrackBuilder>;
+
+/** One track's finished index, from either path. */
+interface Indexed {
+  fragments: FragmentTable;
+  /** Payload bytes and samples, counted by the walk only. */
+  dataBytes: number | undefined;
+  samples: number | undefined;
+  firstTiming: { samples: number; duration: number } | undefined;
+}
+type Built = Map<number, Indexed>;
 
 async function tryMfra(source: ByteSource, tracks: MoovTrack[], afterMoov: number): Promise<Built | undefined> {
   if (source.size < afterMoov + 16) return undefined;
@@ -106,52 +131,82 @@ async function tryMfra(source: ByteSource, tracks: MoovTrack[], afterMoov: numbe
   if (mfraSize === undefined || mfraSize > MAX_MFRA_BYTES || mfraSize < 16 || source.size - mfraSize < afterMoov) return undefined;
   const mfraStart = source.size - mfraSize;
   const entries = parseMfra(await source.read(mfraStart, mfraSize), mfraStart);
-  const boundaries = new Set<number>([mfraStart]);
+  const lists: RandomAccessTable[] = [];
   for (const t of tracks) {
     const list = entries.get(t.properties.trackID);
-    if (list === undefined || list.length === 0 || !ascending(list, afterMoov, mfraStart)) return undefined;
-    for (const e of list) boundaries.add(e.moofOffset);
+    if (list === undefined || list.count === 0 || !ascending(list, afterMoov, mfraStart)) return undefined;
+    lists.push(list);
   }
-  const sorted = [...boundaries].sort((a, b) => a - b);
-  const next = new Map<number, number>();
-  sorted.forEach((o, i) => next.set(o, sorted[i + 1] ?? mfraStart));
+  // Every fragment ends where the next one of any track begins (or at the mfra): the sorted
+  // union of all moof offsets. One track per file (the usual .ismv/.isma) needs no merge.
+  const boundaries = lists.length === 1 ? lists[0]!.moofOffsets : union(lists);
+  const nextAfter = (offset: number): number => {
+    const i = upperBound(boundaries, offset);
+    return i < boundaries.length ? boundaries[i]! : mfraStart;
+  };
   const defaults = defaultsLookup(tracks);
   const built: Built = new Map();
-  for (const t of tracks) {
+  for (const [k, t] of tracks.entries()) {
     const id = t.properties.trackID;
-    const list = entries.get(id)!;
-    const firstEntry = list[0]!;
-    const lastEntry = list[list.length - 1]!;
-    const first = await trafAt(source, firstEntry.moofOffset, id, defaults);
+    const list = lists[k]!;
+    const n = list.count;
+    const first = await trafAt(source, list.moofOffsets[0]!, id, defaults);
     // Layout proof: the first fragment's moof+mdat ends exactly where the next fragment begins.
-    if (first === undefined || first.end !== next.get(firstEntry.moofOffset)) return undefined;
-    const last = list.length === 1 ? first : await trafAt(source, lastEntry.moofOffset, id, defaults);
-    if (last === undefined || (list.length > 1 && last.traf.baseTime !== undefined && last.traf.baseTime !== lastEntry.time)) return undefined;
-    const b = new TrackBuilder();
-    b.dataBytes = undefined;
-    b.samples = undefined;
-    b.firstTiming = { samples: first.traf.sampleCount, duration: first.traf.duration };
-    list.forEach((e, i) => {
-      const time = i === 0 ? (first.traf.baseTime ?? e.time) : e.time;
-      b.times.push(time);
-      b.offsets.push(e.moofOffset);
-      b.sizes.push(next.get(e.moofOffset)! - e.moofOffset);
-      b.keyframes.push(1); // tfra lists random access points only (§8.8.10)
-    });
-    for (let i = 0; i < list.length; i++) {
-      b.durations.push(i + 1 < list.length ? Number(b.times[i + 1]! - b.times[i]!) : last.traf.duration);
+    if (first === undefined || first.end !== nextAfter(list.moofOffsets[0]!)) return undefined;
+    const last = n === 1 ? first : await trafAt(source, list.moofOffsets[n - 1]!, id, defaults);
+    if (last === undefined || (n > 1 && last.traf.baseTime !== undefined && last.traf.baseTime !== list.times[n - 1]!)) return undefined;
+    const times = list.times.slice();
+    if (first.traf.baseTime !== undefined) times[0] = first.traf.baseTime;
+    const durations = new Float64Array(n);
+    const sizes = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const d = i + 1 < n ? Number(times[i + 1]! - times[i]!) : last.traf.duration;
+      if (!(d > 0)) return undefined;
+      durations[i] = d;
+      sizes[i] = nextAfter(list.moofOffsets[i]!) - list.moofOffsets[i]!;
     }
-    if (b.durations.some((d) => d <= 0)) return undefined;
-    built.set(id, b);
+    built.set(id, {
+      // tfra lists random access points only (§8.8.10): every fragment opens on a keyframe.
+      fragments: { count: n, times, durations, offsets: list.moofOffsets, sizes, keyframes: new Uint8Array(n).fill(1) },
+      dataBytes: undefined,
+      samples: undefined,
+      firstTiming: { samples: first.traf.sampleCount, duration: first.traf.duration },
+    });
   }
   return built;
 }
 
-function ascending(list: RandomAccessEntry[], min: number, max: number): boolean {
-  for (let i = 0; i < list.length; i++) {
-    const e = list[i]!;
-    if (e.moofOffset < min || e.moofOffset >= max) return false;
-    if (i > 0 && (e.moofOffset <= list[i - 1]!.moofOffset || e.time <= list[i - 1]!.time)) return false;
+/** The sorted, de-duplicated union of several tracks' moof offsets. */
+function union(lists: RandomAccessTable[]): Float64Array {
+  const all = new Float64Array(lists.reduce((s, l) => s + l.count, 0));
+  let at = 0;
+  for (const l of lists) {
+    all.set(l.moofOffsets, at);
+    at += l.count;
+  }
+  all.sort();
+  let w = 0;
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[w - 1]) all[w++] = all[i]!;
+  return all.subarray(0, w);
+}
+
+/** The first index whose value is greater than `x` (values ascending). */
+function upperBound(values: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function ascending(list: RandomAccessTable, min: number, max: number): boolean {
+  const { moofOffsets: o, times: t } = list;
+  for (let i = 0; i < list.count; i++) {
+    if (o[i]! < min || o[i]! >= max) return false;
+    if (i > 0 && (o[i]! <= o[i - 1]! || t[i]! <= t[i - 1]!)) return false;
   }
   return true;
 }
@@ -180,7 +235,7 @@ async function trafAt(
 }
 
 async function walkMoofs(source: ByteSource, tracks: MoovTrack[], afterMoov: number): Promise<Built> {
-  const built: Built = new Map(tracks.map((t) => [t.properties.trackID, new TrackBuilder()]));
+  const built = new Map(tracks.map((t) => [t.properties.trackID, new TrackBuilder()]));
   const defaults = defaultsLookup(tracks);
   // Fragments whose byte range is still open: it ends where the next moof (or mfra) begins.
   let open: TrackBuilder[] = [];
@@ -217,7 +272,7 @@ async function walkMoofs(source: ByteSource, tracks: MoovTrack[], afterMoov: num
     lastMediaEnd = offset;
   }
   close(lastMediaEnd);
-  return built;
+  return new Map([...built].map(([id, b]) => [id, b.table()]));
 }
 
 function addTraf(b: TrackBuilder, traf: TrafSummary, offset: number): void {
@@ -227,33 +282,31 @@ function addTraf(b: TrackBuilder, traf: TrafSummary, offset: number): void {
   b.durations.push(traf.duration);
   b.offsets.push(offset);
   b.keyframes.push(traf.startsWithSync ? 1 : 0);
-  b.dataBytes! += traf.dataSize;
-  b.samples! += traf.sampleCount;
+  b.dataBytes += traf.dataSize;
+  b.samples += traf.sampleCount;
   b.firstTiming ??= { samples: traf.sampleCount, duration: traf.duration };
 }
 
-function finishTrack(t: MoovTrack, b: TrackBuilder | undefined, fileName: string): MediaTrack {
+function finishTrack(t: MoovTrack, b: Indexed | undefined, fileName: string): MediaTrack {
   const p: TrackProperties = { ...t.properties };
-  if (b === undefined || b.times.length === 0) {
+  if (b === undefined || b.fragments.count === 0) {
     throw new OriginError(
       'unsupported-media',
       `track ${p.trackID} (${p.type}) has no fragments: no moof boxes and no mfra index`,
       fileName,
     );
   }
-  const fragments: FragmentTable = {
-    count: b.times.length,
-    times: BigInt64Array.from(b.times),
-    durations: Float64Array.from(b.durations),
-    offsets: Float64Array.from(b.offsets),
-    sizes: Float64Array.from(b.sizes),
-    keyframes: Uint8Array.from(b.keyframes),
-  };
-  const duration = fragments.durations.reduce((s, d) => s + d, 0);
+  const fragments = b.fragments;
+  let duration = 0;
+  let rangeBytes = 0;
+  for (let i = 0; i < fragments.count; i++) {
+    duration += fragments.durations[i]!;
+    rangeBytes += fragments.sizes[i]!;
+  }
   if (duration > 0) {
     // Average bitrate of the media payload (exact when the walk counted sample sizes; from
     // moof+mdat ranges on the mfra path).
-    const bytes = b.dataBytes ?? fragments.sizes.reduce((s, d) => s + d, 0);
+    const bytes = b.dataBytes ?? rangeBytes;
     p.systemBitrate = Math.round((bytes * 8 * p.TimeScale) / duration);
   }
   if (p.type === 'video' && p.FrameRate === undefined && b.firstTiming) {
