@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_MANIFEST_CACHE_BYTES, RunningServer, startServer } from '../server/server';
 import { wasmTrackSelector } from '../server/select';
 import { eachArg, UsageError } from './args';
+import { DEFAULT_LIMITS } from '../presentation/cache';
 
 export const SERVE_USAGE = `Usage: origin serve --root <dir> [options]
 
@@ -25,8 +26,9 @@ Options:
   --no-player                      do not serve the player page (/, /play, /_players/)
   --workers <n>                    worker processes sharing the port (default: the number
                                    of CPUs, ${defaultWorkers()} here); 1 serves in this process
-  --stat-ttl-ms <n>                trust a file's stat for n ms (default 0: a changed
-                                   .ism or source is seen by the next request)
+  --stat-ttl-ms <n>                trust a file's stat (and reuse its open handle) for
+                                   n ms (default ${DEFAULT_LIMITS.statTtlMs}: a changed .ism or source is seen
+                                   within that; 0: by the next request)
   --manifest-cache-bytes <n>       bound of the rendered-manifest cache per worker
                                    (default ${DEFAULT_MANIFEST_CACHE_BYTES}; 0 disables it)
   -q, --quiet                      no request log on stderr
@@ -130,7 +132,7 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
     select: wasmTrackSelector,
     playerPage: a.playerPage,
     manifestCacheBytes: a.manifestCacheBytes,
-    statTtlMs: a.statTtlMs ?? 0,
+    statTtlMs: a.statTtlMs ?? DEFAULT_LIMITS.statTtlMs,
     log: a.quiet ? undefined : log,
   });
 }

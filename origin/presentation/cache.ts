@@ -104,7 +104,12 @@ export interface StoreLimits {
   statTtlMs?: number;
 }
 
-export const DEFAULT_LIMITS: StoreLimits = { mediaBytes: 256 << 20, presentations: 4096, statTtlMs: 0 };
+/**
+ * statTtlMs: a second. Stat-ing the .ism and every source on each request cost a cached manifest
+ * about a fifth of its CPU time (profiled, bench/README.md); VOD files change rarely, and a
+ * change is still seen within the second. `--stat-ttl-ms 0` restores a stat per request.
+ */
+export const DEFAULT_LIMITS: StoreLimits = { mediaBytes: 256 << 20, presentations: 4096, statTtlMs: 1000 };
 
 /** At most this many stats are remembered (a bound for roots with many files). */
 const MAX_STATS = 16384;

@@ -16,6 +16,7 @@ import { handlePlayout, newPlayoutContext, Part, PlayoutContext, Reply } from '.
 import { decodePath, matchPresentationRoute } from './routes';
 import { ifNoneMatchHits, notModifiedSince, parseRange, RangeResult } from './http-util';
 import { listPresentations } from './presentations';
+import { BufferPool, FileHandles, Lease } from './file-io';
 
 export interface ServerOptions {
   root: string;
@@ -29,7 +30,7 @@ export interface ServerOptions {
   playerPage: boolean;
   /** Bound of the rendered-manifest cache in bytes (default DEFAULT_MANIFEST_CACHE_BYTES); 0 disables it. */
   manifestCacheBytes?: number;
-  /** How long a file's stat is trusted, ms (default 0: every request sees a change). */
+  /** How long a file's stat (and an open handle of a source) is trusted, ms (default DEFAULT_LIMITS.statTtlMs; 0: every request sees a change). */
   statTtlMs?: number;
   log?: (line: string) => void;
 }
@@ -64,10 +65,12 @@ const STATIC_TYPES: Record<string, string> = {
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const root = path.resolve(opts.root);
-  const ctx = newPlayoutContext(new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs: opts.statTtlMs ?? 0 }), opts.select, opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES);
+  const statTtlMs = opts.statTtlMs ?? DEFAULT_LIMITS.statTtlMs ?? 0;
+  const ctx = newPlayoutContext(new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }), opts.select, opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES);
   const inflight = new Map<string, Promise<Reply>>();
+  const io: Io = { files: new FileHandles(statTtlMs), buffers: new BufferPool(READ_CHUNK, 16) };
   const server = http.createServer((req, res) => {
-    handle(req, res, root, ctx, opts, inflight).catch((e: unknown) => {
+    handle(req, res, root, ctx, opts, inflight, io).catch((e: unknown) => {
       // Last resort: handle() maps its own errors; this only runs if writing the error failed.
       opts.log?.(`internal: ${(e as Error)?.stack ?? String(e)}`);
       res.destroy();
@@ -92,7 +95,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, root: string, ctx: PlayoutContext, opts: ServerOptions, inflight: Map<string, Promise<Reply>>): Promise<void> {
+/** Per-server segment I/O: kept file handles and recycled read buffers (file-io.ts). */
+interface Io {
+  files: FileHandles;
+  buffers: BufferPool;
+}
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, root: string, ctx: PlayoutContext, opts: ServerOptions, inflight: Map<string, Promise<Reply>>, io: Io): Promise<void> {
   if (opts.log !== undefined) {
     const started = process.hrtime.bigint();
     const log = opts.log;
@@ -117,7 +126,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, root:
     const route = matchPresentationRoute(segments);
     if (route !== undefined) {
       const reply = await coalesce(inflight, rawUrl, () => handlePlayout(ctx, route, path.join(root, ...route.ismPath.split('/')), rawQuery));
-      return await send(req, res, reply, opts);
+      return await send(req, res, reply, opts, io);
     }
     if (opts.playerPage && (await servePlayer(req, res, segments, rawQuery, root))) return;
     await serveStatic(req, res, root, segments);
@@ -170,7 +179,7 @@ export function sendError(res: http.ServerResponse, e: unknown, opts: ServerOpti
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
-async function send(req: http.IncomingMessage, res: http.ServerResponse, reply: Reply, opts: ServerOptions): Promise<void> {
+async function send(req: http.IncomingMessage, res: http.ServerResponse, reply: Reply, opts: ServerOptions, io: Io): Promise<void> {
   const cacheControl = reply.cacheClass === 'manifest' ? opts.manifestCacheControl : opts.segmentCacheControl;
   if (cacheControl !== '') res.setHeader('Cache-Control', cacheControl);
   res.setHeader('Last-Modified', reply.lastModified.toUTCString());
@@ -192,7 +201,7 @@ async function send(req: http.IncomingMessage, res: http.ServerResponse, reply: 
   const [start, end] = range.kind === 'range' ? [range.start, range.end] : [0, body.length - 1];
   startBody(res, range, body.length);
   if (req.method === 'HEAD' || body.length === 0) return void res.end();
-  await streamParts(res, body.file, body.parts, start, end);
+  await streamParts(res, io, body.file, body.parts, start, end);
 }
 
 function startBody(res: http.ServerResponse, range: RangeResult, total: number): void {
@@ -229,12 +238,13 @@ function sendBytes(req: http.IncomingMessage, res: http.ServerResponse, bytes: U
 const READ_CHUNK = 1 << 20;
 
 /**
- * Writes the [start, end] window of a list of parts; file parts stream from disk by range: one
- * open per response, reads of up to READ_CHUNK straight into the buffers written (no stream
- * objects), waiting for 'drain' when the socket is full. A client that goes away stops the reads.
+ * Writes the [start, end] window of a list of parts; file parts stream from disk by range through
+ * a kept handle (file-io.ts), in reads of up to READ_CHUNK into pooled buffers that return to the
+ * pool once the socket has taken them (no stream objects), waiting for 'drain' when the socket is
+ * full. A client that goes away stops the reads.
  */
-async function streamParts(res: http.ServerResponse, file: string, parts: readonly Part[], start: number, end: number): Promise<void> {
-  let handle: fs.FileHandle | undefined;
+async function streamParts(res: http.ServerResponse, io: Io, file: string, parts: readonly Part[], start: number, end: number): Promise<void> {
+  let lease: Lease | undefined;
   try {
     let at = 0;
     for (const part of parts) {
@@ -242,26 +252,33 @@ async function streamParts(res: http.ServerResponse, file: string, parts: readon
       const from = Math.max(start, at);
       const to = Math.min(end + 1, at + length);
       for (let pos = from; pos < to && !res.destroyed; ) {
-        let chunk: Uint8Array;
+        let ok: boolean;
         if (part.kind === 'bytes') {
-          chunk = part.bytes.subarray(pos - at, to - at);
+          const chunk = part.bytes.subarray(pos - at, to - at);
+          pos += chunk.byteLength;
+          ok = res.write(chunk);
         } else {
-          handle ??= await fs.open(file, 'r');
+          lease ??= await io.files.acquire(file);
           const want = Math.min(READ_CHUNK, to - pos);
-          const buffer = Buffer.allocUnsafe(want);
-          const { bytesRead } = await handle.read(buffer, 0, want, part.offset + (pos - at));
-          if (bytesRead === 0) throw new OriginError('io', `${file} ended before byte ${part.offset + (pos - at)}`, file);
-          chunk = buffer.subarray(0, bytesRead);
+          const buffer = io.buffers.take();
+          const { bytesRead } = await lease.handle.read(buffer, 0, want, part.offset + (pos - at));
+          if (bytesRead === 0) {
+            io.buffers.give(buffer);
+            throw new OriginError('io', `${file} ended before byte ${part.offset + (pos - at)}`, file);
+          }
+          pos += bytesRead;
+          ok = res.write(buffer.subarray(0, bytesRead), (err) => {
+            if (!err) io.buffers.give(buffer);
+          });
         }
-        pos += chunk.byteLength;
-        if (!res.write(chunk)) await drained(res);
+        if (!ok) await drained(res);
       }
       at += length;
       if (at > end) break;
     }
     res.end();
   } finally {
-    await handle?.close();
+    lease?.release();
   }
 }
 

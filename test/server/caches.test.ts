@@ -3,7 +3,8 @@
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { startServer } from '../../origin/server/server';
+import { RunningServer, startServer } from '../../origin/server/server';
+import { DEFAULT_LIMITS } from '../../origin/presentation/cache';
 import { wasmTrackSelector } from '../../origin/server/select';
 import { get, startTestOrigin, TestOrigin } from './server-helpers';
 
@@ -61,21 +62,58 @@ test('a cached document is never served for another selection, and options in an
   expect(delta(before)).toEqual({ renders: 1, canonicalHits: 1, requestHits: 0 });
 });
 
-test('a changed .ism is rendered again, not answered from the cache', async () => {
-  const ism = path.join(origin.root, 'p.ism');
-  const first = await get(origin.url, '/p.ism/Manifest');
-  const text = await fs.readFile(ism, 'utf8');
-  // Same tracks, another presentation_name stored in the head: the URLs the manifest writes change.
-  await fs.writeFile(ism, text.replace('<head>', '<head>\n    <meta name="presentation_name" content="renamed" />'));
-  await fs.utimes(ism, new Date(Date.UTC(2025, 0, 1)), new Date(Date.UTC(2025, 0, 1)));
-  try {
-    const second = await get(origin.url, '/p.ism/.m3u8');
-    expect(second.status).toBe(200);
-    expect(second.text).toContain('renamed');
-    expect(first.status).toBe(200);
-  } finally {
-    await fs.writeFile(ism, text);
+describe('a changed .ism', () => {
+  async function change(ism: string, text: string): Promise<void> {
+    // Same tracks, another presentation_name stored in the head: the URLs the manifest writes change.
+    await fs.writeFile(ism, text.replace('<head>', '<head>\n    <meta name="presentation_name" content="renamed" />'));
+    await fs.utimes(ism, new Date(Date.UTC(2025, 0, 1)), new Date(Date.UTC(2025, 0, 1)));
   }
+  const serve = (statTtlMs: number): Promise<RunningServer> =>
+    startServer({ root: origin.root, host: '127.0.0.1', port: 0, manifestCacheControl: '', segmentCacheControl: '', select: wasmTrackSelector, playerPage: false, statTtlMs });
+
+  test('with --stat-ttl-ms 0 is rendered again by the next request, not answered from the cache', async () => {
+    const ism = path.join(origin.root, 'p.ism');
+    const server = await serve(0);
+    const text = await fs.readFile(ism, 'utf8');
+    try {
+      const first = await get(server.url, '/p.ism/.m3u8');
+      expect(first.text).not.toContain('renamed');
+      await change(ism, text);
+      const second = await get(server.url, '/p.ism/.m3u8');
+      expect(second.status).toBe(200);
+      expect(second.text).toContain('renamed');
+    } finally {
+      await fs.writeFile(ism, text);
+      await server.close();
+    }
+  });
+
+  test('within the stat TTL is not looked at; once it has passed, it is', async () => {
+    const ism = path.join(origin.root, 'p.ism');
+    const ttl = 1500;
+    const server = await serve(ttl);
+    const text = await fs.readFile(ism, 'utf8');
+    try {
+      // The stat is taken during the first request: trusted from some instant in [t0, t1] on.
+      const t0 = performance.now();
+      const first = await get(server.url, '/p.ism/.m3u8');
+      const t1 = performance.now();
+      await change(ism, text);
+      const within = await get(server.url, '/p.ism/.m3u8');
+      // Only meaningful if the request ran inside the window (a stalled machine could pass it).
+      if (performance.now() < t0 + ttl) expect(within.text).toBe(first.text);
+      await new Promise((r) => setTimeout(r, Math.max(0, t1 + ttl - performance.now()) + 50));
+      const after = await get(server.url, '/p.ism/.m3u8');
+      expect(after.text).toContain('renamed');
+    } finally {
+      await fs.writeFile(ism, text);
+      await server.close();
+    }
+  });
+});
+
+test('the default stat TTL is one second (DEFAULT_LIMITS, used by startServer and origin serve)', () => {
+  expect(DEFAULT_LIMITS.statTtlMs).toBe(1000);
 });
 
 test('--manifest-cache-bytes 0 (manifestCacheBytes: 0) renders every request', async () => {

@@ -1,0 +1,134 @@
+// Segment delivery I/O: open source files and read buffers, reused across requests.
+//
+// A segment is a few rewritten boxes plus byte ranges of one source file. Opening, fstat-ing and
+// closing that file for every request, and allocating a fresh read buffer for every chunk, cost
+// more than the read itself (profiled: open + close + stat ≈ 13 % and GC ≈ 15 % of a worker
+// serving fMP4 segments). nginx keeps descriptors in its open_file_cache for the same reason.
+//
+// Consistency: a handle is trusted for as long as the presentation store trusts a stat
+// (`statTtlMs`), so within that window an old index reads the old file's bytes through the old
+// descriptor (the inode it indexed), never a replaced file's. With a TTL of 0 nothing is kept.
+
+import { promises as fs } from 'node:fs';
+
+interface Entry {
+  handle: Promise<fs.FileHandle>;
+  opened: number;
+  refs: number;
+  /** Replaced or evicted: close once the last reader releases it. */
+  retired: boolean;
+}
+
+export interface Lease {
+  handle: fs.FileHandle;
+  release(): void;
+}
+
+export class FileHandles {
+  private readonly open = new Map<string, Entry>();
+
+  /**
+   * @param ttlMs how long an opened handle is reused (0: one open per lease)
+   * @param max   handles kept open at most (idle ones are closed first)
+   */
+  constructor(
+    private readonly ttlMs: number,
+    private readonly max = 256,
+  ) {}
+
+  async acquire(file: string): Promise<Lease> {
+    if (this.ttlMs <= 0) {
+      const handle = await fs.open(file, 'r');
+      return { handle, release: () => void handle.close().catch(() => undefined) };
+    }
+    const now = performance.now();
+    let entry = this.open.get(file);
+    if (entry !== undefined && now - entry.opened >= this.ttlMs) {
+      this.retire(file, entry);
+      entry = undefined;
+    }
+    if (entry === undefined) {
+      entry = { handle: fs.open(file, 'r'), opened: now, refs: 0, retired: false };
+      const e = entry;
+      this.open.set(file, e);
+      // A failed open is not kept: the next request tries again.
+      e.handle.catch(() => {
+        if (this.open.get(file) === e) this.open.delete(file);
+      });
+      this.trim();
+    } else {
+      // Most recently used last: trim() closes from the front.
+      this.open.delete(file);
+      this.open.set(file, entry);
+    }
+    const e = entry;
+    e.refs++;
+    let handle: fs.FileHandle;
+    try {
+      handle = await e.handle;
+    } catch (err) {
+      e.refs--;
+      throw err;
+    }
+    let released = false;
+    return {
+      handle,
+      release: () => {
+        if (released) return;
+        released = true;
+        e.refs--;
+        if (e.retired && e.refs === 0) closeQuietly(e);
+      },
+    };
+  }
+
+  /** Handles currently kept (tests). */
+  get size(): number {
+    return this.open.size;
+  }
+
+  private retire(file: string, e: Entry): void {
+    if (this.open.get(file) === e) this.open.delete(file);
+    e.retired = true;
+    if (e.refs === 0) closeQuietly(e);
+  }
+
+  private trim(): void {
+    if (this.open.size <= this.max) return;
+    for (const [file, e] of this.open) {
+      if (this.open.size <= this.max) break;
+      if (e.refs === 0) this.retire(file, e);
+    }
+  }
+}
+
+function closeQuietly(e: Entry): void {
+  e.handle.then((h) => h.close()).catch(() => undefined);
+}
+
+/**
+ * Read buffers of one size, handed back once the socket has taken the bytes (the write
+ * callback): steady streaming allocates nothing. A buffer never comes back if its write failed,
+ * and the pool keeps at most `keep` idle ones.
+ */
+export class BufferPool {
+  private readonly idle: Buffer[] = [];
+
+  constructor(
+    readonly size: number,
+    private readonly keep: number,
+  ) {}
+
+  take(): Buffer {
+    return this.idle.pop() ?? Buffer.allocUnsafeSlow(this.size);
+  }
+
+  give(b: Buffer): void {
+    if (b.byteLength === this.size && this.idle.length < this.keep) this.idle.push(b);
+  }
+
+  /** Idle buffers (tests). */
+  get available(): number {
+    return this.idle.length;
+  }
+}
