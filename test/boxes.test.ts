@@ -109,6 +109,20 @@ describe('mfra / mfro (§8.8.9–8.8.11)', () => {
     expect([t1.times[0], t1.moofOffsets[0]]).toEqual([-213333n, 2 ** 40]);
   });
 
+  test('times as numbers equal the exact times', () => {
+    const t = parseMfra(box('mfra', tfra(1, [[-213333n, 10], [72_000_000_000n, 20], [2n ** 40n + 3n, 30]])), 0).get(1)!;
+    expect([...t.times]).toEqual([-213333n, 72_000_000_000n, 2n ** 40n + 3n]);
+    expect([...t.timeNumbers]).toEqual([-213333, 72_000_000_000, 2 ** 40 + 3]);
+  });
+
+  test('times past 2^53 (a live capture with epoch-based 10 MHz times) stay exact and are flagged', () => {
+    const big = 17_000_000_000_000_001n;
+    const t = parseMfra(box('mfra', tfra(1, [[big, 10], [big + 20_000_000n, 20]])), 0).get(1)!;
+    expect([...t.times]).toEqual([big, big + 20_000_000n]);
+    expect(t.timesSafe).toBe(false);
+    expect(parseMfra(box('mfra', tfra(1, [[5n, 10]])), 0).get(1)!.timesSafe).toBe(true);
+  });
+
   test('a moof offset past 2^53 is corrupt, not rounded', () => {
     const row = concat(i64(0n), u32(0x200000), u32(0), Uint8Array.of(1, 1, 1));
     const bad = box('mfra', fullBox('tfra', 1, 0, u32(1), u32(0), u32(1), row));

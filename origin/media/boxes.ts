@@ -197,11 +197,18 @@ function addTrun(
   into.sampleCount += count;
 }
 
+/** Index of the high 32-bit word of a 64-bit integer in a Uint32Array view (platform order). */
+const HIGH_WORD = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 1 : 0;
+
 /** The `tfra` entries of one track (§8.8.10), as columns: the random access points in file order. */
 export interface RandomAccessTable {
   count: number;
   /** Each entry's decode time, track timescale. */
   times: BigInt64Array;
+  /** The same times as numbers, for arithmetic without BigInt; exact only when `timesSafe`. */
+  timeNumbers: Float64Array;
+  /** Every time is below 2^53 in magnitude (VOD; a live capture with epoch-based 10 MHz times is not). */
+  timesSafe: boolean;
   /** Each entry's moof offset in the file. */
   moofOffsets: Float64Array;
 }
@@ -231,23 +238,35 @@ export function parseMfra(mfra: Uint8Array, start: number): Map<number, RandomAc
     const entryBytes = (version === 1 ? 16 : 8) + trafBytes + trunBytes + sampleBytes;
     r.need(count * entryBytes);
     const times = new BigInt64Array(count);
+    // Written as two 32-bit words each (no BigInt per entry); the word order is the platform's.
+    const words = new Uint32Array(times.buffer);
+    const timeNumbers = new Float64Array(count);
     const moofOffsets = new Float64Array(count);
+    let timesSafe = true;
     const view = new DataView(box.payload.buffer, box.payload.byteOffset + r.offset, count * entryBytes);
     for (let e = 0, p = 0; e < count; e++, p += entryBytes) {
       // The time is unsigned in §8.8.10, but ffmpeg clamps or wraps negative times; read it
       // signed so a wrapped value stays meaningful. The first time is re-read from the moof anyway.
       if (version === 1) {
-        times[e] = view.getBigInt64(p);
+        const timeHigh = view.getInt32(p);
+        const timeLow = view.getUint32(p + 4);
+        words[2 * e + HIGH_WORD] = timeHigh >>> 0;
+        words[2 * e + 1 - HIGH_WORD] = timeLow;
+        timeNumbers[e] = timeHigh * 0x100000000 + timeLow;
+        if (timesSafe && !Number.isSafeInteger(timeNumbers[e])) timesSafe = false;
         const high = view.getUint32(p + 8);
         // Offsets past 2^53 cannot be file positions here; refuse rather than round.
         if (high > 0x1fffff) r.fail(`entry ${e}: moof_offset exceeds 2^53`);
         moofOffsets[e] = high * 0x100000000 + view.getUint32(p + 12);
       } else {
-        times[e] = BigInt(view.getUint32(p));
+        const time = view.getUint32(p);
+        words[2 * e + HIGH_WORD] = 0;
+        words[2 * e + 1 - HIGH_WORD] = time;
+        timeNumbers[e] = time;
         moofOffsets[e] = view.getUint32(p + 4);
       }
     }
-    out.set(trackId, { count, times, moofOffsets });
+    out.set(trackId, { count, times, timeNumbers, timesSafe, moofOffsets });
   }
   return out;
 }

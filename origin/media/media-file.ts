@@ -159,8 +159,10 @@ async function tryMfra(source: ByteSource, tracks: MoovTrack[], afterMoov: numbe
     if (first.traf.baseTime !== undefined) times[0] = first.traf.baseTime;
     const durations = new Float64Array(n);
     const sizes = new Float64Array(n);
+    const tn = list.timeNumbers;
+    const firstTime = Number(times[0]!);
     for (let i = 0; i < n; i++) {
-      const d = i + 1 < n ? Number(times[i + 1]! - times[i]!) : last.traf.duration;
+      const d = i + 1 >= n ? last.traf.duration : list.timesSafe ? tn[i + 1]! - (i === 0 ? firstTime : tn[i]!) : Number(times[i + 1]! - times[i]!);
       if (!(d > 0)) return undefined;
       durations[i] = d;
       sizes[i] = nextAfter(list.moofOffsets[i]!) - list.moofOffsets[i]!;
@@ -203,7 +205,8 @@ function upperBound(values: Float64Array, x: number): number {
 }
 
 function ascending(list: RandomAccessTable, min: number, max: number): boolean {
-  const { moofOffsets: o, times: t } = list;
+  const { moofOffsets: o } = list;
+  const t = list.timesSafe ? list.timeNumbers : list.times;
   for (let i = 0; i < list.count; i++) {
     if (o[i]! < min || o[i]! >= max) return false;
     if (i > 0 && (o[i]! <= o[i - 1]! || t[i]! <= t[i - 1]!)) return false;
