@@ -1,5 +1,5 @@
 // Narrow readers for the ISO BMFF boxes the fragment index needs (ISO/IEC 14496-12:2022 §8.8,
-// MS-SSTR §2.2.4 for the Smooth `tfxd` uuid box). mp4box reads `moov`; these read `moof`, `mfra`
+// MS-SSTR §2.2.4 for the Smooth `tfxd` uuid box). track-info.ts reads `moov`; these read `moof`, `mfra`
 // and box headers, where we need exact 64-bit signed times and speed. No I/O here: every
 // function takes bytes and returns a result.
 

@@ -1,24 +1,22 @@
-// Track properties from a `moov` box. mp4box (the chosen dependency) parses the box tree; the
-// codec-specific payloads (avcC, esds, dac3, dec3) go through our narrow readers, which give the
-// exact values the filter language needs (ISO/IEC 14496-12 §8.3–8.5, 14496-15 §5.3.3).
+// Track properties from a `moov` box, with a narrow reader of our own: the boxes below are all
+// the properties need, and this runs on a presentation's first request, where parsing the whole
+// moov with mp4box cost a cold process about 10 ms for five files (bench/README.md, "cold").
+// mp4box stays the tests' independent judge of the MP4 we write. The codec-specific payloads
+// (avcC, esds, dac3, dec3) go through our readers, which give the exact values the filter
+// language needs.
+//
+// Boxes read: ISO/IEC 14496-12 §8.2.1 moov, §8.3.1 trak, §8.3.2 tkhd, §8.4.1 mdia, §8.4.2 mdhd,
+// §8.4.3 hdlr, §8.4.6 elng, §8.4.4 minf, §8.5.1 stbl, §8.5.2 stsd and its first sample entry
+// (§12.1.3 visual, §12.2.3 audio), §8.8.1 mvex, §8.8.3 trex; ISO/IEC 14496-15 §5.3.3 avcC;
+// ISO/IEC 14496-14 §5.6 esds; ETSI TS 102 366 Annex F dac3/dec3.
 
-import { createFile, MP4BoxBuffer } from 'mp4box';
 import { OriginError } from '../errors';
 import { TrackProperties, TrackType } from '../model';
 import { rational, Rational } from '../rational';
 import { parseAudioSpecificConfig, parseDac3, parseDec3, AudioConfig } from './audio-config';
-import { TrackDefaults } from './boxes';
+import { childBoxes, readBoxHeader, TrackDefaults } from './boxes';
+import { ByteReader, corruptAt } from './byte-reader';
 import { parseSps } from './h264-sps';
-
-/** The subset of mp4box's box objects we read; offsets are relative to the buffer given to it. */
-interface RawBox {
-  type: string;
-  start: number;
-  size: number;
-  hdr_size: number;
-  boxes?: RawBox[];
-  [field: string]: unknown;
-}
 
 export interface MoovTrack {
   /** Everything but systemBitrate (needs the fragments) and a presentation-unique trackName. */
@@ -28,89 +26,98 @@ export interface MoovTrack {
 
 export const SUPPORTED_SAMPLE_ENTRIES = ['avc1', 'avc3', 'mp4a', 'ac-3', 'ec-3', 'stpp', 'wvtt'];
 
-/** Parses a complete `moov` box (header included). */
+/** A box found in a container: its absolute start, header size, and payload view. */
+interface Found {
+  start: number;
+  headerSize: number;
+  payload: Uint8Array;
+}
+
+/** The first child of each type. */
+function children(payload: Uint8Array, base: number, path: string): Map<string, Found> {
+  const out = new Map<string, Found>();
+  for (const c of childBoxes(payload, base, path)) if (!out.has(c.type)) out.set(c.type, c);
+  return out;
+}
+
+function need(c: Map<string, Found>, type: string, path: string, containerStart: number): Found {
+  const found = c.get(type);
+  if (found === undefined) throw corruptAt(path, containerStart, `missing ${type} box`);
+  return found;
+}
+
+const reader = (box: Found, path: string): ByteReader => new ByteReader(box.payload, path, box.start + box.headerSize);
+
+/** Parses a complete `moov` box (header included); `fileName` prefixes every error's box path. */
 export function readMoov(moov: Uint8Array, fileName: string): { tracks: MoovTrack[]; fragmented: boolean } {
-  const buffer = MP4BoxBuffer.fromArrayBuffer(
-    moov.buffer.slice(moov.byteOffset, moov.byteOffset + moov.byteLength) as ArrayBuffer,
-    0,
-  );
-  const file = createFile();
-  let failure: string | undefined;
-  file.onError = (_module: string, message: string) => {
-    failure = message;
-  };
-  // mp4box reports recoverable oddities (shaka-packager's stpp entry is one byte short) with
-  // console.error and has no quieter level; collect them, and show them only if parsing fails.
-  const notes: string[] = [];
-  const consoleError = console.error;
-  console.error = (...args: unknown[]) => notes.push(args.map(String).join(' '));
-  try {
-    file.appendBuffer(buffer);
-    file.flush();
-  } finally {
-    console.error = consoleError;
+  const top = readBoxHeader(moov, 0, 0, moov.byteLength, `${fileName}: moov`);
+  if (top === undefined || top.type !== 'moov' || top.size !== moov.byteLength) throw new OriginError('corrupt-media', 'moov does not parse: not one complete moov box', fileName);
+  const traks: Found[] = [];
+  let mvex: Found | undefined;
+  for (const c of childBoxes(moov.subarray(top.headerSize, top.size), top.headerSize, `${fileName}: moov`)) {
+    if (c.type === 'trak') traks.push(c);
+    else if (c.type === 'mvex' && mvex === undefined) mvex = c;
   }
-  const parsed = (file as unknown as { moov?: RawBox }).moov;
-  if (failure !== undefined || parsed === undefined) {
-    const why = [failure, ...notes].filter(Boolean).join('; ');
-    throw new OriginError('corrupt-media', `moov does not parse${why ? `: ${why}` : ''}`, fileName);
+  const trexes = new Map<number, TrackDefaults>();
+  if (mvex !== undefined) {
+    for (const c of childBoxes(mvex.payload, mvex.start + mvex.headerSize, `${fileName}: moov/mvex`)) {
+      if (c.type !== 'trex') continue;
+      const r = reader(c, `${fileName}: moov/mvex/trex`);
+      r.skip(4); // version + flags
+      const id = r.u32();
+      r.skip(4); // default_sample_description_index
+      if (!trexes.has(id)) trexes.set(id, { defaultSampleDuration: r.u32(), defaultSampleSize: r.u32(), defaultSampleFlags: r.u32() });
+    }
   }
-  const traks = (parsed['traks'] as RawBox[] | undefined) ?? [];
-  const mvex = parsed['mvex'] as RawBox | undefined;
-  const trexs = (mvex?.['trexs'] as RawBox[] | undefined) ?? [];
-  const tracks = traks.map((trak, i) => readTrak(trak, moov, trexs, `${fileName}: moov/trak[${i}]`));
+  const tracks = traks.map((trak, i) => readTrak(trak, trexes, `${fileName}: moov/trak[${i}]`));
   return { tracks, fragmented: mvex !== undefined };
 }
 
-function child(box: RawBox | undefined, name: string, path: string): RawBox {
-  const c = box?.[name] as RawBox | undefined;
-  if (c === undefined) throw new OriginError('corrupt-media', `missing ${name} box`, path);
-  return c;
-}
-
-function payloadOf(box: RawBox, moov: Uint8Array): Uint8Array {
-  return moov.subarray(box.start + box.hdr_size, box.start + box.size);
-}
-
-function num(box: RawBox, field: string): number {
-  const v = box[field];
-  return typeof v === 'number' ? v : 0;
-}
-
-function readTrak(trak: RawBox, moov: Uint8Array, trexs: RawBox[], path: string): MoovTrack {
-  const tkhd = child(trak, 'tkhd', path);
-  const mdia = child(trak, 'mdia', path);
-  const mdhd = child(mdia, 'mdhd', `${path}/mdia`);
-  const hdlr = child(mdia, 'hdlr', `${path}/mdia`);
-  const stsd = child(child(child(mdia, 'minf', `${path}/mdia`), 'stbl', `${path}/mdia/minf`), 'stsd', `${path}/mdia/minf/stbl`);
-  const entries = (stsd['entries'] as RawBox[] | undefined) ?? [];
-  const entry = entries[0];
-  const entryPath = `${path}/mdia/minf/stbl/stsd`;
+function readTrak(trak: Found, trexes: Map<number, TrackDefaults>, path: string): MoovTrack {
+  const boxes = children(trak.payload, trak.start + trak.headerSize, path);
+  const tkhd = reader(need(boxes, 'tkhd', path, trak.start), `${path}/tkhd`);
+  const tkhdVersion = tkhd.u8();
+  tkhd.skip(3 + (tkhdVersion === 1 ? 16 : 8)); // flags, creation_time, modification_time
+  const trackID = tkhd.u32();
+  const mdiaPath = `${path}/mdia`;
+  const mdiaBox = need(boxes, 'mdia', path, trak.start);
+  const mdia = children(mdiaBox.payload, mdiaBox.start + mdiaBox.headerSize, mdiaPath);
+  const mdhd = reader(need(mdia, 'mdhd', mdiaPath, mdiaBox.start), `${mdiaPath}/mdhd`);
+  const mdhdVersion = mdhd.u8();
+  mdhd.skip(3 + (mdhdVersion === 1 ? 16 : 8));
+  const timescale = mdhd.u32();
+  if (timescale <= 0) throw new OriginError('corrupt-media', 'timescale is 0', `${mdiaPath}/mdhd`);
+  mdhd.skip(mdhdVersion === 1 ? 8 : 4); // duration
+  const packedLanguage = mdhd.u16() & 0x7fff;
+  const hdlr = reader(need(mdia, 'hdlr', mdiaPath, mdiaBox.start), `${mdiaPath}/hdlr`);
+  hdlr.skip(8); // version + flags, pre_defined
+  const type = trackType(hdlr.fourcc());
+  const minfBox = need(mdia, 'minf', mdiaPath, mdiaBox.start);
+  const minf = children(minfBox.payload, minfBox.start + minfBox.headerSize, `${mdiaPath}/minf`);
+  const stblPath = `${mdiaPath}/minf/stbl`;
+  const stblBox = need(minf, 'stbl', `${mdiaPath}/minf`, minfBox.start);
+  const stbl = children(stblBox.payload, stblBox.start + stblBox.headerSize, stblPath);
+  const stsdBox = need(stbl, 'stsd', stblPath, stblBox.start);
+  const entryPath = `${stblPath}/stsd`;
+  const stsd = reader(stsdBox, entryPath);
+  stsd.skip(4); // version + flags
+  if (stsd.u32() === 0) throw new OriginError('corrupt-media', 'no sample entry', entryPath);
+  const entry = childBoxes(stsdBox.payload.subarray(8), stsdBox.start + stsdBox.headerSize + 8, entryPath).next().value;
   if (entry === undefined) throw new OriginError('corrupt-media', 'no sample entry', entryPath);
-  const trackID = num(tkhd, 'track_id');
-  const timescale = num(mdhd, 'timescale');
-  if (timescale <= 0) throw new OriginError('corrupt-media', 'timescale is 0', `${path}/mdia/mdhd`);
-  const trex = trexs.find((t) => num(t, 'track_id') === trackID);
-  const defaults: TrackDefaults = {
-    defaultSampleDuration: trex ? num(trex, 'default_sample_duration') : 0,
-    defaultSampleSize: trex ? num(trex, 'default_sample_size') : 0,
-    defaultSampleFlags: trex ? num(trex, 'default_sample_flags') : 0,
-  };
-  const type = trackType(String(hdlr['handler'] ?? ''));
+  const defaults = trexes.get(trackID) ?? { defaultSampleDuration: 0, defaultSampleSize: 0, defaultSampleFlags: 0 };
   const base: TrackProperties = {
     type,
     FourCC: '',
     trackID,
     trackName: '',
     systemBitrate: 0,
-    systemLanguage: languageOf(mdhd, mdia),
+    systemLanguage: languageOf(packedLanguage, mdia.get('elng')),
     TimeScale: timescale,
     CodecPrivateData: '',
     codecs: '',
     sampleEntry: entry.type,
   };
-  const sub = (name: string): RawBox | undefined => entry.boxes?.find((b) => b.type === name);
-  const properties = describeEntry(base, entry, sub, moov, `${entryPath}/${entry.type}`);
+  const properties = describeEntry(base, entry, `${entryPath}/${entry.type}`);
   properties.trackName = `${type}_${properties.systemLanguage}`;
   return { properties, defaults };
 }
@@ -130,44 +137,59 @@ function trackType(handler: string): TrackType {
   }
 }
 
-/** mdhd language (§8.4.2.3: three 5-bit letters + 0x60), overridden by an extended `elng` tag. */
-function languageOf(mdhd: RawBox, mdia: RawBox): string {
-  const elng = mdia['elng'] as RawBox | undefined;
-  const extended = elng?.['extended_language'];
-  if (typeof extended === 'string' && /^[a-z]{3}$/.test(extended)) return extended;
-  const packed = mdhd['language'];
-  if (typeof packed === 'number' && packed !== 0) {
-    const code = String.fromCharCode(((packed >> 10) & 31) + 0x60, ((packed >> 5) & 31) + 0x60, (packed & 31) + 0x60);
-    if (/^[a-z]{3}$/.test(code)) return code;
+/** mdhd language (§8.4.2.3: three 5-bit letters + 0x60), overridden by an extended `elng` tag (§8.4.6). */
+function languageOf(packed: number, elng: Found | undefined): string {
+  if (elng !== undefined && elng.payload.byteLength > 4) {
+    const tag = elng.payload.subarray(4);
+    const end = tag.indexOf(0);
+    const extended = Buffer.from(end < 0 ? tag : tag.subarray(0, end)).toString('latin1');
+    if (/^[a-z]{3}$/.test(extended)) return extended;
   }
-  if (typeof packed === 'string' && /^[a-z]{3}$/.test(packed)) return packed;
-  return 'und';
+  const code = String.fromCharCode(((packed >> 10) & 31) + 0x60, ((packed >> 5) & 31) + 0x60, (packed & 31) + 0x60);
+  return packed !== 0 && /^[a-z]{3}$/.test(code) ? code : 'und';
 }
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex').toUpperCase();
 const hex2 = (n: number): string => n.toString(16).toUpperCase().padStart(2, '0');
 
-function describeEntry(
-  p: TrackProperties,
-  entry: RawBox,
-  sub: (name: string) => RawBox | undefined,
-  moov: Uint8Array,
-  path: string,
-): TrackProperties {
+/** §12.1.3 VisualSampleEntry: 8 bytes of SampleEntry, then 70 bytes of fields before the child boxes. */
+const VISUAL_ENTRY_FIELDS = 78;
+/** §12.2.3 AudioSampleEntry (version 0): 8 + 20 bytes; QuickTime's sound description versions 1 and 2 add 16 and 36. */
+const AUDIO_ENTRY_FIELDS = 28;
+
+/** The child boxes of a sample entry after its `fields` bytes. */
+function entryChildren(entry: Found, fields: number, path: string): Map<string, Found> {
+  if (entry.payload.byteLength < fields) throw corruptAt(path, entry.start, `sample entry of ${entry.payload.byteLength} bytes is shorter than its ${fields} bytes of fields`);
+  return children(entry.payload.subarray(fields), entry.start + entry.headerSize + fields, path);
+}
+
+/** channelcount, samplesize and the child boxes of an audio sample entry. */
+function audioEntry(entry: Found, path: string): { channelCount: number; sampleSize: number; boxes: Map<string, Found> } {
+  const r = new ByteReader(entry.payload, path, entry.start + entry.headerSize);
+  r.skip(8); // SampleEntry: reserved, data_reference_index
+  const version = r.u16(); // reserved in ISO BMFF; the sound description version in QuickTime
+  r.skip(6);
+  const channelCount = r.u16();
+  const sampleSize = r.u16();
+  const extra = version === 1 ? 16 : version === 2 ? 36 : 0;
+  return { channelCount, sampleSize, boxes: entryChildren(entry, AUDIO_ENTRY_FIELDS + extra, path) };
+}
+
+function describeEntry(p: TrackProperties, entry: Found & { type: string }, path: string): TrackProperties {
   switch (entry.type) {
     case 'avc1':
     case 'avc3':
-      return describeAvc(p, sub('avcC'), moov, path);
+      return describeAvc(p, entryChildren(entry, VISUAL_ENTRY_FIELDS, path).get('avcC'), path);
     case 'mp4a':
-      return describeAac(p, entry, path);
+      return describeAac(p, audioEntry(entry, path), path);
     case 'ac-3':
     case 'ec-3': {
-      const box = sub(entry.type === 'ac-3' ? 'dac3' : 'dec3');
+      const a = audioEntry(entry, path);
+      const box = a.boxes.get(entry.type === 'ac-3' ? 'dac3' : 'dec3');
       if (box === undefined) throw new OriginError('corrupt-media', `${entry.type} sample entry without its ${entry.type === 'ac-3' ? 'dac3' : 'dec3'} box`, path);
-      const payload = payloadOf(box, moov);
-      const config = entry.type === 'ac-3' ? parseDac3(payload) : parseDec3(payload);
+      const config = entry.type === 'ac-3' ? parseDac3(box.payload) : parseDec3(box.payload);
       // AudioTag: WAVE_FORMAT_DOLBY_AC3 (0x2000) for AC-3; E-AC-3 is WAVE_FORMAT_EXTENSIBLE (0xFFFE) in Smooth.
-      return audio({ ...p, FourCC: entry.type, codecs: entry.type, CodecPrivateData: hex(payload) }, config, entry.type === 'ac-3' ? 0x2000 : 0xfffe, entry);
+      return audio({ ...p, FourCC: entry.type, codecs: entry.type, CodecPrivateData: hex(box.payload) }, config, entry.type === 'ac-3' ? 0x2000 : 0xfffe, a);
     }
     case 'stpp':
       // ISO/IEC 14496-30 §5: TTML in ISO BMFF. The codecs string of the reference's MPDs.
@@ -184,9 +206,9 @@ function describeEntry(
 }
 
 /** ISO/IEC 14496-15 §5.3.3.1 AVCDecoderConfigurationRecord. */
-function describeAvc(p: TrackProperties, avcC: RawBox | undefined, moov: Uint8Array, path: string): TrackProperties {
+function describeAvc(p: TrackProperties, avcC: Found | undefined, path: string): TrackProperties {
   if (avcC === undefined) throw new OriginError('corrupt-media', 'avc1 sample entry without avcC', path);
-  const b = payloadOf(avcC, moov);
+  const b = avcC.payload;
   const fail = (what: string): never => {
     throw new OriginError('corrupt-media', what, `${path}/avcC`);
   };
@@ -227,34 +249,55 @@ function describeAvc(p: TrackProperties, avcC: RawBox | undefined, moov: Uint8Ar
   };
 }
 
-/** ISO/IEC 14496-1 §7.2.6.7: the DecoderSpecificInfo (tag 5) inside the esds descriptors. */
-function findDecoderSpecificInfo(desc: unknown): Uint8Array | undefined {
-  const d = desc as { tag?: number; data?: Uint8Array | Record<string, number>; descs?: unknown[] } | undefined;
-  if (d === undefined || d === null) return undefined;
-  if (d.tag === 5 && d.data !== undefined) return Uint8Array.from(Object.values(d.data));
-  for (const c of d.descs ?? []) {
-    const found = findDecoderSpecificInfo(c);
-    if (found) return found;
-  }
-  return undefined;
+/**
+ * ISO/IEC 14496-1 §7.2.6.5–7.2.6.7 inside an `esds` (ISO/IEC 14496-14 §5.6): ES_Descriptor (tag 3)
+ * → DecoderConfigDescriptor (tag 4) → DecoderSpecificInfo (tag 5), the AudioSpecificConfig.
+ */
+function decoderSpecificInfo(esds: Uint8Array): Uint8Array | undefined {
+  let at = 4; // version + flags
+  const descriptor = (tag: number): { end: number } | undefined => {
+    if (at >= esds.byteLength || esds[at] !== tag) return undefined;
+    at++;
+    // §8.3.3 expandable size: up to four bytes of 7 bits, high bit = more follows.
+    let size = 0;
+    for (let i = 0; i < 4; i++) {
+      if (at >= esds.byteLength) return undefined;
+      const b = esds[at++]!;
+      size = (size << 7) | (b & 0x7f);
+      if ((b & 0x80) === 0) break;
+    }
+    return at + size <= esds.byteLength ? { end: at + size } : undefined;
+  };
+  const es = descriptor(3);
+  if (es === undefined || at + 3 > es.end) return undefined;
+  const flags = esds[at + 2]!;
+  at += 3; // ES_ID, flags
+  if (flags & 0x80) at += 2; // dependsOn_ES_ID
+  if (flags & 0x40) at += 1 + (esds[at] ?? 0); // URL
+  if (flags & 0x20) at += 2; // OCR_ES_Id
+  const config = descriptor(4);
+  if (config === undefined) return undefined;
+  at += 13; // objectTypeIndication, streamType, bufferSizeDB, maxBitrate, avgBitrate
+  const info = descriptor(5);
+  return info === undefined ? undefined : esds.subarray(at, info.end);
 }
 
-function describeAac(p: TrackProperties, entry: RawBox, path: string): TrackProperties {
-  const esds = entry['esds'] as RawBox | undefined;
-  const asc = findDecoderSpecificInfo(esds?.['esd']);
-  if (asc === undefined) throw new OriginError('corrupt-media', 'mp4a sample entry without an AudioSpecificConfig', `${path}/esds`);
+function describeAac(p: TrackProperties, a: ReturnType<typeof audioEntry>, path: string): TrackProperties {
+  const esds = a.boxes.get('esds');
+  const asc = esds === undefined ? undefined : decoderSpecificInfo(esds.payload);
+  if (asc === undefined || asc.byteLength === 0) throw new OriginError('corrupt-media', 'mp4a sample entry without an AudioSpecificConfig', `${path}/esds`);
   const config = parseAudioSpecificConfig(asc);
   if (config.objectType !== 2 && config.objectType !== 5 && config.objectType !== 29) {
     throw new OriginError('unsupported-media', `unsupported AAC audio object type ${config.objectType}`, `${path}/esds`);
   }
   // Smooth FourCC: AACL for AAC-LC, AACH for HE-AAC (MS-SSTR §2.2.2.5); AudioTag 255 = WAVE_FORMAT_RAW_AAC1.
   const fourcc = config.objectType === 2 ? 'AACL' : 'AACH';
-  return audio({ ...p, FourCC: fourcc, codecs: `mp4a.40.${config.objectType}`, CodecPrivateData: hex(asc) }, config, 255, entry);
+  return audio({ ...p, FourCC: fourcc, codecs: `mp4a.40.${config.objectType}`, CodecPrivateData: hex(asc) }, config, 255, a);
 }
 
-function audio(p: TrackProperties, config: AudioConfig, audioTag: number, entry: RawBox): TrackProperties {
-  const bitsPerSample = num(entry, 'samplesize') || 16;
-  const channels = config.channels || num(entry, 'channel_count');
+function audio(p: TrackProperties, config: AudioConfig, audioTag: number, entry: { channelCount: number; sampleSize: number }): TrackProperties {
+  const bitsPerSample = entry.sampleSize || 16;
+  const channels = config.channels || entry.channelCount;
   return {
     ...p,
     AudioTag: audioTag,
