@@ -161,11 +161,15 @@ async function tryMfra(source: ByteSource, tracks: MoovTrack[], afterMoov: numbe
     const sizes = new Float64Array(n);
     const tn = list.timeNumbers;
     const firstTime = Number(times[0]!);
+    const offsets = list.moofOffsets;
+    // Both lists ascend: one pointer walks the boundaries alongside the fragments.
+    let j = 0;
     for (let i = 0; i < n; i++) {
       const d = i + 1 >= n ? last.traf.duration : list.timesSafe ? tn[i + 1]! - (i === 0 ? firstTime : tn[i]!) : Number(times[i + 1]! - times[i]!);
       if (!(d > 0)) return undefined;
       durations[i] = d;
-      sizes[i] = nextAfter(list.moofOffsets[i]!) - list.moofOffsets[i]!;
+      while (j < boundaries.length && boundaries[j]! <= offsets[i]!) j++;
+      sizes[i] = (j < boundaries.length ? boundaries[j]! : mfraStart) - offsets[i]!;
     }
     built.set(id, {
       // tfra lists random access points only (§8.8.10): every fragment opens on a keyframe.
