@@ -102,11 +102,12 @@ class EdgeStream extends HttpContext {
     const now: i64 = config.hasToken ? <i64>(currentTimeNanoseconds() / 1_000_000_000) : 0;
     const verdict = decide(config, bytes, authorization !== null ? Uint8Array.wrap(authorization) : null, now);
     if (verdict.refused) return this.reply(verdict, bytes);
-    // The verdict's target is ASCII and every byte was checked, so equal text means equal bytes.
-    const target = String.UTF8.decode(raw, false);
-    const changed = verdict.target != target;
+    // The verdict's target is ASCII and every byte was checked, so equal text means equal bytes:
+    // compared in place, no decoded copy of :path.
+    const changed = !sameAscii(verdict.target, bytes);
     if (changed) replaceRequestHeader(":path", verdict.target);
     if (isLogEnabled(LogLevel.Debug)) {
+      const target = String.UTF8.decode(raw, false);
       logDebug("edge: " + method() + " " + printable(target) + (changed ? " -> " + printable(verdict.target) : ""));
     }
     return Action.Continue;
@@ -130,6 +131,18 @@ class EdgeStream extends HttpContext {
     sendLocalResponseText(refusalStatus(refusal), details, verdict.message + "\n", headers);
     return Action.Pause;
   }
+}
+
+/** `text` (ASCII) equals `bytes` unit for byte. */
+function sameAscii(text: string, bytes: Uint8Array): bool {
+  const n = bytes.length;
+  if (text.length != n) return false;
+  const t = changetype<usize>(text);
+  const b = bytes.dataStart;
+  for (let i = 0; i < n; i++) {
+    if (<u32>load<u16>(t + (<usize>i << 1)) != <u32>load<u8>(b + <usize>i)) return false;
+  }
+  return true;
 }
 
 /** The request's method for a debug line (looked up only when one is written). */

@@ -22,8 +22,23 @@ import type { HeaderList } from './http-filter';
 import { fromHeaderList, latin1Bytes, latin1String, toHeaderList } from './pairs';
 import type { WasmVm } from './vm';
 
-/** Envoy LowerCaseString: ASCII only. */
-export const lowerAscii = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+/** Envoy LowerCaseString: ASCII only. Keys are nearly always lower case already: scan first. */
+export const lowerAscii = (s: string): string => {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) return s.replace(/[A-Z]/g, (u) => u.toLowerCase());
+  }
+  return s;
+};
+
+/** First entry named `name`, or undefined (a loop: this runs for every header lookup). */
+function findEntry(map: HeaderList, name: string): [string, string] | undefined {
+  for (let i = 0; i < map.length; i++) {
+    const entry = map[i]!;
+    if (entry[0] === name) return entry;
+  }
+  return undefined;
+}
 
 /** Envoy's header list keeps pseudo-headers before regular ones (HeaderMapImpl). */
 export function addHeader(map: HeaderList, key: string, value: string): void {
@@ -45,14 +60,13 @@ const badMap = (type: number): boolean => type >>> 0 > MAP_TYPE_MAX;
 function proxy_get_header_map_value(vm: WasmVm, type: number, keyPtr: number, keySize: number, retPtr: number, retSize: number): number {
   if (badMap(type)) return WasmResult.BadArgument;
   const ctx = vm.context;
-  const key = vm.memory.read(keyPtr, keySize);
+  const key = vm.memory.readLatin1(keyPtr, keySize);
   if (key === null) return WasmResult.InvalidMemoryAccess;
   const map = ctx.getConstMap(type as MapType);
   if (map === null) return ctx.accessLogPhase ? WasmResult.NotFound : WasmResult.BadArgument;
-  const name = lowerAscii(latin1String(key));
-  const entry = map.find(([k]) => k === name);
+  const entry = findEntry(map, lowerAscii(key));
   if (entry === undefined) return WasmResult.NotFound;
-  return vm.copyOut(latin1Bytes(entry[1]), retPtr, retSize) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
+  return vm.copyOutLatin1(entry[1], retPtr, retSize) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
 }
 
 function proxy_get_header_map_pairs(vm: WasmVm, type: number, retPtr: number, retSize: number): number {
@@ -67,12 +81,12 @@ function writeHeader(vm: WasmVm, type: number, keyPtr: number, keySize: number, 
   apply: (map: HeaderList, key: string, value: string) => void): number {
   if (badMap(type)) return WasmResult.BadArgument;
   const ctx = vm.context;
-  const key = vm.memory.read(keyPtr, keySize);
-  const value = vm.memory.read(valuePtr, valueSize);
+  const key = vm.memory.readLatin1(keyPtr, keySize);
+  const value = vm.memory.readLatin1(valuePtr, valueSize);
   if (key === null || value === null) return WasmResult.InvalidMemoryAccess;
   const map = ctx.getMap(type as MapType);
   if (map === null) return WasmResult.BadArgument;
-  apply(map, lowerAscii(latin1String(key)), latin1String(value));
+  apply(map, lowerAscii(key), value);
   ctx.onHeadersModified(type as MapType);
   return WasmResult.Ok;
 }
@@ -82,21 +96,23 @@ function proxy_add_header_map_value(vm: WasmVm, type: number, k: number, ks: num
 }
 
 /** Current Envoy setCopy: every entry of the key removed, then one added. */
+function replaceHeader(map: HeaderList, key: string, value: string): void {
+  removeHeader(map, key);
+  addHeader(map, key, value);
+}
+
 function proxy_replace_header_map_value(vm: WasmVm, type: number, k: number, ks: number, v: number, vs: number): number {
-  return writeHeader(vm, type, k, ks, v, vs, (map, key, value) => {
-    removeHeader(map, key);
-    addHeader(map, key, value);
-  });
+  return writeHeader(vm, type, k, ks, v, vs, replaceHeader);
 }
 
 function proxy_remove_header_map_value(vm: WasmVm, type: number, keyPtr: number, keySize: number): number {
   if (badMap(type)) return WasmResult.BadArgument;
   const ctx = vm.context;
-  const key = vm.memory.read(keyPtr, keySize);
+  const key = vm.memory.readLatin1(keyPtr, keySize);
   if (key === null) return WasmResult.InvalidMemoryAccess;
   const map = ctx.getMap(type as MapType);
   if (map === null) return WasmResult.BadArgument;
-  removeHeader(map, lowerAscii(latin1String(key)));
+  removeHeader(map, lowerAscii(key));
   ctx.onHeadersModified(type as MapType);
   return WasmResult.Ok;
 }

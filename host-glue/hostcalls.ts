@@ -32,7 +32,9 @@ export function nowNanoseconds(): bigint {
 }
 
 function proxy_get_current_time_nanoseconds(vm: WasmVm, retTime: number): number {
-  return vm.memory.setU64(retTime, nowNanoseconds()) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
+  // nowNanoseconds() without the BigInt: the same double, written as two u32 halves.
+  const ns = Math.round((performance.timeOrigin + performance.now()) * 1e6);
+  return vm.memory.setU64Number(retTime, ns) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
 }
 
 function proxy_set_tick_period_milliseconds(vm: WasmVm, ms: number): number {

@@ -1,12 +1,32 @@
 // Bounds-checked access to a module's linear memory (§3.2, §6.17, §6.18).
 //
-// No view is ever kept: every access builds its Uint8Array/DataView from `memory.buffer` at that
-// moment, because any call into the module (malloc inside a hostcall included) may grow the
-// memory, which detaches the old ArrayBuffer. Pointers and sizes are wasm32 u32 values; JS
-// receives i32 arguments signed, so everything goes through `>>> 0` first.
+// Any call into the module (malloc inside a hostcall included) may grow the memory, which
+// detaches the old ArrayBuffer. The views below are cached, but every access first compares
+// `memory.buffer` with the buffer they were made over and rebuilds them when it changed, so a
+// stale view is never used (the getter is cheap; building two views per access was not).
+// Pointers and sizes are wasm32 u32 values; JS receives i32 arguments signed, so everything
+// goes through `>>> 0` first.
 
 export class GuestMemory {
-  constructor(private readonly memory: WebAssembly.Memory) {}
+  private buffer: ArrayBuffer;
+  private u8: Uint8Array;
+  private view: DataView;
+
+  constructor(private readonly memory: WebAssembly.Memory) {
+    this.buffer = memory.buffer;
+    this.u8 = new Uint8Array(this.buffer);
+    this.view = new DataView(this.buffer);
+  }
+
+  /** Views over the current buffer (rebuilt after growth). */
+  private refresh(): void {
+    const buffer = this.memory.buffer;
+    if (buffer !== this.buffer) {
+      this.buffer = buffer;
+      this.u8 = new Uint8Array(buffer);
+      this.view = new DataView(buffer);
+    }
+  }
 
   get byteLength(): number {
     return this.memory.buffer.byteLength;
@@ -19,33 +39,86 @@ export class GuestMemory {
 
   /** A copy of `size` bytes at `ptr`, or null if out of bounds. */
   read(ptr: number, size: number): Uint8Array | null {
-    if (!this.inBounds(ptr, size)) return null;
+    this.refresh();
     const start = ptr >>> 0;
-    return new Uint8Array(this.memory.buffer).slice(start, start + (size >>> 0));
+    const end = start + (size >>> 0);
+    if (end > this.u8.length) return null;
+    return this.u8.slice(start, end);
+  }
+
+  /**
+   * The `size` bytes at `ptr` as a latin1 string (one char per byte, how HeaderList holds
+   * bytes), or null if out of bounds. No intermediate copy for the short keys and values of
+   * header calls.
+   */
+  readLatin1(ptr: number, size: number): string | null {
+    this.refresh();
+    const start = ptr >>> 0;
+    const end = start + (size >>> 0);
+    const u8 = this.u8;
+    if (end > u8.length) return null;
+    if (end - start > 4096) return Buffer.from(this.buffer, start, end - start).toString('latin1');
+    // fromCharCode over the bytes: one char per byte, as latin1; no Buffer object in between.
+    return String.fromCharCode.apply(null, u8.subarray(start, end) as unknown as number[]);
   }
 
   write(ptr: number, data: Uint8Array): boolean {
-    if (!this.inBounds(ptr, data.length)) return false;
-    new Uint8Array(this.memory.buffer).set(data, ptr >>> 0);
+    this.refresh();
+    const start = ptr >>> 0;
+    if (start + data.length > this.u8.length) return false;
+    this.u8.set(data, start);
+    return true;
+  }
+
+  /** Writes a latin1 string (every char < 256) as one byte per char. */
+  writeLatin1(ptr: number, text: string): boolean {
+    this.refresh();
+    const start = ptr >>> 0;
+    const n = text.length;
+    const u8 = this.u8;
+    if (start + n > u8.length) return false;
+    if (n > 4096) {
+      Buffer.from(this.buffer, start, n).write(text, 'latin1');
+      return true;
+    }
+    for (let i = 0; i < n; i++) u8[start + i] = text.charCodeAt(i);
     return true;
   }
 
   getU32(ptr: number): number | null {
-    if (!this.inBounds(ptr, 4)) return null;
-    return new DataView(this.memory.buffer).getUint32(ptr >>> 0, true);
+    this.refresh();
+    const at = ptr >>> 0;
+    if (at + 4 > this.u8.length) return null;
+    return this.view.getUint32(at, true);
   }
 
   /** u32 little-endian (§3.2: pointers, sizes, tokens, log level). */
   setU32(ptr: number, value: number): boolean {
-    if (!this.inBounds(ptr, 4)) return false;
-    new DataView(this.memory.buffer).setUint32(ptr >>> 0, value >>> 0, true);
+    this.refresh();
+    const at = ptr >>> 0;
+    if (at + 4 > this.u8.length) return false;
+    this.view.setUint32(at, value >>> 0, true);
+    return true;
+  }
+
+  /** A u64 given as a JS number (an integer; above 2^53 only as exact as the double itself),
+   * little-endian: the same bytes as setU64(BigInt(value)) without making a BigInt. */
+  setU64Number(ptr: number, value: number): boolean {
+    this.refresh();
+    const at = ptr >>> 0;
+    if (at + 8 > this.u8.length) return false;
+    const high = Math.floor(value / 4294967296);
+    this.view.setUint32(at, value - high * 4294967296, true);
+    this.view.setUint32(at + 4, high >>> 0, true);
     return true;
   }
 
   /** u64 little-endian (§6.20: time, metrics). */
   setU64(ptr: number, value: bigint): boolean {
-    if (!this.inBounds(ptr, 8)) return false;
-    new DataView(this.memory.buffer).setBigUint64(ptr >>> 0, BigInt.asUintN(64, value), true);
+    this.refresh();
+    const at = ptr >>> 0;
+    if (at + 8 > this.u8.length) return false;
+    this.view.setBigUint64(at, BigInt.asUintN(64, value), true);
     return true;
   }
 }

@@ -70,8 +70,22 @@ export function serializePairs(pairs: readonly BytePair[]): Uint8Array {
   return out;
 }
 
-export const latin1Bytes = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'latin1'));
-export const latin1String = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+/** One byte per char (the low byte, as Buffer's latin1 does); a fresh array, never a pooled Buffer. */
+export function latin1Bytes(s: string): Uint8Array {
+  const n = s.length;
+  const out = new Uint8Array(n);
+  if (n > 64) out.set(Buffer.from(s, 'latin1'));
+  else for (let i = 0; i < n; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+export function latin1String(b: Uint8Array): string {
+  const n = b.length;
+  if (n > 64) return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+  let text = '';
+  for (let i = 0; i < n; i++) text += String.fromCharCode(b[i]!);
+  return text;
+}
 
 /** A header map from pairs bytes, as Envoy reads them: malformed -> empty (§6.19). */
 export function toHeaderList(bytes: Uint8Array): HeaderList {

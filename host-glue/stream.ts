@@ -23,7 +23,6 @@
 
 import { BufferType, DataStatus, HeadersStatus, MapType, StreamType, WasmResult } from './abi';
 import { ContextBase, type BufferRef, type LocalReplyArgs, type PluginInfo, type RootContext } from './context';
-import { nowNanoseconds } from './hostcalls';
 import type {
   BodyVerdict,
   HeaderList,
@@ -71,7 +70,25 @@ const concat = (a: Uint8Array, b: Uint8Array): Uint8Array => {
   return out;
 };
 
-const copyHeaders = (h: HeaderList): HeaderList => h.map(([k, v]) => [k, v]);
+const EMPTY = new Uint8Array(0);
+
+/** A copy the plugin may edit without touching the caller's list (a loop: once or twice per request). */
+function copyHeaders(h: HeaderList): HeaderList {
+  const out: HeaderList = new Array(h.length);
+  for (let i = 0; i < h.length; i++) {
+    const entry = h[i]!;
+    out[i] = [entry[0], entry[1]];
+  }
+  return out;
+}
+
+function isHead(headers: HeaderList): boolean {
+  for (let i = 0; i < headers.length; i++) {
+    const entry = headers[i]!;
+    if (entry[0] === ':method' && entry[1] === 'HEAD') return true;
+  }
+  return false;
+}
 
 /** How a seam callback ended: go on, wait (held until continue/reply/end), or hold a body chunk. */
 type Step = 'continue' | 'stop' | 'buffer';
@@ -91,7 +108,7 @@ class Side {
   /** The chunk handed to the current body callback (request_body_buffer_). */
   visible: BodyBox | null = null;
   /** Data the filter manager holds back while the plugin stops (the buffered body). */
-  readonly held: BodyBox = { data: new Uint8Array(0) };
+  readonly held: BodyBox = { data: EMPTY };
   /** The last body callback returned PAUSE: the next one sees the whole buffered body. */
   buffering = false;
   waiter: Waiter | null = null;
@@ -101,7 +118,7 @@ class Side {
 
   takeHeld(): Uint8Array {
     const data = this.held.data;
-    this.held.data = new Uint8Array(0);
+    this.held.data = EMPTY;
     return data;
   }
 }
@@ -122,10 +139,12 @@ function dataStatus(raw: number, forcedStop: boolean): DataStatus {
 export class HttpStream extends ContextBase implements HttpFilterStream {
   private readonly request = new Side();
   private readonly response = new Side();
-  private readonly filterState = new Map<string, Uint8Array>();
-  private readonly startTimeNs = nowNanoseconds();
-  private readonly startMono = process.hrtime.bigint();
-  private durationNs: bigint | null = null;
+  /** Made on the first proxy_set_property (most streams never have filter state). */
+  private filterState: Map<string, Uint8Array> | null = null;
+  /** Wall-clock start as performance.now(); request.time is made from it when read. */
+  private readonly startNow = performance.now();
+  /** performance.now() at end(): request.duration is made from the two when read. */
+  private endNow = 0;
   private bytesReceived = 0;
   private bytesSent = 0;
   private responseCode: number | null = null;
@@ -155,18 +174,20 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
 
   // ------------------------------------------------------------------------------ the seam
 
-  async requestHeaders(headers: HeaderList, endOfStream: boolean): Promise<RequestHeadersVerdict> {
+  requestHeaders(headers: HeaderList, endOfStream: boolean): Promise<RequestHeadersVerdict> {
     const side = this.request;
     const map = (side.map = copyHeaders(headers));
-    this.isHeadRequest = headers.some(([k, v]) => k === ':method' && v === 'HEAD');
-    const v = await this.run(side, () => {
+    this.isHeadRequest = isHead(headers);
+    const v = this.run(side, () => {
       this.onCreate();
       side.headers = side.map;
       const stopped = this.onHeaders('proxy_on_request_headers', headers.length, endOfStream);
       if (!stopped) side.headers = null;
       return stopped ? 'stop' : 'continue';
     });
-    return v.kind === 'respond' ? v : { kind: 'continue', headers: copyHeaders(map) };
+    const verdict = (r: Resolution): RequestHeadersVerdict => (r.kind === 'respond' ? r : { kind: 'continue', headers: copyHeaders(map) });
+    // Decided during the call (the usual case): one resolved promise, no chain.
+    return v instanceof Promise ? v.then(verdict) : Promise.resolve(verdict(v));
   }
 
   requestBody(chunk: Uint8Array, endOfStream: boolean): Promise<BodyVerdict> {
@@ -205,11 +226,9 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.durationNs = process.hrtime.bigint() - this.startMono;
-    for (const side of [this.request, this.response]) {
-      side.waiter?.reject(new StreamEndedError('stream ended while the plugin held it'));
-      side.waiter = null;
-    }
+    this.endNow = performance.now();
+    this.rejectWaiter(this.request);
+    this.rejectWaiter(this.response);
     if (!this.inVmContextCreated) this.onCreate(); // the access-log path creates it (§1.3 item 7)
     this.logPhase = true;
     this.callIfAlive('proxy_on_log');
@@ -222,29 +241,51 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     this.vm.contexts.delete(this.id);
   }
 
+  private rejectWaiter(side: Side): void {
+    side.waiter?.reject(new StreamEndedError('stream ended while the plugin held it'));
+    side.waiter = null;
+  }
+
   private callIfAlive(name: 'proxy_on_log' | 'proxy_on_done' | 'proxy_on_delete'): void {
     if (this.failed || !this.vm.has(name)) return;
-    this.vm.withAfterCallActions(() =>
-      name === 'proxy_on_done' ? this.vm.callWord(this, name, this.id) : this.vm.callVoid(this, name, this.id));
+    try {
+      if (name === 'proxy_on_done') this.vm.callWord(this, name, this.id);
+      else this.vm.callVoid(this, name, this.id);
+    } finally {
+      this.vm.afterCallActions();
+    }
   }
 
   // ------------------------------------------------------------------------------ seam plumbing
 
-  /** Runs one seam callback; a 'stop' leaves the promise pending (see settle / resume). */
-  private run(side: Side, step: () => Step): Promise<Resolution> {
+  /**
+   * Runs one seam callback. Decided during the call: the resolution itself (no promise made);
+   * a 'stop' answers a promise left pending (see settle / resume); a throw, a rejected one.
+   */
+  private run(side: Side, step: () => Step): Resolution | Promise<Resolution> {
+    if (this.outcome !== null) return { kind: 'respond', response: this.outcome };
+    if (this.ended) return Promise.reject(new StreamEndedError('stream already ended'));
+    // Until the call returns, the waiter records what settle() decides; if nothing was decided
+    // it is re-pointed at a real promise, which resume/finish settle later.
+    const early: { value: Resolution | null; error: Error | null } = { value: null, error: null };
+    const waiter: Waiter = { resolve: (v) => { early.value ??= v; }, reject: (e) => { early.error ??= e; } };
+    side.waiter = waiter;
+    side.continueRequested = false;
+    side.depth++;
+    let result: Step;
+    try {
+      result = step();
+    } catch (e) {
+      return Promise.reject(e);
+    } finally {
+      side.depth--;
+    }
+    this.settle(side, result);
+    if (early.value !== null) return early.value;
+    if (early.error !== null) return Promise.reject(early.error);
     return new Promise((resolve, reject) => {
-      if (this.outcome !== null) return resolve({ kind: 'respond', response: this.outcome });
-      if (this.ended) return reject(new StreamEndedError('stream already ended'));
-      side.waiter = { resolve, reject };
-      side.continueRequested = false;
-      side.depth++;
-      let result: Step;
-      try {
-        result = step();
-      } finally {
-        side.depth--;
-      }
-      this.settle(side, result);
+      waiter.resolve = resolve;
+      waiter.reject = reject;
     });
   }
 
@@ -302,7 +343,11 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
 
   private onCreate(): void {
     if (!this.failed && !this.inVmContextCreated && this.vm.has('proxy_on_context_create')) {
-      this.vm.withAfterCallActions(() => this.vm.callVoid(this, 'proxy_on_context_create', this.id, this.root.id));
+      try {
+        this.vm.callVoid(this, 'proxy_on_context_create', this.id, this.root.id);
+      } finally {
+        this.vm.afterCallActions();
+      }
     }
     this.inVmContextCreated = true;
   }
@@ -312,12 +357,14 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     const before = this.checkFail();
     if (before !== 'ok') return before === 'closed';
     if (!this.vm.has(callback)) return false;
-    return this.vm.withAfterCallActions(() => {
+    try {
       const raw = this.vm.callWord(this, callback, this.id, count, endOfStream ? 1 : 0);
       const after = this.checkFail();
       if (after !== 'ok') return after === 'closed';
       return headersStopped(raw, this.vm.stopIteration);
-    });
+    } finally {
+      this.vm.afterCallActions();
+    }
   }
 
   private onBody(callback: 'proxy_on_request_body' | 'proxy_on_response_body', size: number, endOfStream: boolean): DataStatus {
@@ -467,20 +514,20 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
   protected override streamFacts(): StreamFacts {
     return {
       info: this.info,
-      startTimeNs: this.startTimeNs,
+      startTimeNs: BigInt(Math.round((performance.timeOrigin + this.startNow) * 1e6)),
       requestHeaders: this.request.headers ?? (this.logPhase ? this.request.map : null),
       responseHeaders: this.response.headers ?? (this.logPhase ? this.response.map : null),
       responseCode: this.responseCode,
       responseCodeDetails: this.responseCodeDetails,
-      durationNs: this.ended ? this.durationNs : null,
+      durationNs: this.ended ? BigInt(Math.round((this.endNow - this.startNow) * 1e6)) : null,
       bytesReceived: this.bytesReceived,
       bytesSent: this.bytesSent,
-      filterState: this.filterState,
+      filterState: (this.filterState ??= new Map()),
     };
   }
 
   override setProperty(path: Uint8Array, value: Uint8Array): WasmResult {
-    this.filterState.set(latin1String(path), value);
+    (this.filterState ??= new Map()).set(latin1String(path), value);
     return WasmResult.Ok;
   }
 }

@@ -103,7 +103,7 @@ export class WasmVm {
     for (const i of this.checked.layout.imports) {
       const ns = (imports[i.module] ??= {});
       if (i.kind === 'function') {
-        ns[i.name] = this.hostFunction(i.module, i.name);
+        ns[i.name] = this.hostFunction(i.module, i.name, i.type?.params.length ?? -1);
       } else if (i.kind === 'memory') {
         const { min, max, shared } = i.limits!;
         const memory = new WebAssembly.Memory(max === undefined ? { initial: min } : { initial: min, maximum: max, shared });
@@ -117,22 +117,39 @@ export class WasmVm {
     return imports;
   }
 
-  private hostFunction(module: string, name: string): (...args: Array<number | bigint>) => number | void {
+  private hostFunction(module: string, name: string, arity: number): (...args: Array<number | bigint>) => number | void {
     const key = `${module}.${name}`;
     const impl: Hostcall | undefined = module === 'env' ? ENV_HOSTCALLS[name] : WASI_HOSTCALLS[name];
     if (impl === undefined) throw new Error(`no implementation for registered hostcall ${key}`);
     const log = this.plugin.log;
-    return (...args) => {
-      if (log.tracing) log.trace(`[vm->host] ${key}(${printValues(args)})`);
+    const enter = (args: ArrayLike<number | bigint>): void => {
+      if (log.tracing) log.trace(`[vm->host] ${key}(${printValues(Array.from(args))})`);
       if (this.current === null) {
         // §1.1: a start section runs before any context exists; Envoy would dereference null.
         throw new HostTrap(`${key} called from the wasm start section, before any context exists (Envoy would crash)`);
       }
       if (this.allowed !== null && !this.allowed.has(key)) throw new HostTrap('restricted_callback');
-      const result = impl(this, ...(args as never[]));
+    };
+    const leave = (result: number | undefined | void): number | void => {
       if (log.tracing) log.trace(`[vm<-host] ${key} return: ${result === undefined ? 'void' : result >>> 0}`);
       return result;
     };
+    const f = impl as (vm: WasmVm, ...args: Array<number | bigint>) => number | undefined | void;
+    // Fixed-arity wrappers for the hot HTTP calls (no rest array, no spread per call); the
+    // checks and the trace are the same as the generic one below.
+    type A = number | bigint;
+    switch (arity) {
+      case 1: return (a: A) => { if (log.tracing || this.current === null || this.allowed !== null) enter([a]); return leave(f(this, a)); };
+      case 3: return (a: A, b: A, c: A) => { if (log.tracing || this.current === null || this.allowed !== null) enter([a, b, c]); return leave(f(this, a, b, c)); };
+      case 5: return (a: A, b: A, c: A, d: A, e: A) => {
+        if (log.tracing || this.current === null || this.allowed !== null) enter([a, b, c, d, e]);
+        return leave(f(this, a, b, c, d, e));
+      };
+      default: return (...args: A[]) => {
+        enter(args);
+        return leave(f(this, ...args));
+      };
+    }
   }
 
   /** cpp-host WasmBase::startVm (§6.5). */
@@ -168,32 +185,35 @@ export class WasmVm {
     return this.exports.has(name);
   }
 
-  callWord(ctx: ContextBase, name: ModuleFunctionName, ...args: number[]): number {
-    return this.call(ctx, name, args) ?? 0;
+  callWord(ctx: ContextBase, name: ModuleFunctionName, a?: number, b?: number, c?: number, d?: number, e?: number): number {
+    return this.call(ctx, name, a, b, c, d, e) ?? 0;
   }
 
-  callVoid(ctx: ContextBase, name: ModuleFunctionName, ...args: number[]): void {
-    this.call(ctx, name, args);
+  callVoid(ctx: ContextBase, name: ModuleFunctionName, a?: number, b?: number, c?: number, d?: number, e?: number): void {
+    this.call(ctx, name, a, b, c, d, e);
   }
 
-  private call(ctx: ContextBase, name: ModuleFunctionName, args: number[]): number | undefined {
+  /** Up to five i32 arguments (every proxy_on_* callback); undefined ones are not passed. */
+  private call(ctx: ContextBase, name: ModuleFunctionName, a?: number, b?: number, c?: number, d?: number, e?: number): number | undefined {
     const fn = this.exports.get(name);
     if (fn === undefined || this.disposed) return undefined;
-    const saved = { current: this.current, effective: this.effectiveId };
+    const savedCurrent = this.current;
+    const savedEffective = this.effectiveId;
     this.current = ctx;
     this.effectiveId = 0;
     const log = this.plugin.log;
-    if (log.tracing) log.trace(`[host->vm] ${name}(${printValues(args)})`);
+    if (log.tracing) log.trace(`[host->vm] ${name}(${printValues([a, b, c, d, e].filter((x) => x !== undefined))})`);
     try {
-      const result = fn(...args);
+      const result = e !== undefined ? fn(a!, b!, c!, d!, e) : d !== undefined ? fn(a!, b!, c!, d) : c !== undefined ? fn(a!, b!, c)
+        : b !== undefined ? fn(a!, b) : a !== undefined ? fn(a) : fn();
       if (log.tracing) log.trace(`[host<-vm] ${name} return: ${result === undefined ? 'void' : result >>> 0}`);
       return result === undefined ? undefined : result >>> 0;
-    } catch (e) {
-      this.fail(FailState.RuntimeError, this.failMessage(name, e));
+    } catch (err) {
+      this.fail(FailState.RuntimeError, this.failMessage(name, err));
       return undefined;
     } finally {
-      this.current = saved.current;
-      this.effectiveId = saved.effective;
+      this.current = savedCurrent;
+      this.effectiveId = savedEffective;
     }
   }
 
@@ -249,9 +269,14 @@ export class WasmVm {
     try {
       return fn();
     } finally {
-      this.stopIteration = false;
-      while (this.afterCall.length > 0) this.afterCall.shift()!();
+      this.afterCallActions();
     }
+  }
+
+  /** The end of a DeferAfterCallActions scope (for callers that inline the try/finally). */
+  afterCallActions(): void {
+    this.stopIteration = false;
+    while (this.afterCall.length > 0) this.afterCall.shift()!();
   }
 
   /** cpp-host WasmBase::allocMemory: 0 on failure (the hostcall then answers INVALID_MEMORY_ACCESS). */
@@ -276,6 +301,16 @@ export class WasmVm {
       if (pointer === 0 || !this.memory.write(pointer, data)) return false;
     }
     return this.memory.setU32(ptrPtr, pointer) && this.memory.setU32(sizePtr, data.length);
+  }
+
+  /** copyOut of a latin1 string (a HeaderList key or value): one byte per char, no copy in between. */
+  copyOutLatin1(text: string, ptrPtr: number, sizePtr: number): boolean {
+    let pointer = 0;
+    if (text.length > 0) {
+      pointer = this.allocate(text.length);
+      if (pointer === 0 || !this.memory.writeLatin1(pointer, text)) return false;
+    }
+    return this.memory.setU32(ptrPtr, pointer) && this.memory.setU32(sizePtr, text.length);
   }
 
   dispose(): void {

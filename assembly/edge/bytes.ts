@@ -7,6 +7,16 @@
 const HEX_LOWER = "0123456789abcdef";
 const HEX_UPPER = "0123456789ABCDEF";
 
+/**
+ * The UTF-16 unit text[i] without String#charCodeAt's call and range check (that call, on the
+ * shadow stack, was the largest single cost of the per-request loops). The caller has checked
+ * 0 <= i < text.length.
+ */
+// @ts-ignore: decorator
+@inline export function codeUnit(text: string, i: i32): i32 {
+  return <i32>load<u16>(changetype<usize>(text) + (<usize>i << 1));
+}
+
 /** The UTF-8 bytes of `text` (lone surrogates become U+FFFD, as String.UTF8 does). */
 export function utf8Bytes(text: string): Uint8Array {
   return Uint8Array.wrap(String.UTF8.encode(text, false));
@@ -14,12 +24,15 @@ export function utf8Bytes(text: string): Uint8Array {
 
 /** Lower-case hex of `bytes`. */
 export function toHex(bytes: Uint8Array): string {
-  const parts = new Array<string>(bytes.length);
-  for (let i = 0, n = bytes.length; i < n; i++) {
-    const b = <i32>bytes[i];
-    parts[i] = HEX_LOWER.charAt(b >> 4) + HEX_LOWER.charAt(b & 15);
+  const n = bytes.length;
+  const out = changetype<string>(__new(<usize>n << 2, idof<string>()));
+  const o = changetype<usize>(out);
+  for (let i = 0; i < n; i++) {
+    const b = <i32>unchecked(bytes[i]);
+    store<u16>(o + (<usize>i << 2), <u16>hexDigitLower(b >> 4));
+    store<u16>(o + (<usize>i << 2) + 2, <u16>hexDigitLower(b & 15));
   }
-  return parts.join("");
+  return out;
 }
 
 /** One upper-case `%XX` escape of a byte (RFC 3986 §2.1 recommends upper case). */
@@ -73,6 +86,29 @@ export function constantTimeEqualIgnoreCase(a: string, b: string): bool {
   return diff == 0;
 }
 
+/**
+ * text[at, at + 2 × digest.length) equals the lower-case hex of `digest`, ignoring ASCII letter
+ * case, in time that depends only on the digest's length: the same answer as
+ * constantTimeEqualIgnoreCase(text.substring(...), toHex(digest)) without building either
+ * string. The expected digits are computed without a branch on the (secret-derived) digest.
+ */
+export function constantTimeEqualHexIgnoreCase(text: string, at: i32, digest: Uint8Array): bool {
+  const n = digest.length;
+  if (at < 0 || at + 2 * n > text.length) return false; // lengths only: not secret
+  let diff: i32 = 0;
+  for (let i = 0; i < n; i++) {
+    const b = <i32>unchecked(digest[i]);
+    diff |= foldCase(codeUnit(text, at + 2 * i)) ^ hexDigitLower(b >> 4);
+    diff |= foldCase(codeUnit(text, at + 2 * i + 1)) ^ hexDigitLower(b & 15);
+  }
+  return diff == 0;
+}
+
+/** '0'-'9', 'a'-'f' for 0..15 without a branch: 39 more past 9 (the gap from '9'+1 to 'a'). */
+function hexDigitLower(v: i32): i32 {
+  return 0x30 + v + (((9 - v) >> 31) & 39);
+}
+
 /** ASCII upper-case letters to lower case, without a data-dependent branch. */
 function foldCase(c: i32): i32 {
   // 0x20 when c is in 'A'..'Z', else 0: both range tests as sign bits.
@@ -86,10 +122,14 @@ function foldCase(c: i32): i32 {
  * plugin and the origin agree on what a percent-decoded path or query part is.
  */
 export function isValidUtf8(bytes: Uint8Array, length: i32): bool {
+  return isValidUtf8At(bytes.dataStart, min(length, bytes.length));
+}
+
+/** isValidUtf8 over the `n` bytes at `ptr` (memory the caller owns, e.g. a scratch buffer). */
+export function isValidUtf8At(ptr: usize, n: i32): bool {
   let i = 0;
-  const n = min(length, bytes.length);
   while (i < n) {
-    const b0 = <i32>bytes[i];
+    const b0 = <i32>load<u8>(ptr + <usize>i);
     if (b0 < 0x80) {
       i++;
       continue;
@@ -108,10 +148,10 @@ export function isValidUtf8(bytes: Uint8Array, length: i32): bool {
       if (b0 == 0xf4) upper = 0x8f; // past U+10FFFF
     } else return false;
     if (i + need >= n) return false; // the sequence runs past the end
-    const b1 = <i32>bytes[i + 1];
+    const b1 = <i32>load<u8>(ptr + <usize>(i + 1));
     if (b1 < lower || b1 > upper) return false;
     for (let k = 2; k <= need; k++) {
-      const bk = <i32>bytes[i + k];
+      const bk = <i32>load<u8>(ptr + <usize>(i + k));
       if (bk < 0x80 || bk > 0xbf) return false;
     }
     i += need + 1;

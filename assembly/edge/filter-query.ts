@@ -15,6 +15,7 @@
 
 import { parse } from "../filter/parser";
 import { canonicalText } from "../filter/canonical";
+import { codeUnit } from "./bytes";
 import { encodeComponent, percentDecode } from "./target";
 
 export class FilterCheck {
@@ -30,48 +31,148 @@ export function checkFilters(rawQuery: string): FilterCheck {
     result.query = rawQuery; // fast path: no part can be named "filter"
     return result;
   }
-  const parts = rawQuery.split("&");
-  let changed = false;
-  for (let i = 0, n = parts.length; i < n; i++) {
-    const part = parts[i];
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    const name = percentDecode(part.substring(0, eq));
-    if (name === null || name != "filter") continue;
-    const value = percentDecode(part.substring(eq + 1));
-    if (value === null) {
-      result.error = "filter: malformed percent-encoding";
+  // The parts rawQuery[partStart, i) between "&"s, read in place; the output is built only if a
+  // part changes (pieces of rawQuery copied up to the part, then the replacement).
+  const n = rawQuery.length;
+  let out: string[] | null = null;
+  let copied = 0;
+  let partStart = 0;
+  for (let i = 0; i <= n; i++) {
+    if (i < n && codeUnit(rawQuery, i) != 0x26) continue;
+    const partEnd = i;
+    const at = partStart;
+    partStart = i + 1;
+    const eq = indexOfChar(rawQuery, 0x3d, at, partEnd);
+    if (eq < 0 || !isFilterName(rawQuery, at, eq)) continue;
+    if (eq + 1 == partEnd) continue; // an empty value means no filter
+    const answer = checkedRawFilter(rawQuery, eq + 1, partEnd);
+    if (answer.startsWith("!")) {
+      result.error = answer.substring(1);
       return result;
     }
-    if (value.length == 0) continue;
-    const checked = checkedFilter(value);
-    if (checked.startsWith("!")) {
-      result.error = checked.substring(1);
-      return result;
-    }
-    const replacement = checked;
-    if (replacement != part) {
-      parts[i] = replacement;
-      changed = true;
-    }
+    if (sameText(answer, rawQuery, at, partEnd)) continue;
+    if (out === null) out = new Array<string>(0);
+    out.push(rawQuery.substring(copied, at));
+    out.push(answer);
+    copied = partEnd;
   }
-  result.query = changed ? parts.join("&") : rawQuery;
+  if (out === null) {
+    result.query = rawQuery;
+    return result;
+  }
+  out.push(rawQuery.substring(copied));
+  result.query = out.join("");
   return result;
 }
 
-/** Filters already checked: expression -> "filter=<encoded canonical>" or "!<error text>". A
- * player repeats its filter on every playlist and segment URL (the origin carries the query
- * into the URLs it writes), so most checks are a lookup. Bounded; emptied when full. */
-const checkedCache = new Map<string, string>();
-export const MAX_CACHED_FILTERS: i32 = 256;
+/** The part's name rawQuery[start, end) percent-decodes to "filter". */
+function isFilterName(text: string, start: i32, end: i32): bool {
+  if (indexOfChar(text, 0x25, start, end) < 0) {
+    return end - start == 6 && memory.compare(changetype<usize>(text) + (<usize>start << 1), changetype<usize>("filter"), 12) == 0;
+  }
+  const name = percentDecode(text.substring(start, end));
+  return name !== null && name == "filter";
+}
 
-function checkedFilter(expression: string): string {
-  if (checkedCache.has(expression)) return checkedCache.get(expression);
-  const canonical = canonicalFilter(expression);
-  const answer = canonical !== null ? "filter=" + encodeComponent(canonical) : "!" + lastFilterError;
-  if (checkedCache.size >= MAX_CACHED_FILTERS) checkedCache.clear();
-  checkedCache.set(expression, answer);
+function indexOfChar(text: string, c: i32, start: i32, end: i32): i32 {
+  for (let i = start; i < end; i++) if (codeUnit(text, i) == c) return i;
+  return -1;
+}
+
+/** a equals text[start, end). */
+function sameText(a: string, text: string, start: i32, end: i32): bool {
+  const len = end - start;
+  return a.length == len && memory.compare(changetype<usize>(a), changetype<usize>(text) + (<usize>start << 1), <usize>len << 1) == 0;
+}
+
+/** FNV-1a over UTF-16 units text[start, end). */
+function hashRange(text: string, start: i32, end: i32): u32 {
+  const p = changetype<usize>(text);
+  let h: u32 = 2166136261;
+  for (let i = start; i < end; i++) {
+    h ^= <u32>load<u16>(p + (<usize>i << 1));
+    h *= 16777619;
+  }
+  return h;
+}
+
+/**
+ * Filters already checked, keyed by the raw (still percent-encoded) value of `filter=`, each
+ * with its answer: "filter=<encoded canonical>" or "!<error text>". A player repeats its filter
+ * on every playlist and segment URL (the origin carries the query into the URLs it writes), so
+ * most checks are one lookup by a span of the query: no substring, no decoding, no parse. The
+ * answer depends only on the decoded value, which depends only on the raw value, so a hit is
+ * exactly what a fresh check would say. Bounded; emptied when full.
+ */
+export const MAX_CACHED_FILTERS: i32 = 256;
+const SLOT_COUNT: i32 = 512; // a power of two, twice the bound: probes stay short
+
+class FilterCache {
+  keys: string[] = new Array<string>(0);
+  answers: string[] = new Array<string>(0);
+  /** Entry index + 1 per slot, 0 for empty (open addressing, linear probing). */
+  slots: StaticArray<i32> = new StaticArray<i32>(SLOT_COUNT);
+
+  get size(): i32 {
+    return this.keys.length;
+  }
+
+  /** The answer cached for text[start, end), or null. */
+  find(text: string, start: i32, end: i32): string | null {
+    const mask = SLOT_COUNT - 1;
+    let slot = <i32>hashRange(text, start, end) & mask;
+    while (true) {
+      const entry = unchecked(this.slots[slot]);
+      if (entry == 0) return null;
+      if (sameText(unchecked(this.keys[entry - 1]), text, start, end)) return unchecked(this.answers[entry - 1]);
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  add(key: string, answer: string): void {
+    if (this.keys.length >= MAX_CACHED_FILTERS) this.clear();
+    const mask = SLOT_COUNT - 1;
+    let slot = <i32>hashRange(key, 0, key.length) & mask;
+    while (unchecked(this.slots[slot]) != 0) slot = (slot + 1) & mask;
+    this.keys.push(key);
+    this.answers.push(answer);
+    unchecked((this.slots[slot] = this.keys.length));
+  }
+
+  clear(): void {
+    this.keys = new Array<string>(0);
+    this.answers = new Array<string>(0);
+    for (let i = 0; i < SLOT_COUNT; i++) unchecked((this.slots[i] = 0));
+  }
+}
+
+const checked = new FilterCache();
+
+/** Entries in the cache now (tests: the bound holds). */
+export function cachedFilterCount(): i32 {
+  return checked.size;
+}
+
+/** Empties the cache (tests: a fresh check to compare a cached answer with). */
+export function clearFilterCache(): void {
+  checked.clear();
+}
+
+/** The answer for the raw value text[start, end) (non-empty), from the cache or checked now. */
+function checkedRawFilter(text: string, start: i32, end: i32): string {
+  const hit = checked.find(text, start, end);
+  if (hit !== null) return hit;
+  const raw = text.substring(start, end);
+  const value = percentDecode(raw);
+  const answer = value === null ? "!filter: malformed percent-encoding" : checkedFilter(value);
+  checked.add(raw, answer);
   return answer;
+}
+
+/** "filter=<encoded canonical>" or "!<error text>" for a decoded, non-empty expression. */
+function checkedFilter(expression: string): string {
+  const canonical = canonicalFilter(expression);
+  return canonical !== null ? "filter=" + encodeComponent(canonical) : "!" + lastFilterError;
 }
 
 let lastFilterError: string = "";

@@ -64,6 +64,24 @@ export class Md5 {
     return this;
   }
 
+  /** Adds text[start, end) one byte per char; the caller has checked every char is ASCII
+   * (then the bytes are the text's UTF-8). */
+  updateAscii(text: string, start: i32, end: i32): Md5 {
+    const stop = min(end, text.length);
+    const block = changetype<usize>(this.block);
+    const chars = changetype<usize>(text);
+    for (let at = max(start, 0); at < stop; at++) {
+      store<u8>(block + <usize>this.fill, <u8>load<u16>(chars + (<usize>at << 1)));
+      this.fill++;
+      this.total++;
+      if (this.fill == 64) {
+        this.compress();
+        this.fill = 0;
+      }
+    }
+    return this;
+  }
+
   updateByte(value: i32): Md5 {
     unchecked((this.block[this.fill] = <u8>value));
     this.fill++;

@@ -164,7 +164,7 @@ export class TextBuffer {
     this.length++;
   }
 
-  charAt(i: i32): i32 {
+  @inline charAt(i: i32): i32 {
     return <i32>load<u16>(this.ptr + (<usize>i << 1));
   }
 
@@ -189,14 +189,16 @@ export class TextBuffer {
   /** s[start, end) percent-encoded as UTF-8, unreserved characters kept (a value in a query). */
   appendEncoded(s: string, start: i32, end: i32): void {
     this.reserve((end - start) * 12);
+    // [start, end) is a part span of the last match, inside s: read the units directly.
+    const text = changetype<usize>(s);
     for (let i = start; i < end; i++) {
-      let c = s.charCodeAt(i);
+      let c = <i32>load<u16>(text + (<usize>i << 1));
       if (isUnreserved(c)) {
         this.put(c);
         continue;
       }
       if (c >= 0xd800 && c <= 0xdbff && i + 1 < end) {
-        const low = s.charCodeAt(i + 1);
+        const low = <i32>load<u16>(text + (<usize>(i + 1) << 1));
         if (low >= 0xdc00 && low <= 0xdfff) {
           c = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
           i++;

@@ -20,8 +20,8 @@
 // player resolves them under the same /<prefix>/<hash>/<timestamp>/ and each one is checked the
 // same way against the same scope.
 
-import { constantTimeEqualIgnoreCase, hexValue, isHex, toHex, utf8Bytes } from "./bytes";
-import { Md5 } from "./md5";
+import { codeUnit, constantTimeEqualHexIgnoreCase, hexValue, toHex, utf8Bytes } from "./bytes";
+import { MD5_BYTES, Md5 } from "./md5";
 import { Refusal, Verdict } from "./refusals";
 
 export const HASH_DIGITS: i32 = 32;
@@ -52,6 +52,11 @@ export class TokenCheck {
   path: string = "";
 }
 
+/** The digest of the current check: one hasher and one output block per VM (one request at a
+ * time), so a check allocates nothing for the MD5. */
+const HASHER = new Md5();
+const DIGEST = new Uint8Array(MD5_BYTES);
+
 /** Checks the token of a decoded path at `now` (seconds since the epoch). */
 export function checkToken(rule: TokenRule, path: string, now: i64): TokenCheck {
   const result = new TokenCheck();
@@ -62,22 +67,21 @@ export function checkToken(rule: TokenRule, path: string, now: i64): TokenCheck 
   }
   const at = prefix.length;
   // <32 hex> "/" <8 hex> "/" and at least the "/" of the rel-path (mod_auth_token's minimum).
-  const hash = path.substring(at, at + HASH_DIGITS);
-  const timestamp = path.substring(at + HASH_DIGITS + 1, at + HASH_DIGITS + 1 + TIMESTAMP_DIGITS);
-  const relStart = at + HASH_DIGITS + 1 + TIMESTAMP_DIGITS;
-  if (hash.length != HASH_DIGITS || !isHex(hash) || path.charCodeAt(at + HASH_DIGITS) != 0x2f ||
-      timestamp.length != TIMESTAMP_DIGITS || !isHex(timestamp) || path.charCodeAt(relStart) != 0x2f) {
+  // Checked in place: charCodeAt answers -1 past the end, which is neither hex nor "/".
+  const tsStart = at + HASH_DIGITS + 1;
+  const relStart = tsStart + TIMESTAMP_DIGITS;
+  if (!isHexRange(path, at, HASH_DIGITS) || path.charCodeAt(at + HASH_DIGITS) != 0x2f ||
+      !isHexRange(path, tsStart, TIMESTAMP_DIGITS) || path.charCodeAt(relStart) != 0x2f) {
     result.verdict = Verdict.refuse(Refusal.TokenMalformed, "malformed token: expected " + prefix + "<32 hex digits>/<8 hex digits>/...");
     return result;
   }
-  const issued = parseHex(timestamp);
-  const rel = path.substring(relStart);
+  const issued = parseHex(path, tsStart, TIMESTAMP_DIGITS);
   if (now > issued + rule.timeout) {
     result.verdict = Verdict.refuse(Refusal.TokenExpired, "token expired");
     return result;
   }
-  const expected = tokenHash(rule.secret, manifestScope(rel), timestamp);
-  if (!constantTimeEqualIgnoreCase(hash, expected)) {
+  digestInto(DIGEST, rule.secret, path, relStart, relStart + manifestScopeLength(path, relStart), tsStart, relStart);
+  if (!constantTimeEqualHexIgnoreCase(path, at, DIGEST)) {
     result.verdict = Verdict.refuse(Refusal.TokenMismatch, "token does not match this URL");
     return result;
   }
@@ -85,8 +89,17 @@ export function checkToken(rule: TokenRule, path: string, now: i64): TokenCheck 
     result.verdict = Verdict.refuse(Refusal.TokenFuture, "token not valid yet: its timestamp is ahead of the edge's clock");
     return result;
   }
-  result.path = rule.base + rel;
+  result.path = baseAndRest(rule.base, path, relStart);
   return result;
+}
+
+/** MD5(secret ‖ UTF-8 of text[scopeStart, scopeEnd) ‖ text[tsStart, tsEnd)) into out (16 bytes).
+ * The timestamp is hex digits (ASCII); the scope is fed without a copy when it is ASCII. */
+function digestInto(out: Uint8Array, secret: Uint8Array, text: string, scopeStart: i32, scopeEnd: i32, tsStart: i32, tsEnd: i32): void {
+  const md5 = HASHER.reset().update(secret);
+  if (isAsciiRange(text, scopeStart, scopeEnd)) md5.updateAscii(text, scopeStart, scopeEnd);
+  else md5.update(utf8Bytes(text.substring(scopeStart, scopeEnd)));
+  md5.updateAscii(text, tsStart, tsEnd).digestInto(out);
 }
 
 /** Lower-case hex MD5(secret ‖ scope ‖ timestamp) (scope as UTF-8 of the decoded path). */
@@ -96,14 +109,43 @@ export function tokenHash(secret: Uint8Array, scope: string, timestamp: string):
 
 /** rel-path up to and including its first segment ending in .ism or .isml, else all of it. */
 export function manifestScope(rel: string): string {
-  const n = rel.length;
-  let segmentStart = 1;
-  for (let i = 1; i <= n; i++) {
-    if (i < n && rel.charCodeAt(i) != 0x2f) continue;
-    if (endsWithManifest(rel, segmentStart, i)) return rel.substring(0, i);
+  return rel.substring(0, manifestScopeLength(rel, 0));
+}
+
+/** Length of the scope of the rel-path text[relStart, end): see manifestScope. */
+function manifestScopeLength(text: string, relStart: i32): i32 {
+  const n = text.length;
+  let segmentStart = relStart + 1;
+  for (let i = relStart + 1; i <= n; i++) {
+    if (i < n && codeUnit(text, i) != 0x2f) continue;
+    if (endsWithManifest(text, segmentStart, i)) return i - relStart;
     segmentStart = i + 1;
   }
-  return rel;
+  return n - relStart;
+}
+
+/** base + text.substring(start) in one allocation (0 <= start <= text.length). */
+function baseAndRest(base: string, text: string, start: i32): string {
+  const b = base.length;
+  const r = text.length - start;
+  const out = changetype<string>(__new(<usize>(b + r) << 1, idof<string>()));
+  const o = changetype<usize>(out);
+  memory.copy(o, changetype<usize>(base), <usize>b << 1);
+  memory.copy(o + (<usize>b << 1), changetype<usize>(text) + (<usize>start << 1), <usize>r << 1);
+  return out;
+}
+
+/** text[start, end) holds only ASCII (so its UTF-8 bytes are its char codes). */
+function isAsciiRange(text: string, start: i32, end: i32): bool {
+  for (let i = max(start, 0), n = min(end, text.length); i < n; i++) if (codeUnit(text, i) >= 0x80) return false;
+  return true;
+}
+
+/** text[start, start + count) are all hex digits (false if it runs past the end). */
+function isHexRange(text: string, start: i32, count: i32): bool {
+  if (start < 0 || start + count > text.length) return false;
+  for (let i = start; i < start + count; i++) if (hexValue(codeUnit(text, i)) < 0) return false;
+  return true;
 }
 
 /** rel[start, end) ends with ".ism" or ".isml", ASCII case-insensitively (as the origin's /\.ism$/i). */
@@ -115,13 +157,13 @@ function endsWithManifest(rel: string, start: i32, end: i32): bool {
 }
 
 function lowerAt(text: string, i: i32): i32 {
-  const c = text.charCodeAt(i);
+  const c = codeUnit(text, i); // start <= i < end <= text.length
   return c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
 }
 
-/** Value of a string already checked to hold 1-8 hex digits. */
-function parseHex(digits: string): i64 {
+/** Value of text[start, start + count), already checked to be 1-8 hex digits. */
+function parseHex(text: string, start: i32, count: i32): i64 {
   let value: i64 = 0;
-  for (let i = 0; i < digits.length; i++) value = (value << 4) | <i64>hexValue(digits.charCodeAt(i));
+  for (let i = start; i < start + count; i++) value = (value << 4) | <i64>hexValue(codeUnit(text, i));
   return value;
 }

@@ -12,6 +12,24 @@ function utf8(text: string): ArrayBuffer {
   return String.UTF8.encode(text, false);
 }
 
+/** A static buffer for header names: the names a plugin asks for (":path", "authorization")
+ * are short ASCII, written here instead of into a new buffer per call. */
+const KEY_CAPACITY: i32 = 256;
+const KEY: usize = memory.data(KEY_CAPACITY);
+
+/** Writes an ASCII `name` into KEY and returns its length, or -1 (then encode it normally). */
+function asciiKey(name: string): i32 {
+  const n = name.length;
+  if (n > KEY_CAPACITY) return -1;
+  const chars = changetype<usize>(name);
+  for (let i = 0; i < n; i++) {
+    const c = load<u16>(chars + (<usize>i << 1));
+    if (c >= 0x80) return -1;
+    store<u8>(KEY + <usize>i, <u8>c);
+  }
+  return n;
+}
+
 // ------------------------------------------------------------------------------------ logging
 
 /** proxy_log (§2.3). Envoy filters by its `wasm` logger level itself. */
@@ -136,9 +154,15 @@ export function getHeader(map: MapType, name: string): string | null {
  * must be checked byte for byte: getHeader's UTF-8 decoding is lenient (an overlong "\xC0\xAE"
  * reads as ".", a lead byte at the end is dropped), so the string can differ from the bytes. */
 export function getHeaderBytes(map: MapType, name: string): ArrayBuffer | null {
-  const key = utf8(name);
+  const n = asciiKey(name);
+  if (n < 0) {
+    const key = utf8(name);
+    clearReturnSlots();
+    if (raw.proxy_get_header_map_value(<u32>map, dataOf(key), sizeOf(key), RET_PTR, RET_SIZE) != Status.Ok) return null;
+    return takeBytes();
+  }
   clearReturnSlots();
-  const status = raw.proxy_get_header_map_value(<u32>map, dataOf(key), sizeOf(key), RET_PTR, RET_SIZE);
+  const status = raw.proxy_get_header_map_value(<u32>map, KEY, <usize>n, RET_PTR, RET_SIZE);
   if (status != Status.Ok) return null;
   return takeBytes();
 }
@@ -168,9 +192,33 @@ export function addHeader(map: MapType, name: string, value: string): Status {
 
 /** Sets `name` to exactly one entry with `value` (adds it if absent). */
 export function replaceHeader(map: MapType, name: string, value: string): Status {
+  const n = asciiKey(name);
+  if (n >= 0 && asciiValue(value)) {
+    return <Status>raw.proxy_replace_header_map_value(<u32>map, KEY, <usize>n, dataOf(valueBuffer), <usize>value.length);
+  }
   const key = utf8(name);
   const bytes = utf8(value);
   return <Status>raw.proxy_replace_header_map_value(<u32>map, dataOf(key), sizeOf(key), dataOf(bytes), sizeOf(bytes));
+}
+
+/** A reused buffer for ASCII header values (a rewritten :path on every request); grows as needed. */
+let valueBuffer = new ArrayBuffer(1024);
+
+/** Writes an ASCII `value` into valueBuffer (its UTF-8 is its code units); false if it is not ASCII. */
+function asciiValue(value: string): bool {
+  const n = value.length;
+  if (n > valueBuffer.byteLength) {
+    if (n > 1 << 20) return false; // a header that long: let utf8() handle it once
+    valueBuffer = new ArrayBuffer(max(n, valueBuffer.byteLength << 1));
+  }
+  const out = changetype<usize>(valueBuffer);
+  const chars = changetype<usize>(value);
+  for (let i = 0; i < n; i++) {
+    const c = load<u16>(chars + (<usize>i << 1));
+    if (c >= 0x80) return false;
+    store<u8>(out + <usize>i, <u8>c);
+  }
+  return true;
 }
 
 /** Removes every entry named `name` (Ok even if absent). */

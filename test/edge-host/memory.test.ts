@@ -1,6 +1,7 @@
 // Guest memory plumbing (§3.2, §6.17, §6.18): the allocator Envoy picks, memory that grows while
 // the host is inside a hostcall, and empty results handed over as 0/0 without allocating.
 
+import { GuestMemory } from '../../host-glue/memory';
 import { bytes, closeAll, INFO, load, request } from './helpers/harness';
 
 afterEach(closeAll);
@@ -67,4 +68,42 @@ test('empty results are ptr 0 / size 0 and never call the allocator', async () =
   const [before, pairs, body, after] = logs.reports(2);
   expect([pairs, body]).toEqual(['pairs 0 status=0 (none)', expect.stringMatching(/^body 1 status=0 size=0 /)]);
   expect(after).toBe(before);
+});
+
+describe('GuestMemory (cached views)', () => {
+  test('views are rebuilt after growth: a write into the new page lands, none goes to the detached buffer', () => {
+    const memory = new WebAssembly.Memory({ initial: 1 });
+    const guest = new GuestMemory(memory);
+    expect(guest.setU32(16, 0xdeadbeef)).toBe(true); // builds the views over the first buffer
+    expect(guest.setU32(65536, 1)).toBe(false); // out of bounds before growth
+    memory.grow(1); // detaches the buffer the cached views were made over
+    expect(guest.setU32(65536 + 4, 0x01020304)).toBe(true);
+    expect(new DataView(memory.buffer).getUint32(65536 + 4, true)).toBe(0x01020304);
+    expect(guest.getU32(16)).toBe(0xdeadbeef);
+    expect(guest.byteLength).toBe(2 * 65536);
+  });
+
+  test('latin1 reads and writes are one byte per char for every byte value and length', () => {
+    const memory = new WebAssembly.Memory({ initial: 1 });
+    const guest = new GuestMemory(memory);
+    for (const n of [0, 1, 64, 65, 256, 4096, 4097, 10000]) {
+      const text = Array.from({ length: n }, (_, i) => String.fromCharCode((i * 7 + n) & 0xff)).join('');
+      expect(guest.writeLatin1(100, text)).toBe(true);
+      expect(guest.readLatin1(100, n)).toBe(text);
+      expect(Buffer.from(guest.read(100, n)!).toString('latin1')).toBe(text);
+    }
+    expect(guest.readLatin1(65530, 7)).toBeNull();
+    expect(guest.writeLatin1(65530, 'abcdefg')).toBe(false);
+  });
+
+  test('setU64Number writes the bytes setU64 writes for the same (double) value', () => {
+    const memory = new WebAssembly.Memory({ initial: 1 });
+    const guest = new GuestMemory(memory);
+    for (const v of [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1, Math.round((performance.timeOrigin + performance.now()) * 1e6), 1.8e19]) {
+      guest.setU64(0, BigInt(v));
+      guest.setU64Number(8, v);
+      const bytes = new Uint8Array(memory.buffer, 0, 16);
+      expect(Buffer.from(bytes.subarray(8, 16)).toString('hex')).toBe(Buffer.from(bytes.subarray(0, 8)).toString('hex'));
+    }
+  });
 });

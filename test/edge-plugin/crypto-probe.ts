@@ -13,18 +13,22 @@ import { ROOT } from './helpers';
 
 const SOURCES = ['bytes.ts', 'md5.ts', 'sha1.ts', 'apr1.ts', 'base64.ts', 'testing/crypto-probe.ts'].map((f) => path.join('assembly', 'edge', f));
 
-function probePath(): string {
+/**
+ * Compiles a test-only module (the last of `sources`, which imports the rest) once per content:
+ * the wasm lands in the OS temp directory under `name` and a hash of the sources.
+ */
+export function probePath(sources: string[] = SOURCES, name = 'edge-crypto-probe'): string {
   const hash = createHash('sha256');
-  for (const file of SOURCES) hash.update(file).update(readFileSync(path.join(ROOT, file)));
-  const target = path.join(tmpdir(), `edge-crypto-probe-${hash.digest('hex').slice(0, 16)}.wasm`);
+  for (const file of sources) hash.update(file).update(readFileSync(path.join(ROOT, file)));
+  const target = path.join(tmpdir(), `${name}-${hash.digest('hex').slice(0, 16)}.wasm`);
   if (existsSync(target)) return target;
-  const work = mkdtempSync(path.join(tmpdir(), 'edge-crypto-probe-'));
+  const work = mkdtempSync(path.join(tmpdir(), `${name}-`));
   try {
     // An empty config: otherwise asc applies the project's asconfig.json target (build/edge.*).
     const config = path.join(work, 'asconfig.json');
     writeFileSync(config, '{"targets":{},"options":{}}');
     const out = path.join(work, 'probe.wasm');
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'assemblyscript', 'bin', 'asc.js'), SOURCES[SOURCES.length - 1]!,
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'assemblyscript', 'bin', 'asc.js'), sources[sources.length - 1]!,
       '--config', config, '--outFile', out, '-O3', '--runtime', 'incremental', '--exportRuntime'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     renameSync(out, target); // atomic: a concurrent worker sees the whole file or none
   } finally {
@@ -44,6 +48,8 @@ interface RawProbe {
   base64DecodeHex(p: number): number;
   base64EncodeHex(p: number): number;
   utf8Valid(p: number): number;
+  md5AsciiHex(p: number, start: number, end: number): number;
+  hexDigestEqual(text: number, at: number, digestHex: number): number;
 }
 
 export class CryptoProbe {
@@ -83,6 +89,26 @@ export class CryptoProbe {
 
   base64Encode(bytes: Uint8Array): string {
     return this.str(this.raw.base64EncodeHex, Buffer.from(bytes).toString('hex'));
+  }
+
+  /** MD5 of text[start, end) fed with Md5.updateAscii (the token check's path). */
+  md5Ascii(text: string, start: number, end: number): string {
+    const p = this.raw.__pin(this.raw.__newString(text));
+    try {
+      return this.raw.__getString(this.raw.md5AsciiHex(p, start, end));
+    } finally {
+      this.raw.__unpin(p);
+    }
+  }
+
+  /** constantTimeEqualHexIgnoreCase(text, at, digest). */
+  hexDigestEqual(text: string, at: number, digestHex: string): boolean {
+    const t = this.raw.__pin(this.raw.__newString(text));
+    try {
+      return this.raw.hexDigestEqual(t, at, this.raw.__newString(digestHex)) !== 0;
+    } finally {
+      this.raw.__unpin(t);
+    }
   }
 
   utf8Valid(bytes: Uint8Array): boolean {

@@ -42,6 +42,33 @@ describe('MD5', () => {
   });
 });
 
+describe('MD5 over ASCII text and the token comparison (the allocation-free token check)', () => {
+  test('updateAscii over any range of an ASCII text equals MD5 of those bytes (fast-check)', () => {
+    fc.assert(fc.property(fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)), maxLength: 300 }),
+      fc.nat(), fc.nat(), (text, a, b) => {
+        const start = text.length === 0 ? 0 : a % (text.length + 1);
+        const end = start + (text.length === 0 ? 0 : b % (text.length - start + 1));
+        return probe.md5Ascii(text, start, end) === createHash('md5').update(Buffer.from(text.slice(start, end), 'latin1')).digest('hex');
+      }), { numRuns: 300 });
+  });
+
+  test('the hex comparison: equal in either case, any other digit or a short text is unequal', () => {
+    const digest = createHash('md5').update('x').digest('hex');
+    const text = `/token/${digest}/rest`;
+    expect(probe.hexDigestEqual(text, 7, digest)).toBe(true);
+    expect(probe.hexDigestEqual(text.toUpperCase(), 7, digest)).toBe(true);
+    for (let i = 0; i < 32; i++) {
+      for (const c of '0123456789abcdefgG/ ') {
+        if (c === digest[i]) continue;
+        const changed = `/token/${digest.slice(0, i)}${c}${digest.slice(i + 1)}/rest`;
+        expect(probe.hexDigestEqual(changed, 7, digest)).toBe(false);
+      }
+    }
+    expect(probe.hexDigestEqual(`/token/${digest.slice(0, 31)}`, 7, digest)).toBe(false);
+    expect(probe.hexDigestEqual(text, -1, digest)).toBe(false);
+  });
+});
+
 describe('SHA-1', () => {
   // FIPS 180-4 examples (csrc.nist.gov) and RFC 3174 §7.3 tests 1-4.
   test.each([

@@ -2,8 +2,8 @@
 // (test/edge-plugin/crypto.test.ts compiles it with asc and calls it through
 // @assemblyscript/loader). Binary input crosses as hex text, so any byte sequence can be tried.
 
-import { hexValue, isValidUtf8, toHex, utf8Bytes } from "../bytes";
-import { md5 } from "../md5";
+import { constantTimeEqualHexIgnoreCase, hexValue, isValidUtf8, toHex, utf8Bytes } from "../bytes";
+import { Md5, md5 } from "../md5";
 import { sha1 } from "../sha1";
 import { apr1Hash } from "../apr1";
 import { base64Decode, base64Encode } from "../base64";
@@ -46,4 +46,14 @@ export function utf8Valid(inputHex: string): bool {
 
 export function utf8Of(text: string): string {
   return toHex(utf8Bytes(text));
+}
+
+/** MD5 of text[start, end) through Md5.updateAscii (the caller passes ASCII text). */
+export function md5AsciiHex(text: string, start: i32, end: i32): string {
+  return toHex(new Md5().updateAscii(text, start, end).digest());
+}
+
+/** The token check's comparison: text[at, at + 32) against a digest given as hex. */
+export function hexDigestEqual(text: string, at: i32, digestHex: string): bool {
+  return constantTimeEqualHexIgnoreCase(text, at, fromHex(digestHex));
 }
