@@ -7,9 +7,10 @@
 // - MPEG-TS, multiplexed (the default, the reference's): a variant with video and audio plays
 //   one TS media playlist of the video and its audio group's DEFAULT member,
 //   `<name>-<audiokey>-<videokey>.m3u8`. The audio group is still written as EXT-X-MEDIA, so a
-//   player can switch language: the DEFAULT member has no URI (RFC 8216 §4.3.4.1: its media is in
-//   the Media Playlist of every EXT-X-STREAM-INF referencing the group), the other members point
-//   to their packed-audio playlists (§3.4).
+//   player can switch language: when some group has more than one member, every audio member,
+//   each DEFAULT included, points to its packed-audio playlist (§3.4; why: hasUri); when none
+//   has, the DEFAULTs have no URI (RFC 8216 §4.3.4.1: their media is in the Media Playlist of
+//   every EXT-X-STREAM-INF referencing the group).
 // - MPEG-TS, hls_no_multiplex: the variant plays the video-only TS playlist; every audio member
 //   has a URI.
 // - hls_fmp4: every track its own fMP4 playlist (EXT-X-MAP); nothing is multiplexed.
@@ -57,8 +58,8 @@ export function writeMasterPlaylist(view: PlayoutView): string {
   };
   const audio = used('AUDIO');
   const text = used('SUBTITLES');
-  if (audio.length > 0) lines.push('', '# AUDIO groups', ...audio.flatMap((g) => mediaTags(view, g)));
-  if (text.length > 0) lines.push('', '# SUBTITLES groups', ...text.flatMap((g) => mediaTags(view, g)));
+  if (audio.length > 0) lines.push('', '# AUDIO groups', ...audio.flatMap((g) => mediaTags(view, plan, g)));
+  if (text.length > 0) lines.push('', '# SUBTITLES groups', ...text.flatMap((g) => mediaTags(view, plan, g)));
   lines.push('', '# variants');
   for (const v of plan.variants) lines.push(...streamInf(view, plan, v, rates));
   if (version >= VERSION_IFRAMES) {
@@ -83,21 +84,24 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   const lines = [
     ...header(version),
     `#EXT-X-TARGETDURATION:${targetSeconds(main.segments.map((s) => s.duration), timescale)}`,
-    // Segments are numbered from 1 (hlsUrls.segment), and the media sequence numbers the first.
-    '#EXT-X-MEDIA-SEQUENCE:1',
+    // Segments are numbered as the unclipped presentation numbers them, from 1 (ViewTrack
+    // firstNumber), so sibling clips share segment URLs; the media sequence numbers the first
+    // listed segment (§4.3.3.2).
+    `#EXT-X-MEDIA-SEQUENCE:${main.firstNumber}`,
     '#EXT-X-PLAYLIST-TYPE:VOD',
     // Every segment starts with a sync sample (whole source fragments, closed GOPs): §4.3.5.1.
     '#EXT-X-INDEPENDENT-SEGMENTS',
   ];
   if (kind === 'm4s') lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.init(view, rend.key))}"`);
-  main.segments.forEach((s, i) => lines.push(`#EXTINF:${duration(s.duration, timescale, version)},`, uri(hlsUrls.segment(view, rend.key, i + 1, kind))));
+  main.segments.forEach((s, i) => lines.push(`#EXTINF:${duration(s.duration, timescale, version)},`, uri(hlsUrls.segment(view, rend.key, main.firstNumber + i, kind))));
   lines.push('#EXT-X-ENDLIST', '');
   return lines.join('\n');
 }
 
 /**
  * The I-frame playlist of a video track (§4.3.3.6): one entry per source fragment of the view
- * (each starts with a keyframe), numbered from 1, lasting until the next keyframe (a fragment
+ * (each starts with a keyframe), numbered by the fragment's number in the unclipped presentation
+ * (from 1; the media sequence is the first entry's), lasting until the next keyframe (a fragment
  * that does not start with one extends the entry before it). Its URIs are relative to
  * `keyframes/`. Versions below 4 have no I-frame playlists: not found.
  */
@@ -115,7 +119,7 @@ export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): s
   const lines = [
     ...header(version),
     `#EXT-X-TARGETDURATION:${targetSeconds(entries.map((e) => e.duration), timescale)}`,
-    '#EXT-X-MEDIA-SEQUENCE:1',
+    `#EXT-X-MEDIA-SEQUENCE:${entries[0]?.n ?? 1}`,
     '#EXT-X-PLAYLIST-TYPE:VOD',
     '#EXT-X-I-FRAMES-ONLY',
   ];
@@ -158,10 +162,11 @@ function streamInf(view: PlayoutView, plan: VariantPlan, v: Variant, rates: Rate
   const text = v.text !== undefined ? plan.groups[v.text]! : undefined;
   const main = mainRendition(view, video, audio !== undefined ? view.tracks[audio.defaultMember] : undefined);
   // "The largest sum of peak (average) segment bit rates produced by any playable combination
-  // of Renditions": the main playlist, plus the largest audio rendition it does not contain
-  // (a client playing another language still downloads the main playlist), plus the largest
-  // subtitle rendition.
-  const alternatives = (g: MediaGroup | undefined): Rates => rates.largest((g?.members ?? []).filter((m) => !main.tracks.includes(view.tracks[m]!)));
+  // of Renditions": the main playlist, plus the largest rendition of the group with a URI of its
+  // own other than the main playlist (a client playing it, another language or a multiplexed
+  // DEFAULT's packed audio, still downloads the main playlist), plus the largest subtitle rendition.
+  const alternatives = (g: MediaGroup | undefined): Rates =>
+    rates.largest(g === undefined ? [] : g.members.filter((m) => hasUri(view, plan, g, m) && !(main.tracks.length === 1 && main.tracks[0] === view.tracks[m])));
   const parts = [rates.of(main), alternatives(audio), alternatives(text)];
   // Every format of any rendition of the variant (§4.3.4.2 CODECS). WebVTT subtitles are not
   // listed: `wvtt` names WebVTT in ISO BMFF (ISO/IEC 14496-30), and Apple's own examples list no
@@ -183,11 +188,10 @@ function streamInf(view: PlayoutView, plan: VariantPlan, v: Variant, rates: Rate
 
 /**
  * §4.3.4.1 EXT-X-MEDIA, one per member; NAME is unique within the group (§4.3.4.1.1), AUTOSELECT
- * is YES where DEFAULT is. Multiplexed, the DEFAULT audio member has no URI (see the header).
+ * is YES where DEFAULT is. URI: see hasUri.
  */
-function mediaTags(view: PlayoutView, g: MediaGroup): string[] {
+function mediaTags(view: PlayoutView, plan: VariantPlan, g: MediaGroup): string[] {
   const names = new Set<string>();
-  const inVariant = g.type === 'AUDIO' && packaging(view) === 'muxed';
   return g.members.map((m) => {
     const p = view.tracks[m]!.track.properties;
     let name = p.trackName;
@@ -203,10 +207,34 @@ function mediaTags(view: PlayoutView, g: MediaGroup): string[] {
       `DEFAULT=${isDefault ? 'YES' : 'NO'}`,
       'AUTOSELECT=YES',
       g.type === 'AUDIO' && p.Channels !== undefined ? `CHANNELS="${p.Channels}"` : undefined,
-      isDefault && inVariant ? undefined : `URI="${quoted(hlsUrls.media(view, trackKey(view.tracks[m]!.track)))}"`,
+      hasUri(view, plan, g, m) ? `URI="${quoted(hlsUrls.media(view, trackKey(view.tracks[m]!.track)))}"` : undefined,
     ];
     return `#EXT-X-MEDIA:${attrs.filter((a) => a !== undefined).join(',')}`;
   });
+}
+
+/**
+ * Whether member m of a group is written with a URI. Every member has one, except in multiplexed
+ * TS when no AUDIO group of the master has more than one member: then each group's DEFAULT (its
+ * only member) has none, its audio being in every variant of the group (§4.3.4.2.1), so there is
+ * no language to switch to and no second download of the same audio.
+ *
+ * Once some group offers another language, every AUDIO member of the master, each DEFAULT
+ * included, points to its packed-audio playlist, while the variants stay multiplexed (a client
+ * that ignores EXT-X-MEDIA still gets audio); §4.3.4.2.1 allows it: with a URI the client plays
+ * the Rendition rather than the variant's own audio. Why: Chromium's native HLS starts with the
+ * 'primary' role only when the DEFAULT of the variant it starts on has no URI, and the
+ * 'audio-override' role that a rendition with a URI needs is refused once playback has started
+ * (ChunkDemuxer::AddAutoDetectedCodecsId: kReachedIdLimit after init), whatever its container:
+ * DEMUXER_ERROR_COULD_NOT_PARSE. That holds across groups too (a language switch or ABR from a
+ * one-member group's variant to a group with URIs), so one-member groups need their URI as well:
+ * with URIs only in the groups of several, the player test that starts on the 64k group's variant
+ * and switches to Dutch (128k group) fails in native HLS, and in shaka 5 (TRANSMUXING_FAILED on
+ * the 128k English packed audio).
+ */
+function hasUri(view: PlayoutView, plan: VariantPlan, g: MediaGroup, m: number): boolean {
+  if (g.type !== 'AUDIO' || packaging(view) !== 'muxed' || m !== g.defaultMember) return true;
+  return plan.variants.some((v) => v.audio !== undefined && plan.groups[v.audio]!.members.length > 1);
 }
 
 /**
@@ -227,15 +255,15 @@ function iframeStreamInf(view: PlayoutView, video: ViewTrack): string {
   return `#EXT-X-I-FRAME-STREAM-INF:${attrs.filter((a) => a !== undefined).join(',')}`;
 }
 
-/** Entries of an I-frame playlist: source fragments of the view, n from 1 (see writeIFramePlaylist). */
+/** Entries of an I-frame playlist: source fragments of the view, n = fragment index + 1 (see writeIFramePlaylist). */
 function iframeEntries(video: ViewTrack): IFrameEntry[] {
   const f = video.track.fragments;
   const entries: IFrameEntry[] = [];
-  fragmentIndices(video).forEach((fragment, i) => {
+  fragmentIndices(video).forEach((fragment) => {
     const d = BigInt(f.durations[fragment]!);
     const previous = entries[entries.length - 1];
     if (f.keyframes[fragment] !== 1 && previous !== undefined) previous.duration += d;
-    else if (f.keyframes[fragment] === 1) entries.push({ n: i + 1, fragment, duration: d });
+    else if (f.keyframes[fragment] === 1) entries.push({ n: fragment + 1, fragment, duration: d });
   });
   return entries;
 }

@@ -8,6 +8,9 @@
 //
 // A sub-clip keeps the fragments whose midpoint lies in [start, end): fragments are GOPs, so
 // the cut is on GOP boundaries and the clip's durations are the fragments' exact durations.
+// Boundaries depend on the presentation timeline only, so a clip's segments are the unclipped
+// presentation's segments cut to the clip: clip segment k is unclipped segment `number - 1 + k`
+// cut to the kept fragments (clipSegments), which is how HLS numbers and finds them.
 
 import { OriginError } from '../errors';
 import { Rational } from '../rational';
@@ -117,4 +120,33 @@ export function segmentTrack(track: PresentationTrack, origin: Instant, range: {
     current.bytes += f.sizes[i]!;
   }
   return out;
+}
+
+/** The segments of a track over a clip, placed in the unclipped presentation's segmentation. */
+export interface ClipSegments {
+  segments: Segment[];
+  /** Number (from 1) of `segments[0]` among the unclipped presentation's segments. */
+  number: number;
+}
+
+/**
+ * The segments a clip keeps of a track (undefined: none), numbered as the unclipped
+ * presentation numbers them. `widen`: every unclipped segment holding a fragment the clip keeps,
+ * whole (HLS under suppress_query_parameters: a segment URL without the clip must name the
+ * unclipped segment's bytes); otherwise those segments cut to the kept fragments (the exact clip).
+ */
+export function clipSegments(track: PresentationTrack, origin: Instant, clip: Clip | undefined, minLength: Rational | undefined, widen: boolean): ClipSegments | undefined {
+  const all = { first: 0, end: track.fragments.count };
+  if (clip === undefined) return all.end === 0 ? undefined : { segments: segmentTrack(track, origin, all, minLength), number: 1 };
+  const range = clipRange(track, origin, clip);
+  if (range.end === range.first) return undefined;
+  const whole = segmentTrack(track, origin, all, minLength);
+  const holding = (fragment: number): number => whole.findIndex((s) => fragment >= s.first && fragment < s.first + s.count);
+  const first = holding(range.first);
+  const last = holding(range.end - 1);
+  const segments = widen ? whole.slice(first, last + 1) : segmentTrack(track, origin, range, minLength);
+  if (first < 0 || segments.length !== last - first + 1) {
+    throw new OriginError('internal', `the clip's ${segments.length} segments do not fall in unclipped segments ${first + 1} to ${last + 1}`, track.src, 'clip-numbering');
+  }
+  return { segments, number: first + 1 };
 }

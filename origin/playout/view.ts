@@ -5,11 +5,17 @@
 import { OriginError } from '../errors';
 import { applyQuery, Format, parseQuery, StreamOptions } from '../options/registry';
 import { Presentation, PresentationTrack } from '../presentation/presentation';
-import { Clip, clipRange, parseClip, Segment, segmentTrack } from './timeline';
+import { Clip, clipSegments, parseClip, Segment } from './timeline';
 
 export interface ViewTrack {
   track: PresentationTrack;
   segments: Segment[];
+  /**
+   * Number (from 1) of `segments[0]` among the unclipped presentation's segments of the track
+   * (1 without a clip). HLS numbers segment URLs by it, so that a clip and the whole presentation
+   * name a segment alike (timeline.ts clipSegments); DASH `$Number$` counts from 1 per view.
+   */
+  firstNumber: number;
 }
 
 export interface PlayoutView {
@@ -56,19 +62,21 @@ export interface ViewRequest {
 export function buildView(p: Presentation, req: ViewRequest, select: TrackSelector): PlayoutView {
   const kept = select(p.tracks, req.options.str('track_filter'), req.filter, req.options.bool('timed_metadata'));
   const minLength = req.options.rational(MIN_LENGTH_OPTION[req.format]);
+  const suppress = req.options.bool('suppress_query_parameters');
+  // HLS under suppression writes segment URLs without the clip (HLS_SEGMENT_ADDRESSING), which
+  // name whole unclipped segments: the playlist lists those (the clip widened to them).
+  const widen = suppress && req.format === 'hls';
   const tracks: ViewTrack[] = [];
   for (const i of kept) {
     const track = p.tracks[i]!;
-    const range = clipRange(track, p.origin, req.clip);
-    if (range.end === range.first) continue;
-    tracks.push({ track, segments: segmentTrack(track, p.origin, range, minLength) });
+    const placed = clipSegments(track, p.origin, req.clip, minLength, widen);
+    if (placed !== undefined) tracks.push({ track, segments: placed.segments, firstNumber: placed.number });
   }
   if (tracks.length === 0) {
     throw new OriginError('not-found', `the sub-clip selects no media: the presentation is ${p.durationSeconds.toFixed(3)} s long`, 't', 'empty-clip');
   }
   const name = req.options.str('presentation_name') ?? p.baseName;
-  const suppress = req.options.bool('suppress_query_parameters');
-  const carriedQuery = carried(req.rawQuery, suppress ? ADDRESSING : undefined);
+  const carriedQuery = carried(req.rawQuery, suppress ? (widen ? HLS_SEGMENT_ADDRESSING : ADDRESSING) : undefined);
   const playlistQuery = carried(req.rawQuery, suppress ? PLAYLIST_ADDRESSING : undefined);
   const view: PlayoutView = { presentation: p, format: req.format, name, options: req.options, carriedQuery, playlistQuery, clip: req.clip, tracks };
   if (req.format === 'hls') {
@@ -105,9 +113,19 @@ function variantSets(tracks: ViewTrack[], expressions: string[], select: TrackSe
  * Parameters that decide which bytes a segment URL names: the sub-clip, the segmentation and the
  * DASH numbering. `suppress_query_parameters` drops everything else (a CDN then caches one copy
  * of each segment whatever the manifest's filter), but never these: without them a segment URL
- * written for a clip or a `$Number$` template would answer other media, with a 200.
+ * written for a clip or a `$Number$` template would answer other media, with a 200. (HLS
+ * segment URLs alone drop the clip, and list whole segments instead: HLS_SEGMENT_ADDRESSING.)
  */
 const ADDRESSING = new Set(['t', 'vbegin', 'mpd_segment_template', ...Object.values(MIN_LENGTH_OPTION)]);
+
+/**
+ * HLS segment URLs under suppression leave the clip out: the three sibling playlists of a
+ * rendition (whole, and clipped by an edge alias) then name each segment by one URL, which a
+ * CDN caches once (README "URL aliases"). They can, because the playlist lists whole unclipped
+ * segments (buildView `widen`) numbered as the unclipped presentation numbers them, so the URL
+ * still names exactly the bytes it answers.
+ */
+const HLS_SEGMENT_ADDRESSING = new Set([...ADDRESSING].filter((name) => name !== 't' && name !== 'vbegin'));
 
 /**
  * URLs of HLS media playlists also keep `presentation_name`: the playlist they name writes

@@ -75,7 +75,7 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)hls\/(?<stem>[^/]{1,512})\.m4s$/,
     shape: '<pres>.ism/hls/<name>-<trackName>=<bitrate>.m4s, …-<n>.m4s',
     contentType: 'video/mp4',
-    description: 'HLS fMP4 init segment (EXT-X-MAP), or media segment `<n>` (from 1)',
+    description: 'HLS fMP4 init segment (EXT-X-MAP), or media segment `<n>` (from 1, the whole presentation\'s number also in a sub-clip)',
   },
   // keyframes/ first: the generic playlist and segment patterns below would take these tails too.
   {
@@ -92,7 +92,7 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)keyframes\/(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.ts$/,
     shape: '<pres>.ism/keyframes/<name>-<trackName>=<bitrate>-<n>.ts',
     contentType: 'video/mp2t',
-    description: 'HLS I-frame segment: PAT, PMT and the keyframe that starts source fragment `<n>` of the view (from 1)',
+    description: 'HLS I-frame segment: PAT, PMT and the keyframe that starts source fragment `<n>` of the presentation (from 1)',
   },
   {
     kind: 'hls-iframe-m4s',
@@ -108,7 +108,7 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.ts$/,
     shape: '<pres>.ism/<name>-<key>-<n>.ts',
     contentType: 'video/mp2t',
-    description: 'HLS MPEG-TS segment `<n>` (from 1) of a rendition with video; `<key>` is a video `<trackName>=<bitrate>` or `<audio key>-<video key>` (multiplexed)',
+    description: 'HLS MPEG-TS segment `<n>` (from 1, the whole presentation\'s number also in a sub-clip) of a rendition with video; `<key>` is a video `<trackName>=<bitrate>` or `<audio key>-<video key>` (multiplexed)',
   },
   {
     kind: 'hls-aac',

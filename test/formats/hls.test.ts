@@ -82,18 +82,18 @@ describe('master playlist, MPEG-TS multiplexed (the default)', () => {
     expect(text).not.toContain('I-FRAME');
   });
 
-  test('audio groups by encoding; the DEFAULT member is in the variants (no URI), the others point to packed audio', async () => {
+  test('audio groups by encoding; one group has two languages, so every member of every group points to its packed audio, the DEFAULTs too', async () => {
     const view = await hlsView(FULL);
     const { media } = read(writeMasterPlaylist(view));
     const audio = media.filter((m) => m['TYPE'] === 'AUDIO');
     const pl = (file: string): string => `presentation-${keyOf(view, file)}.m3u8`;
     // Ascending kbps: 64, 128 (English and Dutch), E-AC-3 256, AC-3 384.
     expect(audio.map((m) => [m['GROUP-ID'], m['NAME'], m['LANGUAGE'], m['DEFAULT'], m['AUTOSELECT'], m['CHANNELS'], m['URI']])).toEqual([
-      ['audio-aacl-64', 'audio_eng', 'en', 'YES', 'YES', '2', undefined],
-      ['audio-aacl-128', 'audio_eng', 'en', 'YES', 'YES', '2', undefined],
+      ['audio-aacl-64', 'audio_eng', 'en', 'YES', 'YES', '2', pl('audio_eng_64k.isma')],
+      ['audio-aacl-128', 'audio_eng', 'en', 'YES', 'YES', '2', pl('audio_eng_128k.isma')],
       ['audio-aacl-128', 'audio_nld', 'nl', 'NO', 'YES', '2', pl('audio_nld_128k.isma')],
-      ['audio-ec-3-256', 'audio_eng_ec3', 'en', 'YES', 'YES', '6', undefined],
-      ['audio-ac-3-384', 'audio_eng_ac3', 'en', 'YES', 'YES', '6', undefined],
+      ['audio-ec-3-256', 'audio_eng_ec3', 'en', 'YES', 'YES', '6', pl('audio_eac3_256k.isma')],
+      ['audio-ac-3-384', 'audio_eng_ac3', 'en', 'YES', 'YES', '6', pl('audio_ac3_384k.isma')],
     ]);
     const subs = media.filter((m) => m['TYPE'] === 'SUBTITLES');
     expect(subs.map((m) => [m['GROUP-ID'], m['NAME'], m['LANGUAGE'], m['DEFAULT'], m['URI']])).toEqual([
@@ -141,22 +141,52 @@ describe('master playlist, MPEG-TS multiplexed (the default)', () => {
     expect(text).not.toContain('wvtt');
   });
 
-  test('BANDWIDTH: the multiplexed TS, plus the largest other rendition of the audio group, plus the largest subtitles', async () => {
+  test('BANDWIDTH: the multiplexed TS, plus the largest rendition of the audio group with a URI, plus the largest subtitles', async () => {
     const view = await hlsView(FULL);
     const variants = read(writeMasterPlaylist(view)).manifest.playlists!;
     const text = Math.max(sourceRates('text_eng.ismt').peak, sourceRates('text_nld.ismt').peak);
-    // The 128k group has a Dutch member: a client playing it still downloads the multiplexed TS.
-    expect(variants[1]!.attributes.BANDWIDTH).toBe(estimatedPeak(view, ['audio_eng_128k.isma', 'video_sar_500k.ismv'], 'ts') + estimatedPeak(view, ['audio_nld_128k.isma'], 'aac') + text);
-    // One-member groups add nothing to the multiplexed TS.
-    expect(variants[0]!.attributes.BANDWIDTH).toBe(estimatedPeak(view, ['audio_eng_64k.isma', 'video_baseline_400k.ismv'], 'ts') + text);
-    expect(variants[5]!.attributes.BANDWIDTH).toBe(estimatedPeak(view, ['audio_ac3_384k.isma', 'video_high_1600k.ismv'], 'ts') + text);
+    // Every audio member has a URI (the 128k group has two languages): a client playing any of
+    // them (Dutch, or a DEFAULT's own packed audio) still downloads the multiplexed TS.
+    const aac128 = Math.max(estimatedPeak(view, ['audio_eng_128k.isma'], 'aac'), estimatedPeak(view, ['audio_nld_128k.isma'], 'aac'));
+    expect(variants[1]!.attributes.BANDWIDTH).toBe(estimatedPeak(view, ['audio_eng_128k.isma', 'video_sar_500k.ismv'], 'ts') + aac128 + text);
+    // One-member groups too: their DEFAULT has a URI here.
+    expect(variants[0]!.attributes.BANDWIDTH).toBe(estimatedPeak(view, ['audio_eng_64k.isma', 'video_baseline_400k.ismv'], 'ts') + estimatedPeak(view, ['audio_eng_64k.isma'], 'aac') + text);
+    expect(variants[5]!.attributes.BANDWIDTH).toBe(estimatedPeak(view, ['audio_ac3_384k.isma', 'video_high_1600k.ismv'], 'ts') + estimatedPeak(view, ['audio_ac3_384k.isma'], 'ac3') + text);
     expect(variants[9]!.attributes.BANDWIDTH).toBe(estimatedPeak(view, ['audio_ac3_384k.isma'], 'ac3') + text);
     expect(variants[7]!.attributes.BANDWIDTH).toBe(estimatedPeak(view, ['audio_eng_128k.isma'], 'aac') + estimatedPeak(view, ['audio_nld_128k.isma'], 'aac') + text);
-    // TS costs more than the source's own bytes, but not wildly more.
-    const source = sourceRates('video_high_1600k.ismv').peak + sourceRates('audio_ac3_384k.isma').peak + text;
+    // TS (and the packed audio) cost more than the source's own bytes, but not wildly more.
+    const source = sourceRates('video_high_1600k.ismv').peak + 2 * sourceRates('audio_ac3_384k.isma').peak + text;
     expect(variants[5]!.attributes.BANDWIDTH).toBeGreaterThan(source);
     expect(variants[5]!.attributes.BANDWIDTH).toBeLessThan(source * 1.1);
     for (const v of variants) expect(Number(v.attributes['AVERAGE-BANDWIDTH'])).toBeLessThanOrEqual(v.attributes.BANDWIDTH);
+  });
+
+  test('the DEFAULTs have no URI only when no group offers a second language; the variants stay multiplexed either way', async () => {
+    // With a second language anywhere, every DEFAULT needs its own URI, one-member groups' too, or
+    // Chromium's native HLS cannot switch to it (hls.ts hasUri); otherwise each DEFAULT is in its
+    // variants only (§4.3.4.2.1).
+    const cases: Array<[string[], boolean]> = [
+      // One group, one member; two one-member groups (64k, 128k English): nothing to switch to.
+      [['video_baseline_400k.ismv', 'audio_eng_128k.isma'], false],
+      [['video_baseline_400k.ismv', 'video_main_900k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma'], false],
+      // One group of two, either language first; a one-member 64k group beside a group of two.
+      [['video_baseline_400k.ismv', 'audio_eng_128k.isma', 'audio_nld_128k.isma'], true],
+      [['video_baseline_400k.ismv', 'audio_nld_128k.isma', 'audio_eng_128k.isma'], true],
+      [['video_baseline_400k.ismv', 'video_main_900k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma'], true],
+    ];
+    for (const [files, withUris] of cases) {
+      const view = await hlsView(files);
+      const { manifest, media } = read(writeMasterPlaylist(view));
+      const audio = files.filter((f) => f.startsWith('audio_'));
+      const defaults = media.filter((m) => m['DEFAULT'] === 'YES');
+      // Each DEFAULT's URI, when it has one, is the packed-audio playlist of one of the audio tracks.
+      expect(defaults.map((m) => m['URI'] === undefined)).toEqual(defaults.map(() => !withUris));
+      expect(defaults.map((m) => m['URI'] !== undefined && audio.some((f) => m['URI'] === `presentation-${keyOf(view, f)}.m3u8`))).toEqual(defaults.map(() => withUris));
+      expect(media.filter((m) => m['DEFAULT'] === 'NO').every((m) => m['URI'] !== undefined)).toBe(true);
+      // The lowest variant still plays the multiplexed TS of its group's DEFAULT and the video.
+      const lowest = audio.find((f) => f === 'audio_eng_64k.isma') ?? audio[0]!;
+      expect(manifest.playlists![0]!.uri).toBe(`presentation-${keyOf(view, lowest)}-${keyOf(view, 'video_baseline_400k.ismv')}.m3u8`);
+    }
   });
 });
 
@@ -374,13 +404,14 @@ describe('I-frame playlists', () => {
     expect(manifest.segments.map((s) => [s.uri, s.map?.uri])).toEqual([1, 2, 3, 4, 5].map((n) => [`presentation-${key}-${n}.m4s?hls_fmp4`, `../hls/presentation-${key}.m4s?hls_fmp4`]));
   });
 
-  test('a sub-clip numbers its fragments from 1 again', async () => {
+  test('a sub-clip numbers its fragments as the whole presentation does', async () => {
     const view = await hlsView(FULL, 't=4-10&hls_client_manifest_version=4');
     const key = keyOf(view, 'video_baseline_400k.ismv');
     const { manifest } = read(writeIFramePlaylist(view, key));
-    // Fragments 2, 3, 4 (midpoints 5, 7, 9 s) are entries 1, 2, 3.
+    // Fragments 2, 3, 4 (midpoints 5, 7, 9 s) are entries 3, 4, 5, the media sequence the first.
     const f = facts('video_baseline_400k.ismv');
-    expect(manifest.segments.map((s) => [s.uri.split('?')[0], s.duration])).toEqual([2, 3, 4].map((i, n) => [`presentation-${key}-${n + 1}.ts`, Number(f.durations[i]!) / f.timescale]));
+    expect(manifest.segments.map((s) => [s.uri.split('?')[0], s.duration])).toEqual([2, 3, 4].map((i) => [`presentation-${key}-${i + 1}.ts`, Number(f.durations[i]!) / f.timescale]));
+    expect(manifest.mediaSequence).toBe(3);
   });
 
   test('only for video tracks', async () => {
@@ -492,8 +523,8 @@ describe('variant_set, start_index, DEFAULT, hls_no_audio_only', () => {
     const view = await hlsView(files);
     const { manifest, media } = read(writeMasterPlaylist(view));
     expect(media.map((m) => [m['GROUP-ID'], m['LANGUAGE'], m['DEFAULT'], m['URI'] === undefined])).toEqual([
-      ['audio-aacl-64', 'en', 'YES', true],
-      ['audio-aacl-128', 'nl', 'YES', true],
+      ['audio-aacl-64', 'en', 'YES', false],
+      ['audio-aacl-128', 'nl', 'YES', false],
       ['audio-aacl-128', 'en', 'NO', false],
       ['textstream', 'nl', 'YES', false],
       ['textstream', 'en', 'NO', false],
@@ -510,8 +541,8 @@ describe('URLs', () => {
     const video = keyOf(view, 'video_main_900k.ismv');
     const texts = [writeMasterPlaylist(view), writeMediaPlaylist(view, `${keyOf(view, 'audio_eng_128k.isma')}-${video}`), writeMediaPlaylist(view, keyOf(view, 'audio_nld_128k.isma')), writeIFramePlaylist(view, video)];
     const all = texts.flatMap(urisOf);
-    // Master: the Dutch EXT-X-MEDIA (the DEFAULTs are multiplexed), 5 variants, 3 I-frame variants; 3 + 3 segments; 5 I-frames.
-    expect(all.length).toBe(1 + 5 + 3 + 3 + 3 + 5);
+    // Master: 3 EXT-X-MEDIA (the 128k group has two languages, so the DEFAULTs have URIs too), 5 variants, 3 I-frame variants; 3 + 3 segments; 5 I-frames.
+    expect(all.length).toBe(3 + 5 + 3 + 3 + 3 + 5);
     for (const u of all) expect(u).toMatch(new RegExp(`^(keyframes/)?foo-[a-z_=0-9-]+\\.(m3u8|ts|aac)\\?${query.replace(/[?.]/g, '\\$&')}$`));
   });
 
@@ -522,13 +553,16 @@ describe('URLs', () => {
       return [writeMasterPlaylist(view), writeMediaPlaylist(view, `${keyOf(view, 'audio_eng_128k.isma')}-${video}`), writeMediaPlaylist(view, keyOf(view, 'audio_nld_128k.isma')), writeIFramePlaylist(view, video)];
     };
     for (const t of await texts('suppress_query_parameters=1&token=x&hls_client_manifest_version=4&filter=true')) expect(t).not.toContain('?');
-    // What decides a segment's media (the clip, the segmentation) is kept on every URL.
+    // What decides a segment's media is kept: the segmentation on every URL; the clip on the URLs
+    // of playlists only, as segment URLs name whole segments of the unclipped presentation
+    // (hls-clips.test.ts).
     const kept = (await texts('suppress_query_parameters=1&token=x&hls_client_manifest_version=4&t=2-8&hls_minimum_fragment_length=2')).flatMap(urisOf);
-    expect(kept.every((u) => u.endsWith('?t=2-8&hls_minimum_fragment_length=2'))).toBe(true);
+    expect(kept.filter((u) => u.includes('.m3u8')).every((u) => u.endsWith('?t=2-8&hls_minimum_fragment_length=2'))).toBe(true);
+    expect(kept.filter((u) => !u.includes('.m3u8')).every((u) => u.endsWith('?hls_minimum_fragment_length=2'))).toBe(true);
     // presentation_name is kept on the URLs of playlists (they write URLs with the name), not on segments.
     const named = (await texts('suppress_query_parameters=1&presentation_name=foo&token=x&hls_client_manifest_version=4')).flatMap(urisOf);
     expect(named.filter((u) => u.includes('?')).every((u) => /\.m3u8\?presentation_name=foo$/.test(u))).toBe(true);
-    expect(named.filter((u) => u.endsWith('.m3u8?presentation_name=foo')).length).toBe(1 + 5 + 3);
+    expect(named.filter((u) => u.endsWith('.m3u8?presentation_name=foo')).length).toBe(3 + 5 + 3);
     expect(named.filter((u) => !u.includes('.m3u8')).every((u) => !u.includes('?') && u.startsWith('foo-'))).toBe(true);
   });
 

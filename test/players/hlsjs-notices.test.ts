@@ -39,6 +39,33 @@ describe('withoutHlsjsNotices', () => {
     expect(withoutHlsjsNotices('ts-demuxed', { errors: [AUDIO_ABORT], errorTimes: [1.5] })).toEqual([AUDIO_ABORT]);
   });
 
+  const NO_PROGRESS_MUXED = 'hls.js non-fatal mediaError/bufferAppendNoProgress http://h/hls.ism/hls-audio_eng=64113-video_eng=410594-1.ts: Fragment append did not increase buffered coverage (1)';
+  const NO_PROGRESS_DEMUXED = 'hls.js non-fatal mediaError/bufferAppendNoProgress http://h/hls.ism/hls-video_eng=410594-1.ts?hls_no_multiplex=true: Fragment append did not increase buffered coverage (1)';
+
+  test('the first main fragment appended before the SourceBuffers existed: ts-muxed (alternate audio with a URI) and ts-demuxed', () => {
+    expect(withoutHlsjsNotices('ts-muxed', { errors: [NO_PROGRESS_MUXED, GAP], errorTimes: [0, 0.121333] })).toEqual([]);
+    expect(withoutHlsjsNotices('ts-demuxed', { errors: [NO_PROGRESS_DEMUXED], errorTimes: [0] })).toEqual([]);
+  });
+
+  test('that notice for another fragment, a second time, or in another mode counts', () => {
+    // Another fragment (not the start-up race), or the same one counted twice.
+    const second = NO_PROGRESS_MUXED.replace('-1.ts', '-2.ts');
+    const twice = NO_PROGRESS_MUXED.replace('(1)', '(2)');
+    expect(withoutHlsjsNotices('ts-muxed', { errors: [second, twice], errorTimes: [0, 0] })).toEqual([second, twice]);
+    // Each mode's own rendition only: a muxed fragment is not the video-only one's, nor the reverse.
+    expect(withoutHlsjsNotices('ts-muxed', { errors: [NO_PROGRESS_DEMUXED], errorTimes: [0] })).toEqual([NO_PROGRESS_DEMUXED]);
+    // fMP4 has no such race (no transmuxing, no initPTS wait).
+    const fmp4 = NO_PROGRESS_DEMUXED.replace('.ts?hls_no_multiplex=true', '.m4s?hls_fmp4=true');
+    expect(withoutHlsjsNotices('fmp4', { errors: [fmp4, NO_PROGRESS_MUXED], errorTimes: [0, 0] })).toEqual([fmp4, NO_PROGRESS_MUXED]);
+  });
+
+  test("hls.js's ABR leaving the 64k group aborts that group's packed audio, in ts-muxed too (the 64k DEFAULT has a URI there)", () => {
+    const abr = 'hls.js non-fatal networkError/aborted http://h/hls.ism/hls-audio_eng=64113-2.aac: Aborted';
+    expect(withoutHlsjsNotices('ts-muxed', { errors: [abr], errorTimes: [0] })).toEqual([]);
+    const other = abr.replace('64113', '127962');
+    expect(withoutHlsjsNotices('ts-muxed', { errors: [other], errorTimes: [0] })).toEqual([other]);
+  });
+
   test('any other error counts', () => {
     const fatal = 'hls.js fatal networkError/fragLoadError HTTP 404 http://h/hls.ism/hls-video_eng=410594-2.ts';
     expect(withoutHlsjsNotices('ts-muxed', { errors: [GAP, fatal], errorTimes: [0.12, 0.12] })).toEqual([fatal]);

@@ -122,4 +122,37 @@ describe('sub-clips', () => {
   test('a clip past the end selects nothing: not-found', () => {
     expect(() => viewOf(p, 'dash', 't=100-200')).toThrow(/selects no media: the presentation is 10.022 s long/);
   });
+
+  test('a clip is placed in the unclipped segmentation: its first segment has the unclipped number', () => {
+    const whole = viewOf(p, 'hls').tracks;
+    for (const [q, numbers] of [['', [1, 1]], ['t=0-0:00:06', [1, 1]], ['vbegin=0:00:04', [2, 2]], ['t=8', [3, 3]], ['t=4-10&hls_minimum_fragment_length=0', [3, 3]]] as const) {
+      const view = viewOf(p, 'hls', q);
+      const video = view.tracks.find((t) => t.track.properties.type === 'video')!;
+      const audio = view.tracks.find((t) => t.track.properties.type === 'audio')!;
+      expect([q, video.firstNumber, audio.firstNumber]).toEqual([q, ...numbers]);
+    }
+    // Each clip segment lies inside the unclipped segment of its number.
+    for (const t of viewOf(p, 'hls', 't=2-8').tracks) {
+      const w = whole.find((x) => x.track === t.track)!;
+      t.segments.forEach((s, i) => {
+        const u = w.segments[t.firstNumber - 1 + i]!;
+        expect([trackKey(t.track), i, s.first >= u.first && s.first + s.count <= u.first + u.count]).toEqual([trackKey(t.track), i, true]);
+      });
+    }
+  });
+
+  test('HLS under suppress_query_parameters widens a clip to whole unclipped segments; other formats do not', () => {
+    const whole = viewOf(p, 'hls').tracks;
+    for (const q of ['t=0-0:00:06', 't=2-8', 'vbegin=0:00:04', 't=4-6']) {
+      for (const t of viewOf(p, 'hls', `${q}&suppress_query_parameters`).tracks) {
+        const w = whole.find((x) => x.track === t.track)!;
+        expect([q, trackKey(t.track), t.segments]).toEqual([q, trackKey(t.track), w.segments.slice(t.firstNumber - 1, t.firstNumber - 1 + t.segments.length)]);
+      }
+      const exact = viewOf(p, 'dash', q).tracks;
+      expect(viewOf(p, 'dash', `${q}&suppress_query_parameters`).tracks.map((t) => t.segments)).toEqual(exact.map((t) => t.segments));
+    }
+    // t=0-0:00:06: segments 1 and 2 whole (8 s of video), where the exact clip has 6 s.
+    const video = viewOf(p, 'hls', 't=0-0:00:06&suppress_query_parameters').tracks.find((t) => t.track.properties.type === 'video')!;
+    expect([video.firstNumber, viewDuration(video)]).toEqual([1, 80_000_000n]);
+  });
 });

@@ -256,9 +256,15 @@ async function hlsWritten(masterPath: string): Promise<{ written: Written[]; pla
   }
   const written: Written[] = [];
   const playlists = new Map<string, ReturnType<typeof parseM3u8>['manifest']>();
-  // An audio-only variant names the same playlist as its group's rendition: fetch each once.
-  for (const uri of new Set(uris)) {
+  // An audio-only variant names the same playlist as its group's rendition, and a multiplexed
+  // master's DEFAULT rendition the playlist of an audio-only variant, possibly spelled otherwise
+  // (a raw `"` in a variant's URI line is `%22` in an EXT-X-MEDIA quoted-string, RFC 8216 §4.2):
+  // fetch each resolved URL once.
+  const seen = new Set<string>();
+  for (const uri of uris) {
     const url = new URL(uri, masterUrl).href;
+    if (seen.has(url)) continue;
+    seen.add(url);
     written.push({ url, kind: 'playlist', key: uri });
     const list = parseM3u8((await ok(url)).text).manifest;
     playlists.set(uri, list);

@@ -15,6 +15,11 @@ const START_GAP_SEEK_MAX = 0.1 + 1024 / 48000 + 0.001;
 const SEEK_MOMENT_S = 0.05;
 /** How long after the test's audio switch hls.js may report the load it aborted itself. */
 const SWITCH_WINDOW_S = 1;
+/** Rule 4's notice: the first main fragment of each TS mode (video-only, or audio + video). */
+const FIRST_MAIN_NO_PROGRESS: Record<'ts-demuxed' | 'ts-muxed', RegExp> = {
+  'ts-demuxed': /^hls\.js non-fatal mediaError\/bufferAppendNoProgress \S+\/[^/]*-video_eng=\d+-1\.ts(\?\S*)?: Fragment append did not increase buffered coverage \(1\)$/,
+  'ts-muxed': /^hls\.js non-fatal mediaError\/bufferAppendNoProgress \S+\/[^/]*-audio_eng=\d+-video_eng=\d+-1\.ts(\?\S*)?: Fragment append did not increase buffered coverage \(1\)$/,
+};
 
 /**
  * The errors hls.js 1.7.4 reports about its own behaviour on correct input, each accepted only in
@@ -58,13 +63,19 @@ export function withoutHlsjsNotices(mode: Mode, r: Pick<PlayResult, 'errors' | '
     if (/^hls\.js non-fatal networkError\/aborted \S+-audio_eng=\d+-\d+\.(m4s|aac)(\?\S*)?: Aborted$/.test(e) &&
         r.switchedAt !== undefined && at >= r.switchedAt && at <= r.switchedAt + SWITCH_WINDOW_S) return;
     if (/^hls\.js non-fatal networkError\/aborted \S+-audio_eng=64113-\d+\.(m4s|aac)(\?\S*)?: Aborted$/.test(e)) return;
-    // 4. ts-demuxed: the packed-audio fragment waits for the video's initPTS ("waiting for video
-    //    PTS before demuxing audio"), so the first video fragment is parsed and queued before
-    //    buffer-controller.ts can create the SourceBuffers (it waits for both codecs);
-    //    checkAppendProgress then counts that fragment as appended without growth once, while the
-    //    same run logs "Buffered main sn: 1 ... buffer:[0.000-4.000]" (hls.js debug log). Only the
-    //    first video fragment, only the first count.
-    if (mode === 'ts-demuxed' && /^hls\.js non-fatal mediaError\/bufferAppendNoProgress \S+-video_eng=\d+-1\.ts(\?\S*)?: Fragment append did not increase buffered coverage \(1\)$/.test(e)) return;
+    // 4. Alternate audio with its own URI (ts-demuxed; and ts-muxed, where the origin gives every
+    //    audio member a URI once a group has two, so hls.js plays the packed audio and drops the
+    //    muxed audio of the main fragments): the packed-audio fragment waits for the video's
+    //    initPTS (audio-stream-controller.ts _handleFragmentLoadProgress, "waiting for video PTS
+    //    before demuxing audio"), so the first main fragment is parsed and its video queued before
+    //    buffer-controller.ts can create the SourceBuffers (checkPendingTracks waits for both
+    //    codecs); checkAppendProgress then counts that fragment as appended without growth once,
+    //    while the same run logs "Buffered main sn: 1 ... buffer:[0.021-4.021]" (hls.js debug
+    //    log, both modes). Only the first main fragment (video-only TS, or the muxed TS), only the
+    //    first count. Not tied to a playhead time: the check runs once that fragment's appends
+    //    have completed (buffer-controller.ts onFragParsed, blockBuffers), by when playback may
+    //    have started.
+    if (mode !== 'fmp4' && FIRST_MAIN_NO_PROGRESS[mode].test(e)) return;
     keep.push(e);
   });
   return keep;
