@@ -19,7 +19,7 @@ import { locateRuns, parseSourceMoof, SourceTraf, SourceTrun, TRUN } from '../fm
 import { inFile, readTrackHeaders, TrackHeader, TrexDefaults } from '../fmp4/track-header';
 import { MAX_FRAGMENT_DATA_BYTES, readFragmentMoof } from '../fmp4/media-segment';
 import { corruptAt } from '../media/byte-reader';
-import { ByteSource } from '../media/source';
+import { ByteSource, SpanSource } from '../media/source';
 import { PresentationTrack, ticksIn } from '../presentation/presentation';
 
 /** §8.8.3.1 sample_flags: sample_is_non_sync_sample. */
@@ -101,6 +101,21 @@ async function readMoof(source: ByteSource, offset: number): Promise<Uint8Array>
     if (type === 'moof' && size >= 8 && size <= head.byteLength) return head.subarray(0, size);
   }
   return readFragmentMoof(source, offset);
+}
+
+/**
+ * `source` with the whole byte range of fragments [first, last] of `track` (moofs and media data,
+ * from the fragment table) read in one go: the moof and sample reads that follow are answered
+ * from memory. A range over `maxBytes` (or a table without plausible offsets) is not pre-read;
+ * the reads then go to the source one by one and the limits downstream still apply.
+ */
+export async function withFragmentSpan(source: ByteSource, track: PresentationTrack, first: number, last: number, maxBytes: number): Promise<ByteSource> {
+  const f = track.fragments;
+  if (!(first >= 0 && first <= last && last < f.count)) return source;
+  const start = f.offsets[first]!;
+  const end = f.offsets[last]! + f.sizes[last]!;
+  if (!(Number.isSafeInteger(start) && Number.isSafeInteger(end) && start >= 0 && end > start && end <= source.size && end - start <= maxBytes)) return source;
+  return new SpanSource(source, start, await source.read(start, end - start));
 }
 
 /** The samples of fragments [first, first + count), in decode order. */

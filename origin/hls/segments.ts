@@ -16,7 +16,7 @@ import { OriginError } from '../errors';
 import { box, field, fullBox, serialize, Writable } from '../fmp4/box-writer';
 import { mdatHeaderSize } from '../fmp4/media-segment';
 import { TFHD, TRUN } from '../fmp4/traf-layout';
-import { FileSource } from '../media/source';
+import { ByteSource, openFile, SourceOpener } from '../media/source';
 import { ViewTrack, PlayoutView } from '../playout/view';
 import { Presentation } from '../presentation/presentation';
 import { adtsConfigOf } from './adts';
@@ -25,7 +25,7 @@ import { PCR_LEAD, planTsSegment, to90k, TS_TIME_OFFSET, TsSample, TsSegmentInpu
 import { packedAudioSegment, PackedCodec } from './packed-audio';
 import { audioOf, Rendition, videoOf } from './rendition';
 import { TextSample, webvttSegment } from './webvtt';
-import { outputShift, readFragmentRange, readFragmentSamples, readSampleData, SampleWithData, SourceSample, trackHeaderOf } from './samples';
+import { outputShift, readFragmentRange, readFragmentSamples, readSampleData, SampleWithData, SourceSample, trackHeaderOf, withFragmentSpan } from './samples';
 import { audioCounter, audioGroups, audioPieces, audioTsSamples, streamOf, videoCounter, videoScan, videoTsSamples } from './ts-continuity';
 
 /** Largest segment we generate in memory (a 4 s segment is a few MB even at high bitrates). */
@@ -46,13 +46,21 @@ function fragmentRange(t: ViewTrack): { first: number; end: number } {
   return { first: s[0]!.first, end: s[s.length - 1]!.first + s[s.length - 1]!.count };
 }
 
-async function withSource<T>(path: string, f: (source: FileSource) => Promise<T>): Promise<T> {
-  const source = await FileSource.open(path);
+async function withSource<T>(path: string, open: SourceOpener, f: (source: ByteSource) => Promise<T>): Promise<T> {
+  const source = await open(path);
   try {
     return await f(source);
   } finally {
     await source.close();
   }
+}
+
+/** The samples of one view segment of a single-track rendition, with their bytes: one open, one read. */
+function segmentSamples(t: ViewTrack, seg: { first: number; count: number }, shift: bigint, open: SourceOpener): Promise<SampleWithData[]> {
+  return withSource(t.track.src, open, async (source) => {
+    const span = await withFragmentSpan(source, t.track, seg.first, seg.first + seg.count - 1, MAX_GENERATED_SEGMENT_BYTES);
+    return readSampleData(span, await readFragmentRange(span, t.track, seg.first, seg.count, shift), MAX_GENERATED_SEGMENT_BYTES);
+  });
 }
 
 function attach(ts: TsSample[], data: readonly SampleWithData[]): void {
@@ -61,51 +69,54 @@ function attach(ts: TsSample[], data: readonly SampleWithData[]): void {
   });
 }
 
-/** MPEG-TS segment `index` (0-based) of a rendition with video. */
-export async function tsSegment(view: PlayoutView, r: Rendition, index: number): Promise<Uint8Array> {
+/**
+ * MPEG-TS segment `index` (0-based) of a rendition with video. Each source is opened once and its
+ * fragments' byte range read once (withFragmentSpan): moofs and sample data come from that read.
+ */
+export async function tsSegment(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile): Promise<Uint8Array> {
   const p = view.presentation;
   const v = videoOf(r);
   if (v === undefined) throw new OriginError('internal', `rendition ${r.key} has no video`, 'tsSegment');
   const seg = v.segments[index]!;
   const last = index === v.segments.length - 1;
-  const scan = await videoScan(v.track, p);
-  const videoSource = await readVideo(v, seg.first, seg.count, p, scan.decodeDelay);
+  const scan = await videoScan(v.track, p, open);
+  const video = await readVideo(v, seg.first, seg.count, p, scan.decodeDelay, open);
   const input: TsSegmentInput = {
-    streams: [{ stream: streamOf(v.track), samples: videoSource.ts, cc: videoCounter(scan, fragmentRange(v).first, seg.first) }],
+    streams: [{ stream: streamOf(v.track), samples: video, cc: videoCounter(scan, fragmentRange(v).first, seg.first) }],
     patCc: index & 0x0f,
     pmtCc: index & 0x0f,
     ...(last ? {} : { nextPcr: to90k(v.segments[index + 1]!.time - scan.decodeDelay, v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET) - PCR_LEAD }),
   };
   const a = audioOf(r);
-  let audio: { ts: TsSample[]; samples: SourceSample[] } | undefined;
   if (a !== undefined) {
     const lo = index === 0 ? undefined : seg.first;
     const hi = last ? undefined : v.segments[index + 1]!.first;
-    audio = await readMuxedAudio(a, v, p, lo, hi);
-    const pieces = await audioPieces(a.track, v.track, p);
+    const audio = await readMuxedAudio(a, v, p, lo, hi, open);
+    const pieces = await audioPieces(a.track, v.track, p, open);
     const range = fragmentRange(a);
-    input.streams.push({ stream: streamOf(a.track), samples: audio.ts, cc: audioCounter(pieces, range.first, range.end, lo) });
+    input.streams.push({ stream: streamOf(a.track), samples: audio, cc: audioCounter(pieces, range.first, range.end, lo) });
   }
   const plan = planTsSegment(input);
   if (plan.size > MAX_GENERATED_SEGMENT_BYTES) throw tooLarge(`TS segment ${index + 1} of ${r.key}`, plan.size);
-  await withSource(v.track.src, async (s) => attach(videoSource.ts, await readSampleData(s, videoSource.samples, MAX_GENERATED_SEGMENT_BYTES)));
-  if (a !== undefined && audio !== undefined) {
-    const { ts, samples } = audio;
-    await withSource(a.track.src, async (s) => attach(ts, await readSampleData(s, samples, MAX_GENERATED_SEGMENT_BYTES)));
-  }
   return writeTsSegment(input, plan);
 }
 
-async function readVideo(v: ViewTrack, first: number, count: number, p: Presentation, decodeDelay: bigint): Promise<{ samples: SourceSample[]; ts: TsSample[] }> {
-  const samples = await withSource(v.track.src, (s) => readFragmentRange(s, v.track, first, count, outputShift(v.track, p.origin)));
-  return { samples, ts: videoTsSamples(samples, v.track, decodeDelay) };
+/** The video samples of fragments [first, first + count) with their bytes. */
+async function readVideo(v: ViewTrack, first: number, count: number, p: Presentation, decodeDelay: bigint, open: SourceOpener): Promise<TsSample[]> {
+  return withSource(v.track.src, open, async (source) => {
+    const span = await withFragmentSpan(source, v.track, first, first + count - 1, MAX_GENERATED_SEGMENT_BYTES);
+    const samples = await readFragmentRange(span, v.track, first, count, outputShift(v.track, p.origin));
+    const ts = videoTsSamples(samples, v.track, decodeDelay);
+    attach(ts, await readSampleData(span, samples, MAX_GENERATED_SEGMENT_BYTES));
+    return ts;
+  });
 }
 
 /**
  * The audio frames of the segment whose video fragments are [lo, hi) (undefined: open ended),
- * from the audio view track's fragments that overlap that time window.
+ * with their bytes, from the audio view track's fragments that overlap that time window.
  */
-async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: number | undefined, hi: number | undefined): Promise<{ ts: TsSample[]; samples: SourceSample[] }> {
+async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: number | undefined, hi: number | undefined, open: SourceOpener): Promise<TsSample[]> {
   const range = fragmentRange(a);
   const fa = a.track.fragments;
   const fv = v.track.fragments;
@@ -116,14 +127,20 @@ async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: n
   // Compared as audio ticks × tsV against video ticks × tsA.
   const from = lo === undefined ? undefined : (fv.times[lo]! - shiftV) * tsA;
   const to = hi === undefined ? undefined : (fv.times[hi]! - shiftV) * tsA;
+  const overlapping: number[] = [];
+  for (let i = range.first; i < range.end; i++) {
+    const start = (fa.times[i]! - shiftA) * tsV;
+    if (to !== undefined && start >= to) break; // fragments ascend in time
+    const end = start + BigInt(fa.durations[i]!) * tsV;
+    if (from !== undefined && end <= from) continue;
+    overlapping.push(i);
+  }
   const picked: SourceSample[] = [];
   const groups: number[] = [];
-  await withSource(a.track.src, async (source) => {
-    for (let i = range.first; i < range.end; i++) {
-      const start = (fa.times[i]! - shiftA) * tsV;
-      const end = start + BigInt(fa.durations[i]!) * tsV;
-      if ((to !== undefined && start >= to) || (from !== undefined && end <= from)) continue;
-      const samples = await readFragmentSamples(source, a.track, i, shiftA);
+  const ts = await withSource(a.track.src, open, async (source) => {
+    const span = overlapping.length === 0 ? source : await withFragmentSpan(source, a.track, overlapping[0]!, overlapping[overlapping.length - 1]!, MAX_GENERATED_SEGMENT_BYTES);
+    for (const i of overlapping) {
+      const samples = await readFragmentSamples(span, a.track, i, shiftA);
       const g = audioGroups(samples, a.track, v.track, p);
       samples.forEach((s, j) => {
         const k = g.interval[j]!;
@@ -133,12 +150,15 @@ async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: n
         }
       });
     }
+    const out = audioTsSamples(picked, a.track, groups);
+    attach(out, await readSampleData(span, picked, MAX_GENERATED_SEGMENT_BYTES));
+    return out;
   });
-  return { samples: picked, ts: audioTsSamples(picked, a.track, groups) };
+  return ts;
 }
 
 /** Packed audio segment `index` (0-based) of an audio-only rendition. */
-export async function packedAudio(view: PlayoutView, r: Rendition, index: number): Promise<Uint8Array> {
+export async function packedAudio(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile): Promise<Uint8Array> {
   const t = r.tracks[0]!;
   const seg = t.segments[index]!;
   const what = `${t.track.src} track ${t.track.properties.trackID}`;
@@ -148,7 +168,7 @@ export async function packedAudio(view: PlayoutView, r: Rendition, index: number
   else if (config.kind === 'ac3' || config.kind === 'ec3') codec = { kind: config.kind };
   else throw new OriginError('unsupported-media', 'packed audio carries AAC, AC-3 or E-AC-3 only', what);
   const shift = outputShift(t.track, view.presentation.origin);
-  const samples = await withSource(t.track.src, async (s) => readSampleData(s, await readFragmentRange(s, t.track, seg.first, seg.count, shift), MAX_GENERATED_SEGMENT_BYTES));
+  const samples = await segmentSamples(t, seg, shift, open);
   const first = samples[0];
   if (first === undefined) throw new OriginError('corrupt-media', `segment ${index + 1} has no samples`, what);
   const pts = to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
@@ -156,13 +176,13 @@ export async function packedAudio(view: PlayoutView, r: Rendition, index: number
 }
 
 /** The first sample of view fragment `n` (1-based) of a video track: the keyframe an I-frame segment holds. */
-async function keyframe(view: PlayoutView, v: ViewTrack, n: number): Promise<SampleWithData & { index: number }> {
+async function keyframe(view: PlayoutView, v: ViewTrack, n: number, open: SourceOpener): Promise<SampleWithData & { index: number }> {
   const range = fragmentRange(v);
   const index = range.first + n - 1;
   if (!Number.isSafeInteger(index) || n < 1 || index >= range.end) {
     throw new OriginError('not-found', `no keyframe ${n} for ${v.track.properties.trackName}=${v.track.properties.systemBitrate} (there are ${range.end - range.first})`, undefined, 'unknown-time');
   }
-  return withSource(v.track.src, async (source) => {
+  return withSource(v.track.src, open, async (source) => {
     const samples = await readFragmentSamples(source, v.track, index, outputShift(v.track, view.presentation.origin));
     const first = samples[0];
     if (first === undefined || !first.sync) {
@@ -177,8 +197,8 @@ async function keyframe(view: PlayoutView, v: ViewTrack, n: number): Promise<Sam
  * An I-frame segment as MPEG-TS: PAT, PMT and the one keyframe (its PTS on the TS clock; a frame
  * decoded alone needs no DTS). Counters start at 0: each I-frame segment is read on its own.
  */
-export async function keyframeTs(view: PlayoutView, v: ViewTrack, n: number): Promise<Uint8Array> {
-  const k = await keyframe(view, v, n);
+export async function keyframeTs(view: PlayoutView, v: ViewTrack, n: number, open: SourceOpener = openFile): Promise<Uint8Array> {
+  const k = await keyframe(view, v, n, open);
   const pts = to90k(k.time + BigInt(k.compositionOffset), v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
   const sample: TsSample = { dts: pts, pts, size: k.size, keyframe: true, group: 0, data: k.data, file: v.track.src, offset: k.offset };
   return writeTsSegment({ streams: [{ stream: streamOf(v.track), samples: [sample], cc: 0 }], patCc: 0, pmtCc: 0 });
@@ -192,8 +212,8 @@ const SYNC_SAMPLE_FLAGS = 0x02000000;
  * moof (mfhd, traf with tfhd default-base-is-moof, tfdt v1, a one-sample trun v1) and its mdat
  * (ISO/IEC 14496-12 §8.8.4–8.8.12).
  */
-export async function keyframeFmp4(view: PlayoutView, v: ViewTrack, n: number): Promise<Uint8Array> {
-  const k = await keyframe(view, v, n);
+export async function keyframeFmp4(view: PlayoutView, v: ViewTrack, n: number, open: SourceOpener = openFile): Promise<Uint8Array> {
+  const k = await keyframe(view, v, n, open);
   const trackId = trackHeaderOf(v.track).trackID;
   const mdatHeader = mdatHeaderSize(k.size);
   let moofSize = 0;
@@ -219,11 +239,11 @@ export async function keyframeFmp4(view: PlayoutView, v: ViewTrack, n: number): 
  * range. X-TIMESTAMP-MAP maps LOCAL 0 to TS_TIME_OFFSET on the TS clock, or to 0 with fMP4
  * segments (whose times are the output times themselves).
  */
-export async function webvttText(view: PlayoutView, r: Rendition, index: number): Promise<string> {
+export async function webvttText(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile): Promise<string> {
   const t = r.tracks[0]!;
   const seg = t.segments[index]!;
   const shift = outputShift(t.track, view.presentation.origin);
-  const samples = await withSource(t.track.src, async (s) => readSampleData(s, await readFragmentRange(s, t.track, seg.first, seg.count, shift), MAX_GENERATED_SEGMENT_BYTES));
+  const samples = await segmentSamples(t, seg, shift, open);
   const text: TextSample[] = samples.map((s) => ({ data: s.data, sourceTime: s.sourceTime, time: s.time, duration: BigInt(s.duration) }));
   const mpegts = view.options.bool('hls_fmp4') ? 0 : TS_TIME_OFFSET;
   return webvttSegment(text, t.track.properties.TimeScale, mpegts, { start: seg.time, end: seg.time + seg.duration });

@@ -21,7 +21,7 @@
 // are exactly what the writer produces.
 
 import { OriginError } from '../errors';
-import { FileSource } from '../media/source';
+import { openFile, SourceOpener } from '../media/source';
 import { Presentation, PresentationTrack } from '../presentation/presentation';
 import { codecConfigOf } from './codec-config';
 import { planStream, to90k, TS_TIME_OFFSET, TsSample, tsStream, TsStream } from './mpegts';
@@ -89,12 +89,23 @@ export function audioTsSamples(samples: readonly SourceSample[], track: Presenta
   });
 }
 
-/** Reads every fragment of a track (metadata only), one moof at a time. */
-async function eachFragment(track: PresentationTrack, p: Presentation, visit: (index: number, samples: SourceSample[]) => void): Promise<void> {
-  const source = await FileSource.open(track.src);
+/** Moofs read at once by the one-time scans (their reads are independent; visits stay in order). */
+const SCAN_BATCH = 16;
+
+/** Reads every fragment of a track (metadata only), SCAN_BATCH moofs at a time, visiting them in order. */
+async function eachFragment(track: PresentationTrack, p: Presentation, open: SourceOpener, visit: (index: number, samples: SourceSample[]) => void): Promise<void> {
+  const source = await open(track.src);
   try {
     const shift = outputShift(track, p.origin);
-    for (let i = 0; i < track.fragments.count; i++) visit(i, await readFragmentSamples(source, track, i, shift));
+    for (let i = 0; i < track.fragments.count; i += SCAN_BATCH) {
+      const batch = Array.from({ length: Math.min(SCAN_BATCH, track.fragments.count - i) }, (_, k) => readFragmentSamples(source, track, i + k, shift));
+      // Every read settles before an error is thrown: none is left running on a closed source.
+      const settled = await Promise.allSettled(batch);
+      settled.forEach((r, k) => {
+        if (r.status === 'rejected') throw r.reason;
+        visit(i + k, r.value);
+      });
+    }
   } finally {
     await source.close();
   }
@@ -112,13 +123,13 @@ function cached<K extends object, V>(map: WeakMap<K, Promise<V>>, key: K, load: 
   return value;
 }
 
-export function videoScan(track: PresentationTrack, p: Presentation): Promise<VideoScan> {
+export function videoScan(track: PresentationTrack, p: Presentation, open: SourceOpener = openFile): Promise<VideoScan> {
   return cached(videoScans, track, async () => {
     const stream = streamOf(track);
     if (stream.role !== 'video') throw new OriginError('internal', `${track.properties.trackName} is not video`, 'videoScan');
     const all: SourceSample[][] = [];
     let smallest = 0;
-    await eachFragment(track, p, (_, samples) => {
+    await eachFragment(track, p, open, (_, samples) => {
       all.push(samples);
       for (const s of samples) if (s.compositionOffset < smallest) smallest = s.compositionOffset;
     });
@@ -167,7 +178,7 @@ function lastStartAtOrBefore(t: bigint, count: number, start: (k: number) => big
   return lo;
 }
 
-export function audioPieces(audio: PresentationTrack, video: PresentationTrack, p: Presentation): Promise<AudioPieces> {
+export function audioPieces(audio: PresentationTrack, video: PresentationTrack, p: Presentation, open: SourceOpener = openFile): Promise<AudioPieces> {
   let byCuts = audioScans.get(audio);
   if (byCuts === undefined) {
     byCuts = new Map();
@@ -182,7 +193,7 @@ export function audioPieces(audio: PresentationTrack, video: PresentationTrack, 
     const fragment: number[] = [];
     const interval: number[] = [];
     const packets: number[] = [];
-    await eachFragment(audio, p, (a, samples) => {
+    await eachFragment(audio, p, open, (a, samples) => {
       const g = audioGroups(samples, audio, video, p);
       const ts = audioTsSamples(samples, audio, g.group);
       for (const u of planStream(stream, ts, false)) {

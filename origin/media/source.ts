@@ -37,23 +37,28 @@ export class FileSource implements ByteSource {
     }
   }
 
-  async read(offset: number, length: number): Promise<Uint8Array> {
-    if (offset < 0 || length < 0 || offset + length > this.size) {
-      throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end of the file (${this.size} bytes)`, this.name);
-    }
-    const buffer = Buffer.allocUnsafe(length);
-    let done = 0;
-    while (done < length) {
-      const { bytesRead } = await this.handle.read(buffer, done, length - done, offset + done);
-      if (bytesRead === 0) throw new OriginError('io', `file shrank while reading at ${offset + done}`, this.name);
-      done += bytesRead;
-    }
-    return buffer;
+  read(offset: number, length: number): Promise<Uint8Array> {
+    return readFully(this.handle, this.name, this.size, offset, length);
   }
 
   async close(): Promise<void> {
     await this.handle.close();
   }
+}
+
+/** Exactly `length` bytes at `offset` of an open file of `size` bytes, or an OriginError. */
+export async function readFully(handle: fs.FileHandle, name: string, size: number, offset: number, length: number): Promise<Uint8Array> {
+  if (offset < 0 || length < 0 || offset + length > size) {
+    throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end of the file (${size} bytes)`, name);
+  }
+  const buffer = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await handle.read(buffer, done, length - done, offset + done);
+    if (bytesRead === 0) throw new OriginError('io', `file shrank while reading at ${offset + done}`, name);
+    done += bytesRead;
+  }
+  return buffer;
 }
 
 export function ioError(path: string, e: unknown): OriginError {
@@ -80,4 +85,40 @@ export class BufferSource implements ByteSource {
     return this.bytes.subarray(offset, offset + length);
   }
   async close(): Promise<void> {}
+}
+
+/** Opens a source by path (a file here; the kept-handle opener of the server, a remote store). */
+export type SourceOpener = (path: string) => Promise<ByteSource>;
+
+export const openFile: SourceOpener = (path) => FileSource.open(path);
+
+/**
+ * Bytes already read from `inner` at file offset `start`: reads inside them are answered from
+ * memory, others go to `inner`. A segment writer reads its fragments' whole byte range once and
+ * then parses moofs and takes sample data from it (one read instead of one per box and run).
+ * Closing closes `inner`.
+ */
+export class SpanSource implements ByteSource {
+  readonly name: string;
+  readonly size: number;
+  private readonly bytes: Uint8Array;
+  constructor(
+    private readonly inner: ByteSource,
+    private readonly start: number,
+    bytes: Uint8Array,
+  ) {
+    this.name = inner.name;
+    this.size = inner.size;
+    // A plain Uint8Array view: Buffer#subarray builds a Buffer per call, several times slower,
+    // and the segment writers take one view per sample.
+    this.bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+  async read(offset: number, length: number): Promise<Uint8Array> {
+    const at = offset - this.start;
+    if (at >= 0 && length >= 0 && at + length <= this.bytes.byteLength) return this.bytes.subarray(at, at + length);
+    return this.inner.read(offset, length);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
 }

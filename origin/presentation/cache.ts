@@ -117,7 +117,8 @@ const MAX_STATS = 16384;
 export class PresentationStore {
   private readonly media: CostLru<MediaFile>;
   private readonly presentations: CostLru<Presentation>;
-  private readonly statTtlMs: number;
+  /** How long a stat (and a kept source handle, server/file-io.ts) is trusted, ms. */
+  readonly statTtlMs: number;
   private readonly stats = new Map<string, { until: number; stat: Promise<{ mtimeMs: number; size: number }> }>();
 
   constructor(limits: StoreLimits = DEFAULT_LIMITS) {

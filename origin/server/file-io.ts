@@ -10,9 +10,17 @@
 // descriptor (the inode it indexed), never a replaced file's. With a TTL of 0 nothing is kept.
 
 import { promises as fs } from 'node:fs';
+import { OriginError } from '../errors';
+import { ByteSource, ioError, readFully, SourceOpener } from '../media/source';
+
+interface Opened {
+  handle: fs.FileHandle;
+  /** The file's size when it was opened (fstat once per open). */
+  size: number;
+}
 
 interface Entry {
-  handle: Promise<fs.FileHandle>;
+  handle: Promise<Opened>;
   opened: number;
   refs: number;
   /** Replaced or evicted: close once the last reader releases it. */
@@ -21,6 +29,7 @@ interface Entry {
 
 export interface Lease {
   handle: fs.FileHandle;
+  size: number;
   release(): void;
 }
 
@@ -38,8 +47,8 @@ export class FileHandles {
 
   async acquire(file: string): Promise<Lease> {
     if (this.ttlMs <= 0) {
-      const handle = await fs.open(file, 'r');
-      return { handle, release: () => void handle.close().catch(() => undefined) };
+      const { handle, size } = await openRegular(file);
+      return { handle, size, release: () => void handle.close().catch(() => undefined) };
     }
     const now = performance.now();
     let entry = this.open.get(file);
@@ -48,7 +57,7 @@ export class FileHandles {
       entry = undefined;
     }
     if (entry === undefined) {
-      entry = { handle: fs.open(file, 'r'), opened: now, refs: 0, retired: false };
+      entry = { handle: openRegular(file), opened: now, refs: 0, retired: false };
       const e = entry;
       this.open.set(file, e);
       // A failed open is not kept: the next request tries again.
@@ -63,16 +72,17 @@ export class FileHandles {
     }
     const e = entry;
     e.refs++;
-    let handle: fs.FileHandle;
+    let opened: Opened;
     try {
-      handle = await e.handle;
+      opened = await e.handle;
     } catch (err) {
       e.refs--;
       throw err;
     }
     let released = false;
     return {
-      handle,
+      handle: opened.handle,
+      size: opened.size,
       release: () => {
         if (released) return;
         released = true;
@@ -81,6 +91,22 @@ export class FileHandles {
       },
     };
   }
+
+  /** Sources over kept handles, for the segment writers (origin/hls/segments.ts): close() releases. */
+  readonly opener: SourceOpener = async (path) => {
+    const lease = await this.acquire(path);
+    let closed = false;
+    const source: ByteSource = {
+      name: path,
+      size: lease.size,
+      read: (offset, length) => readFully(lease.handle, path, lease.size, offset, length),
+      close: async () => {
+        if (!closed) lease.release();
+        closed = true;
+      },
+    };
+    return source;
+  };
 
   /** Handles currently kept (tests). */
   get size(): number {
@@ -103,7 +129,25 @@ export class FileHandles {
 }
 
 function closeQuietly(e: Entry): void {
-  e.handle.then((h) => h.close()).catch(() => undefined);
+  e.handle.then((o) => o.handle.close()).catch(() => undefined);
+}
+
+/** Opens a regular file for reading and takes its size; errors as FileSource.open words them. */
+async function openRegular(file: string): Promise<Opened> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(file, 'r');
+  } catch (e) {
+    throw ioError(file, e);
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new OriginError('bad-request', 'not a regular file', file);
+    return { handle, size: stat.size };
+  } catch (e) {
+    await handle.close().catch(() => undefined);
+    throw e instanceof OriginError ? e : ioError(file, e);
+  }
 }
 
 /**

@@ -68,7 +68,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const statTtlMs = opts.statTtlMs ?? DEFAULT_LIMITS.statTtlMs ?? 0;
   const ctx = newPlayoutContext(new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }), opts.select, opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES);
   const inflight = new Map<string, Promise<Reply>>();
-  const io: Io = { files: new FileHandles(statTtlMs), buffers: new BufferPool(READ_CHUNK, 16) };
+  const io: Io = { files: ctx.files, buffers: new BufferPool(READ_CHUNK, 16) };
   const server = http.createServer((req, res) => {
     handle(req, res, root, ctx, opts, inflight, io).catch((e: unknown) => {
       // Last resort: handle() maps its own errors; this only runs if writing the error failed.

@@ -83,7 +83,7 @@ describe('FileHandles', () => {
   test('a failed open is an error for that lease and is not kept', async () => {
     const files = new FileHandles(10_000);
     const missing = path.join(dir, 'missing.bin');
-    await expect(files.acquire(missing)).rejects.toThrow(/ENOENT/);
+    await expect(files.acquire(missing)).rejects.toThrow(/no such file/);
     expect(files.size).toBe(0);
     writeFileSync(missing, 'now here');
     const a = await files.acquire(missing);
@@ -103,6 +103,22 @@ describe('FileHandles', () => {
     b.release();
     c.release();
   });
+});
+
+test('the opener: a ByteSource over a kept handle, with the size taken at open; close releases once', async () => {
+  const dir = tempDir('file-io-opener-');
+  const f = path.join(dir, 'b.bin');
+  writeFileSync(f, '0123456789');
+  const files = new FileHandles(10_000);
+  const a = await files.opener(f);
+  const b = await files.opener(f);
+  expect([a.size, Buffer.from(await a.read(2, 3)).toString()]).toEqual([10, '234']);
+  await expect(a.read(8, 5)).rejects.toThrow(/past the end of the file \(10 bytes\)/);
+  await a.close();
+  await a.close();
+  expect(Buffer.from(await b.read(0, 2)).toString()).toBe('01');
+  await b.close();
+  await expect(files.opener(dir)).rejects.toThrow(/is a directory|not a regular file/);
 });
 
 describe('BufferPool', () => {
