@@ -142,10 +142,12 @@ export async function runTsBench(options: TsBenchOptions = {}): Promise<Record<s
     for (let pass = 0; pass < passes; pass++) {
       const start = now();
       let bytes = 0;
-      for (let i = 0; i < segments; i++) bytes += (await tsSegment(fixedView, rendition, i)).byteLength;
+      for (let i = 0; i < segments; i++) bytes += (await tsSegment(fixedView, rendition, i, ctx.files.opener)).byteLength;
       writerRates.push(bytes / 1e3 / ms(start));
     }
     const writer = stats(writerRates);
+    cold.files.close();
+    ctx.files.close();
     const ts: Stats = stats(tsRates);
     const fmp4: Stats = stats(fmp4Rates);
     const perSegmentTs = stats(tsMs);

@@ -151,7 +151,13 @@ async function renderClientManifest(args: ParsedPackageArgs, out: NodeJS.Writabl
   const segments = decodePath(`/${encodeURIComponent(path.basename(absolute))}/${pathPart.split('/').map(encodeURIComponent).join('/')}`);
   const route = matchPresentationRoute(segments);
   if (route === undefined) throw new UsageError(`"${request.path}" is not a client-manifest path`);
-  const reply = await handlePlayout(newPlayoutContext(new PresentationStore(), wasmTrackSelector), route, absolute, query);
+  const ctx = newPlayoutContext(new PresentationStore(), wasmTrackSelector);
+  let reply;
+  try {
+    reply = await handlePlayout(ctx, route, absolute, query);
+  } finally {
+    ctx.files.close();
+  }
   if (reply.body.type !== 'text') throw new UsageError(`"${request.path}" is a segment, not a client manifest`);
   out.write(reply.body.text);
   return 0;

@@ -35,6 +35,8 @@ export interface Lease {
 
 export class FileHandles {
   private readonly open = new Map<string, Entry>();
+  /** Next time idle expired handles are swept (a handle nobody asks for again is still closed). */
+  private nextSweep = 0;
 
   /**
    * @param ttlMs how long an opened handle is reused (0: one open per lease)
@@ -51,6 +53,7 @@ export class FileHandles {
       return { handle, size, release: () => void handle.close().catch(() => undefined) };
     }
     const now = performance.now();
+    this.sweep(now);
     let entry = this.open.get(file);
     if (entry !== undefined && now - entry.opened >= this.ttlMs) {
       this.retire(file, entry);
@@ -111,6 +114,18 @@ export class FileHandles {
   /** Handles currently kept (tests). */
   get size(): number {
     return this.open.size;
+  }
+
+  /** Closes every kept handle (those in use once released): the owner is done with them. */
+  close(): void {
+    for (const [file, e] of this.open) this.retire(file, e);
+  }
+
+  /** At most once per TTL: closes the idle handles whose TTL has passed. */
+  private sweep(now: number): void {
+    if (now < this.nextSweep) return;
+    this.nextSweep = now + this.ttlMs;
+    for (const [file, e] of this.open) if (e.refs === 0 && now - e.opened >= this.ttlMs) this.retire(file, e);
   }
 
   private retire(file: string, e: Entry): void {

@@ -89,7 +89,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     manifestCacheStats: () => ctx.manifests.stats(),
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        server.close(() => {
+          ctx.files.close();
+          resolve();
+        });
         server.closeAllConnections();
       }),
   };

@@ -136,3 +136,45 @@ describe('BufferPool', () => {
     expect(pool.take()).toBe(b);
   });
 });
+
+describe('FileHandles lifetime', () => {
+  test('close() closes the idle handles at once and the busy ones when released', async () => {
+    const dir = tempDir('file-io-close-');
+    const [x, y] = ['x', 'y'].map((n) => {
+      const p = path.join(dir, n);
+      writeFileSync(p, n);
+      return p;
+    });
+    const files = new FileHandles(10_000);
+    const idle = await files.acquire(x!);
+    idle.release();
+    const busy = await files.acquire(y!);
+    files.close();
+    expect(files.size).toBe(0);
+    await sleep(20);
+    await expect(idle.handle.stat()).rejects.toThrow(/closed|EBADF/);
+    expect((await busy.handle.stat()).size).toBe(1);
+    busy.release();
+    await sleep(20);
+    await expect(busy.handle.stat()).rejects.toThrow(/closed|EBADF/);
+  });
+
+  test('an idle handle whose TTL has passed is closed by the next acquire of any file', async () => {
+    const dir = tempDir('file-io-sweep-');
+    const [x, y] = ['x', 'y'].map((n) => {
+      const p = path.join(dir, n);
+      writeFileSync(p, n);
+      return p;
+    });
+    const files = new FileHandles(50);
+    const a = await files.acquire(x!);
+    a.release();
+    await sleep(80);
+    const b = await files.acquire(y!);
+    expect(files.size).toBe(1);
+    await sleep(20);
+    await expect(a.handle.stat()).rejects.toThrow(/closed|EBADF/);
+    b.release();
+    files.close();
+  });
+});
