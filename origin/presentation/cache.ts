@@ -119,7 +119,7 @@ export class PresentationStore {
   private readonly presentations: CostLru<Presentation>;
   /** How long a stat (and a kept source handle, server/file-io.ts) is trusted, ms. */
   readonly statTtlMs: number;
-  private readonly stats = new Map<string, { until: number; stat: Promise<{ mtimeMs: number; size: number }> }>();
+  private readonly stats = new Map<string, { until: number; stat: Promise<{ mtimeMs: number; size: number }>; settled?: { mtimeMs: number; size: number } }>();
 
   constructor(limits: StoreLimits = DEFAULT_LIMITS) {
     this.media = new CostLru(limits.mediaBytes);
@@ -134,12 +134,40 @@ export class PresentationStore {
     if (hit !== undefined && hit.until > now) return hit.stat;
     const stat = statFile(p);
     if (this.stats.size >= MAX_STATS) this.stats.clear();
-    this.stats.set(p, { until: now + this.statTtlMs, stat });
+    const entry: { until: number; stat: Promise<{ mtimeMs: number; size: number }>; settled?: { mtimeMs: number; size: number } } = { until: now + this.statTtlMs, stat };
+    this.stats.set(p, entry);
+    stat.then((v) => (entry.settled = v), () => undefined);
     // A failed stat is not remembered: the next request looks again.
     stat.catch(() => {
       if (this.stats.get(p)?.stat === stat) this.stats.delete(p);
     });
     return stat;
+  }
+
+  /**
+   * The presentation at an absolute .ism path, synchronously, when everything `presentation()`
+   * would look at is already known and trusted (the stats of the .ism and of every source within
+   * the stat TTL, the presentation and its media indexes loaded and current); else undefined.
+   * The answer is the one presentation() would give, without its promises (a cached manifest's
+   * hot path).
+   */
+  peek(ismPath: string): Presentation | undefined {
+    if (this.statTtlMs <= 0) return undefined;
+    const now = performance.now();
+    const key = (path: string): string | undefined => {
+      const e = this.stats.get(path);
+      return e !== undefined && e.until > now && e.settled !== undefined ? `${e.settled.mtimeMs}:${e.settled.size}` : undefined;
+    };
+    const ismKey = key(ismPath);
+    if (ismKey === undefined) return undefined;
+    const p = this.presentations.peek(ismPath, ismKey);
+    if (p === undefined) return undefined;
+    for (const t of p.tracks) {
+      const mediaKey = key(t.src);
+      const m = mediaKey === undefined ? undefined : this.media.peek(t.src, mediaKey);
+      if (m === undefined || m.tracks.every((mt) => mt.fragments !== t.fragments)) return undefined;
+    }
+    return p;
   }
 
   /** The presentation at an absolute .ism path; not-found when there is none. */

@@ -78,7 +78,7 @@ function requestKey(req: PresentationRequest, rawQuery: string): string {
 
 /** `absoluteIsm` is the file; `req.ismPath` the URL path shown in messages. */
 export async function handlePlayout(ctx: PlayoutContext, req: PresentationRequest, absoluteIsm: string, rawQuery: string): Promise<Reply> {
-  const p = await ctx.store.presentation(absoluteIsm).catch((e: unknown) => {
+  const p = ctx.store.peek(absoluteIsm) ?? await ctx.store.presentation(absoluteIsm).catch((e: unknown) => {
     if (e instanceof OriginError && e.kind === 'not-found' && e.subject === absoluteIsm) {
       throw new OriginError('not-found', `no presentation at ${req.ismPath}`, undefined, 'unknown-presentation');
     }

@@ -4,7 +4,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { RunningServer, startServer } from '../../origin/server/server';
-import { DEFAULT_LIMITS } from '../../origin/presentation/cache';
+import { DEFAULT_LIMITS, PresentationStore } from '../../origin/presentation/cache';
 import { wasmTrackSelector } from '../../origin/server/select';
 import { get, startTestOrigin, TestOrigin } from './server-helpers';
 
@@ -127,4 +127,21 @@ test('--manifest-cache-bytes 0 (manifestCacheBytes: 0) renders every request', a
   } finally {
     await server.close();
   }
+});
+
+describe('PresentationStore.peek (the synchronous hot path)', () => {
+  test('answers what presentation() answers, only while every stat is trusted', async () => {
+    const ism = path.join(origin.root, 'p.ism');
+    const untrusting = new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs: 0 });
+    await untrusting.presentation(ism);
+    expect(untrusting.peek(ism)).toBeUndefined();
+    const store = new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs: 300 });
+    expect(store.peek(ism)).toBeUndefined(); // nothing loaded yet
+    const p = await store.presentation(ism);
+    expect(store.peek(ism)).toBe(p);
+    await new Promise((r) => setTimeout(r, 350));
+    expect(store.peek(ism)).toBeUndefined(); // the stats are no longer trusted: presentation() looks again
+    expect(await store.presentation(ism)).toBe(p); // unchanged files: the same presentation
+    expect(store.peek(ism)).toBe(p);
+  });
 });
