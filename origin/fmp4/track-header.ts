@@ -8,7 +8,7 @@
 // §8.4.3 hdlr, §8.4.4 minf, §8.5.1 stbl, §8.5.2 stsd, §8.8.1 mvex, §8.8.3 trex.
 
 import { OriginError } from '../errors';
-import { childBoxes, printable, readBoxHeader } from '../media/boxes';
+import { childBoxes, firstChildren, printable, readBoxHeader, requireChild, unpackLanguage } from '../media/boxes';
 import { ByteReader, corruptAt } from '../media/byte-reader';
 
 /** Handler types (§8.4.3.3, §12.*) that an fMP4 output can carry. */
@@ -43,20 +43,6 @@ export interface TrackHeader {
   sampleEntry: string;
 }
 
-/** Parsed children of one container: first box of each type, with its payload view. */
-type Children = Map<string, { start: number; headerSize: number; size: number; payload: Uint8Array }>;
-
-function children(payload: Uint8Array, base: number, path: string): Children {
-  const out: Children = new Map();
-  for (const c of childBoxes(payload, base, path)) if (!out.has(c.type)) out.set(c.type, c);
-  return out;
-}
-
-function need(c: Children, type: string, path: string, containerStart: number): NonNullable<ReturnType<Children['get']>> {
-  const found = c.get(type);
-  if (found === undefined) throw corruptAt(path, containerStart, `missing ${type} box`);
-  return found;
-}
 
 /**
  * Reads every track of a complete `moov` box (header included). `moovOffset` is the box's
@@ -125,22 +111,22 @@ function readTrexes(payload: Uint8Array, base: number): Map<number, TrexDefaults
 }
 
 function readTrak(payload: Uint8Array, base: number, path: string, trexes: Map<number, TrexDefaults>): TrackHeader {
-  const trak = children(payload, base, path);
-  const tkhdBox = need(trak, 'tkhd', path, base);
+  const trak = firstChildren(payload, base, path);
+  const tkhdBox = requireChild(trak, 'tkhd', path, base);
   const tkhd = readTkhd(new ByteReader(tkhdBox.payload, `${path}/tkhd`, tkhdBox.start + tkhdBox.headerSize));
-  const mdiaBox = need(trak, 'mdia', path, base);
+  const mdiaBox = requireChild(trak, 'mdia', path, base);
   const mdiaPath = `${path}/mdia`;
-  const mdia = children(mdiaBox.payload, mdiaBox.start + mdiaBox.headerSize, mdiaPath);
-  const mdhdBox = need(mdia, 'mdhd', mdiaPath, mdiaBox.start);
+  const mdia = firstChildren(mdiaBox.payload, mdiaBox.start + mdiaBox.headerSize, mdiaPath);
+  const mdhdBox = requireChild(mdia, 'mdhd', mdiaPath, mdiaBox.start);
   const mdhd = readMdhd(new ByteReader(mdhdBox.payload, `${mdiaPath}/mdhd`, mdhdBox.start + mdhdBox.headerSize));
-  const hdlrBox = need(mdia, 'hdlr', mdiaPath, mdiaBox.start);
+  const hdlrBox = requireChild(mdia, 'hdlr', mdiaPath, mdiaBox.start);
   const handler = readHdlr(new ByteReader(hdlrBox.payload, `${mdiaPath}/hdlr`, hdlrBox.start + hdlrBox.headerSize));
-  const minfBox = need(mdia, 'minf', mdiaPath, mdiaBox.start);
-  const minf = children(minfBox.payload, minfBox.start + minfBox.headerSize, `${mdiaPath}/minf`);
-  const stblBox = need(minf, 'stbl', `${mdiaPath}/minf`, minfBox.start);
+  const minfBox = requireChild(mdia, 'minf', mdiaPath, mdiaBox.start);
+  const minf = firstChildren(minfBox.payload, minfBox.start + minfBox.headerSize, `${mdiaPath}/minf`);
+  const stblBox = requireChild(minf, 'stbl', `${mdiaPath}/minf`, minfBox.start);
   const stblPath = `${mdiaPath}/minf/stbl`;
-  const stbl = children(stblBox.payload, stblBox.start + stblBox.headerSize, stblPath);
-  const stsdBox = need(stbl, 'stsd', stblPath, stblBox.start);
+  const stbl = firstChildren(stblBox.payload, stblBox.start + stblBox.headerSize, stblPath);
+  const stsdBox = requireChild(stbl, 'stsd', stblPath, stblBox.start);
   // The stsd box lies inside `payload`, whose first byte is at absolute offset `base`.
   // Uint8Array.from copies (Buffer#slice would not).
   const stsd = Uint8Array.from(payload.subarray(stsdBox.start - base, stsdBox.start - base + stsdBox.size));
@@ -176,11 +162,7 @@ function readMdhd(r: ByteReader): { timescale: number; language: string } {
   return { timescale, language: unpackLanguage(r.u16() & 0x7fff) };
 }
 
-/** Three 5-bit letters, each stored as (char - 0x60). Zero and non-letters mean "unset". */
-export function unpackLanguage(packed: number): string {
-  const code = String.fromCharCode(((packed >> 10) & 31) + 0x60, ((packed >> 5) & 31) + 0x60, (packed & 31) + 0x60);
-  return /^[a-z]{3}$/.test(code) ? code : 'und';
-}
+export { unpackLanguage };
 
 /** §8.4.3 HandlerBox: only the handler types an fMP4 output knows how to describe. */
 function readHdlr(r: ByteReader): HandlerType {

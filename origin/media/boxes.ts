@@ -60,6 +60,28 @@ export function* childBoxes(bytes: Uint8Array, base: number, path: string): Gene
   }
 }
 
+/** The children of one container, first box of each type, with its payload view. */
+export type FirstChildren = Map<string, BoxHeader & { payload: Uint8Array }>;
+
+export function firstChildren(payload: Uint8Array, base: number, path: string): FirstChildren {
+  const out: FirstChildren = new Map();
+  for (const c of childBoxes(payload, base, path)) if (!out.has(c.type)) out.set(c.type, c);
+  return out;
+}
+
+/** The child of `type`, or corrupt-media "missing <type> box" at the container's offset. */
+export function requireChild(c: FirstChildren, type: string, path: string, containerStart: number): BoxHeader & { payload: Uint8Array } {
+  const found = c.get(type);
+  if (found === undefined) throw corruptAt(path, containerStart, `missing ${type} box`);
+  return found;
+}
+
+/** §8.4.2.3 packed ISO 639-2/T: three 5-bit letters, each stored as (char - 0x60). Zero and non-letters mean "unset". */
+export function unpackLanguage(packed: number): string {
+  const code = String.fromCharCode(((packed >> 10) & 31) + 0x60, ((packed >> 5) & 31) + 0x60, (packed & 31) + 0x60);
+  return /^[a-z]{3}$/.test(code) ? code : 'und';
+}
+
 // MS-SSTR §2.2.4.4 TfxdBox: uuid 6D1D9B05-42D5-44E6-80E2-141DAFF757B2.
 const TFXD_UUID = '6d1d9b0542d544e680e2141daff757b2';
 

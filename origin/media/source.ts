@@ -21,20 +21,8 @@ export class FileSource implements ByteSource {
   ) {}
 
   static async open(path: string): Promise<FileSource> {
-    let handle: fs.FileHandle;
-    try {
-      handle = await fs.open(path, 'r');
-    } catch (e) {
-      throw ioError(path, e);
-    }
-    try {
-      const stat = await handle.stat();
-      if (!stat.isFile()) throw new OriginError('bad-request', 'not a regular file', path);
-      return new FileSource(path, stat.size, handle);
-    } catch (e) {
-      await handle.close();
-      throw e instanceof OriginError ? e : ioError(path, e);
-    }
+    const { handle, size } = await openRegularFile(path);
+    return new FileSource(path, size, handle);
   }
 
   read(offset: number, length: number): Promise<Uint8Array> {
@@ -43,6 +31,24 @@ export class FileSource implements ByteSource {
 
   async close(): Promise<void> {
     await this.handle.close();
+  }
+}
+
+/** Opens a regular file for reading and takes its size (one fstat); errors as OriginError. */
+export async function openRegularFile(path: string): Promise<{ handle: fs.FileHandle; size: number }> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(path, 'r');
+  } catch (e) {
+    throw ioError(path, e);
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new OriginError('bad-request', 'not a regular file', path);
+    return { handle, size: stat.size };
+  } catch (e) {
+    await handle.close().catch(() => undefined);
+    throw e instanceof OriginError ? e : ioError(path, e);
   }
 }
 

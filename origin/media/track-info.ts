@@ -14,7 +14,7 @@ import { OriginError } from '../errors';
 import { TrackProperties, TrackType } from '../model';
 import { rational, Rational } from '../rational';
 import { parseAudioSpecificConfig, parseDac3, parseDec3, AudioConfig } from './audio-config';
-import { childBoxes, readBoxHeader, TrackDefaults } from './boxes';
+import { BoxHeader, childBoxes, FirstChildren, firstChildren, readBoxHeader, requireChild, TrackDefaults, unpackLanguage } from './boxes';
 import { ByteReader, corruptAt } from './byte-reader';
 import { parseSps } from './h264-sps';
 
@@ -27,24 +27,7 @@ export interface MoovTrack {
 export const SUPPORTED_SAMPLE_ENTRIES = ['avc1', 'avc3', 'mp4a', 'ac-3', 'ec-3', 'stpp', 'wvtt'];
 
 /** A box found in a container: its absolute start, header size, and payload view. */
-interface Found {
-  start: number;
-  headerSize: number;
-  payload: Uint8Array;
-}
-
-/** The first child of each type. */
-function children(payload: Uint8Array, base: number, path: string): Map<string, Found> {
-  const out = new Map<string, Found>();
-  for (const c of childBoxes(payload, base, path)) if (!out.has(c.type)) out.set(c.type, c);
-  return out;
-}
-
-function need(c: Map<string, Found>, type: string, path: string, containerStart: number): Found {
-  const found = c.get(type);
-  if (found === undefined) throw corruptAt(path, containerStart, `missing ${type} box`);
-  return found;
-}
+type Found = BoxHeader & { payload: Uint8Array };
 
 const reader = (box: Found, path: string): ByteReader => new ByteReader(box.payload, path, box.start + box.headerSize);
 
@@ -74,30 +57,30 @@ export function readMoov(moov: Uint8Array, fileName: string): { tracks: MoovTrac
 }
 
 function readTrak(trak: Found, trexes: Map<number, TrackDefaults>, path: string): MoovTrack {
-  const boxes = children(trak.payload, trak.start + trak.headerSize, path);
-  const tkhd = reader(need(boxes, 'tkhd', path, trak.start), `${path}/tkhd`);
+  const boxes = firstChildren(trak.payload, trak.start + trak.headerSize, path);
+  const tkhd = reader(requireChild(boxes, 'tkhd', path, trak.start), `${path}/tkhd`);
   const tkhdVersion = tkhd.u8();
   tkhd.skip(3 + (tkhdVersion === 1 ? 16 : 8)); // flags, creation_time, modification_time
   const trackID = tkhd.u32();
   const mdiaPath = `${path}/mdia`;
-  const mdiaBox = need(boxes, 'mdia', path, trak.start);
-  const mdia = children(mdiaBox.payload, mdiaBox.start + mdiaBox.headerSize, mdiaPath);
-  const mdhd = reader(need(mdia, 'mdhd', mdiaPath, mdiaBox.start), `${mdiaPath}/mdhd`);
+  const mdiaBox = requireChild(boxes, 'mdia', path, trak.start);
+  const mdia = firstChildren(mdiaBox.payload, mdiaBox.start + mdiaBox.headerSize, mdiaPath);
+  const mdhd = reader(requireChild(mdia, 'mdhd', mdiaPath, mdiaBox.start), `${mdiaPath}/mdhd`);
   const mdhdVersion = mdhd.u8();
   mdhd.skip(3 + (mdhdVersion === 1 ? 16 : 8));
   const timescale = mdhd.u32();
   if (timescale <= 0) throw new OriginError('corrupt-media', 'timescale is 0', `${mdiaPath}/mdhd`);
   mdhd.skip(mdhdVersion === 1 ? 8 : 4); // duration
   const packedLanguage = mdhd.u16() & 0x7fff;
-  const hdlr = reader(need(mdia, 'hdlr', mdiaPath, mdiaBox.start), `${mdiaPath}/hdlr`);
+  const hdlr = reader(requireChild(mdia, 'hdlr', mdiaPath, mdiaBox.start), `${mdiaPath}/hdlr`);
   hdlr.skip(8); // version + flags, pre_defined
   const type = trackType(hdlr.fourcc());
-  const minfBox = need(mdia, 'minf', mdiaPath, mdiaBox.start);
-  const minf = children(minfBox.payload, minfBox.start + minfBox.headerSize, `${mdiaPath}/minf`);
+  const minfBox = requireChild(mdia, 'minf', mdiaPath, mdiaBox.start);
+  const minf = firstChildren(minfBox.payload, minfBox.start + minfBox.headerSize, `${mdiaPath}/minf`);
   const stblPath = `${mdiaPath}/minf/stbl`;
-  const stblBox = need(minf, 'stbl', `${mdiaPath}/minf`, minfBox.start);
-  const stbl = children(stblBox.payload, stblBox.start + stblBox.headerSize, stblPath);
-  const stsdBox = need(stbl, 'stsd', stblPath, stblBox.start);
+  const stblBox = requireChild(minf, 'stbl', `${mdiaPath}/minf`, minfBox.start);
+  const stbl = firstChildren(stblBox.payload, stblBox.start + stblBox.headerSize, stblPath);
+  const stsdBox = requireChild(stbl, 'stsd', stblPath, stblBox.start);
   const entryPath = `${stblPath}/stsd`;
   const stsd = reader(stsdBox, entryPath);
   stsd.skip(4); // version + flags
@@ -145,8 +128,7 @@ function languageOf(packed: number, elng: Found | undefined): string {
     const extended = Buffer.from(end < 0 ? tag : tag.subarray(0, end)).toString('latin1');
     if (/^[a-z]{3}$/.test(extended)) return extended;
   }
-  const code = String.fromCharCode(((packed >> 10) & 31) + 0x60, ((packed >> 5) & 31) + 0x60, (packed & 31) + 0x60);
-  return packed !== 0 && /^[a-z]{3}$/.test(code) ? code : 'und';
+  return unpackLanguage(packed);
 }
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex').toUpperCase();
@@ -158,13 +140,13 @@ const VISUAL_ENTRY_FIELDS = 78;
 const AUDIO_ENTRY_FIELDS = 28;
 
 /** The child boxes of a sample entry after its `fields` bytes. */
-function entryChildren(entry: Found, fields: number, path: string): Map<string, Found> {
+function entryChildren(entry: Found, fields: number, path: string): FirstChildren {
   if (entry.payload.byteLength < fields) throw corruptAt(path, entry.start, `sample entry of ${entry.payload.byteLength} bytes is shorter than its ${fields} bytes of fields`);
-  return children(entry.payload.subarray(fields), entry.start + entry.headerSize + fields, path);
+  return firstChildren(entry.payload.subarray(fields), entry.start + entry.headerSize + fields, path);
 }
 
 /** channelcount, samplesize and the child boxes of an audio sample entry. */
-function audioEntry(entry: Found, path: string): { channelCount: number; sampleSize: number; boxes: Map<string, Found> } {
+function audioEntry(entry: Found, path: string): { channelCount: number; sampleSize: number; boxes: FirstChildren } {
   const r = new ByteReader(entry.payload, path, entry.start + entry.headerSize);
   r.skip(8); // SampleEntry: reserved, data_reference_index
   const version = r.u16(); // reserved in ISO BMFF; the sound description version in QuickTime

@@ -111,6 +111,15 @@ export interface StoreLimits {
  */
 export const DEFAULT_LIMITS: StoreLimits = { mediaBytes: 256 << 20, presentations: 4096, statTtlMs: 1000 };
 
+type FileStat = { mtimeMs: number; size: number };
+
+/** A remembered stat: trusted until `until`; `settled` once known (for the synchronous peek). */
+interface StatEntry {
+  until: number;
+  stat: Promise<FileStat>;
+  settled?: FileStat;
+}
+
 /** At most this many stats are remembered (a bound for roots with many files). */
 const MAX_STATS = 16384;
 
@@ -119,7 +128,7 @@ export class PresentationStore {
   private readonly presentations: CostLru<Presentation>;
   /** How long a stat (and a kept source handle, server/file-io.ts) is trusted, ms. */
   readonly statTtlMs: number;
-  private readonly stats = new Map<string, { until: number; stat: Promise<{ mtimeMs: number; size: number }>; settled?: { mtimeMs: number; size: number } }>();
+  private readonly stats = new Map<string, StatEntry>();
 
   constructor(limits: StoreLimits = DEFAULT_LIMITS) {
     this.media = new CostLru(limits.mediaBytes);
@@ -134,7 +143,7 @@ export class PresentationStore {
     if (hit !== undefined && hit.until > now) return hit.stat;
     const stat = statFile(p);
     if (this.stats.size >= MAX_STATS) this.stats.clear();
-    const entry: { until: number; stat: Promise<{ mtimeMs: number; size: number }>; settled?: { mtimeMs: number; size: number } } = { until: now + this.statTtlMs, stat };
+    const entry: StatEntry = { until: now + this.statTtlMs, stat };
     this.stats.set(p, entry);
     stat.then((v) => (entry.settled = v), () => undefined);
     // A failed stat is not remembered: the next request looks again.

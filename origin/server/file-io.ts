@@ -10,8 +10,7 @@
 // descriptor (the inode it indexed), never a replaced file's. With a TTL of 0 nothing is kept.
 
 import { promises as fs } from 'node:fs';
-import { OriginError } from '../errors';
-import { ByteSource, ioError, readFully, SourceOpener } from '../media/source';
+import { ByteSource, openRegularFile, readFully, SourceOpener } from '../media/source';
 
 interface Opened {
   handle: fs.FileHandle;
@@ -49,7 +48,7 @@ export class FileHandles {
 
   async acquire(file: string): Promise<Lease> {
     if (this.ttlMs <= 0) {
-      const { handle, size } = await openRegular(file);
+      const { handle, size } = await openRegularFile(file);
       return { handle, size, release: () => void handle.close().catch(() => undefined) };
     }
     const now = performance.now();
@@ -60,7 +59,7 @@ export class FileHandles {
       entry = undefined;
     }
     if (entry === undefined) {
-      entry = { handle: openRegular(file), opened: now, refs: 0, retired: false };
+      entry = { handle: openRegularFile(file), opened: now, refs: 0, retired: false };
       const e = entry;
       this.open.set(file, e);
       // A failed open is not kept: the next request tries again.
@@ -145,24 +144,6 @@ export class FileHandles {
 
 function closeQuietly(e: Entry): void {
   e.handle.then((o) => o.handle.close()).catch(() => undefined);
-}
-
-/** Opens a regular file for reading and takes its size; errors as FileSource.open words them. */
-async function openRegular(file: string): Promise<Opened> {
-  let handle: fs.FileHandle;
-  try {
-    handle = await fs.open(file, 'r');
-  } catch (e) {
-    throw ioError(file, e);
-  }
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new OriginError('bad-request', 'not a regular file', file);
-    return { handle, size: stat.size };
-  } catch (e) {
-    await handle.close().catch(() => undefined);
-    throw e instanceof OriginError ? e : ioError(file, e);
-  }
 }
 
 /**
