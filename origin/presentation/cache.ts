@@ -129,6 +129,8 @@ export class PresentationStore {
   /** How long a stat (and a kept source handle, server/file-io.ts) is trusted, ms. */
   readonly statTtlMs: number;
   private readonly stats = new Map<string, StatEntry>();
+  /** peek()'s answers, each trusted until the earliest expiry of the stats it rests on. */
+  private readonly peeked = new Map<string, { presentation: Presentation; until: number }>();
 
   constructor(limits: StoreLimits = DEFAULT_LIMITS) {
     this.media = new CostLru(limits.mediaBytes);
@@ -163,9 +165,17 @@ export class PresentationStore {
   peek(ismPath: string): Presentation | undefined {
     if (this.statTtlMs <= 0) return undefined;
     const now = performance.now();
+    // The answer cannot change before the earliest of its stats expires (a stat is replaced only
+    // once expired), so it is remembered until then: one lookup per request instead of a key
+    // string per file.
+    const known = this.peeked.get(ismPath);
+    if (known !== undefined && known.until > now) return known.presentation;
+    let until = Infinity;
     const key = (path: string): string | undefined => {
       const e = this.stats.get(path);
-      return e !== undefined && e.until > now && e.settled !== undefined ? `${e.settled.mtimeMs}:${e.settled.size}` : undefined;
+      if (e === undefined || e.until <= now || e.settled === undefined) return undefined;
+      until = Math.min(until, e.until);
+      return `${e.settled.mtimeMs}:${e.settled.size}`;
     };
     const ismKey = key(ismPath);
     if (ismKey === undefined) return undefined;
@@ -176,6 +186,8 @@ export class PresentationStore {
       const m = mediaKey === undefined ? undefined : this.media.peek(t.src, mediaKey);
       if (m === undefined || m.tracks.every((mt) => mt.fragments !== t.fragments)) return undefined;
     }
+    if (this.peeked.size >= MAX_STATS) this.peeked.clear();
+    this.peeked.set(ismPath, { presentation: p, until });
     return p;
   }
 

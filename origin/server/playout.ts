@@ -76,6 +76,20 @@ function requestKey(req: PresentationRequest, rawQuery: string): string {
   return `${req.route.kind}\n${req.tail}\n${rawQuery}`;
 }
 
+/**
+ * The reply to a manifest request answered before, synchronously, when everything it rests on is
+ * known and current (PresentationStore.peek: the stats within their TTL, the presentation and its
+ * indexes loaded) and the rendered-manifest cache holds this request line; else undefined and the
+ * caller goes through handlePlayout. The same reply handlePlayout would give, without a promise.
+ */
+export function cachedManifest(ctx: PlayoutContext, req: PresentationRequest, absoluteIsm: string, rawQuery: string): Reply | undefined {
+  if (!MANIFEST_ROUTES.has(req.route.kind)) return undefined;
+  const p = ctx.store.peek(absoluteIsm);
+  if (p === undefined) return undefined;
+  const hit = ctx.manifests.forRequest(p, requestKey(req, rawQuery));
+  return hit === undefined ? undefined : manifestReply(req, p, hit);
+}
+
 /** `absoluteIsm` is the file; `req.ismPath` the URL path shown in messages. */
 export async function handlePlayout(ctx: PlayoutContext, req: PresentationRequest, absoluteIsm: string, rawQuery: string): Promise<Reply> {
   const p = ctx.store.peek(absoluteIsm) ?? await ctx.store.presentation(absoluteIsm).catch((e: unknown) => {

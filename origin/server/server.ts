@@ -12,8 +12,8 @@ import { DEFAULT_LIMITS, PresentationStore } from '../presentation/cache';
 import { ManifestCacheStats } from '../presentation/manifest-cache';
 import { TrackSelector } from '../playout/view';
 import { indexPage, isPlayerName, PLAYER_ASSET_CONTENT_TYPE, playerAssetFile, playerPage } from '../player/player-page';
-import { handlePlayout, newPlayoutContext, Part, PlayoutContext, Reply } from './playout';
-import { decodePath, matchPresentationRoute } from './routes';
+import { cachedManifest, handlePlayout, newPlayoutContext, Part, PlayoutContext, Reply } from './playout';
+import { decodePath, matchPresentationRoute, PresentationRequest } from './routes';
 import { ifNoneMatchHits, notModifiedSince, parseRange, RangeResult } from './http-util';
 import { listPresentations } from './presentations';
 import { BufferPool, FileHandles, Lease } from './file-io';
@@ -68,14 +68,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const statTtlMs = opts.statTtlMs ?? DEFAULT_LIMITS.statTtlMs ?? 0;
   const ctx = newPlayoutContext(new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }), opts.select, opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES);
   const inflight = new Map<string, Promise<Reply>>();
-  const io: Io = { files: ctx.files, buffers: new BufferPool(READ_CHUNK, 16) };
-  const server = http.createServer((req, res) => {
+  const io: Io = { files: ctx.files, buffers: new BufferPool(READ_CHUNK, 16), routes: new RouteMemo() };
+  const origin = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     handle(req, res, root, ctx, opts, inflight, io).catch((e: unknown) => {
       // Last resort: handle() maps its own errors; this only runs if writing the error failed.
       opts.log?.(`internal: ${(e as Error)?.stack ?? String(e)}`);
       res.destroy();
     });
-  });
+  };
+  const server = http.createServer(origin);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -98,15 +99,110 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
 }
 
-/** Resolves in the event loop's check phase (setImmediate). */
-function checkPhase(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+/**
+ * Work run in the event loop's check phase, after the poll phase has read every ready socket:
+ * one setImmediate for all the replies of a round, not one (and a promise) per reply.
+ */
+const checkQueue: (() => void)[] = [];
+let checkScheduled = false;
+
+function inCheckPhase(run: () => void): void {
+  checkQueue.push(run);
+  if (checkScheduled) return;
+  checkScheduled = true;
+  setImmediate(runCheckQueue);
 }
 
-/** Per-server segment I/O: kept file handles and recycled read buffers (file-io.ts). */
+function runCheckQueue(): void {
+  checkScheduled = false;
+  const runs = checkQueue.splice(0);
+  for (const run of runs) run();
+}
+
+/** Resolves in the event loop's check phase. */
+function checkPhase(): Promise<void> {
+  return new Promise((resolve) => inCheckPhase(resolve));
+}
+
+/**
+ * The route of a raw path, remembered: decodePath and matchPresentationRoute are pure functions
+ * of it, so a repeated request line skips the decoding, the route patterns and the path join.
+ * Only matched presentation routes are kept (errors and other paths go the long way), at most
+ * ROUTE_MEMO_ENTRIES, forgotten all at once when full.
+ */
+class RouteMemo {
+  private readonly map = new Map<string, { request: PresentationRequest; ism: string }>();
+
+  get(rawPath: string): { request: PresentationRequest; ism: string } | undefined {
+    return this.map.get(rawPath);
+  }
+
+  set(rawPath: string, request: PresentationRequest, ism: string): void {
+    if (rawPath.length > 1024) return;
+    if (this.map.size >= ROUTE_MEMO_ENTRIES) this.map.clear();
+    // Shared by every later request of this path: nothing may change it.
+    Object.freeze(request.groups);
+    this.map.set(rawPath, Object.freeze({ request: Object.freeze(request), ism }));
+  }
+}
+
+const ROUTE_MEMO_ENTRIES = 4096;
+
+/** Per-server request state: kept file handles and recycled read buffers (file-io.ts), routes. */
 interface Io {
   files: FileHandles;
   buffers: BufferPool;
+  routes: RouteMemo;
+}
+
+const CORS_ORIGIN = '*';
+const CORS_EXPOSE = 'Content-Length, Content-Range, ETag, Last-Modified, X-Origin-Error';
+
+/**
+ * Hot path: a manifest held by the rendered-manifest cache, for a GET or HEAD without
+ * conditional headers (those go through send()). Decided synchronously in the read callback,
+ * written in the check phase with its headers as one array (no per-header setHeader); the
+ * headers and their order are send()'s.
+ */
+function tryCachedManifest(req: http.IncomingMessage, res: http.ServerResponse, ctx: PlayoutContext, opts: ServerOptions, io: Io): boolean {
+  const method = req.method;
+  if (method !== 'GET' && method !== 'HEAD') return false;
+  const rawUrl = req.url ?? '/';
+  const q = rawUrl.indexOf('?');
+  const known = io.routes.get(q < 0 ? rawUrl : rawUrl.slice(0, q));
+  if (known === undefined) return false;
+  const reply = cachedManifest(ctx, known.request, known.ism, q < 0 ? '' : rawUrl.slice(q + 1));
+  if (reply === undefined || reply.body.type !== 'text' || reply.body.bytes === undefined) return false;
+  const headers = req.headers;
+  if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) return false;
+  const bytes = reply.body.bytes;
+  inCheckPhase(() => {
+    const head = ['Access-Control-Allow-Origin', CORS_ORIGIN, 'Access-Control-Expose-Headers', CORS_EXPOSE];
+    if (opts.manifestCacheControl !== '') head.push('Cache-Control', opts.manifestCacheControl);
+    head.push('Last-Modified', httpDate(reply.lastModified), 'ETag', reply.etag, 'Content-Type', reply.contentType, 'Content-Length', String(bytes.byteLength));
+    try {
+      res.writeHead(200, head);
+      res.end(method === 'HEAD' ? undefined : bytes);
+    } catch (e) {
+      opts.log?.(`internal: ${(e as Error)?.stack ?? String(e)}`);
+      res.destroy();
+    }
+  });
+  return true;
+}
+
+/** HTTP dates of recent modification times (a handful of presentations answer most requests). */
+const httpDates = new Map<number, string>();
+
+function httpDate(d: Date): string {
+  const ms = d.getTime();
+  let text = httpDates.get(ms);
+  if (text === undefined) {
+    if (httpDates.size >= 1024) httpDates.clear();
+    text = d.toUTCString();
+    httpDates.set(ms, text);
+  }
+  return text;
 }
 
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, root: string, ctx: PlayoutContext, opts: ServerOptions, inflight: Map<string, Promise<Reply>>, io: Io): Promise<void> {
@@ -118,8 +214,9 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, root:
       log(`${req.method} ${String(req.url).slice(0, 512)} ${res.statusCode} ${ms.toFixed(1)} ms`);
     });
   }
-  res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'Content-Length, Content-Range, ETag, Last-Modified, X-Origin-Error');
+  if (tryCachedManifest(req, res, ctx, opts, io)) return;
+  res.setHeader('Access-Control-Allow-Origin', CORS_ORIGIN);
+  res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSE);
   try {
     if (req.method === 'OPTIONS') return preflight(res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -130,10 +227,13 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, root:
     const q = rawUrl.indexOf('?');
     const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
     const rawQuery = q < 0 ? '' : rawUrl.slice(q + 1);
-    const segments = decodePath(rawPath);
-    const route = matchPresentationRoute(segments);
+    const known = io.routes.get(rawPath);
+    const segments = known === undefined ? decodePath(rawPath) : [];
+    const route = known?.request ?? matchPresentationRoute(segments);
     if (route !== undefined) {
-      const reply = await coalesce(inflight, rawUrl, () => handlePlayout(ctx, route, path.join(root, ...route.ismPath.split('/')), rawQuery));
+      const ism = known?.ism ?? path.join(root, ...route.ismPath.split('/'));
+      if (known === undefined) io.routes.set(rawPath, route, ism);
+      const reply = await coalesce(inflight, rawUrl, () => handlePlayout(ctx, route, ism, rawQuery));
       // Answer in the event loop's check phase, after the poll phase has read every ready socket,
       // not from inside the read callback. Measured (bench/README.md, "answering later"): a cached
       // manifest answered within the read callback (every await already settled) ran at half the
@@ -195,7 +295,7 @@ export function sendError(res: http.ServerResponse, e: unknown, opts: ServerOpti
 async function send(req: http.IncomingMessage, res: http.ServerResponse, reply: Reply, opts: ServerOptions, io: Io): Promise<void> {
   const cacheControl = reply.cacheClass === 'manifest' ? opts.manifestCacheControl : opts.segmentCacheControl;
   if (cacheControl !== '') res.setHeader('Cache-Control', cacheControl);
-  res.setHeader('Last-Modified', reply.lastModified.toUTCString());
+  res.setHeader('Last-Modified', httpDate(reply.lastModified));
   res.setHeader('ETag', reply.etag);
   res.setHeader('Content-Type', reply.contentType);
   if (ifNoneMatchHits(req.headers['if-none-match'], reply.etag) || notModifiedSince(req.headers['if-none-match'], req.headers['if-modified-since'], reply.lastModified)) {
