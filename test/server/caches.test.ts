@@ -2,6 +2,7 @@
 // a byte of the answer. Observed through the server's counters (no timing).
 
 import { promises as fs } from 'node:fs';
+import * as http from 'node:http';
 import * as path from 'node:path';
 import { RunningServer, startServer } from '../../origin/server/server';
 import { DEFAULT_LIMITS, PresentationStore } from '../../origin/presentation/cache';
@@ -143,5 +144,45 @@ describe('PresentationStore.peek (the synchronous hot path)', () => {
     expect(store.peek(ism)).toBeUndefined(); // the stats are no longer trusted: presentation() looks again
     expect(await store.presentation(ism)).toBe(p); // unchanged files: the same presentation
     expect(store.peek(ism)).toBe(p);
+  });
+});
+
+describe('a manifest answered from the cache (the synchronous hot path in server.ts)', () => {
+  /** Status, every header in order (Date aside: it is the clock's) and the bytes, as sent. */
+  function raw(base: string, p: string, method = 'GET', headers: Record<string, string> = {}): Promise<{ status: number; head: string[]; body: Buffer }> {
+    const u = new URL(base);
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: u.hostname, port: u.port, path: p, method, headers, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const head: string[] = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2) if (res.rawHeaders[i]!.toLowerCase() !== 'date') head.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+          resolve({ status: res.statusCode ?? 0, head, body: Buffer.concat(chunks) });
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  test.each(['/p.ism/.mpd?hot=1', '/p.ism/Manifest?hot=1', '/p.ism/.m3u8?hot=1', '/p.ism/.m3u8?hot=1&filter=type%3D%3D%22audio%22'])('sends what the rendering path sent, header for header (%s)', async (p) => {
+    const before = origin.server.manifestCacheStats();
+    const first = await raw(origin.url, p); // rendered (a miss)
+    const again = await raw(origin.url, p); // the same request line: the hot path
+    const head = await raw(origin.url, p, 'HEAD');
+    expect(delta(before)).toEqual({ renders: 1, canonicalHits: 0, requestHits: 2 });
+    expect(first.status).toBe(200);
+    expect(again).toEqual(first);
+    expect([head.status, head.head, head.body.length]).toEqual([200, first.head, 0]);
+  });
+
+  test('conditional requests still get 304 (they take the full path)', async () => {
+    const first = await get(origin.url, '/p.ism/.mpd?hot=2');
+    const hit = await get(origin.url, '/p.ism/.mpd?hot=2', { 'if-none-match': first.headers.etag! });
+    const since = await get(origin.url, '/p.ism/.mpd?hot=2', { 'if-modified-since': first.headers['last-modified']! });
+    const stale = await get(origin.url, '/p.ism/.mpd?hot=2', { 'if-none-match': '"other"' });
+    expect([hit.status, since.status, stale.status]).toEqual([304, 304, 200]);
+    expect(stale.body.equals(first.body)).toBe(true);
   });
 });
