@@ -122,9 +122,9 @@ export interface StartEdgeOptions {
 }
 
 /** Loads the configuration and the plugin, applies the overrides and starts listening. */
-export async function startEdge(a: EdgeArgs, o: StartEdgeOptions = {}): Promise<StartedEdge> {
-  const loaded = await loadEdgeConfig(a.config, { cwd: o.cwd });
-  const config = applyOverrides(loaded, a);
+/** The envoy.yaml and its wasm filter, loaded through the proxy-wasm host (one worker VM). */
+export async function loadEdgeFilter(file: string, o: { cwd?: string | undefined; logLevel: LogLevel; pluginLog?: ((level: LogLevel, line: string) => void) | undefined; createPlugin?: CreatePlugin | undefined }): Promise<{ config: LoadedEdgeConfig; factory: HttpFilterFactory }> {
+  const config = await loadEdgeConfig(file, { cwd: o.cwd });
   const createPlugin = o.createPlugin ?? defaultHost();
   const factory = await createPlugin({
     wasm: config.wasm,
@@ -135,9 +135,16 @@ export async function startEdge(a: EdgeArgs, o: StartEdgeOptions = {}): Promise<
     pluginConfiguration: config.plugin.pluginConfiguration,
     failurePolicy: config.plugin.failurePolicy,
     ...(config.plugin.reloadBackoffMs !== undefined ? { reloadBackoffMs: config.plugin.reloadBackoffMs } : {}),
-    logLevel: a.logLevel,
+    logLevel: o.logLevel,
     ...(o.pluginLog !== undefined ? { log: o.pluginLog } : {}),
   });
+  return { config, factory };
+}
+
+export async function startEdge(a: EdgeArgs, o: StartEdgeOptions = {}): Promise<StartedEdge> {
+  const loaded = await loadEdgeFilter(a.config, { cwd: o.cwd, logLevel: a.logLevel, pluginLog: o.pluginLog, createPlugin: o.createPlugin });
+  const config = applyOverrides(loaded.config, a);
+  const factory = loaded.factory;
   let edge: RunningEdge;
   try {
     edge = await startEdgeProxy({ factory, config, host: config.listener.host, port: config.listener.port, log: o.log });

@@ -8,6 +8,9 @@ import { DEFAULT_CACHE_CONTROL, DEFAULT_MANIFEST_CACHE_BYTES, RunningServer, sta
 import { wasmTrackSelector } from '../server/select';
 import { eachArg, UsageError } from './args';
 import { DEFAULT_LIMITS } from '../presentation/cache';
+import type { HttpFilterFactory, LogLevel } from '../../host-glue/http-filter';
+
+const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'critical'];
 
 export const SERVE_USAGE = `Usage: origin serve --root <dir> [options]
 
@@ -31,6 +34,14 @@ Options:
                                    within that; 0: by the next request)
   --manifest-cache-bytes <n>       bound of the rendered-manifest cache per worker
                                    (default ${DEFAULT_MANIFEST_CACHE_BYTES}; 0 disables it)
+  --edge-config <envoy.yaml>       run the edge's wasm filter in this process: every
+                                   request goes through the filter of this Envoy bootstrap
+                                   (module, configuration, failure policy, server header)
+                                   before the origin answers, as through \`origin edge\`
+                                   but without a second hop; its routes and clusters are
+                                   not used (each worker loads its own VM, like Envoy's)
+  --edge-log-level <level>         the filter's log threshold: trace, debug, info, warn,
+                                   error, critical (default info)
   -q, --quiet                      no request log on stderr
   -h, --help                       this text
 `;
@@ -50,6 +61,9 @@ export interface ServeArgs {
   manifestCacheBytes?: number;
   /** ms a file's stat is trusted (default 0). */
   statTtlMs?: number;
+  /** An envoy.yaml whose wasm filter runs in this process. */
+  edgeConfig?: string;
+  edgeLogLevel?: LogLevel;
 }
 
 /** The CPUs this process may use (os.availableParallelism honours affinity masks). */
@@ -96,6 +110,15 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
       case '--stat-ttl-ms':
         a.statTtlMs = integer(flag, value(), 0, 3_600_000);
         break;
+      case '--edge-config':
+        a.edgeConfig = value();
+        break;
+      case '--edge-log-level': {
+        const v = value();
+        if (!LOG_LEVELS.includes(v as LogLevel)) throw new UsageError(`--edge-log-level must be one of ${LOG_LEVELS.join(', ')}, not "${v}"`);
+        a.edgeLogLevel = v as LogLevel;
+        break;
+      }
       case '--manifest-cache-bytes':
         a.manifestCacheBytes = integer(flag, value(), 0, 2 ** 40);
         break;
@@ -123,7 +146,13 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
   const root = path.resolve(a.root);
   const stat = await fs.stat(root).catch(() => undefined);
   if (stat === undefined || !stat.isDirectory()) throw new UsageError(`--root ${a.root} is not a directory`);
-  return startServer({
+  let edge: { factory: HttpFilterFactory; config: import('../../host-glue/envoy-config').LoadedEdgeConfig } | undefined;
+  if (a.edgeConfig !== undefined) {
+    // Loaded on use, like `origin edge` (the host and the YAML reader are not needed otherwise).
+    const { loadEdgeFilter } = require('./edge-command') as typeof import('./edge-command');
+    edge = await loadEdgeFilter(a.edgeConfig, { logLevel: a.edgeLogLevel ?? 'info', pluginLog: (_level, line) => log(line) });
+  }
+  const server = await startServer({
     root,
     host: a.host,
     port: a.port,
@@ -134,7 +163,30 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
     manifestCacheBytes: a.manifestCacheBytes,
     statTtlMs: a.statTtlMs ?? DEFAULT_LIMITS.statTtlMs,
     log: a.quiet ? undefined : log,
+    ...(edge !== undefined ? { edge: { factory: edge.factory, server: edge.config.server, generateRequestId: edge.config.generateRequestId, suppressEnvoyHeaders: edge.config.suppressEnvoyHeaders } } : {}),
+  }).catch(async (e: unknown) => {
+    await edge?.factory.shutdown();
+    throw e;
   });
+  if (edge === undefined) return server;
+  for (const w of edge.config.warnings) log(`origin serve: warning: ${w}`);
+  const factory = edge.factory;
+  return {
+    ...server,
+    close: async () => {
+      await server.close();
+      await factory.shutdown();
+    },
+  };
+}
+
+/** `origin serve`'s exit for an --edge-config that does not load: Envoy's reason, status 1. */
+function edgeLoadFailure(e: unknown, a: ServeArgs, err: NodeJS.WritableStream): number | undefined {
+  const name = (e as Error)?.name;
+  if (name === 'EdgeConfigError') err.write(`origin serve: error: ${(e as Error).message}\n`);
+  else if (name === 'PluginLoadError') err.write(`origin serve: error: ${a.edgeConfig}: the wasm filter does not load: ${(e as Error).message}\n`);
+  else return undefined;
+  return 1;
 }
 
 export async function runServe(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
@@ -146,7 +198,14 @@ export async function runServe(argv: readonly string[], out: NodeJS.WritableStre
   const log = (line: string): void => void err.write(`${line}\n`);
   if (cluster.isWorker) return runWorker(a, log);
   if ((a.workers ?? 1) > 1) return runPrimary(a, out, log);
-  const server = await serve(a, log);
+  let server: RunningServer;
+  try {
+    server = await serve(a, log);
+  } catch (e) {
+    const code = edgeLoadFailure(e, a, err);
+    if (code !== undefined) return code;
+    throw e;
+  }
   out.write(`origin serving ${path.resolve(a.root)} at ${server.url}/ (Ctrl-C stops)\n`);
   await untilSignal();
   await server.close();
@@ -165,7 +224,14 @@ interface WorkerReady {
 
 /** A worker: serve, tell the primary where, stop on a signal or when the primary goes. */
 async function runWorker(a: ServeArgs, log: (line: string) => void): Promise<number> {
-  const server = await serve(a, log);
+  let server: RunningServer;
+  try {
+    server = await serve(a, log);
+  } catch (e) {
+    const code = edgeLoadFailure(e, a, process.stderr);
+    if (code !== undefined) return code;
+    throw e;
+  }
   process.send!({ origin: 'ready', url: server.url } satisfies WorkerReady);
   await new Promise<void>((resolve) => {
     process.once('disconnect', resolve);

@@ -17,6 +17,7 @@ import { decodePath, matchPresentationRoute, PresentationRequest } from './route
 import { ifNoneMatchHits, notModifiedSince, parseRange, RangeResult } from './http-util';
 import { listPresentations } from './presentations';
 import { BufferPool, FileHandles, Lease } from './file-io';
+import { inlineEdge, InlineEdgeOptions } from '../../host-glue/edge-inline';
 
 export interface ServerOptions {
   root: string;
@@ -33,6 +34,11 @@ export interface ServerOptions {
   /** How long a file's stat (and an open handle of a source) is trusted, ms (default DEFAULT_LIMITS.statTtlMs; 0: every request sees a change). */
   statTtlMs?: number;
   log?: (line: string) => void;
+  /**
+   * The edge filter in this process (`--edge-config`): every request goes through it before the
+   * origin answers (host-glue/edge-inline.ts). Its factory stays the caller's to shut down.
+   */
+  edge?: Omit<InlineEdgeOptions, 'log'>;
 }
 
 export const DEFAULT_MANIFEST_CACHE_BYTES = 64 << 20;
@@ -76,7 +82,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       res.destroy();
     });
   };
-  const server = http.createServer(origin);
+  // Envoy's default max request headers size is 60 KiB (Node's is 16 KiB): the same limit as
+  // `origin edge` when the filter runs here.
+  const server = opts.edge === undefined ? http.createServer(origin) : http.createServer({ maxHeaderSize: 60 * 1024 }, inlineEdge({ ...opts.edge, log: opts.log }, origin).listener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -13,6 +13,8 @@ import { EdgeUnderTest, startTestEdge } from '../edge/edge-helpers';
 export interface AliasSetup {
   origin: TestOrigin;
   edge: EdgeUnderTest;
+  /** The envoy.yaml with the alias maps written in (for an edge in the origin's process too). */
+  yaml: string;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ export async function startAliasEdge(): Promise<AliasSetup> {
   return {
     origin,
     edge,
+    yaml,
     close: async () => {
       await edge.close();
       await origin.server.close();

@@ -1,0 +1,439 @@
+// The edge in the origin's own process (`origin serve --edge-config envoy.yaml`): the same
+// proxy-wasm filter the separate `origin edge` proxy runs, driven in the same order
+// (proxy-wasm-abi.md §1.3), but in front of an in-process handler instead of an upstream
+// connection. What the filter sees and what the client gets are `origin edge`'s:
+//
+//   request headers (+ x-forwarded-proto, x-request-id) → filter → the handler sees the request
+//     the filter let through (its :method, :path and headers)
+//   request body chunks → filter (the origin takes no bodies: they go nowhere after the filter)
+//   the handler's response head (+ x-envoy-upstream-service-time) → filter → client
+//   the handler's body chunks → filter → client, one at a time, in order
+//   stream over → end(), exactly once
+//
+// The handler writes to a ServerResponse as usual. Its writeHead/write/end are taken over for
+// the exchange (the "tap"): the head and chunks queue until the filter has seen them, then go out
+// through the response's own methods. There is no route table here: every request the filter
+// lets through goes to the handler (the routes and clusters of the envoy.yaml are `origin edge`'s).
+// Replies the filter makes are sent as the host built them, as in edge-proxy.ts.
+
+import * as http from 'node:http';
+import { Socket } from 'node:net';
+import { downstreamHead, requestHasBody, requestHeaderList, responseHasBody, ServerHeader } from './edge-headers';
+import { BodyVerdict, HeaderList, HttpFilterFactory, HttpFilterStream, LocalResponse } from './http-filter';
+
+export interface InlineEdgeOptions {
+  factory: HttpFilterFactory;
+  /** The connection manager's server_header_transformation and name. */
+  server: ServerHeader;
+  generateRequestId: boolean;
+  suppressEnvoyHeaders: boolean;
+  /** Edge errors (a header Node refuses, an internal failure); none when undefined. */
+  log?: (line: string) => void;
+}
+
+export interface InlineEdgeStats {
+  requests: number;
+  /** Replies made by the filter instead of the handler. */
+  localReplies: number;
+}
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/** A request listener that runs every request through the filter before `handler`. */
+export function inlineEdge(o: InlineEdgeOptions, handler: Handler): { listener: Handler; stats: InlineEdgeStats } {
+  const stats: InlineEdgeStats = { requests: 0, localReplies: 0 };
+  const ids = new WeakMap<Socket, number>();
+  let connections = 0;
+  const listener: Handler = (req, res) => {
+    stats.requests++;
+    const socket = req.socket;
+    let id = ids.get(socket);
+    if (id === undefined) ids.set(socket, (id = ++connections));
+    const stream = o.factory.newStream({
+      remoteAddress: socket.remoteAddress ?? '',
+      remotePort: socket.remotePort ?? 0,
+      protocol: `HTTP/${req.httpVersion}`,
+      localAddress: socket.localAddress ?? '',
+      localPort: socket.localPort ?? 0,
+      connectionId: id,
+    });
+    new InlineExchange(o, stats, stream, req, res, handler).run();
+  };
+  return { listener, stats };
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Bytes the tap holds for the filter before it tells the handler to wait for 'drain'. */
+const TAP_HIGH_WATER = 1 << 20;
+
+type WriteCallback = (error?: Error | null) => void;
+
+interface Chunk {
+  data: Uint8Array;
+  eos: boolean;
+  done: WriteCallback | undefined;
+}
+
+/**
+ * The real methods, called on the response past the tap. The tap stays for the whole exchange:
+ * a handler writing after the filter replaced or ended the response is ignored, never a write
+ * after end (which Node reports as an 'error' event).
+ */
+const REAL = http.ServerResponse.prototype as unknown as {
+  writeHead(this: http.ServerResponse, status: number, headers: string[]): http.ServerResponse;
+  write(this: http.ServerResponse, data: Uint8Array, cb?: WriteCallback): boolean;
+  end(this: http.ServerResponse, data?: Uint8Array, cb?: () => void): http.ServerResponse;
+};
+
+class InlineExchange {
+  private ended = false;
+  private closed = false;
+  /** The handler's head, once it wrote one (explicitly or by its first write/end). */
+  private head: { status: number; headers: HeaderList } | undefined;
+  private readonly queue: Chunk[] = [];
+  private queued = 0;
+  private pumping = false;
+  /** The handler's body is complete (end() was called). */
+  private finished = false;
+  /** The filter replaced the response or the exchange was reset: later writes are dropped. */
+  private dropping = false;
+  /** The tap told the handler to wait: emit 'drain' once the queue is empty. */
+  private needDrain = false;
+  private handlerStarted = 0n;
+  /** Write callbacks of chunks the filter buffered: the host may still hold those very bytes
+   * (stream.ts keeps a lone chunk by reference), so they are released once the response is out. */
+  private readonly heldDone: WriteCallback[] = [];
+
+  constructor(
+    private readonly o: InlineEdgeOptions,
+    private readonly stats: InlineEdgeStats,
+    private readonly stream: HttpFilterStream,
+    private readonly req: http.IncomingMessage,
+    private readonly res: http.ServerResponse,
+    private readonly handler: Handler,
+  ) {
+    res.once('close', () => this.onClose());
+  }
+
+  run(): void {
+    this.requestPhase().catch((e: unknown) => this.internalError(e));
+  }
+
+  private async requestPhase(): Promise<void> {
+    const { req } = this;
+    const hasBody = requestHasBody(req.headers['content-length'], req.headers['transfer-encoding']);
+    const list = requestHeaderList(
+      { method: req.method ?? 'GET', url: req.url ?? '/', rawHeaders: req.rawHeaders },
+      { scheme: 'http', defaultAuthority: req.socket.localAddress !== undefined ? `${req.socket.localAddress}:${req.socket.localPort}` : '', generateRequestId: this.o.generateRequestId },
+    );
+    const verdict = await this.stream.requestHeaders(list, !hasBody);
+    if (this.ended) return;
+    if (verdict.kind === 'respond') {
+      req.resume();
+      return this.sendLocal(verdict.response);
+    }
+    if (hasBody && !(await this.requestBody())) return;
+    this.forward(verdict.headers);
+  }
+
+  /** The request body through the filter, then dropped; false when the filter answered. */
+  private async requestBody(): Promise<boolean> {
+    let eosSent = false;
+    try {
+      for await (const chunk of this.req as AsyncIterable<Buffer>) {
+        if (this.ended || eosSent) continue; // read to the end, never leave early (edge-proxy.ts)
+        const v = await this.stream.requestBody(chunk, false);
+        if (v.kind === 'respond') {
+          await this.sendLocal(v.response);
+          eosSent = true;
+        }
+      }
+    } catch {
+      return false; // client aborted mid-body: onClose cleans up
+    }
+    if (this.ended || eosSent) return false;
+    const v = await this.stream.requestBody(EMPTY, true);
+    if (v.kind === 'respond') {
+      await this.sendLocal(v.response);
+      return false;
+    }
+    return !this.ended;
+  }
+
+  /** Hands the request the filter let through to the handler, with the response tapped. */
+  private forward(headers: HeaderList): void {
+    const { req, res } = this;
+    const fields: http.IncomingHttpHeaders = {};
+    const raw: string[] = [];
+    for (const [k, v] of headers) {
+      if (k.charCodeAt(0) === 58 /* ':' */) {
+        if (k === ':path') req.url = v;
+        else if (k === ':method') req.method = v;
+        else if (k === ':authority') {
+          fields.host = v;
+          raw.push('host', v);
+        }
+        continue;
+      }
+      raw.push(k, v);
+      const have = fields[k];
+      // Node's joining rules for repeated fields (set-cookie stays a list; the rest join with ", ").
+      if (have === undefined) fields[k] = k === 'set-cookie' ? [v] : v;
+      else if (Array.isArray(have)) have.push(v);
+      else fields[k] = `${have}, ${v}`;
+    }
+    req.headers = fields;
+    (req as { rawHeaders: string[] }).rawHeaders = raw;
+    this.tap();
+    this.handlerStarted = process.hrtime.bigint();
+    this.handler(req, res);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // the tap
+
+  private tap(): void {
+    const res = this.res as unknown as Record<string, unknown>;
+    res['writeHead'] = (status: number, a?: unknown, b?: unknown): http.ServerResponse => {
+      this.captureHead(status, typeof a === 'string' ? b : a);
+      return this.res;
+    };
+    res['write'] = (chunk: unknown, a?: unknown, b?: unknown): boolean => {
+      this.captureHead(this.res.statusCode, undefined);
+      return this.enqueue(chunk, false, typeof a === 'function' ? (a as WriteCallback) : typeof b === 'function' ? (b as WriteCallback) : undefined);
+    };
+    res['end'] = (chunk?: unknown, a?: unknown, b?: unknown): http.ServerResponse => {
+      const done = typeof chunk === 'function' ? (chunk as WriteCallback) : typeof a === 'function' ? (a as WriteCallback) : typeof b === 'function' ? (b as WriteCallback) : undefined;
+      const data = typeof chunk === 'function' ? undefined : chunk;
+      this.captureHead(this.res.statusCode, undefined, { data });
+      if (!this.finished) this.enqueue(data, true, done);
+      return this.res;
+    };
+  }
+
+  /** The head as the handler gave it: headers set with setHeader, then writeHead's own. */
+  private captureHead(status: number, extra: unknown, ending?: { data: unknown }): void {
+    if (this.head !== undefined) return;
+    const list: HeaderList = [[':status', String(status)]];
+    const res = this.res;
+    for (const name of res.getHeaderNames()) {
+      const v = res.getHeader(name);
+      if (Array.isArray(v)) for (const x of v) list.push([name, String(x)]);
+      else if (v !== undefined) list.push([name, String(v)]);
+    }
+    if (Array.isArray(extra)) {
+      if (Array.isArray(extra[0])) for (const [k, v] of extra as [string, unknown][]) list.push([k.toLowerCase(), String(v)]);
+      else for (let i = 0; i + 1 < extra.length; i += 2) list.push([String(extra[i]).toLowerCase(), String(extra[i + 1])]);
+    } else if (extra !== undefined && extra !== null) {
+      for (const [k, v] of Object.entries(extra as Record<string, unknown>)) {
+        if (Array.isArray(v)) for (const x of v) list.push([k.toLowerCase(), String(x)]);
+        else if (v !== undefined) list.push([k.toLowerCase(), String(v)]);
+      }
+    }
+    if (ending !== undefined) impliedContentLength(status, list, ending.data);
+    // Node adds Date when it writes the head; upstream of Envoy the filter sees the origin's.
+    if (!list.some(([k]) => k === 'date')) list.push(['date', httpNow()]);
+    if (!this.o.suppressEnvoyHeaders) list.push(['x-envoy-upstream-service-time', String(Math.round(Number(process.hrtime.bigint() - this.handlerStarted) / 1e6))]);
+    this.head = { status, headers: list };
+    this.pump().catch((e: unknown) => this.internalError(e));
+  }
+
+  private enqueue(chunk: unknown, eos: boolean, done: WriteCallback | undefined): boolean {
+    if (eos) this.finished = true;
+    if (this.dropping || this.closed) {
+      if (done !== undefined) queueMicrotask(() => done(this.closed ? new Error('the response is closed') : null));
+      return false;
+    }
+    const data = chunk === undefined || chunk === null ? EMPTY : typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array);
+    this.queue.push({ data, eos, done });
+    this.queued += data.byteLength;
+    this.pump().catch((e: unknown) => this.internalError(e));
+    if (this.queued < TAP_HIGH_WATER) return true;
+    this.needDrain = true;
+    return false;
+  }
+
+  /** Head, then chunks, through the filter and out, one at a time. */
+  private async pump(): Promise<void> {
+    if (this.pumping || this.head === undefined) return;
+    this.pumping = true;
+    try {
+      if (!this.res.headersSent && !this.dropping) await this.sendHead();
+      while (this.queue.length > 0 && !this.closed) {
+        const c = this.queue.shift()!;
+        this.queued -= c.data.byteLength;
+        if (this.dropping) {
+          c.done?.(null);
+          continue;
+        }
+        await this.sendChunk(c);
+      }
+      if (this.needDrain && this.queue.length === 0 && !this.closed) {
+        this.needDrain = false;
+        this.res.emit('drain');
+      }
+    } finally {
+      this.pumping = false;
+    }
+    if (this.queue.length > 0 && !this.closed) await this.pump();
+  }
+
+  /** RFC 9112 §6.3, as edge-proxy.ts decides it for an upstream response (responseHasBody). */
+  private noBody(): boolean {
+    const { status, headers } = this.head!;
+    let length: string | undefined;
+    for (const [k, v] of headers) if (k === 'content-length') length = v;
+    return !responseHasBody(this.req.method ?? 'GET', status, length);
+  }
+
+  private async sendHead(): Promise<void> {
+    // end_of_stream with the headers when no body can follow, or when the handler ended with
+    // nothing more than what is queued and that is empty (proxy-wasm-abi.md §1.3).
+    const eos = this.noBody() || (this.finished && this.queued === 0);
+    const verdict = await this.stream.responseHeaders(this.head!.headers, eos);
+    if (this.ended) return;
+    if (verdict.kind === 'respond') {
+      this.dropping = true;
+      return this.sendLocal(verdict.response);
+    }
+    if (!this.writeHead(verdict.headers)) return;
+    if (eos) {
+      // Nothing goes through responseBody: end now (a HEAD's queued end has no bytes).
+      this.dropping = true;
+      REAL.end.call(this.res);
+      for (const c of this.queue.splice(0)) c.done?.(null);
+      this.queued = 0;
+    }
+  }
+
+  private async sendChunk(c: Chunk): Promise<void> {
+    const v: BodyVerdict = await this.stream.responseBody(c.data, c.eos);
+    if (this.ended || this.closed) return void c.done?.(new Error('the response is closed'));
+    if (v.kind === 'respond') {
+      // The head is out: Envoy cannot replace the response any more and resets the stream.
+      if (c.done !== undefined) this.heldDone.push(c.done);
+      return this.reset('local reply after the response started');
+    }
+    if (v.kind === 'buffer') {
+      if (c.done !== undefined) this.heldDone.push(c.done);
+      if (c.eos) this.reset('filter buffered past the end of the body');
+      return;
+    }
+    // The host hands back the very chunk when the filter neither changed nor joined it; the
+    // handler's callback then waits for the real write. Otherwise the bytes are a new copy and
+    // the chunk is free now.
+    const same = v.data === c.data;
+    if (!same) c.done?.(null);
+    const data = v.data.byteLength > 0 ? v.data : undefined;
+    if (c.eos) {
+      this.dropping = true;
+      if (same && c.done !== undefined) REAL.end.call(this.res, data, () => c.done!(null));
+      else REAL.end.call(this.res, data);
+      return;
+    }
+    if (data === undefined) {
+      if (same) c.done?.(null);
+      return;
+    }
+    const ok = REAL.write.call(this.res, data, same ? c.done : undefined);
+    if (!ok && !this.closed) await drained(this.res);
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /** A reply the plugin made (or the host's fail-closed 503): sent as given; HEAD gets headers only. */
+  private async sendLocal(response: LocalResponse): Promise<void> {
+    if (this.closed) return;
+    if (response.reset === true) return this.reset(response.details);
+    if (this.res.headersSent) return this.reset('local reply after the response started');
+    this.stats.localReplies++;
+    this.dropping = true;
+    if (!this.writeHead(response.headers)) return;
+    REAL.end.call(this.res, this.req.method === 'HEAD' || response.body.byteLength === 0 ? undefined : response.body);
+  }
+
+  private writeHead(headers: HeaderList): boolean {
+    const head = downstreamHead(headers, this.o.server);
+    const res = this.res;
+    // The handler's setHeader calls are in `headers` already (captureHead): the filter's list
+    // is the whole head now.
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
+    try {
+      REAL.writeHead.call(res, head.status, head.headers);
+      return true;
+    } catch (e) {
+      this.o.log?.(`edge: cannot write the response headers: ${(e as Error).message}`);
+      this.reset('invalid response headers');
+      return false;
+    }
+  }
+
+  private reset(why: string): void {
+    this.o.log?.(`edge: reset: ${why}`);
+    this.dropping = true;
+    this.res.destroy();
+  }
+
+  private internalError(e: unknown): void {
+    if (this.ended && (e as Error)?.name === 'StreamEndedError') return;
+    this.o.log?.(`edge: internal error: ${(e as Error)?.stack ?? String(e)}`);
+    if (this.closed) return;
+    this.dropping = true;
+    if (this.res.headersSent) return void this.res.destroy();
+    for (const name of this.res.getHeaderNames()) this.res.removeHeader(name);
+    REAL.writeHead.call(this.res, 500, ['content-type', 'text/plain', 'server', this.o.server.name]);
+    REAL.end.call(this.res, Buffer.from('internal error\n'));
+  }
+
+  private onClose(): void {
+    this.closed = true;
+    const failed = this.res.writableFinished ? null : new Error('the response is closed');
+    for (const done of this.heldDone.splice(0)) done(failed);
+    for (const c of this.queue.splice(0)) c.done?.(new Error('the response is closed'));
+    this.queued = 0;
+    if (!this.ended) {
+      this.ended = true;
+      this.stream.end();
+    }
+  }
+}
+
+let dateSecond = -1;
+let dateText = '';
+
+/** The current time as an HTTP date (RFC 9110 §5.6.7), rendered once per second. */
+function httpNow(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
+}
+
+/**
+ * An end() with no head written frames the body by its length (Node's OutgoingMessage.end sets
+ * Content-Length from the last chunk): the header the client would get from the origin directly
+ * and the filter would see from it upstream. Not for statuses without a body (RFC 9110 §8.6).
+ */
+function impliedContentLength(status: number, headers: HeaderList, data: unknown): void {
+  if (status === 204 || status === 304 || status < 200) return;
+  if (headers.some(([k]) => k === 'content-length' || k === 'transfer-encoding')) return;
+  const length = data === undefined || data === null ? 0 : typeof data === 'string' ? Buffer.byteLength(data) : (data as Uint8Array).byteLength;
+  headers.push(['content-length', String(length)]);
+}
+
+/** Resolves on 'drain', or when the response closes (a client that left never drains). */
+function drained(w: http.ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      w.off('drain', done);
+      w.off('close', done);
+      resolve();
+    };
+    w.once('drain', done);
+    w.once('close', done);
+  });
+}
