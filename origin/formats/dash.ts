@@ -14,7 +14,7 @@ import { OriginError } from '../errors';
 import { Instant, ticksIn } from '../presentation/presentation';
 import { Segment } from '../playout/timeline';
 import { dashUrls } from '../playout/urls';
-import { bitrates, PlayoutView, trackKey, ViewTrack } from '../playout/view';
+import { bitrates, PlayoutView, trackKey, ViewMemo, ViewTrack } from '../playout/view';
 import { TrackProperties } from '../model';
 import { xmlAttr } from './xml';
 
@@ -37,9 +37,19 @@ const MIME_OF: Record<DashType, string> = { audio: 'audio/mp4', video: 'video/mp
 /** Attributes written once on the AdaptationSet when every Representation has the same value. */
 const HOISTED = ['sar', 'frameRate', 'audioSamplingRate', 'codecs'];
 
+/**
+ * Per-view memos (playout/view.ts ViewMemo: views are immutable and kept by the server) of what
+ * walks every segment: the AdaptationSets of a track list, a track's longest segment, whether its
+ * segments start with sync samples, and its SegmentTimeline text.
+ */
+const groupMemo = new ViewMemo<AdaptationGroup[]>();
+const maxSegmentMemo = new ViewMemo<bigint>();
+const syncMemo = new ViewMemo<boolean>();
+const timelineMemo = new ViewMemo<string>();
+
 export function writeMpd(view: PlayoutView): string {
   const start = viewStart(view);
-  const groups = adaptationGroups(view.tracks);
+  const groups = groupMemo.get(view.tracks, '', () => adaptationGroups(view.tracks));
   const maxSegment = maxSegmentMs(view.tracks);
   const lines = ['<?xml version="1.0" encoding="utf-8"?>', '<!-- Created with Streaming Origin -->'];
   lines.push(
@@ -131,7 +141,7 @@ function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start:
   }
   attrs.push(['segmentAlignment', 'true'], ...hoisted, ['mimeType', MIME_OF[g.type]]);
   // SAP type 1 (Annex A.3): every segment opens with a sync sample (a closed-GOP IDR for video).
-  attrs.push(['startWithSAP', g.members.every(startsWithSync) ? 1 : undefined]);
+  attrs.push(['startWithSAP', g.members.every((m) => syncMemo.get(m, '', () => startsWithSync(m))) ? 1 : undefined]);
   const out = [`    <AdaptationSet${attributes(attrs)}>`];
   // Element order of AdaptationSetType: RepresentationBase children, then Role, then SegmentTemplate.
   if (channels !== undefined) out.push(`      ${channelConfiguration(channels)}`);
@@ -191,7 +201,9 @@ function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): strin
     ['media', dashUrls.media(view)],
     ['startNumber', byNumber ? 1 : undefined],
   ];
-  return [`      <SegmentTemplate${attributes(attrs)}>`, '        <SegmentTimeline>', ...timeline(t.segments).map((s) => `          ${s}`), '        </SegmentTimeline>', '      </SegmentTemplate>'];
+  // The `<S>` lines as one block (joined by '\n' like the document); a view track has segments.
+  const s = timelineMemo.get(t, '', () => timeline(t.segments).map((x) => `          ${x}`).join('\n'));
+  return [`      <SegmentTemplate${attributes(attrs)}>`, '        <SegmentTimeline>', ...(s !== '' ? [s] : []), '        </SegmentTimeline>', '      </SegmentTemplate>'];
 }
 
 /** `<S>` elements: @t on the first and after a gap; runs of equal durations folded into @r (§5.3.9.6.2). */
@@ -207,8 +219,8 @@ export function timeline(segments: readonly Segment[]): string[] {
       if (next.duration !== s.duration || next.time !== prev.time + prev.duration) break;
       r++;
     }
-    const attrs: Attr[] = [['t', s.time !== expected ? String(s.time) : undefined], ['d', String(s.duration)], ['r', r > 0 ? r : undefined]];
-    out.push(`<S${attributes(attrs)} />`);
+    // Attributes t, d, r in that order; integers need no XML escaping.
+    out.push(`<S${s.time !== expected ? ` t="${s.time}"` : ''} d="${s.duration}"${r > 0 ? ` r="${r}"` : ''} />`);
     const last = segments[i + r]!;
     expected = last.time + last.duration;
     i += r + 1;
@@ -242,13 +254,18 @@ function presentationMs(tracks: ViewTrack[], start: Instant): bigint {
 function maxSegmentMs(tracks: ViewTrack[]): bigint {
   let best = 0n;
   for (const t of tracks) {
-    const ts = BigInt(t.track.properties.TimeScale);
-    for (const s of t.segments) {
-      const ms = (s.duration * 1000n + ts - 1n) / ts;
-      if (ms > best) best = ms;
-    }
+    const ms = maxSegmentMemo.get(t, '', () => trackMaxSegmentMs(t));
+    if (ms > best) best = ms;
   }
   return best;
+}
+
+function trackMaxSegmentMs(t: ViewTrack): bigint {
+  const ts = BigInt(t.track.properties.TimeScale);
+  let longest = 0n;
+  for (const s of t.segments) if (s.duration > longest) longest = s.duration;
+  // ceil(d·1000/ts) is monotonic in d: the longest segment gives the largest.
+  return (longest * 1000n + ts - 1n) / ts;
 }
 
 function floorDiv(a: bigint, b: bigint): bigint {

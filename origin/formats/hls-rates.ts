@@ -185,8 +185,11 @@ function audioShares(video: ViewTrack, audio: ViewTrack): Part[] {
   const ats = audio.track.properties.TimeScale;
   const shares: Part[] = video.segments.map(() => ({ bytes: 0, seconds: 0 }));
   const last = shares.length - 1;
-  const from = (i: number): number => (i === 0 ? -Infinity : Number(video.segments[i]!.time) / vts);
-  const to = (i: number): number => (i === last ? Infinity : Number(video.segments[i]!.time + video.segments[i]!.duration) / vts);
+  // Each video segment's span in seconds, converted once (the loop below reads them repeatedly).
+  const starts = video.segments.map((s, i) => (i === 0 ? -Infinity : Number(s.time) / vts));
+  const ends = video.segments.map((s, i) => (i === last ? Infinity : Number(s.time + s.duration) / vts));
+  const from = (i: number): number => starts[i]!;
+  const to = (i: number): number => ends[i]!;
   let first = 0; // both lists ascend in time: the first video segment that can still overlap
   for (const a of audio.segments) {
     const start = Number(a.time) / ats;

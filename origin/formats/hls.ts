@@ -31,8 +31,8 @@
 
 import { OriginError } from '../errors';
 import { findRendition, Rendition, rendition, segmentKind, videoOf } from '../hls/rendition';
-import { hlsUrls } from '../playout/urls';
-import { PlayoutView, trackKey, ViewTrack } from '../playout/view';
+import { hlsSegmentUrlParts, hlsUrls } from '../playout/urls';
+import { PlayoutView, trackKey, ViewMemo, ViewTrack } from '../playout/view';
 import { rfc5646Language } from './dash';
 import { ByteSeries, fragmentIndices, iframeSeries, IFrameEntry, peakBitrate, Rates, ratesOf, renditionSeries, targetSeconds } from './hls-rates';
 import { MediaGroup, planVariants, Variant, VariantPlan, VariantTrack } from './hls-variants';
@@ -43,6 +43,17 @@ const VERSION_IFRAMES = 4;
 const VERSION_MAP = 6;
 
 type Packaging = 'muxed' | 'separate' | 'fmp4';
+
+/**
+ * Per-view memos (playout/view.ts ViewMemo: views are immutable and kept by the server) of what
+ * walks every segment of a track: a media playlist's segment lines, a track's target duration,
+ * the bit rates of a rendition and of an I-frame playlist. The key names every input that is not
+ * the owner object (version, URL parts, segment kind).
+ */
+const segmentLinesMemo = new ViewMemo<string>();
+const targetMemo = new ViewMemo<number>();
+const rateMemo = new ViewMemo<Rates>();
+const iframeBandwidthMemo = new ViewMemo<number>();
 
 export function writeMasterPlaylist(view: PlayoutView): string {
   const plan = variantPlan(view);
@@ -83,7 +94,7 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   const version = playlistVersion(view);
   const lines = [
     ...header(version),
-    `#EXT-X-TARGETDURATION:${targetSeconds(main.segments.map((s) => s.duration), timescale)}`,
+    `#EXT-X-TARGETDURATION:${targetDuration(main)}`,
     // Segments are numbered as the unclipped presentation numbers them, from 1 (ViewTrack
     // firstNumber), so sibling clips share segment URLs; the media sequence numbers the first
     // listed segment (§4.3.3.2).
@@ -93,7 +104,27 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
     '#EXT-X-INDEPENDENT-SEGMENTS',
   ];
   if (kind === 'm4s') lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.init(view, rend.key))}"`);
-  main.segments.forEach((s, i) => lines.push(`#EXTINF:${duration(s.duration, timescale, version)},`, uri(hlsUrls.segment(view, rend.key, main.firstNumber + i, kind))));
+  const [before, after] = hlsSegmentUrlParts(view, rend.key, kind);
+  // The segment lines depend on the main track and on the key below only (ViewMemo): built once
+  // per view. uri() escapes per character, so escaping the URL's parts around the number is
+  // escaping the URL.
+  const list = segmentLinesMemo.get(main, `${version}\n${before}\n${after}`, () => {
+    const out: string[] = [];
+    const extinf = new Map<bigint, string>(); // durations repeat: each distinct one formatted once
+    const b = uri(before);
+    const a = uri(after);
+    let n = main.firstNumber;
+    for (const s of main.segments) {
+      let d = extinf.get(s.duration);
+      if (d === undefined) {
+        d = `#EXTINF:${duration(s.duration, timescale, version)},`;
+        extinf.set(s.duration, d);
+      }
+      out.push(d, b + n++ + a);
+    }
+    return out.join('\n');
+  });
+  if (list !== '') lines.push(list);
   lines.push('#EXT-X-ENDLIST', '');
   return lines.join('\n');
 }
@@ -244,10 +275,13 @@ function hasUri(view: PlayoutView, plan: VariantPlan, g: MediaGroup, m: number):
  */
 function iframeStreamInf(view: PlayoutView, video: ViewTrack): string {
   const p = video.track.properties;
-  const entries = iframeEntries(video);
-  const series = iframeSeries(video, entries, view.options.bool('hls_fmp4') ? 'm4s' : 'ts');
+  const kind = view.options.bool('hls_fmp4') ? 'm4s' : 'ts';
+  const bandwidth = iframeBandwidthMemo.get(video, kind, () => {
+    const entries = iframeEntries(video);
+    return peakBitrate(iframeSeries(video, entries, kind), targetSeconds(entries.map((e) => e.duration), p.TimeScale));
+  });
   const attrs = [
-    `BANDWIDTH=${peakBitrate(series, targetSeconds(entries.map((e) => e.duration), p.TimeScale))}`,
+    `BANDWIDTH=${bandwidth}`,
     `CODECS="${quoted(p.codecs)}"`,
     p.DisplayWidth !== undefined && p.DisplayHeight !== undefined ? `RESOLUTION=${p.DisplayWidth}x${p.DisplayHeight}` : undefined,
     `URI="${quoted(hlsUrls.iframes(view, trackKey(video.track)))}"`,
@@ -277,9 +311,13 @@ class RateBook {
   of(r: Rendition): Rates {
     let rates = this.known.get(r.key);
     if (rates === undefined) {
-      const main = videoOf(r) ?? r.tracks[0]!;
-      const series: ByteSeries = renditionSeries(r, segmentKind(this.view, r));
-      rates = ratesOf(series, targetSeconds(main.segments.map((s) => s.duration), main.track.properties.TimeScale));
+      const kind = segmentKind(this.view, r);
+      // Per view (rateMemo): the series walks every segment of the rendition's tracks.
+      rates = rateMemo.get(this.view, `${kind}\n${r.key}`, () => {
+        const main = videoOf(r) ?? r.tracks[0]!;
+        const series: ByteSeries = renditionSeries(r, kind);
+        return ratesOf(series, targetDuration(main));
+      });
       this.known.set(r.key, rates);
     }
     return rates;
@@ -332,11 +370,13 @@ export function seconds(ticks: bigint, timescale: number): string {
   return `${whole}.${frac}`;
 }
 
-/** §4.3.3.1 target duration of a view track's segments. */
+/** §4.3.3.1 target duration of a view track's segments (once per view track: ViewMemo). */
 export function targetDuration(t: ViewTrack): number {
-  return targetSeconds(
-    t.segments.map((s) => s.duration),
-    t.track.properties.TimeScale,
+  return targetMemo.get(t, '', () =>
+    targetSeconds(
+      t.segments.map((s) => s.duration),
+      t.track.properties.TimeScale,
+    ),
   );
 }
 

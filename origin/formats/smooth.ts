@@ -9,7 +9,7 @@
 
 import { OriginError } from '../errors';
 import { smoothUrls } from '../playout/urls';
-import { PlayoutView, ViewTrack } from '../playout/view';
+import { PlayoutView, ViewMemo, ViewTrack } from '../playout/view';
 import { xmlAttr } from './xml';
 
 /** MS-SSTR §2.2.2.1: the manifest TimeScale when the tracks do not agree on one. */
@@ -20,8 +20,15 @@ interface StreamGroup {
   members: ViewTrack[];
 }
 
+/**
+ * Per-view memos (playout/view.ts ViewMemo: views are immutable and kept by the server): the
+ * ladders of a view's track list and the `<c>` list of a track, which walk every segment.
+ */
+const groupMemo = new ViewMemo<StreamGroup[]>();
+const chunkMemo = new ViewMemo<string>();
+
 export function writeSmoothManifest(view: PlayoutView): string {
-  const groups = streamGroups(view.tracks);
+  const groups = groupMemo.get(view.tracks, '', () => streamGroups(view.tracks));
   const timescales = new Set(view.tracks.map((t) => t.track.properties.TimeScale));
   const timescale = timescales.size === 1 ? [...timescales][0]! : DEFAULT_TIMESCALE;
   const duration = Math.max(...view.tracks.map((t) => groupDuration(t, timescale)));
@@ -87,7 +94,9 @@ function streamIndex(view: PlayoutView, g: StreamGroup): string[] {
   }
   const out = [`  <StreamIndex${attributes(attrs)}>`];
   g.members.forEach((m, i) => out.push(`    <QualityLevel${attributes(qualityLevel(m, i))} />`));
-  out.push(...chunks(first));
+  // One block of lines (joined by '\n' like the document); a view track has at least one segment.
+  const c = chunkMemo.get(first, '', () => chunks(first).join('\n'));
+  if (c !== '') out.push(c);
   out.push('  </StreamIndex>');
   return out;
 }
@@ -112,10 +121,16 @@ function qualityLevel(m: ViewTrack, index: number): Array<[string, string | numb
 /** `<c>` per chunk; `t` on the first and after any gap (§2.2.2.6.1), no `r` (MinorVersion 0). */
 function chunks(t: ViewTrack): string[] {
   const out: string[] = [];
+  // Durations repeat (fixed fragment lengths): each distinct one is formatted once.
+  const tails = new Map<bigint, string>();
   let expected: bigint | undefined;
   for (const s of t.segments) {
-    const time = s.smoothTime !== expected ? ` t="${s.smoothTime}"` : '';
-    out.push(`    <c${time} d="${s.duration}" />`);
+    let tail = tails.get(s.duration);
+    if (tail === undefined) {
+      tail = ` d="${s.duration}" />`;
+      tails.set(s.duration, tail);
+    }
+    out.push(s.smoothTime !== expected ? `    <c t="${s.smoothTime}"${tail}` : `    <c${tail}`);
     expected = s.smoothTime + s.duration;
   }
   return out;

@@ -40,8 +40,10 @@ export const hlsUrls = {
   master: (view: PlayoutView): string => withQuery(view, `${view.name}.m3u8`),
   media: (view: PlayoutView, key: string): string => withPlaylistQuery(view, `${view.name}-${key}.m3u8`),
   init: (view: PlayoutView, key: string): string => withQuery(view, `hls/${view.name}-${key}.m4s`),
-  segment: (view: PlayoutView, key: string, n: number, kind: SegmentKind = 'm4s'): string =>
-    withQuery(view, kind === 'm4s' ? `hls/${view.name}-${key}-${n}.m4s` : `${view.name}-${key}-${n}.${kind}`),
+  segment: (view: PlayoutView, key: string, n: number, kind: SegmentKind = 'm4s'): string => {
+    const [before, after] = hlsSegmentUrlParts(view, key, kind);
+    return before + n + after;
+  },
   /** The I-frame playlist of a video track, `keyframes/<name>-<videokey>.m3u8`. */
   iframes: (view: PlayoutView, key: string): string => withPlaylistQuery(view, `keyframes/${view.name}-${key}.m3u8`),
   /** Entry n (the n-th source fragment of the view) of an I-frame playlist, relative to keyframes/. */
@@ -49,3 +51,11 @@ export const hlsUrls = {
   /** The init segment as an I-frame playlist (in keyframes/) names it. */
   iframeInit: (view: PlayoutView, key: string): string => withQuery(view, `../hls/${view.name}-${key}.m4s`),
 };
+
+/**
+ * An HLS segment URL around its number: `hlsUrls.segment(view, key, n, kind)` is
+ * `before + n + after`. A media playlist writes one per segment; the parts are made once.
+ */
+export function hlsSegmentUrlParts(view: PlayoutView, key: string, kind: SegmentKind): [before: string, after: string] {
+  return kind === 'm4s' ? [`hls/${view.name}-${key}-`, withQuery(view, '.m4s')] : [`${view.name}-${key}-`, withQuery(view, `.${kind}`)];
+}

@@ -175,8 +175,51 @@ export function viewDuration(t: ViewTrack): bigint {
   return last.time + last.duration - s[0]!.time;
 }
 
+/**
+ * Memoization of pure functions of view objects, for the writers.
+ *
+ * A PlayoutView, its `tracks` array, its ViewTracks and their segments are never changed once
+ * buildView returns them, and the server keeps each view per (presentation, format, raw query)
+ * (server/playout.ts ctx.views), also with the rendered-manifest cache off. What a writer derives
+ * from a view track by walking its segments (a SegmentTimeline, the `<c>` list, EXTINF lines, bit
+ * rates) is therefore the same on every render of that view: computed once per object and reused,
+ * a later render is mostly string concatenation. This is not the server's rendered-manifest cache
+ * (whole documents, keyed by request, bounded, optional): entries are parts of a document, live
+ * exactly as long as the object they are keyed by (WeakMap), and hold only what a fresh render
+ * would compute again.
+ *
+ * The owner is the object the value is derived from (a ViewTrack, a view's `tracks` array, a
+ * view); `key` must name every other input (options, URL parts, protocol version...), since one
+ * ViewTrack can appear in views that differ in those (a view spread with other options).
+ */
+export class ViewMemo<V> {
+  private readonly byOwner = new WeakMap<object, Map<string, V>>();
+
+  get(owner: object, key: string, compute: () => V): V {
+    let known = this.byOwner.get(owner);
+    if (known === undefined) {
+      known = new Map();
+      this.byOwner.set(owner, known);
+    }
+    let value = known.get(key);
+    if (value === undefined) {
+      value = compute();
+      known.set(key, value);
+    }
+    return value;
+  }
+}
+
+const bitrateMemo = new ViewMemo<{ peak: number; average: number }>();
+
 /** Peak and average bitrate of a track's segments (bits per second), from the source bytes. */
 export function bitrates(t: ViewTrack): { peak: number; average: number } {
+  // A copy: the memoized object is shared by every render of the view.
+  const { peak, average } = bitrateMemo.get(t, '', () => computeBitrates(t));
+  return { peak, average };
+}
+
+function computeBitrates(t: ViewTrack): { peak: number; average: number } {
   const ts = t.track.properties.TimeScale;
   let bytes = 0;
   let peak = 0;
