@@ -17,7 +17,7 @@
 
 import { createHash } from 'node:crypto';
 import { formatOptionValue, OptionValue } from '../options/registry';
-import { PlayoutView } from '../playout/view';
+import { PlayoutView, ViewMemo } from '../playout/view';
 import { CostLru } from './cache';
 import { Presentation } from './presentation';
 import { PresentationIds } from './request-caches';
@@ -68,11 +68,20 @@ export class ManifestCache {
     return hit;
   }
 
-  /** The document of a view (rendered once for concurrent misses), remembered for the request key too. */
-  async get(p: Presentation, requestKey: string, canonicalKey: string, render: () => string): Promise<RenderedManifest> {
+  /**
+   * The document of a view (rendered once for concurrent misses), remembered for the request key
+   * too. `view` is the object the text is a pure function of (with the canonical key's route and
+   * tail): its text's ETag is hashed once per view and canonical key, so that with the cache off
+   * (or a document evicted) a render costs the render and the encode, not a hash of the text
+   * again. The ETag stays the hash of the very text sent.
+   */
+  async get(p: Presentation, requestKey: string, canonicalKey: string, render: () => string, view?: object): Promise<RenderedManifest> {
     const renderNow = (): RenderedManifest => {
       this.counts.renders++;
-      return rendered(render());
+      const text = render();
+      if (view === undefined) return rendered(text);
+      const bytes = Buffer.from(text, 'utf8');
+      return { text, bytes, etag: etags.get(view, canonicalKey, () => etagOf(bytes)) };
     };
     if (this.maxBytes === 0) return renderNow();
     const identity = this.identity(p);
@@ -101,8 +110,15 @@ export class ManifestCache {
 
 export function rendered(text: string): RenderedManifest {
   const bytes = Buffer.from(text, 'utf8');
-  return { text, bytes, etag: `"${createHash('sha1').update(bytes).digest('base64url').slice(0, 22)}"` };
+  return { text, bytes, etag: etagOf(bytes) };
 }
+
+function etagOf(bytes: Uint8Array): string {
+  return `"${createHash('sha1').update(bytes).digest('base64url').slice(0, 22)}"`;
+}
+
+/** ETags of rendered texts by view and canonical key (views are immutable; playout/view.ts). */
+const etags = new ViewMemo<string>();
 
 /** The view in canonical text: everything a manifest writer reads besides the presentation. */
 export function canonicalViewKey(view: PlayoutView, route: string, tail: string): string {

@@ -19,7 +19,7 @@ import { canonicalViewKey, ManifestCache, RenderedManifest } from '../presentati
 import { PresentationIds, PresentationMemo } from '../presentation/request-caches';
 import { Presentation, PresentationTrack, ticksIn } from '../presentation/presentation';
 import { Segment } from '../playout/timeline';
-import { PlayoutView, TrackSelector, trackKey, viewForQuery, ViewTrack } from '../playout/view';
+import { PlayoutView, TrackSelector, trackKey, viewForQuery, ViewMemo, ViewTrack } from '../playout/view';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../hls/rendition';
 import { keyframeFmp4, keyframeTs, numberingTrack, packedAudio, tsSegment, webvttText } from '../hls/segments';
 import { PresentationRequest, RouteKind } from './routes';
@@ -139,9 +139,13 @@ export async function handlePlayout(ctx: PlayoutContext, req: PresentationReques
   }
 }
 
+/** A view's canonical key per (route, tail): the sort and join once per view, not per request. */
+const canonicalKeys = new ViewMemo<string>();
+
 async function manifest(ctx: PlayoutContext, req: PresentationRequest, p: Presentation, view: PlayoutView, rawQuery: string, render: () => string): Promise<Reply> {
   // Keys and their correctness: presentation/manifest-cache.ts.
-  const doc = await ctx.manifests.get(p, requestKey(req, rawQuery), canonicalViewKey(view, req.route.kind, req.tail), render);
+  const canonical = canonicalKeys.get(view, `${req.route.kind}\n${req.tail}`, () => canonicalViewKey(view, req.route.kind, req.tail));
+  const doc = await ctx.manifests.get(p, requestKey(req, rawQuery), canonical, render, view);
   return manifestReply(req, p, doc);
 }
 

@@ -2,6 +2,7 @@
 // a byte of the answer. Observed through the server's counters (no timing).
 
 import { promises as fs } from 'node:fs';
+import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { RunningServer, startServer } from '../../origin/server/server';
@@ -125,6 +126,20 @@ test('--manifest-cache-bytes 0 (manifestCacheBytes: 0) renders every request', a
     expect(b.text).toBe(a.text);
     expect(b.headers.etag).toBe(a.headers.etag);
     expect(server.manifestCacheStats()).toMatchObject({ renders: 2, requestHits: 0, canonicalHits: 0, documents: 0 });
+    // The ETag is the hash of the text sent, for every manifest and rendition, each time (it is
+    // hashed once per view and kept: a wrong key would show here as another text's ETag).
+    const sha1 = (b: Buffer): string => `"${createHash('sha1').update(b).digest('base64url').slice(0, 22)}"`;
+    const master = await get(server.url, '/p.ism/.m3u8');
+    const media = master.text.split('\n').filter((l) => l.endsWith('.m3u8') || l.includes('.m3u8?'));
+    expect(media.length).toBeGreaterThan(1);
+    const paths = ['/p.ism/.mpd', '/p.ism/Manifest', '/p.ism/.m3u8', '/p.ism/.m3u8?filter=type%3D%3D%22audio%22', ...media.map((m) => `/p.ism/${m}`)];
+    for (let round = 0; round < 2; round++) {
+      for (const p of paths) {
+        const r = await get(server.url, p);
+        expect([p, r.status, r.headers.etag]).toEqual([p, 200, sha1(r.body)]);
+      }
+    }
+    expect(new Set(await Promise.all(paths.map(async (p) => (await get(server.url, p)).headers.etag))).size).toBe(paths.length);
   } finally {
     await server.close();
   }
