@@ -4,6 +4,9 @@
 // Concurrent misses for the same key share one load (request coalescing).
 
 import { promises as fs } from 'node:fs';
+// Imported, not the global: the global `performance` loads node:perf_hooks lazily on its first
+// use, which was the first request (about a millisecond of module loading on the cold path).
+import { performance } from 'node:perf_hooks';
 import { OriginError } from '../errors';
 import { MediaFile } from '../model';
 import { readMediaFile } from '../media/media-file';
@@ -228,7 +231,9 @@ export class PresentationStore {
         const value = await readMediaFile(source, 'fast');
         return { value, cost: mediaCost(value) };
       } finally {
-        await source.close();
+        // Not waited for: the index is complete, and a read-only close cannot lose data; the
+        // first request no longer pays one more thread-pool round trip per source.
+        source.close().catch(() => undefined);
       }
     });
   }
