@@ -233,6 +233,16 @@ export interface RandomAccessTable {
   timesSafe: boolean;
   /** Each entry's moof offset in the file. */
   moofOffsets: Float64Array;
+  /** Both the moof offsets and the times strictly ascend (the order §8.8.10 asks for). */
+  ascending: boolean;
+  /**
+   * timeNumbers[e + 1] − timeNumbers[e] (exact when `timesSafe`), 0 for the last entry: a
+   * fragment's duration when the entries are consecutive fragments. Computed in the parse loop,
+   * so that the index needs no further pass over the entries.
+   */
+  timeSteps: Float64Array;
+  /** moofOffsets[e + 1] − moofOffsets[e], 0 for the last entry. */
+  offsetSteps: Float64Array;
 }
 
 /**
@@ -264,31 +274,53 @@ export function parseMfra(mfra: Uint8Array, start: number): Map<number, RandomAc
     const words = new Uint32Array(times.buffer);
     const timeNumbers = new Float64Array(count);
     const moofOffsets = new Float64Array(count);
+    const timeSteps = new Float64Array(count);
+    const offsetSteps = new Float64Array(count);
     let timesSafe = true;
+    let ascending = true;
+    let prevHigh = 0;
+    let prevLow = 0;
+    let prevTime = 0;
+    let prevOffset = 0;
     const view = new DataView(box.payload.buffer, box.payload.byteOffset + r.offset, count * entryBytes);
+    // One pass does everything per entry (this loop runs cold on a first request: each extra
+    // pass over thousands of entries cost milliseconds before the JIT caught up).
     for (let e = 0, p = 0; e < count; e++, p += entryBytes) {
       // The time is unsigned in §8.8.10, but ffmpeg clamps or wraps negative times; read it
       // signed so a wrapped value stays meaningful. The first time is re-read from the moof anyway.
+      let timeHigh = 0;
+      let timeLow: number;
+      let offset: number;
       if (version === 1) {
-        const timeHigh = view.getInt32(p);
-        const timeLow = view.getUint32(p + 4);
-        words[2 * e + HIGH_WORD] = timeHigh >>> 0;
-        words[2 * e + 1 - HIGH_WORD] = timeLow;
-        timeNumbers[e] = timeHigh * 0x100000000 + timeLow;
-        if (timesSafe && !Number.isSafeInteger(timeNumbers[e])) timesSafe = false;
+        timeHigh = view.getInt32(p);
+        timeLow = view.getUint32(p + 4);
+        // Safe (|t| < 2^53) exactly when the high word is in [-2^21, 2^21), except -2^53 itself.
+        if (timeHigh < -0x200000 || timeHigh >= 0x200000 || (timeHigh === -0x200000 && timeLow === 0)) timesSafe = false;
         const high = view.getUint32(p + 8);
         // Offsets past 2^53 cannot be file positions here; refuse rather than round.
         if (high > 0x1fffff) r.fail(`entry ${e}: moof_offset exceeds 2^53`);
-        moofOffsets[e] = high * 0x100000000 + view.getUint32(p + 12);
+        offset = high * 0x100000000 + view.getUint32(p + 12);
       } else {
-        const time = view.getUint32(p);
-        words[2 * e + HIGH_WORD] = 0;
-        words[2 * e + 1 - HIGH_WORD] = time;
-        timeNumbers[e] = time;
-        moofOffsets[e] = view.getUint32(p + 4);
+        timeLow = view.getUint32(p);
+        offset = view.getUint32(p + 4);
       }
+      words[2 * e + HIGH_WORD] = timeHigh >>> 0;
+      words[2 * e + 1 - HIGH_WORD] = timeLow;
+      const time = timeHigh * 0x100000000 + timeLow;
+      timeNumbers[e] = time;
+      moofOffsets[e] = offset;
+      if (e > 0) {
+        timeSteps[e - 1] = time - prevTime;
+        offsetSteps[e - 1] = offset - prevOffset;
+        // Times compared as (high, low) words: exact even past 2^53.
+        if (offset <= prevOffset || timeHigh < prevHigh || (timeHigh === prevHigh && timeLow <= prevLow)) ascending = false;
+      }
+      prevHigh = timeHigh;
+      prevLow = timeLow;
+      prevTime = time;
+      prevOffset = offset;
     }
-    out.set(trackId, { count, times, timeNumbers, timesSafe, moofOffsets });
+    out.set(trackId, { count, times, timeNumbers, timesSafe, moofOffsets, ascending, timeSteps, offsetSteps });
   }
   return out;
 }

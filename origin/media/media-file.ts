@@ -2,11 +2,13 @@
 // fragment table per track. Two ways to build the table:
 //
 // - `mfra` fast path (ISO/IEC 14496-12 §8.8.9–8.8.11): read `mfro`, then `mfra`, then only the
-//   first and last `moof` of each track. Used by the origin; an hour of three tracks costs a
-//   handful of reads. The first `moof` gives the exact start time (ffmpeg's `tfra` clamps the
-//   negative AAC priming time of `tfxd` to 0) and proves the layout (moof+mdat end where the next
-//   entry begins); the last gives the final duration and must agree with its `tfra` time. Any
-//   disagreement falls back to the walk.
+//   first and last `moof` of each track. Used by the origin. The reads go through a read-ahead
+//   (ReadAhead below) that asks for the file's head and tail at once: a one-track file costs two
+//   or three reads (a video track's last moof lies before a large mdat, outside the tail). The
+//   first `moof` gives the exact start time (ffmpeg's `tfra` clamps the negative AAC priming
+//   time of `tfxd` to 0) and proves the layout (moof+mdat end where the next entry begins); the
+//   last gives the final duration and must agree with its `tfra` time. Any disagreement falls
+//   back to the walk.
 // - `moof` walk: visit every top-level box after `moov`. Exact media byte counts (the bitrate the
 //   packager writes), works without `mfra`, detects truncation.
 //
@@ -28,6 +30,12 @@ const MAX_MOOF_BYTES = 16 << 20;
 const MAX_MFRA_BYTES = 64 << 20;
 /** Read window for the walk: one read usually holds a moof and the next mdat's header. */
 const WINDOW = 16 << 10;
+/** First read of the fast path: ftyp and moov (a few kB), and usually the first moof and mdat header. */
+const HEAD_BYTES = 64 << 10;
+/** Last bytes of the file, read at once on the fast path: mfro and mfra (a 2-hour track's tfra is ~68 kB; 4 hours ~137 kB). */
+const TAIL_BYTES = 256 << 10;
+/** One read at a moof: the moof of a 2-second fragment is under 4 kB even at 60 frames per second. */
+const MOOF_GUESS = 16 << 10;
 
 /** Boxes that may open an ISO BMFF file (§4.3 ftyp, §8.16 styp, and boxes seen before ftyp in the wild). */
 const FIRST_BOXES = new Set(['ftyp', 'styp', 'moov', 'free', 'skip', 'wide', 'uuid', 'pdin', 'sidx']);
@@ -45,7 +53,12 @@ export async function readMediaFile(source: ByteSource, mode: IndexMode = 'fast'
 
 async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
   if (source.size === 0) throw new OriginError('corrupt-media', 'empty file (0 bytes), not an MP4 file', source.name);
-  const { moovTracks, fragmented, afterMoov, moov } = await readHeader(source);
+  const ahead = new ReadAhead(source);
+  // The fast path needs the file's two ends: the head (ftyp, moov, first moof) and the tail
+  // (mfro, mfra, often the last moof). Both are asked for at once, one read each: before, the
+  // boxes were fetched one small read after another (about ten round trips a file).
+  if (mode === 'fast') ahead.prefetch(Math.max(0, source.size - TAIL_BYTES), Math.min(TAIL_BYTES, source.size));
+  const { moovTracks, fragmented, afterMoov, moov } = await readHeader(ahead);
   if (!fragmented) {
     throw new OriginError(
       'unsupported-media',
@@ -55,18 +68,18 @@ async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
   }
   if (moovTracks.length === 0) throw new OriginError('corrupt-media', 'moov declares no tracks', source.name);
   let built: Built | undefined;
-  if (mode === 'fast') built = await tryMfra(source, moovTracks, afterMoov);
+  if (mode === 'fast') built = await tryMfra(ahead, moovTracks, afterMoov);
   const indexedBy = built ? 'mfra' : 'moof-walk';
   built ??= await walkMoofs(source, moovTracks, afterMoov);
   const tracks = moovTracks.map((t) => finishTrack(t, built!.get(t.properties.trackID), source.name));
   return { name: source.name, size: source.size, tracks, indexedBy, moov };
 }
 
-async function readHeader(source: ByteSource): Promise<{ moovTracks: MoovTrack[]; fragmented: boolean; afterMoov: number; moov: Uint8Array }> {
+async function readHeader(source: ReadAhead): Promise<{ moovTracks: MoovTrack[]; fragmented: boolean; afterMoov: number; moov: Uint8Array }> {
   let offset = 0;
   let first = true;
   while (offset < source.size) {
-    const head = await source.read(offset, Math.min(16, source.size - offset));
+    const head = await source.readAhead(offset, Math.min(16, source.size - offset), HEAD_BYTES);
     const type = head.byteLength >= 8 ? String.fromCharCode(...head.subarray(4, 8)) : '';
     if (first && !FIRST_BOXES.has(type)) {
       throw new OriginError('corrupt-media', `not an MP4 file (first box type is '${printable(type.padEnd(4, '\0'))}', expected ftyp)`, source.name);
@@ -77,7 +90,8 @@ async function readHeader(source: ByteSource): Promise<{ moovTracks: MoovTrack[]
     if (h.type === 'moof' || h.type === 'mdat') throw corruptAt('file', offset, `'${h.type}' before moov: no moov to describe the tracks`);
     if (h.type === 'moov') {
       if (h.size > MAX_MOOV_BYTES) throw corruptAt('file', offset, `moov of ${h.size} bytes exceeds the ${MAX_MOOV_BYTES}-byte limit`);
-      const moov = await source.read(offset, h.size);
+      // A copy: the moov is kept with the index (init segments), the read-ahead window is not.
+      const moov = Buffer.from(await source.readAhead(offset, h.size, HEAD_BYTES));
       const { tracks, fragmented } = readMoov(moov, 'moov');
       return { moovTracks: tracks, fragmented, afterMoov: offset + h.size, moov };
     }
@@ -122,10 +136,12 @@ interface Indexed {
   dataBytes: number | undefined;
   samples: number | undefined;
   firstTiming: { samples: number; duration: number } | undefined;
+  /** The sums of `durations` and `sizes` when known without adding them up (the mfra path). */
+  totals?: { duration: number; rangeBytes: number } | undefined;
 }
 type Built = Map<number, Indexed>;
 
-async function tryMfra(source: ByteSource, tracks: MoovTrack[], afterMoov: number): Promise<Built | undefined> {
+async function tryMfra(source: ReadAhead, tracks: MoovTrack[], afterMoov: number): Promise<Built | undefined> {
   if (source.size < afterMoov + 16) return undefined;
   const mfraSize = parseMfro(await source.read(source.size - 16, 16), source.size - 16);
   if (mfraSize === undefined || mfraSize > MAX_MFRA_BYTES || mfraSize < 16 || source.size - mfraSize < afterMoov) return undefined;
@@ -134,7 +150,9 @@ async function tryMfra(source: ByteSource, tracks: MoovTrack[], afterMoov: numbe
   const lists: RandomAccessTable[] = [];
   for (const t of tracks) {
     const list = entries.get(t.properties.trackID);
-    if (list === undefined || list.count === 0 || !ascending(list, afterMoov, mfraStart)) return undefined;
+    // tfra entries ascend (§8.8.10) and lie between the moov and the mfra; strictly ascending
+    // offsets need only the first and the last checked.
+    if (list === undefined || list.count === 0 || !list.ascending || list.moofOffsets[0]! < afterMoov || list.moofOffsets[list.count - 1]! >= mfraStart) return undefined;
     lists.push(list);
   }
   // Every fragment ends where the next one of any track begins (or at the mfra): the sorted
@@ -155,25 +173,47 @@ async function tryMfra(source: ByteSource, tracks: MoovTrack[], afterMoov: numbe
     if (first === undefined || first.end !== nextAfter(list.moofOffsets[0]!)) return undefined;
     const last = n === 1 ? first : await trafAt(source, list.moofOffsets[n - 1]!, id, defaults);
     if (last === undefined || (n > 1 && last.traf.baseTime !== undefined && last.traf.baseTime !== list.times[n - 1]!)) return undefined;
-    const times = list.times.slice();
+    // The parse's own columns become the table's (they are this load's alone): no copies.
+    const times = list.times;
     if (first.traf.baseTime !== undefined) times[0] = first.traf.baseTime;
-    const durations = new Float64Array(n);
-    const sizes = new Float64Array(n);
-    const tn = list.timeNumbers;
-    const firstTime = Number(times[0]!);
     const offsets = list.moofOffsets;
-    // Both lists ascend: one pointer walks the boundaries alongside the fragments.
-    let j = 0;
-    for (let i = 0; i < n; i++) {
-      const d = i + 1 >= n ? last.traf.duration : list.timesSafe ? tn[i + 1]! - (i === 0 ? firstTime : tn[i]!) : Number(times[i + 1]! - times[i]!);
-      if (!(d > 0)) return undefined;
-      durations[i] = d;
-      while (j < boundaries.length && boundaries[j]! <= offsets[i]!) j++;
-      sizes[i] = (j < boundaries.length ? boundaries[j]! : mfraStart) - offsets[i]!;
+    const firstTime = Number(times[0]!);
+    let durations: Float64Array;
+    let sizes: Float64Array;
+    let totals: Indexed['totals'];
+    if (lists.length === 1 && list.timesSafe) {
+      // One track per file (the usual .ismv/.isma): a fragment lasts until the next entry's time
+      // and its bytes run to the next entry's moof (the last one's to the mfra). The parse
+      // already took those steps; only both ends change. No pass over the entries here.
+      durations = list.timeSteps;
+      sizes = list.offsetSteps;
+      if (n > 1) durations[0] = list.timeNumbers[1]! - firstTime;
+      durations[n - 1] = last.traf.duration;
+      sizes[n - 1] = mfraStart - offsets[n - 1]!;
+      // Later steps are positive: the times strictly ascend (checked above).
+      if (!(durations[0]! > 0) || !(durations[n - 1]! > 0)) return undefined;
+      // Sums of exact integers below 2^53 are exact in any order: finishTrack's totals without
+      // its loop. (Larger spans take that loop.)
+      const span = list.timeNumbers[n - 1]! - firstTime + last.traf.duration;
+      if (n === 1 || span < 2 ** 52) totals = { duration: n === 1 ? durations[0]! : span, rangeBytes: mfraStart - offsets[0]! };
+    } else {
+      durations = new Float64Array(n);
+      sizes = new Float64Array(n);
+      const tn = list.timeNumbers;
+      // Both lists ascend: one pointer walks the boundaries alongside the fragments.
+      let j = 0;
+      for (let i = 0; i < n; i++) {
+        const d = i + 1 >= n ? last.traf.duration : list.timesSafe ? tn[i + 1]! - (i === 0 ? firstTime : tn[i]!) : Number(times[i + 1]! - times[i]!);
+        if (!(d > 0)) return undefined;
+        durations[i] = d;
+        while (j < boundaries.length && boundaries[j]! <= offsets[i]!) j++;
+        sizes[i] = (j < boundaries.length ? boundaries[j]! : mfraStart) - offsets[i]!;
+      }
     }
     built.set(id, {
       // tfra lists random access points only (§8.8.10): every fragment opens on a keyframe.
-      fragments: { count: n, times, durations, offsets: list.moofOffsets, sizes, keyframes: new Uint8Array(n).fill(1) },
+      fragments: { count: n, times, durations, offsets, sizes, keyframes: new Uint8Array(n).fill(1) },
+      totals,
       dataBytes: undefined,
       samples: undefined,
       firstTiming: { samples: first.traf.sampleCount, duration: first.traf.duration },
@@ -208,16 +248,6 @@ function upperBound(values: Float64Array, x: number): number {
   return lo;
 }
 
-function ascending(list: RandomAccessTable, min: number, max: number): boolean {
-  const { moofOffsets: o } = list;
-  const t = list.timesSafe ? list.timeNumbers : list.times;
-  for (let i = 0; i < list.count; i++) {
-    if (o[i]! < min || o[i]! >= max) return false;
-    if (i > 0 && (o[i]! <= o[i - 1]! || t[i]! <= t[i - 1]!)) return false;
-  }
-  return true;
-}
-
 function defaultsLookup(tracks: MoovTrack[]): (id: number) => TrackDefaults | undefined {
   const m = new Map(tracks.map((t) => [t.properties.trackID, t.defaults]));
   return (id) => m.get(id);
@@ -225,16 +255,18 @@ function defaultsLookup(tracks: MoovTrack[]): (id: number) => TrackDefaults | un
 
 /** Reads the moof at `offset` and the header of the mdat after it; undefined when the layout is not moof+mdat. */
 async function trafAt(
-  source: ByteSource,
+  source: ReadAhead,
   offset: number,
   trackId: number,
   defaults: (id: number) => TrackDefaults | undefined,
 ): Promise<{ traf: TrafSummary; end: number } | undefined> {
-  const head = await source.read(offset, Math.min(16, source.size - offset));
+  // One read of MOOF_GUESS bytes usually holds the whole moof and the mdat header after it;
+  // a larger moof takes a second read.
+  const head = await source.readAhead(offset, Math.min(16, source.size - offset), MOOF_GUESS);
   const h = readBoxHeader(head, 0, offset, source.size, 'file');
   if (h === undefined || h.type !== 'moof' || h.size > MAX_MOOF_BYTES) return undefined;
   const moofEnd = offset + h.size;
-  const bytes = await source.read(offset, Math.min(h.size + 16, source.size - offset));
+  const bytes = await source.readAhead(offset, Math.min(h.size + 16, source.size - offset), MOOF_GUESS);
   const traf = parseMoof(bytes.subarray(0, h.size), offset, defaults).find((t) => t.trackId === trackId);
   const mdat = readBoxHeader(bytes, h.size, offset, source.size, 'file');
   if (traf === undefined || mdat === undefined || mdat.type !== 'mdat') return undefined;
@@ -306,9 +338,12 @@ function finishTrack(t: MoovTrack, b: Indexed | undefined, fileName: string): Me
   const fragments = b.fragments;
   let duration = 0;
   let rangeBytes = 0;
-  for (let i = 0; i < fragments.count; i++) {
-    duration += fragments.durations[i]!;
-    rangeBytes += fragments.sizes[i]!;
+  if (b.totals !== undefined) ({ duration, rangeBytes } = b.totals);
+  else {
+    for (let i = 0; i < fragments.count; i++) {
+      duration += fragments.durations[i]!;
+      rangeBytes += fragments.sizes[i]!;
+    }
   }
   if (duration > 0) {
     // Average bitrate of the media payload (exact when the walk counted sample sizes; from
@@ -321,4 +356,56 @@ function finishTrack(t: MoovTrack, b: Indexed | undefined, fileName: string): Me
     if (rate) p.FrameRate = rate;
   }
   return { properties: p, fragments, dataBytes: b.dataBytes, sampleCount: b.samples };
+}
+
+/**
+ * The source with a few windows of bytes already asked for: a read inside a window is answered
+ * from it, `readAhead` widens a read that misses into a new window. Which window covers a read is
+ * known before its bytes arrive, so a pending window never delays a read it does not cover.
+ * Windows are views of the reads, not copies; they live as long as this object (one index load).
+ */
+class ReadAhead implements ByteSource {
+  readonly name: string;
+  readonly size: number;
+  private readonly windows: Array<{ start: number; end: number; bytes: Promise<Uint8Array> }> = [];
+  constructor(private readonly inner: ByteSource) {
+    this.name = inner.name;
+    this.size = inner.size;
+  }
+
+  /** Starts reading [start, start + length) into a window without waiting for it. */
+  prefetch(start: number, length: number): Promise<Uint8Array> {
+    const bytes = this.inner.read(start, length);
+    // Observed here: a failed window is read again, directly, by whoever needs its bytes.
+    bytes.catch(() => undefined);
+    this.windows.push({ start, end: start + length, bytes });
+    return bytes;
+  }
+
+  async read(offset: number, length: number): Promise<Uint8Array> {
+    return (await this.fromWindow(offset, length)) ?? this.inner.read(offset, length);
+  }
+
+  /** `length` bytes at `offset`; on a miss, reads at least `window` bytes there (within the file) and keeps them. */
+  async readAhead(offset: number, length: number, window: number): Promise<Uint8Array> {
+    const hit = await this.fromWindow(offset, length);
+    if (hit !== undefined) return hit;
+    const wide = Math.min(Math.max(length, window), this.size - offset);
+    if (offset < 0 || length < 0 || wide <= length) return this.inner.read(offset, length);
+    const bytes = await this.prefetch(offset, wide);
+    return bytes.subarray(0, length);
+  }
+
+  private async fromWindow(offset: number, length: number): Promise<Uint8Array | undefined> {
+    for (const w of this.windows) {
+      if (offset < w.start || length < 0 || offset + length > w.end) continue;
+      const bytes = await w.bytes.catch(() => undefined);
+      if (bytes !== undefined) return bytes.subarray(offset - w.start, offset - w.start + length);
+    }
+    return undefined;
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
 }
