@@ -420,20 +420,46 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
     result['runs'] = runs;
 
     log(`[http] uncached`);
-    // --- uncached manifest generation: cache disabled, one connection
+    // --- uncached manifest generation: cache disabled; latency on one connection, throughput
+    // of the worker at C connections (wrk on the other CPU)
     if (!other) {
       const uncached: Record<string, WrkResult> = {};
+      const uncachedLoaded: Record<string, WrkResult> = {};
       origin = await startOrigin(dir, 1, ['--manifest-cache-bytes', '0']);
       for (const [kind, p] of Object.entries(urls.manifests)) {
         wrk(origin.url, [p], 1, 1);
         uncached[kind] = wrk(origin.url, [p], 1, seconds);
+        uncachedLoaded[kind] = wrk(origin.url, [p], C, seconds);
       }
       await stop(origin);
       result['uncached'] = uncached;
+      result['uncachedLoaded'] = uncachedLoaded;
     }
 
     log(`[http] edge`);
-    // --- edge: direct next to through `origin edge`, cached MPD and a segment
+    // --- edge in the origin's process (`origin serve --edge-config`, the real edge.wasm):
+    // pinned like the direct origin, C connections, direct and through the filter alternately
+    {
+      const yaml = path.join(root, 'envoy-config', 'envoy.yaml');
+      const direct = await startOrigin(dir, 1);
+      const inline = await startOrigin(dir, 1, ['--edge-config', yaml]);
+      const inProcess: Record<string, Record<string, WrkResult[]>> = {};
+      try {
+        for (const [kind, ps] of [['manifest/mpd', [urls.manifests.mpd!]], ['segment/dash', [urls.segments.dash![0]!]]] as const) {
+          for (let round = 0; round < 2; round++) {
+            for (const [target, proc] of [['direct', direct], ['edge', inline]] as const) {
+              wrk(proc.url, [...ps], C, 1);
+              ((inProcess[kind] ??= {})[target] ??= []).push(wrk(proc.url, [...ps], C, seconds));
+            }
+          }
+        }
+      } finally {
+        await stop(inline);
+        await stop(direct);
+      }
+      result['edgeInProcess'] = { note: 'the filter in the origin process (serve --edge-config); origin pinned to one CPU, wrk to the other; 2 alternating rounds', runs: inProcess };
+    }
+    // --- edge as a second process: direct next to through `origin edge`, cached MPD and a segment
     {
       origin = await startOrigin(dir, 1);
       const edge = await startPrinting(LOAD_CPU, process.execPath, [originCliPath(), 'edge', '--config', path.join(root, 'envoy-config', 'envoy.yaml'), '--upstream', origin.url, '--port', '0', '-q'], /listening on (http:\/\/[\d.]+:\d+)/);
@@ -472,10 +498,18 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
       const mix = [...Object.values(urls.manifests), ...Object.values(urls.segments).flatMap((ps) => ps.slice(0, 15))];
       wrk(origin.url, mix, 16, 2, 1, undefined);
       const rssStart = rssOf(origin.pid);
-      const soak = wrk(origin.url, mix, 256, soakSeconds, 2, undefined);
-      const rssEnd = rssOf(origin.pid);
+      // In slices, RSS read between them: whether memory levels off after the warm-up or keeps
+      // growing shows in the series, not in two points.
+      const slices = Math.max(1, Math.round(soakSeconds / 10));
+      const parts: WrkResult[] = [];
+      const rssSeries: { afterSeconds: number; rss: { pid: number; rss: number }[] }[] = [];
+      for (let i = 0; i < slices; i++) {
+        parts.push(wrk(origin.url, mix, 256, Math.max(1, Math.round(soakSeconds / slices)), 2, undefined));
+        rssSeries.push({ afterSeconds: Math.round(((i + 1) * soakSeconds) / slices), rss: rssOf(origin.pid) });
+      }
+      const rssEnd = rssSeries[rssSeries.length - 1]!.rss;
       await stop(origin);
-      result['soak'] = { workers: w, connections: 256, seconds: soakSeconds, urls: mix.length, wrk: soak, rssStart, rssEnd };
+      result['soak'] = { workers: w, connections: 256, seconds: soakSeconds, urls: mix.length, wrk: sumRuns(parts), slices: parts, rssStart, rssSeries, rssEnd };
     }
     result['loadAverageAtEnd'] = os.loadavg().map((x) => Number(x.toFixed(2)));
   }
@@ -485,6 +519,25 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
   writeFileSync(outFile, `${JSON.stringify(result, null, 2)}\n`);
   log(`results: ${path.relative(root, outFile)}`);
   return result;
+}
+
+/** Several wrk runs as one: counts summed, rates over the summed time, latency of the worst slice. */
+function sumRuns(parts: WrkResult[]): WrkResult {
+  const requests = parts.reduce((n, x) => n + x.requests, 0);
+  const seconds = parts.reduce((n, x) => n + x.seconds, 0);
+  const bytes = parts.reduce((n, x) => n + x.bytesPerRequest * x.requests, 0);
+  const worst = (k: 'p50' | 'p90' | 'p99' | 'max'): number => Math.max(...parts.map((x) => x.latencyMs[k]));
+  const errors = { connect: 0, read: 0, write: 0, status: 0, timeout: 0 };
+  for (const x of parts) for (const k of Object.keys(errors) as (keyof typeof errors)[]) errors[k] += x.errors[k];
+  return {
+    requests,
+    seconds: Number(seconds.toFixed(2)),
+    rps: Math.round(requests / seconds),
+    mbps: Number((bytes / seconds / 1048576).toFixed(1)),
+    bytesPerRequest: requests === 0 ? 0 : Math.round(bytes / requests),
+    latencyMs: { p50: worst('p50'), p90: worst('p90'), p99: worst('p99'), max: worst('max') },
+    errors,
+  };
 }
 
 function printTable(r: Record<string, unknown>, log: (line: string) => void): void {
@@ -509,11 +562,25 @@ function printTable(r: Record<string, unknown>, log: (line: string) => void): vo
   log(`cold (first request after start, median of 3): ${Object.entries(cold.manifests).map(([k, v]) => `${k} ${v.median} ms`).join(', ')}; 2-hour MPD ${cold.longMpd2h.median} ms`);
   const unc = r['uncached'] as Record<string, WrkResult> | undefined;
   if (unc !== undefined) log(`uncached manifests (--manifest-cache-bytes 0, 1 connection): ${Object.entries(unc).map(([k, v]) => `${k} ${v.rps} req/s p50 ${v.latencyMs.p50.toFixed(2)} ms`).join(', ')}`);
+  const uncLoaded = r['uncachedLoaded'] as Record<string, WrkResult> | undefined;
+  if (uncLoaded !== undefined) log(`uncached manifests (--manifest-cache-bytes 0, ${(r['settings'] as { connections: number }).connections} connections, one worker): ${Object.entries(uncLoaded).map(([k, v]) => `${k} ${v.rps} req/s p50 ${v.latencyMs.p50.toFixed(2)} ms`).join(', ')}`);
+  const inProcess = r['edgeInProcess'] as { runs: Record<string, Record<string, WrkResult[]>> } | undefined;
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  if (inProcess !== undefined) {
+    for (const [k, v] of Object.entries(inProcess.runs)) {
+      const d = v['direct']!.map((x) => x.rps);
+      const e = v['edge']!.map((x) => x.rps);
+      const ratios = d.map((x, i) => e[i]! / x);
+      log(`edge in the origin process ${k}: direct ${d.join('/')} req/s, through the filter ${e.join('/')} req/s (${ratios.map((x) => x.toFixed(2)).join('/')}×, lower ${median(ratios).toFixed(2)}×)`);
+    }
+  }
   const edge = r['edge'] as { runs: Record<string, Record<string, WrkResult>> };
-  for (const [k, v] of Object.entries(edge.runs)) log(`edge ${k}: direct ${v['direct']!.rps} req/s, through the edge ${v['edge']!.rps} req/s (${(v['edge']!.rps / v['direct']!.rps).toFixed(2)}×)`);
+  for (const [k, v] of Object.entries(edge.runs)) log(`edge as a second process ${k}: direct ${v['direct']!.rps} req/s, through \`origin edge\` ${v['edge']!.rps} req/s (${(v['edge']!.rps / v['direct']!.rps).toFixed(2)}×)`);
   const every = r['everyUrl'] as { requests: number; bad: number; seconds: number; rssBefore: { rss: number }[]; rssAfter: { rss: number }[] };
   log(`every URL (${every.requests}, ${every.bad} not 200, ${every.seconds} s): RSS ${mb(every.rssBefore[0]!.rss)} → ${mb(every.rssAfter[0]!.rss)} MB (one worker)`);
   const soak = r['soak'] as { wrk: WrkResult; rssStart: { pid: number; rss: number }[]; rssEnd: { pid: number; rss: number }[]; workers: number; seconds: number };
   const se = soak.wrk.errors;
   log(`soak (${soak.workers} workers, 256 connections, ${soak.seconds} s): ${soak.wrk.requests} requests, ${soak.wrk.rps} req/s, ${soak.wrk.mbps} MB/s, errors connect ${se.connect} read ${se.read} write ${se.write} timeout ${se.timeout}, non-2xx ${se.status}; RSS MB start ${soak.rssStart.map((x) => mb(x.rss)).join('/')} end ${soak.rssEnd.map((x) => mb(x.rss)).join('/')}`);
+  const series = (r['soak'] as { rssSeries?: { afterSeconds: number; rss: { rss: number }[] }[] }).rssSeries;
+  if (series !== undefined) log(`soak RSS MB by time (primary/workers): ${series.map((x) => `${x.afterSeconds} s ${x.rss.map((y) => mb(y.rss)).join('/')}`).join(', ')}`);
 }
