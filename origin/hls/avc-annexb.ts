@@ -66,6 +66,40 @@ export function accessUnitParts(sample: Uint8Array, keyframe: boolean, c: AvcCon
   return parts;
 }
 
+/**
+ * Writes the access unit of accessUnitParts at out[at] and returns the offset after it. The
+ * sample is copied whole, then each NAL length field is overwritten in place by the start code of
+ * its own size (the sizes match: see above), so the NAL units themselves are one copy.
+ */
+export function writeAccessUnit(out: Uint8Array, at: number, sample: Uint8Array, keyframe: boolean, c: AvcConfig, parameterSets: Uint8Array, where: { file: string; offset: number }): number {
+  out.set(ACCESS_UNIT_DELIMITER, at);
+  at += ACCESS_UNIT_DELIMITER.byteLength;
+  if (keyframe) {
+    out.set(parameterSets, at);
+    at += parameterSets.byteLength;
+  }
+  const n = c.lengthSize;
+  const size = sample.byteLength;
+  out.set(sample, at);
+  let i = 0;
+  while (i < size) {
+    if (i + n > size) throw bad(where, i, `${size - i} bytes left, a NAL length field needs ${n}`);
+    let length = 0;
+    for (let k = 0; k < n; k++) length = length * 256 + sample[i + k]!;
+    if (length === 0) throw bad(where, i, 'NAL unit of length 0');
+    if (i + n + length > size) throw bad(where, i, `NAL unit of ${length} bytes runs past the sample's end (${size - i - n} bytes left)`);
+    const o = at + i;
+    out[o] = 0;
+    out[o + 1] = 0;
+    if (n === 4) {
+      out[o + 2] = 0;
+      out[o + 3] = 1;
+    } else out[o + 2] = 1;
+    i += n + length;
+  }
+  return at + size;
+}
+
 function bad(where: { file: string; offset: number }, at: number, what: string): OriginError {
   return new OriginError('corrupt-media', `H.264 sample at file offset ${where.offset}: ${what} (at file offset ${where.offset + at})`, where.file);
 }

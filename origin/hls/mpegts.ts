@@ -25,12 +25,12 @@
 
 import { OriginError } from '../errors';
 import { ADTS_HEADER_SIZE, AdtsConfig, adtsConfigOf, writeAdtsHeader } from './adts';
-import { accessUnitParts, accessUnitSize, checkLengthSize, parameterSetBytes } from './avc-annexb';
+import { accessUnitSize, checkLengthSize, parameterSetBytes, writeAccessUnit } from './avc-annexb';
 import { CodecConfig } from './codec-config';
 import {
   firstAdaptationBytes,
   languageDescriptor,
-  pesHeader,
+  packetizePes,
   pesHeaderSize,
   pesPacketCount,
   PmtStream,
@@ -38,7 +38,7 @@ import {
   TS_PACKET_SIZE,
   writePat,
   writePcrPacket,
-  writePesPackets,
+  writePesHeader,
   writePmt,
 } from './ts-packets';
 
@@ -237,7 +237,10 @@ export function planTsSegment(input: TsSegmentInput): TsPlan {
 
 /** Writes the segment planned by planTsSegment (the samples must carry their bytes). */
 export function writeTsSegment(input: TsSegmentInput, plan: TsPlan = planTsSegment(input)): Uint8Array {
-  const out = new Uint8Array(plan.size);
+  // Not zero-filled: every byte is written below (PSI and PCR packets fill their stuffing, PES
+  // packets their header, adaptation field and payload), and the end check proves the count.
+  const raw = Buffer.allocUnsafeSlow(plan.size);
+  const out = new Uint8Array(raw.buffer, raw.byteOffset, plan.size);
   const pcrStream = input.streams.findIndex((s) => s.stream.role === 'video');
   const pcrPid = input.streams[Math.max(0, pcrStream)]?.stream.pid ?? VIDEO_PID;
   writePat(out, 0, PMT_PID, input.patCc);
@@ -253,9 +256,13 @@ export function writeTsSegment(input: TsSegmentInput, plan: TsPlan = planTsSegme
     }
     const { stream, samples } = input.streams[item.stream]!;
     const u = item.unit;
-    const parts = [pesHeader(stream.streamId, u.payload, u.pts, u.withDts ? u.dts : undefined, stream.role === 'video'), ...payloadParts(stream, samples, u)];
-    const end = writePesPackets(out, at, { pid: stream.pid, cc: cc[item.stream]!, parts, length: pesHeaderSize(u.withDts) + u.payload, ...(u.pcr ? { pcr: u.dts - PCR_LEAD } : {}), randomAccess: u.randomAccess });
-    if (end - at !== u.packets * TS_PACKET_SIZE) throw new OriginError('internal', `PES wrote ${(end - at) / TS_PACKET_SIZE} packets, planned ${u.packets}`, 'mpegts');
+    // The PES is written whole at the end of its packets' span, then spread into the packets in
+    // place (ts-packets.ts packetizePes): no parts list, no per-packet subarray or allocation.
+    const end = at + u.packets * TS_PACKET_SIZE;
+    const length = pesHeaderSize(u.withDts) + u.payload;
+    const written = writePayload(out, writePesHeader(out, end - length, stream.streamId, u.payload, u.pts, u.withDts ? u.dts : undefined, stream.role === 'video'), stream, samples, u);
+    if (written !== end) throw new OriginError('internal', `PES of ${length} bytes wrote ${written - end + length}`, 'mpegts');
+    packetizePes(out, at, { pid: stream.pid, cc: cc[item.stream]!, packets: u.packets, length, ...(u.pcr ? { pcr: u.dts - PCR_LEAD } : {}), randomAccess: u.randomAccess });
     cc[item.stream] = (cc[item.stream]! + u.packets) & 0x0f;
     at = end;
   }
@@ -263,25 +270,22 @@ export function writeTsSegment(input: TsSegmentInput, plan: TsPlan = planTsSegme
   return out;
 }
 
-function payloadParts(stream: TsStream, samples: readonly TsSample[], u: PesUnit): Uint8Array[] {
-  const parts: Uint8Array[] = [];
+/** Writes the PES payload of unit `u` (access units, ADTS frames or raw frames) at out[at]; returns the offset after it. */
+function writePayload(out: Uint8Array, at: number, stream: TsStream, samples: readonly TsSample[], u: PesUnit): number {
+  const codec = stream.codec;
   for (let i = u.first; i < u.first + u.count; i++) {
     const s = samples[i]!;
     const data = s.data;
     if (data === undefined || data.byteLength !== s.size) throw new OriginError('internal', `sample ${i} has no bytes or not ${s.size} of them`, 'mpegts');
-    switch (stream.codec.kind) {
-      case 'avc':
-        for (const p of accessUnitParts(data, s.keyframe, stream.codec, stream.parameterSets!, { file: s.file, offset: s.offset })) parts.push(p);
-        break;
-      case 'aac': {
-        const h = new Uint8Array(ADTS_HEADER_SIZE);
-        writeAdtsHeader(h, 0, stream.adts!, s.size);
-        parts.push(h, data);
-        break;
+    if (codec.kind === 'avc') at = writeAccessUnit(out, at, data, s.keyframe, codec, stream.parameterSets!, { file: s.file, offset: s.offset });
+    else {
+      if (codec.kind === 'aac') {
+        writeAdtsHeader(out, at, stream.adts!, s.size);
+        at += ADTS_HEADER_SIZE;
       }
-      default:
-        parts.push(data);
+      out.set(data, at);
+      at += data.byteLength;
     }
   }
-  return parts;
+  return at;
 }

@@ -64,9 +64,7 @@ function segmentSamples(t: ViewTrack, seg: { first: number; count: number }, shi
 }
 
 function attach(ts: TsSample[], data: readonly SampleWithData[]): void {
-  ts.forEach((s, i) => {
-    s.data = data[i]!.data;
-  });
+  for (let i = 0; i < ts.length; i++) ts[i]!.data = data[i]!.data;
 }
 
 /**
@@ -79,20 +77,24 @@ export async function tsSegment(view: PlayoutView, r: Rendition, index: number, 
   if (v === undefined) throw new OriginError('internal', `rendition ${r.key} has no video`, 'tsSegment');
   const seg = v.segments[index]!;
   const last = index === v.segments.length - 1;
-  const scan = await videoScan(v.track, p, open);
-  const video = await readVideo(v, seg.first, seg.count, p, scan.decodeDelay, open);
+  const a = audioOf(r);
+  const lo = index === 0 ? undefined : seg.first;
+  const hi = last ? undefined : v.segments[index + 1]!.first;
+  // The video and the audio are read concurrently (two sources, or two ranges of one): the
+  // segment waits for one round of reads, not two in turn. Promise.all observes both, so a
+  // failure of one leaves no unhandled rejection of the other.
+  const [[scan, video], muxed] = await Promise.all([
+    videoScan(v.track, p, open).then(async (scan) => [scan, await readVideo(v, seg.first, seg.count, p, scan.decodeDelay, open)] as const),
+    a === undefined ? undefined : Promise.all([readMuxedAudio(a, v, p, lo, hi, open), audioPieces(a.track, v.track, p, open)]),
+  ]);
   const input: TsSegmentInput = {
     streams: [{ stream: streamOf(v.track), samples: video, cc: videoCounter(scan, fragmentRange(v).first, seg.first) }],
     patCc: index & 0x0f,
     pmtCc: index & 0x0f,
     ...(last ? {} : { nextPcr: to90k(v.segments[index + 1]!.time - scan.decodeDelay, v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET) - PCR_LEAD }),
   };
-  const a = audioOf(r);
-  if (a !== undefined) {
-    const lo = index === 0 ? undefined : seg.first;
-    const hi = last ? undefined : v.segments[index + 1]!.first;
-    const audio = await readMuxedAudio(a, v, p, lo, hi, open);
-    const pieces = await audioPieces(a.track, v.track, p, open);
+  if (a !== undefined && muxed !== undefined) {
+    const [audio, pieces] = muxed;
     const range = fragmentRange(a);
     input.streams.push({ stream: streamOf(a.track), samples: audio, cc: audioCounter(pieces, range.first, range.end, lo) });
   }

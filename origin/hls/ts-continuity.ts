@@ -61,9 +61,17 @@ function cutFingerprint(video: PresentationTrack, p: Presentation): string {
   return key;
 }
 
+/** Stream descriptions by track (they depend on the track's stsd and language only; never mutated). */
+const streams = new WeakMap<PresentationTrack, TsStream>();
+
 export function streamOf(track: PresentationTrack): TsStream {
-  const what = `${track.src} track ${track.properties.trackID}`;
-  return tsStream(codecConfigOf(trackHeaderOf(track).stsd, what), track.properties.systemLanguage, what);
+  let stream = streams.get(track);
+  if (stream === undefined) {
+    const what = `${track.src} track ${track.properties.trackID}`;
+    stream = tsStream(codecConfigOf(trackHeaderOf(track).stsd, what), track.properties.systemLanguage, what);
+    streams.set(track, stream);
+  }
+  return stream;
 }
 
 /** Video samples on the TS timeline. */

@@ -126,43 +126,13 @@ export function writePcrPacket(out: Uint8Array, at: number, pid: number, cc: num
   out.fill(0xff, at + 12, at + TS_PACKET_SIZE);
 }
 
-/** Copies bytes out of a list of parts, in order. */
-export class PartCursor {
-  private part = 0;
-  private pos = 0;
-  constructor(private readonly parts: readonly Uint8Array[]) {}
-
-  copy(out: Uint8Array, at: number, count: number): void {
-    let left = count;
-    while (left > 0) {
-      const p = this.parts[this.part];
-      if (p === undefined) throw new OriginError('internal', 'PES payload shorter than planned', 'ts');
-      const n = Math.min(left, p.byteLength - this.pos);
-      out.set(n === p.byteLength ? p : p.subarray(this.pos, this.pos + n), at);
-      at += n;
-      left -= n;
-      this.pos += n;
-      if (this.pos === p.byteLength) {
-        this.part++;
-        this.pos = 0;
-      }
-    }
-  }
-
-  /** True when every byte has been copied. */
-  get done(): boolean {
-    let left = -this.pos;
-    for (let i = this.part; i < this.parts.length; i++) left += this.parts[i]!.byteLength;
-    return left === 0;
-  }
-}
-
-export interface PesWrite {
+export interface PesPackets {
   pid: number;
   /** Continuity counter of the first packet. */
   cc: number;
-  /** PES header and payload, as parts; `length` bytes in all. */
-  parts: readonly Uint8Array[];
+  /** Packets the PES takes (pesPacketCount). */
+  packets: number;
+  /** Bytes of the PES, header included. */
   length: number;
   /** PCR in the first packet's adaptation field (90 kHz). */
   pcr?: bigint;
@@ -170,40 +140,51 @@ export interface PesWrite {
   randomAccess: boolean;
 }
 
-/** Writes the packets of one PES at out[at]; returns the offset after them. */
-export function writePesPackets(out: Uint8Array, at: number, p: PesWrite): number {
-  const cursor = new PartCursor(p.parts);
+/**
+ * Turns one PES into its TS packets in place. The caller has written the whole PES (header and
+ * payload) contiguously at the end of the packets' span: out[end − length, end), end = at +
+ * packets × 188. Each packet's payload is then moved forward to its place behind the packet's
+ * header and adaptation field (§2.4.3.2), first packet first. No byte is overwritten before it is
+ * moved: the bytes before payload byte k in the span are the headers of the packets before it,
+ * never more than all the headers, so every move goes towards the start of the span and ends
+ * before the next payload's source begins. One copy of the payload into the span plus one
+ * memmove per packet, no per-packet allocation.
+ */
+export function packetizePes(out: Uint8Array, at: number, p: PesPackets): void {
+  const end = at + p.packets * TS_PACKET_SIZE;
+  const pcr = p.pcr;
+  const firstField = firstAdaptationBytes(pcr !== undefined, p.randomAccess);
+  let src = end - p.length;
   let left = p.length;
+  if (src < at + TS_HEADER + firstField) throw new OriginError('internal', `a PES of ${p.length} bytes does not fit ${p.packets} packets`, 'ts');
   let cc = p.cc;
-  let first = true;
-  const firstField = firstAdaptationBytes(p.pcr !== undefined, p.randomAccess);
-  do {
+  for (let i = 0; i < p.packets; i++, at += TS_PACKET_SIZE, cc = (cc + 1) & 0x0f) {
+    const first = i === 0;
     const fieldBytes = first ? firstField : 0;
     const room = TS_PAYLOAD - fieldBytes;
-    const take = Math.min(room, left);
-    const stuffing = room - take;
-    const adaptation = fieldBytes + stuffing;
+    const take = room < left ? room : left;
+    if (take <= 0) throw new OriginError('internal', 'PES payload shorter than planned', 'ts');
+    // Stuffing only in the last packet (§2.4.3.5: PES data cannot be padded with 0xFF payload).
+    const adaptation = fieldBytes + room - take;
+    const dest = at + TS_HEADER + adaptation;
+    if (dest !== src) out.copyWithin(dest, src, src + take);
     writeHeader(out, at, p.pid, first, adaptation > 0 ? 0b11 : 0b01, cc);
     if (adaptation > 0) {
       out[at + 4] = adaptation - 1; // adaptation_field_length
       if (adaptation > 1) {
-        out[at + 5] = first ? (p.randomAccess ? 0x40 : 0) | (p.pcr !== undefined ? 0x10 : 0) : 0;
+        out[at + 5] = first ? (p.randomAccess ? 0x40 : 0) | (pcr !== undefined ? 0x10 : 0) : 0;
         let f = at + 6;
-        if (first && p.pcr !== undefined) {
-          writePcr(out, f, p.pcr);
+        if (first && pcr !== undefined) {
+          writePcr(out, f, pcr);
           f += 6;
         }
-        out.fill(0xff, f, at + 4 + adaptation);
+        out.fill(0xff, f, dest);
       }
     }
-    cursor.copy(out, at + 4 + adaptation, take);
+    src += take;
     left -= take;
-    at += TS_PACKET_SIZE;
-    cc = (cc + 1) & 0x0f;
-    first = false;
-  } while (left > 0);
-  if (!cursor.done) throw new OriginError('internal', 'PES payload longer than planned', 'ts');
-  return at;
+  }
+  if (left !== 0) throw new OriginError('internal', 'PES payload longer than planned', 'ts');
 }
 
 /** Bytes of a PES header with PTS only (§2.4.3.7: PTS_DTS_flags '10') or PTS and DTS ('11'). */
@@ -214,24 +195,26 @@ export function pesHeaderSize(withDts: boolean): number {
 /**
  * §2.4.3.6 PES_packet header: stream_id, PES_packet_length (0 = unbounded, allowed for video only
  * in a transport stream), data_alignment_indicator set (every PES starts with an access unit),
- * PTS and, when it differs, DTS. Timestamps are taken modulo 2^33.
+ * PTS and, when it differs, DTS. Timestamps are taken modulo 2^33. Written at out[at]; returns the
+ * offset after it.
  */
-export function pesHeader(streamId: number, payloadLength: number, pts: bigint, dts: bigint | undefined, video: boolean): Uint8Array {
+export function writePesHeader(out: Uint8Array, at: number, streamId: number, payloadLength: number, pts: bigint, dts: bigint | undefined, video: boolean): number {
   const size = pesHeaderSize(dts !== undefined);
   const packetLength = size - 6 + payloadLength;
   if (packetLength > 0xffff && !video) throw new OriginError('internal', `an audio PES of ${packetLength} bytes exceeds PES_packet_length`, 'ts');
-  const h = new Uint8Array(size);
-  h[2] = 1;
-  h[3] = streamId;
+  out[at] = 0; // packet_start_code_prefix 00 00 01
+  out[at + 1] = 0;
+  out[at + 2] = 1;
+  out[at + 3] = streamId;
   const lengthField = packetLength > 0xffff ? 0 : packetLength;
-  h[4] = lengthField >> 8;
-  h[5] = lengthField & 0xff;
-  h[6] = 0x84; // '10', not scrambled, data_alignment_indicator
-  h[7] = dts === undefined ? 0x80 : 0xc0;
-  h[8] = size - 9;
-  writeTimestamp(h, 9, dts === undefined ? 0b0010 : 0b0011, pts);
-  if (dts !== undefined) writeTimestamp(h, 14, 0b0001, dts);
-  return h;
+  out[at + 4] = lengthField >> 8;
+  out[at + 5] = lengthField & 0xff;
+  out[at + 6] = 0x84; // '10', not scrambled, data_alignment_indicator
+  out[at + 7] = dts === undefined ? 0x80 : 0xc0;
+  out[at + 8] = size - 9;
+  writeTimestamp(out, at + 9, dts === undefined ? 0b0010 : 0b0011, pts);
+  if (dts !== undefined) writeTimestamp(out, at + 14, 0b0001, dts);
+  return at + size;
 }
 
 /** 4-bit prefix, then the 33 bits split 3/15/15 with marker bits (§2.4.3.7). */
