@@ -13,7 +13,7 @@ import { writeInitSegment } from '../fmp4/init-segment';
 import { mediaSegmentParts, readFragmentMoof, reboxFragment } from '../fmp4/media-segment';
 import { readTrackHeaders, TrackHeader } from '../fmp4/track-header';
 import { childBoxes, readBoxHeader } from '../media/boxes';
-import { FileSource } from '../media/source';
+import { FileSource, SourceOpener } from '../media/source';
 import { PresentationStore } from '../presentation/cache';
 import { canonicalViewKey, ManifestCache, RenderedManifest } from '../presentation/manifest-cache';
 import { PresentationIds, PresentationMemo } from '../presentation/request-caches';
@@ -24,6 +24,7 @@ import { findRendition, SegmentKind, segmentKind, videoOf } from '../hls/renditi
 import { keyframeFmp4, keyframeTs, numberingTrack, packedAudio, tsSegment, webvttText } from '../hls/segments';
 import { PresentationRequest, RouteKind } from './routes';
 import { FileHandles } from './file-io';
+import { VERSION } from '../version';
 
 export type Part = { kind: 'bytes'; bytes: Uint8Array } | { kind: 'file'; offset: number; length: number };
 
@@ -242,10 +243,13 @@ async function hlsSegment(ctx: PlayoutContext, req: PresentationRequest, view: P
     const mode = view.options.bool('hls_fmp4') ? 'hls_fmp4=true' : 'hls_fmp4=false';
     throw new OriginError('not-found', `${r.key} has .${kind} segments with ${mode}, not .${wanted}`, undefined, 'unknown-url');
   }
-  const index = segmentIndex(nText, numberingTrack(r), r.key);
-  const open = ctx.files.opener;
-  if (kind === 'webvtt') return generatedReply(req, view, await webvttText(view, r, index, open));
-  return generatedReply(req, view, kind === 'ts' ? await tsSegment(view, r, index, open) : await packedAudio(view, r, index, open));
+  const numbering = numberingTrack(r);
+  const index = segmentIndex(nText, numbering, r.key);
+  const sources = new SourceSizes(ctx.files.opener);
+  const open = sources.open;
+  const content = kind === 'webvtt' ? await webvttText(view, r, index, open) : kind === 'ts' ? await tsSegment(view, r, index, open) : await packedAudio(view, r, index, open);
+  const s = numbering.segments[index]!;
+  return generatedSegmentReply(req, view, content, generatedEtag(view, kind, r.tracks, sources, `${r.key}:${index}/${numbering.segments.length}:${s.first}:${s.count}:${s.time}:${s.duration}`));
 }
 
 /**
@@ -262,7 +266,83 @@ async function iframeSegment(ctx: PlayoutContext, req: PresentationRequest, view
   const last = segments[segments.length - 1]!;
   // keyframeTs/keyframeFmp4 count the view's fragments from 1.
   const n = numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
-  return generatedReply(req, view, kind === 'ts' ? await keyframeTs(view, video, n, ctx.files.opener) : await keyframeFmp4(view, video, n, ctx.files.opener));
+  const sources = new SourceSizes(ctx.files.opener);
+  const content = kind === 'ts' ? await keyframeTs(view, video, n, sources.open) : await keyframeFmp4(view, video, n, sources.open);
+  return generatedSegmentReply(req, view, content, generatedEtag(view, `iframe-${kind}`, [video], sources, `${trackKey(video.track)}:${first}:${n}`));
+}
+
+/** The sizes of the sources a segment writer opened (part of its segment's ETag), at no extra I/O. */
+class SourceSizes {
+  readonly sizes = new Map<string, number>();
+  constructor(private readonly opener: SourceOpener) {}
+  readonly open: SourceOpener = async (path) => {
+    const source = await this.opener(path);
+    this.sizes.set(path, source.size);
+    return source;
+  };
+}
+
+/**
+ * Per source index (a track's fragment table, rebuilt whenever its source changes, and its moov):
+ * a digest of everything a generated segment takes from the source besides the sample bytes
+ * themselves (sample descriptions, fragment times, offsets and sizes, which also fix continuity
+ * counters and audio cuts). Computed once per loaded index; the same on every origin instance.
+ */
+const sourceDigests = new WeakMap<PresentationTrack['fragments'], string>();
+
+function sourceDigest(track: PresentationTrack): string {
+  const f = track.fragments;
+  let digest = sourceDigests.get(f);
+  if (digest === undefined) {
+    const bytes = (a: ArrayBufferView): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+    const h = createHash('sha1').update(track.moov).update(`:${track.properties.trackID}:${track.properties.TimeScale}:${f.count}:`);
+    for (const a of [f.times, f.durations, f.offsets, f.sizes, f.keyframes]) h.update(bytes(a.subarray(0, f.count)));
+    digest = h.digest('base64url');
+    sourceDigests.set(f, digest);
+  }
+  return digest;
+}
+
+/** canonicalViewKey's every view input (options, clip, tracks, name, queries), once per view object. */
+const viewKeys = new WeakMap<PlayoutView, string>();
+
+function viewKeyOf(view: PlayoutView): string {
+  let key = viewKeys.get(view);
+  if (key === undefined) {
+    key = canonicalViewKey(view, 'generated-segment', '');
+    viewKeys.set(view, key);
+  }
+  return key;
+}
+
+/**
+ * The strong ETag of a generated segment, from its identity rather than its bytes (a SHA-1 of
+ * ~1 MB of TS cost about as much as a third of generating it): the bytes are a deterministic
+ * function of the origin version (VERSION: a new writer release changes them), the kind of
+ * segment, the .ism (path, mtime, size, presentation origin), the view (options, clip, tracks), the rendition's
+ * sources (path, size when opened, sourceDigest, the view's fragment range) and the segment's place (`segment`: rendition,
+ * number, fragments, times). Equal inputs give equal bytes, so equal ETags on every instance.
+ */
+function generatedEtag(view: PlayoutView, kind: string, tracks: readonly ViewTrack[], sources: SourceSizes, segment: string): string {
+  const p = view.presentation;
+  // The origin depends on every track of the .ism, not just these: a replaced source elsewhere moves it.
+  const parts = [VERSION, kind, `${p.path}:${p.mtimeMs}:${p.size}:${p.origin.ticks}/${p.origin.timescale}`, viewKeyOf(view), segment];
+  for (const t of tracks) {
+    // The view's fragment range of each track: where continuity counters start counting.
+    const last = t.segments[t.segments.length - 1]!;
+    parts.push(`${t.track.src}:${sources.sizes.get(t.track.src) ?? -1}:${sourceDigest(t.track)}:${t.segments[0]!.first}-${last.first + last.count}:${t.firstNumber}`);
+  }
+  return etagOf(parts.join('\n'));
+}
+
+function generatedSegmentReply(req: PresentationRequest, view: PlayoutView, content: Uint8Array | string, etag: string): Reply {
+  return {
+    contentType: req.route.contentType,
+    body: typeof content === 'string' ? { type: 'text', text: content } : { type: 'bytes', bytes: content },
+    lastModified: new Date(view.presentation.mtimeMs),
+    etag,
+    cacheClass: 'segment',
+  };
 }
 
 function generatedReply(req: PresentationRequest, view: PlayoutView, content: Uint8Array | string): Reply {
