@@ -6,6 +6,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseServerManifest, plainSmil } from '../../origin/ism/server-manifest';
+import { media, runOrigin, tempDir } from '../helpers/fixtures';
+import { PLAYABLE } from '../helpers/presentations';
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -118,10 +120,33 @@ const VARIANTS: Array<[string, (s: string) => string]> = [
   ['double quote inside single', (s) => s.replace(`src='audio_aac_64k.isma'`, `src='a"b.isma'`)],
 ];
 
+/** Server manifests as `origin package` writes them from the fixture media, with and without options. */
+async function packaged(): Promise<Array<[string, string]>> {
+  const dir = tempDir('plain-smil-');
+  const all = readdirSync(path.join(ROOT, 'fixtures', 'media')).filter((f) => /\.ism[vat]$/.test(f));
+  const cases: Array<[string, string[]]> = [
+    ['playable', PLAYABLE.map(media)],
+    ['every fixture file', all.map(media)],
+    ['with options', ['--hls.client_manifest_version', '4', '--hls.no_audio_only', ...PLAYABLE.map(media)]],
+  ];
+  const out: Array<[string, string]> = [];
+  for (const [name, args] of cases) {
+    const ism = path.join(dir, `${name.replace(/\W+/g, '-')}.ism`);
+    const r = await runOrigin(['package', '-q', '-o', ism, ...args]);
+    if (r.code !== 0) throw new Error(`packaging ${name} failed: ${r.stderr}`);
+    out.push([`packaged: ${name}`, readFileSync(ism, 'utf8')]);
+  }
+  return out;
+}
+
 describe('plain-SMIL reader', () => {
-  it.each(realManifests())('reads %s itself, as the parser does', (_name, text) => {
-    expect(plainSmil(text)).toBeDefined();
-    expect(outcome(text, true)).toEqual(outcome(text, false));
+  test('reads what origin package writes (and any .ism of the demo or the bench present) itself, as the parser does', async () => {
+    const written = await packaged();
+    expect(written).toHaveLength(3);
+    for (const [name, text] of [...written, ...realManifests()]) {
+      expect([name, plainSmil(text) !== undefined]).toEqual([name, true]);
+      expect([name, outcome(text, true)]).toEqual([name, outcome(text, false)]);
+    }
   });
 
   it.each(VARIANTS)('%s: the same manifest or error either way', (_name, change) => {
