@@ -18,6 +18,7 @@
 
 import * as http from 'node:http';
 import { Socket } from 'node:net';
+import { drained, streamInfoOf } from './edge-proxy';
 import { downstreamHead, requestHasBody, requestHeaderList, responseHasBody, ServerHeader } from './edge-headers';
 import { BodyVerdict, HeaderList, HttpFilterFactory, HttpFilterStream, LocalResponse } from './http-filter';
 
@@ -49,14 +50,7 @@ export function inlineEdge(o: InlineEdgeOptions, handler: Handler): { listener: 
     const socket = req.socket;
     let id = ids.get(socket);
     if (id === undefined) ids.set(socket, (id = ++connections));
-    const stream = o.factory.newStream({
-      remoteAddress: socket.remoteAddress ?? '',
-      remotePort: socket.remotePort ?? 0,
-      protocol: `HTTP/${req.httpVersion}`,
-      localAddress: socket.localAddress ?? '',
-      localPort: socket.localPort ?? 0,
-      connectionId: id,
-    });
+    const stream = o.factory.newStream(streamInfoOf(req, id));
     new InlineExchange(o, stats, stream, req, res, handler).run();
   };
   return { listener, stats };
@@ -423,17 +417,4 @@ function impliedContentLength(status: number, headers: HeaderList, data: unknown
   if (headers.some(([k]) => k === 'content-length' || k === 'transfer-encoding')) return;
   const length = data === undefined || data === null ? 0 : typeof data === 'string' ? Buffer.byteLength(data) : (data as Uint8Array).byteLength;
   headers.push(['content-length', String(length)]);
-}
-
-/** Resolves on 'drain', or when the response closes (a client that left never drains). */
-function drained(w: http.ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      w.off('drain', done);
-      w.off('close', done);
-      resolve();
-    };
-    w.once('drain', done);
-    w.once('close', done);
-  });
 }

@@ -21,7 +21,7 @@ import {
 } from './edge-headers';
 import { RouteTable, RouteTarget } from './edge-routes';
 import { EdgeConfig } from './envoy-config';
-import { BodyVerdict, HttpFilterFactory, HttpFilterStream, LocalResponse } from './http-filter';
+import { BodyVerdict, HttpFilterFactory, HttpFilterStream, LocalResponse, StreamInfo } from './http-filter';
 
 export interface EdgeProxyOptions {
   factory: HttpFilterFactory;
@@ -157,15 +157,7 @@ class Exchange {
     private readonly req: http.IncomingMessage,
     private readonly res: http.ServerResponse,
   ) {
-    const socket = req.socket;
-    this.stream = s.factory.newStream({
-      remoteAddress: socket.remoteAddress ?? '',
-      remotePort: socket.remotePort ?? 0,
-      protocol: `HTTP/${req.httpVersion}`,
-      localAddress: socket.localAddress ?? '',
-      localPort: socket.localPort ?? 0,
-      connectionId: s.connectionIds.get(socket),
-    });
+    this.stream = s.factory.newStream(streamInfoOf(req, s.connectionIds.get(req.socket)));
     res.once('close', () => this.onClose());
   }
 
@@ -444,8 +436,21 @@ function contentLengthOf(v: string | undefined): number | undefined {
   return Number(v);
 }
 
+/** What the filter's properties read of the downstream connection (source.*, destination.*, connection_id). */
+export function streamInfoOf(req: http.IncomingMessage, connectionId: number | undefined): StreamInfo {
+  const socket = req.socket;
+  return {
+    remoteAddress: socket.remoteAddress ?? '',
+    remotePort: socket.remotePort ?? 0,
+    protocol: `HTTP/${req.httpVersion}`,
+    localAddress: socket.localAddress ?? '',
+    localPort: socket.localPort ?? 0,
+    connectionId,
+  };
+}
+
 /** Resolves on 'drain', or when the stream closes (a client that left never drains). */
-function drained(w: NodeJS.WritableStream & { once(e: 'close', f: () => void): unknown }): Promise<void> {
+export function drained(w: NodeJS.WritableStream & { once(e: 'close', f: () => void): unknown }): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       w.removeListener('drain', done);

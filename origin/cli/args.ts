@@ -1,5 +1,7 @@
 // Argument helpers shared by the subcommands.
 
+import type { LogLevel } from '../../host-glue/http-filter';
+
 /** Levenshtein distance, for "did you mean" on unknown options. */
 export function editDistance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
@@ -30,6 +32,14 @@ export function closest(word: string, candidates: readonly string[]): string | u
 
 /** A usage error: the command line itself is wrong (exit code 2). */
 export class UsageError extends Error {}
+
+const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'critical'];
+
+/** A plugin log threshold (proxy_get_log_level), as `origin edge --log-level` and `origin serve --edge-log-level` take it. */
+export function logLevelArg(flag: string, v: string): LogLevel {
+  if (!LOG_LEVELS.includes(v as LogLevel)) throw new UsageError(`${flag} must be one of ${LOG_LEVELS.join(', ')}, not "${v}"`);
+  return v as LogLevel;
+}
 
 /** One command-line argument: its flag (`--name` of `--name=value`, else the whole argument). */
 export interface Arg {

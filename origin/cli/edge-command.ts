@@ -7,9 +7,7 @@ import { createHash } from 'node:crypto';
 import { EdgeConfigError, LoadedEdgeConfig, loadEdgeConfig } from '../../host-glue/envoy-config';
 import { RunningEdge, startEdgeProxy } from '../../host-glue/edge-proxy';
 import { CreatePlugin, HttpFilterFactory, LogLevel, PluginLoadError } from '../../host-glue/http-filter';
-import { eachArg, UsageError } from './args';
-
-const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'critical'];
+import { eachArg, logLevelArg, UsageError } from './args';
 
 export const EDGE_USAGE = `Usage: origin edge --config <envoy.yaml> [options]
 
@@ -75,12 +73,9 @@ export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
       case '--upstream':
         a.upstream = parseUpstream(value());
         break;
-      case '--log-level': {
-        const v = value();
-        if (!LOG_LEVELS.includes(v as LogLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${v}"`);
-        a.logLevel = v as LogLevel;
+      case '--log-level':
+        a.logLevel = logLevelArg(flag, value());
         break;
-      }
       default:
         throw new UsageError(`unknown argument "${arg}" (origin edge --help)`);
     }

@@ -6,11 +6,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_MANIFEST_CACHE_BYTES, RunningServer, startServer } from '../server/server';
 import { wasmTrackSelector } from '../server/select';
-import { eachArg, UsageError } from './args';
+import { eachArg, logLevelArg, UsageError } from './args';
 import { DEFAULT_LIMITS } from '../presentation/cache';
 import type { HttpFilterFactory, LogLevel } from '../../host-glue/http-filter';
 
-const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'critical'];
 
 export const SERVE_USAGE = `Usage: origin serve --root <dir> [options]
 
@@ -113,12 +112,9 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
       case '--edge-config':
         a.edgeConfig = value();
         break;
-      case '--edge-log-level': {
-        const v = value();
-        if (!LOG_LEVELS.includes(v as LogLevel)) throw new UsageError(`--edge-log-level must be one of ${LOG_LEVELS.join(', ')}, not "${v}"`);
-        a.edgeLogLevel = v as LogLevel;
+      case '--edge-log-level':
+        a.edgeLogLevel = logLevelArg(flag, value());
         break;
-      }
       case '--manifest-cache-bytes':
         a.manifestCacheBytes = integer(flag, value(), 0, 2 ** 40);
         break;

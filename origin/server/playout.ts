@@ -303,16 +303,9 @@ function sourceDigest(track: PresentationTrack): string {
   return digest;
 }
 
-/** canonicalViewKey's every view input (options, clip, tracks, name, queries), once per view object. */
-const viewKeys = new WeakMap<PlayoutView, string>();
-
+/** canonicalViewKey's every view input (options, clip, tracks, name, queries), once per view (canonicalKeys). */
 function viewKeyOf(view: PlayoutView): string {
-  let key = viewKeys.get(view);
-  if (key === undefined) {
-    key = canonicalViewKey(view, 'generated-segment', '');
-    viewKeys.set(view, key);
-  }
-  return key;
+  return canonicalKeys.get(view, 'generated-segment\n', () => canonicalViewKey(view, 'generated-segment', ''));
 }
 
 /**
@@ -346,13 +339,7 @@ function generatedSegmentReply(req: PresentationRequest, view: PlayoutView, cont
 }
 
 function generatedReply(req: PresentationRequest, view: PlayoutView, content: Uint8Array | string): Reply {
-  return {
-    contentType: req.route.contentType,
-    body: typeof content === 'string' ? { type: 'text', text: content } : { type: 'bytes', bytes: content },
-    lastModified: new Date(view.presentation.mtimeMs),
-    etag: etagOf(content),
-    cacheClass: 'segment',
-  };
+  return generatedSegmentReply(req, view, content, etagOf(content));
 }
 
 const headerCache = new WeakMap<Uint8Array, Map<number, TrackHeader>>();

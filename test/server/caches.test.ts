@@ -3,12 +3,12 @@
 
 import { promises as fs } from 'node:fs';
 import { createHash } from 'node:crypto';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import { RunningServer, startServer } from '../../origin/server/server';
 import { DEFAULT_LIMITS, PresentationStore } from '../../origin/presentation/cache';
 import { wasmTrackSelector } from '../../origin/server/select';
 import { get, startTestOrigin, TestOrigin } from './server-helpers';
+import { request } from '../edge/edge-helpers';
 
 const FILES = ['video_baseline_400k.ismv', 'video_main_900k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma'];
 // One filter, three spellings: the canonical view (the selected tracks) is the same.
@@ -164,21 +164,11 @@ describe('PresentationStore.peek (the synchronous hot path)', () => {
 
 describe('a manifest answered from the cache (the synchronous hot path in server.ts)', () => {
   /** Status, every header in order (Date aside: it is the clock's) and the bytes, as sent. */
-  function raw(base: string, p: string, method = 'GET', headers: Record<string, string> = {}): Promise<{ status: number; head: string[]; body: Buffer }> {
-    const u = new URL(base);
-    return new Promise((resolve, reject) => {
-      const req = http.request({ host: u.hostname, port: u.port, path: p, method, headers, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const head: string[] = [];
-          for (let i = 0; i < res.rawHeaders.length; i += 2) if (res.rawHeaders[i]!.toLowerCase() !== 'date') head.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
-          resolve({ status: res.statusCode ?? 0, head, body: Buffer.concat(chunks) });
-        });
-      });
-      req.on('error', reject);
-      req.end();
-    });
+  async function raw(base: string, p: string, method = 'GET'): Promise<{ status: number; head: string[]; body: Buffer }> {
+    const r = await request(base, p, { method });
+    const head: string[] = [];
+    for (let i = 0; i < r.rawHeaders.length; i += 2) if (r.rawHeaders[i]!.toLowerCase() !== 'date') head.push(`${r.rawHeaders[i]}: ${r.rawHeaders[i + 1]}`);
+    return { status: r.status, head, body: r.body };
   }
 
   test.each(['/p.ism/.mpd?hot=1', '/p.ism/Manifest?hot=1', '/p.ism/.m3u8?hot=1', '/p.ism/.m3u8?hot=1&filter=type%3D%3D%22audio%22'])('sends what the rendering path sent, header for header (%s)', async (p) => {
