@@ -226,7 +226,10 @@ describe('properties', () => {
   test('arbitrary text: never traps, never contradicts JSON.parse', () => {
     const jsonish = fc.string({ unit: fc.constantFrom(...'{}[]:,"\\ \t\n0123456789.eE+-truefalsnul/ubé😀\u0001'.split('')), maxLength: 40 });
     fc.assert(
-      fc.property(fc.oneof(jsonish, fc.string({ maxLength: 30 })), (text) => {
+      fc.property(fc.oneof(jsonish, fc.string({ maxLength: 30 })), (generated) => {
+        // The parser reads bytes. Splitting '😀' into code units makes lone surrogates, which
+        // UTF-8 cannot carry (they are sent as U+FFFD): JSON.parse judges the text those bytes are.
+        const text = Buffer.from(generated, 'utf8').toString('utf8');
         let expected: { ok: true; value: unknown } | { ok: false };
         try {
           expected = { ok: true, value: JSON.parse(text) };
