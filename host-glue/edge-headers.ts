@@ -23,20 +23,15 @@ function connectionTokens(raw: readonly string[]): Set<string> | undefined {
 }
 
 /** Node's rawHeaders (name, value, name, value...) as a list, without hop-by-hop headers. */
-function endToEnd(raw: readonly string[], skipHost: boolean): { list: HeaderList; host: string | undefined } {
+function endToEnd(raw: readonly string[]): HeaderList {
   const named = connectionTokens(raw);
   const list: HeaderList = [];
-  let host: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
     if (HOP_BY_HOP.has(name) || named?.has(name)) continue;
-    if (skipHost && name === 'host') {
-      host ??= raw[i + 1]!;
-      continue;
-    }
     list.push([name, raw[i + 1]!]);
   }
-  return { list, host };
+  return list;
 }
 
 export interface RequestLine {
@@ -60,17 +55,26 @@ export interface RequestHeaderOptions {
  * trusts no hop before it, its default) and `x-request-id` (a UUID when the request has none).
  */
 export function requestHeaderList(req: RequestLine, o: RequestHeaderOptions): HeaderList {
-  const { list, host } = endToEnd(req.rawHeaders, true);
-  const headers: HeaderList = [[':authority', host ?? o.defaultAuthority], [':path', req.url], [':method', req.method], [':scheme', o.scheme]];
+  const raw = req.rawHeaders;
+  const named = connectionTokens(raw);
+  const headers: HeaderList = [[':authority', o.defaultAuthority], [':path', req.url], [':method', req.method], [':scheme', o.scheme]];
+  let host = false;
   let hasRequestId = false;
   let proto = false;
-  for (const h of list) {
-    if (h[0] === 'x-forwarded-proto') {
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(name) || named?.has(name)) continue;
+    if (name === 'host') {
+      if (!host) headers[0]![1] = raw[i + 1]!;
+      host = true;
+    } else if (name === 'x-forwarded-proto') {
       if (proto) continue;
       proto = true;
-      h[1] = o.scheme;
-    } else if (h[0] === 'x-request-id') hasRequestId = true;
-    headers.push(h);
+      headers.push([name, o.scheme]);
+    } else {
+      if (name === 'x-request-id') hasRequestId = true;
+      headers.push([name, raw[i + 1]!]);
+    }
   }
   if (!proto) headers.push(['x-forwarded-proto', o.scheme]);
   if (!hasRequestId && o.generateRequestId) headers.push(['x-request-id', randomUUID()]);
@@ -111,7 +115,7 @@ export function upstreamRequestHead(headers: HeaderList): UpstreamRequestHead {
 /** The response map the filter sees: `:status`, the end-to-end headers, plus what Envoy's router
  * adds (x-envoy-upstream-service-time, unless the router's suppress_envoy_headers: undefined). */
 export function responseHeaderList(statusCode: number, rawHeaders: readonly string[], upstreamServiceTimeMs: number | undefined): HeaderList {
-  const { list } = endToEnd(rawHeaders, false);
+  const list = endToEnd(rawHeaders);
   list.unshift([':status', String(statusCode)]);
   if (upstreamServiceTimeMs !== undefined) list.push(['x-envoy-upstream-service-time', String(Math.round(upstreamServiceTimeMs))]);
   return list;

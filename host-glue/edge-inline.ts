@@ -20,7 +20,7 @@ import * as http from 'node:http';
 import { Socket } from 'node:net';
 import { drained, streamInfoOf } from './edge-proxy';
 import { downstreamHead, requestHasBody, requestHeaderList, responseHasBody, ServerHeader } from './edge-headers';
-import { BodyVerdict, HeaderList, HttpFilterFactory, HttpFilterStream, LocalResponse } from './http-filter';
+import { Awaitable, BodyVerdict, HeaderList, HttpFilterFactory, HttpFilterStream, LocalResponse, RequestHeadersVerdict, ResponseHeadersVerdict, StreamInfo } from './http-filter';
 
 export interface InlineEdgeOptions {
   factory: HttpFilterFactory;
@@ -40,23 +40,75 @@ export interface InlineEdgeStats {
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
-/** A request listener that runs every request through the filter before `handler`. */
-export function inlineEdge(o: InlineEdgeOptions, handler: Handler): { listener: Handler; stats: InlineEdgeStats } {
+/**
+ * The server's response class (`http.createServer({ ServerResponse: EdgeResponse })`): while an
+ * exchange has it tapped, writeHead/write/end go to the exchange. A subclass rather than methods
+ * set on each response: no closures per request, and every response keeps one shape.
+ */
+export class EdgeResponse extends http.ServerResponse {
+  /** The exchange the handler's writes go to; unset before forward() and for non-edge use. */
+  tapped: InlineExchange | undefined = undefined;
+  /** The exchange told when the response closes (finished or not). */
+  exchange: InlineExchange | undefined = undefined;
+
+  constructor(req: http.IncomingMessage) {
+    super(req);
+    this.on('close', onEdgeResponseClose); // one shared function, not a closure per request
+  }
+
+  // The overloads of ServerResponse, taken loosely: the exchange sorts the arguments out.
+  override writeHead(status: number, a?: unknown, b?: unknown): this {
+    const t = this.tapped;
+    if (t === undefined) return (REAL.writeHead as (this: http.ServerResponse, ...x: unknown[]) => this).call(this, status, a, b);
+    t.captureHead(status, typeof a === 'string' ? b : a);
+    return this;
+  }
+
+  override write(chunk: unknown, a?: unknown, b?: unknown): boolean {
+    const t = this.tapped;
+    if (t === undefined) return (REAL.write as (this: http.ServerResponse, ...x: unknown[]) => boolean).call(this, chunk, a, b);
+    t.captureHead(this.statusCode, undefined);
+    return t.enqueue(chunk, false, typeof a === 'function' ? (a as WriteCallback) : typeof b === 'function' ? (b as WriteCallback) : undefined);
+  }
+
+  override end(chunk?: unknown, a?: unknown, b?: unknown): this {
+    const t = this.tapped;
+    if (t === undefined) return (REAL.end as (this: http.ServerResponse, ...x: unknown[]) => this).call(this, chunk, a, b);
+    const done = typeof chunk === 'function' ? (chunk as WriteCallback) : typeof a === 'function' ? (a as WriteCallback) : typeof b === 'function' ? (b as WriteCallback) : undefined;
+    const data = typeof chunk === 'function' ? undefined : chunk;
+    t.captureHead(this.statusCode, undefined, data === undefined ? NO_DATA : data);
+    t.finish(data, done);
+    return this;
+  }
+}
+
+function onEdgeResponseClose(this: EdgeResponse): void {
+  this.exchange?.onClose();
+}
+
+/** A request listener that runs every request through the filter before `handler`; its server
+ * must be made with `ServerResponse: EdgeResponse`. */
+export function inlineEdge(o: InlineEdgeOptions, handler: Handler): { listener: Handler; stats: InlineEdgeStats; ServerResponse: typeof EdgeResponse } {
   const stats: InlineEdgeStats = { requests: 0, localReplies: 0 };
-  const ids = new WeakMap<Socket, number>();
+  // The downstream connection's facts, made once per connection (and per protocol version: a
+  // keep-alive connection may carry HTTP/1.0 and HTTP/1.1 requests). The stream only reads them.
+  const infos = new WeakMap<Socket, StreamInfo>();
   let connections = 0;
   const listener: Handler = (req, res) => {
     stats.requests++;
+    if (!(res instanceof EdgeResponse)) throw new TypeError('inlineEdge: the server must be created with ServerResponse: EdgeResponse');
     const socket = req.socket;
-    let id = ids.get(socket);
-    if (id === undefined) ids.set(socket, (id = ++connections));
-    const stream = o.factory.newStream(streamInfoOf(req, id));
+    let info = infos.get(socket);
+    if (info === undefined || info.protocol !== `HTTP/${req.httpVersion}`) infos.set(socket, (info = Object.freeze(streamInfoOf(req, info?.connectionId ?? ++connections))));
+    const stream = o.factory.newStream(info);
     new InlineExchange(o, stats, stream, req, res, handler).run();
   };
-  return { listener, stats };
+  return { listener, stats, ServerResponse: EdgeResponse };
 }
 
 const EMPTY = new Uint8Array(0);
+/** end() called without data (distinct from end(undefined) only for the head's implied length). */
+const NO_DATA = Symbol('no data');
 
 /** Bytes the tap holds for the filter before it tells the handler to wait for 'drain'. */
 const TAP_HIGH_WATER = 1 << 20;
@@ -80,13 +132,23 @@ const REAL = http.ServerResponse.prototype as unknown as {
   end(this: http.ServerResponse, data?: Uint8Array, cb?: () => void): http.ServerResponse;
 };
 
+const isPromise = <T>(v: Awaitable<T>): v is Promise<T> => v instanceof Promise;
+
+/**
+ * One request through the filter and the handler. Each filter call whose verdict comes back
+ * decided (http-filter.ts Awaitable: the plugin did not pause) is acted on at once, in the same
+ * turn; only a held verdict, a request body or socket backpressure waits for a promise.
+ */
 class InlineExchange {
   private ended = false;
   private closed = false;
   /** The handler's head, once it wrote one (explicitly or by its first write/end). */
   private head: { status: number; headers: HeaderList } | undefined;
+  /** The head went to the filter (its verdict may still be pending). */
+  private headTaken = false;
   private readonly queue: Chunk[] = [];
   private queued = 0;
+  /** pump() is running, or waiting for a verdict or a drain: it resumes itself. */
   private pumping = false;
   /** The handler's body is complete (end() was called). */
   private finished = false;
@@ -94,7 +156,7 @@ class InlineExchange {
   private dropping = false;
   /** The tap told the handler to wait: emit 'drain' once the queue is empty. */
   private needDrain = false;
-  private handlerStarted = 0n;
+  private handlerStarted = 0;
   /** Write callbacks of chunks the filter buffered: the host may still hold those very bytes
    * (stream.ts keeps a lone chunk by reference), so they are released once the response is out. */
   private readonly heldDone: WriteCallback[] = [];
@@ -104,31 +166,40 @@ class InlineExchange {
     private readonly stats: InlineEdgeStats,
     private readonly stream: HttpFilterStream,
     private readonly req: http.IncomingMessage,
-    private readonly res: http.ServerResponse,
+    private readonly res: EdgeResponse,
     private readonly handler: Handler,
   ) {
-    res.once('close', () => this.onClose());
+    res.exchange = this;
   }
 
   run(): void {
-    this.requestPhase().catch((e: unknown) => this.internalError(e));
+    try {
+      this.requestPhase();
+    } catch (e) {
+      this.internalError(e);
+    }
   }
 
-  private async requestPhase(): Promise<void> {
+  private requestPhase(): void {
     const { req } = this;
     const hasBody = requestHasBody(req.headers['content-length'], req.headers['transfer-encoding']);
     const list = requestHeaderList(
       { method: req.method ?? 'GET', url: req.url ?? '/', rawHeaders: req.rawHeaders },
       { scheme: 'http', defaultAuthority: req.socket.localAddress !== undefined ? `${req.socket.localAddress}:${req.socket.localPort}` : '', generateRequestId: this.o.generateRequestId },
     );
-    const verdict = await this.stream.requestHeaders(list, !hasBody);
+    const v = this.stream.requestHeaders(list, !hasBody);
+    if (isPromise(v)) v.then((r) => this.afterRequestHeaders(r, hasBody)).catch((e: unknown) => this.internalError(e));
+    else this.afterRequestHeaders(v, hasBody);
+  }
+
+  private afterRequestHeaders(verdict: RequestHeadersVerdict, hasBody: boolean): void {
     if (this.ended) return;
     if (verdict.kind === 'respond') {
-      req.resume();
+      this.req.resume();
       return this.sendLocal(verdict.response);
     }
-    if (hasBody && !(await this.requestBody())) return;
-    this.forward(verdict.headers);
+    if (!hasBody) return this.forward(verdict.headers);
+    this.requestBody().then((go) => go && this.forward(verdict.headers)).catch((e: unknown) => this.internalError(e));
   }
 
   /** The request body through the filter, then dropped; false when the filter answered. */
@@ -139,7 +210,7 @@ class InlineExchange {
         if (this.ended || eosSent) continue; // read to the end, never leave early (edge-proxy.ts)
         const v = await this.stream.requestBody(chunk, false);
         if (v.kind === 'respond') {
-          await this.sendLocal(v.response);
+          this.sendLocal(v.response);
           eosSent = true;
         }
       }
@@ -149,7 +220,7 @@ class InlineExchange {
     if (this.ended || eosSent) return false;
     const v = await this.stream.requestBody(EMPTY, true);
     if (v.kind === 'respond') {
-      await this.sendLocal(v.response);
+      this.sendLocal(v.response);
       return false;
     }
     return !this.ended;
@@ -179,35 +250,16 @@ class InlineExchange {
     }
     req.headers = fields;
     (req as { rawHeaders: string[] }).rawHeaders = raw;
-    this.tap();
-    this.handlerStarted = process.hrtime.bigint();
+    res.tapped = this;
+    this.handlerStarted = performance.now();
     this.handler(req, res);
   }
 
   // -------------------------------------------------------------------------------------------
-  // the tap
-
-  private tap(): void {
-    const res = this.res as unknown as Record<string, unknown>;
-    res['writeHead'] = (status: number, a?: unknown, b?: unknown): http.ServerResponse => {
-      this.captureHead(status, typeof a === 'string' ? b : a);
-      return this.res;
-    };
-    res['write'] = (chunk: unknown, a?: unknown, b?: unknown): boolean => {
-      this.captureHead(this.res.statusCode, undefined);
-      return this.enqueue(chunk, false, typeof a === 'function' ? (a as WriteCallback) : typeof b === 'function' ? (b as WriteCallback) : undefined);
-    };
-    res['end'] = (chunk?: unknown, a?: unknown, b?: unknown): http.ServerResponse => {
-      const done = typeof chunk === 'function' ? (chunk as WriteCallback) : typeof a === 'function' ? (a as WriteCallback) : typeof b === 'function' ? (b as WriteCallback) : undefined;
-      const data = typeof chunk === 'function' ? undefined : chunk;
-      this.captureHead(this.res.statusCode, undefined, { data });
-      if (!this.finished) this.enqueue(data, true, done);
-      return this.res;
-    };
-  }
+  // the tap (EdgeResponse calls these)
 
   /** The head as the handler gave it: headers set with setHeader, then writeHead's own. */
-  private captureHead(status: number, extra: unknown, ending?: { data: unknown }): void {
+  captureHead(status: number, extra: unknown, ending?: unknown): void {
     if (this.head !== undefined) return;
     const list: HeaderList = [[':status', String(status)]];
     const res = this.res;
@@ -217,23 +269,28 @@ class InlineExchange {
       else if (v !== undefined) list.push([name, String(v)]);
     }
     if (Array.isArray(extra)) {
-      if (Array.isArray(extra[0])) for (const [k, v] of extra as [string, unknown][]) list.push([k.toLowerCase(), String(v)]);
-      else for (let i = 0; i + 1 < extra.length; i += 2) list.push([String(extra[i]).toLowerCase(), String(extra[i + 1])]);
+      if (Array.isArray(extra[0])) for (const [k, v] of extra as [string, unknown][]) list.push([lower(k), String(v)]);
+      else for (let i = 0; i + 1 < extra.length; i += 2) list.push([lower(String(extra[i])), String(extra[i + 1])]);
     } else if (extra !== undefined && extra !== null) {
       for (const [k, v] of Object.entries(extra as Record<string, unknown>)) {
-        if (Array.isArray(v)) for (const x of v) list.push([k.toLowerCase(), String(x)]);
-        else if (v !== undefined) list.push([k.toLowerCase(), String(v)]);
+        if (Array.isArray(v)) for (const x of v) list.push([lower(k), String(x)]);
+        else if (v !== undefined) list.push([lower(k), String(v)]);
       }
     }
-    if (ending !== undefined) impliedContentLength(status, list, ending.data);
+    if (ending !== undefined) impliedContentLength(status, list, ending === NO_DATA ? undefined : ending);
     // Node adds Date when it writes the head; upstream of Envoy the filter sees the origin's.
-    if (!list.some(([k]) => k === 'date')) list.push(['date', httpNow()]);
-    if (!this.o.suppressEnvoyHeaders) list.push(['x-envoy-upstream-service-time', String(Math.round(Number(process.hrtime.bigint() - this.handlerStarted) / 1e6))]);
+    if (!has(list, 'date')) list.push(['date', httpNow()]);
+    if (!this.o.suppressEnvoyHeaders) list.push(['x-envoy-upstream-service-time', String(Math.round(performance.now() - this.handlerStarted))]);
     this.head = { status, headers: list };
-    this.pump().catch((e: unknown) => this.internalError(e));
+    this.pump();
   }
 
-  private enqueue(chunk: unknown, eos: boolean, done: WriteCallback | undefined): boolean {
+  /** The handler's end(): its last chunk, once. */
+  finish(data: unknown, done: WriteCallback | undefined): void {
+    if (!this.finished) this.enqueue(data, true, done);
+  }
+
+  enqueue(chunk: unknown, eos: boolean, done: WriteCallback | undefined): boolean {
     if (eos) this.finished = true;
     if (this.dropping || this.closed) {
       if (done !== undefined) queueMicrotask(() => done(this.closed ? new Error('the response is closed') : null));
@@ -242,35 +299,53 @@ class InlineExchange {
     const data = chunk === undefined || chunk === null ? EMPTY : typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array);
     this.queue.push({ data, eos, done });
     this.queued += data.byteLength;
-    this.pump().catch((e: unknown) => this.internalError(e));
+    this.pump();
     if (this.queued < TAP_HIGH_WATER) return true;
     this.needDrain = true;
     return false;
   }
 
-  /** Head, then chunks, through the filter and out, one at a time. */
-  private async pump(): Promise<void> {
+  /**
+   * Head, then chunks, through the filter and out, one at a time. Runs on while verdicts come
+   * back decided; a held verdict or a full socket leaves `pumping` set and resumes it later.
+   */
+  private pump(): void {
     if (this.pumping || this.head === undefined) return;
     this.pumping = true;
+    let wait: Promise<void> | undefined;
     try {
-      if (!this.res.headersSent && !this.dropping) await this.sendHead();
-      while (this.queue.length > 0 && !this.closed) {
+      if (!this.headTaken) {
+        this.headTaken = true;
+        if (!this.dropping) wait = this.sendHead();
+      }
+      while (wait === undefined && this.queue.length > 0 && !this.closed) {
         const c = this.queue.shift()!;
         this.queued -= c.data.byteLength;
         if (this.dropping) {
           c.done?.(null);
           continue;
         }
-        await this.sendChunk(c);
+        wait = this.sendChunk(c);
       }
-      if (this.needDrain && this.queue.length === 0 && !this.closed) {
-        this.needDrain = false;
-        this.res.emit('drain');
-      }
-    } finally {
+    } catch (e) {
       this.pumping = false;
+      return this.internalError(e);
     }
-    if (this.queue.length > 0 && !this.closed) await this.pump();
+    if (wait !== undefined) {
+      wait.then(() => {
+        this.pumping = false;
+        this.pump();
+      }, (e: unknown) => {
+        this.pumping = false;
+        this.internalError(e);
+      });
+      return;
+    }
+    this.pumping = false;
+    if (this.needDrain && this.queue.length === 0 && !this.closed) {
+      this.needDrain = false;
+      this.res.emit('drain');
+    }
   }
 
   /** RFC 9112 §6.3, as edge-proxy.ts decides it for an upstream response (responseHasBody). */
@@ -281,11 +356,17 @@ class InlineExchange {
     return !responseHasBody(this.req.method ?? 'GET', status, length);
   }
 
-  private async sendHead(): Promise<void> {
+  private sendHead(): Promise<void> | undefined {
     // end_of_stream with the headers when no body can follow, or when the handler ended with
     // nothing more than what is queued and that is empty (proxy-wasm-abi.md §1.3).
     const eos = this.noBody() || (this.finished && this.queued === 0);
-    const verdict = await this.stream.responseHeaders(this.head!.headers, eos);
+    const v = this.stream.responseHeaders(this.head!.headers, eos);
+    if (isPromise(v)) return v.then((r) => this.afterResponseHeaders(r, eos));
+    this.afterResponseHeaders(v, eos);
+    return undefined;
+  }
+
+  private afterResponseHeaders(verdict: ResponseHeadersVerdict, eos: boolean): void {
     if (this.ended) return;
     if (verdict.kind === 'respond') {
       this.dropping = true;
@@ -301,18 +382,24 @@ class InlineExchange {
     }
   }
 
-  private async sendChunk(c: Chunk): Promise<void> {
-    const v: BodyVerdict = await this.stream.responseBody(c.data, c.eos);
+  private sendChunk(c: Chunk): Promise<void> | undefined {
+    const v = this.stream.responseBody(c.data, c.eos);
+    if (isPromise(v)) return v.then((r) => this.afterChunk(c, r));
+    return this.afterChunk(c, v);
+  }
+
+  /** A chunk's verdict acted on; a promise when the socket wants a 'drain' first. */
+  private afterChunk(c: Chunk, v: BodyVerdict): Promise<void> | undefined {
     if (this.ended || this.closed) return void c.done?.(new Error('the response is closed'));
     if (v.kind === 'respond') {
       // The head is out: Envoy cannot replace the response any more and resets the stream.
       if (c.done !== undefined) this.heldDone.push(c.done);
-      return this.reset('local reply after the response started');
+      return void this.reset('local reply after the response started');
     }
     if (v.kind === 'buffer') {
       if (c.done !== undefined) this.heldDone.push(c.done);
       if (c.eos) this.reset('filter buffered past the end of the body');
-      return;
+      return undefined;
     }
     // The host hands back the very chunk when the filter neither changed nor joined it; the
     // handler's callback then waits for the real write. Otherwise the bytes are a new copy and
@@ -324,20 +411,20 @@ class InlineExchange {
       this.dropping = true;
       if (same && c.done !== undefined) REAL.end.call(this.res, data, () => c.done!(null));
       else REAL.end.call(this.res, data);
-      return;
+      return undefined;
     }
     if (data === undefined) {
       if (same) c.done?.(null);
-      return;
+      return undefined;
     }
     const ok = REAL.write.call(this.res, data, same ? c.done : undefined);
-    if (!ok && !this.closed) await drained(this.res);
+    return ok || this.closed ? undefined : drained(this.res);
   }
 
   // -------------------------------------------------------------------------------------------
 
   /** A reply the plugin made (or the host's fail-closed 503): sent as given; HEAD gets headers only. */
-  private async sendLocal(response: LocalResponse): Promise<void> {
+  private sendLocal(response: LocalResponse): void {
     if (this.closed) return;
     if (response.reset === true) return this.reset(response.details);
     if (this.res.headersSent) return this.reset('local reply after the response started');
@@ -346,7 +433,6 @@ class InlineExchange {
     if (!this.writeHead(response.headers)) return;
     REAL.end.call(this.res, this.req.method === 'HEAD' || response.body.byteLength === 0 ? undefined : response.body);
   }
-
   private writeHead(headers: HeaderList): boolean {
     const head = downstreamHead(headers, this.o.server);
     const res = this.res;
@@ -380,7 +466,8 @@ class InlineExchange {
     REAL.end.call(this.res, Buffer.from('internal error\n'));
   }
 
-  private onClose(): void {
+  /** The response closed (EdgeResponse's 'close'): the stream is over, exactly once. */
+  onClose(): void {
     this.closed = true;
     const failed = this.res.writableFinished ? null : new Error('the response is closed');
     for (const done of this.heldDone.splice(0)) done(failed);
@@ -391,6 +478,26 @@ class InlineExchange {
       this.stream.end();
     }
   }
+}
+
+/** Lowercase header names, remembered: a handler writes the same few names on every response. */
+const lowerNames = new Map<string, string>();
+
+function lower(name: string): string {
+  let l = lowerNames.get(name);
+  if (l === undefined) {
+    l = name.toLowerCase();
+    if (name.length <= 64) {
+      if (lowerNames.size >= 256) lowerNames.clear();
+      lowerNames.set(name, l);
+    }
+  }
+  return l;
+}
+
+function has(headers: HeaderList, name: string): boolean {
+  for (let i = 0; i < headers.length; i++) if (headers[i]![0] === name) return true;
+  return false;
 }
 
 let dateSecond = -1;
@@ -414,7 +521,7 @@ function httpNow(): string {
  */
 function impliedContentLength(status: number, headers: HeaderList, data: unknown): void {
   if (status === 204 || status === 304 || status < 200) return;
-  if (headers.some(([k]) => k === 'content-length' || k === 'transfer-encoding')) return;
+  if (has(headers, 'content-length') || has(headers, 'transfer-encoding')) return;
   const length = data === undefined || data === null ? 0 : typeof data === 'string' ? Buffer.byteLength(data) : (data as Uint8Array).byteLength;
   headers.push(['content-length', String(length)]);
 }

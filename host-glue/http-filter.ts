@@ -61,12 +61,24 @@ export interface StreamInfo {
   connectionId?: number;
 }
 
+/**
+ * A verdict decided during the call (the usual case: the plugin returned Continue or replied) is
+ * returned as is; one the plugin holds (a PAUSE until proxy_continue_stream) is a promise. A
+ * caller that awaits either way is correct; a proxy on the hot path handles the plain value
+ * without a microtask per step. A failure is always a rejected promise, never a throw.
+ */
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * The lists passed in become the stream's (the plugin may edit them in place); the lists in a
+ * verdict are the stream's too and must not be modified by the caller.
+ */
 export interface HttpFilterStream {
-  /** Resolves when the plugin continues (after a PAUSE, when it calls proxy_continue_stream) or replies. */
-  requestHeaders(headers: HeaderList, endOfStream: boolean): Promise<RequestHeadersVerdict>;
-  requestBody(chunk: Uint8Array, endOfStream: boolean): Promise<BodyVerdict>;
-  responseHeaders(headers: HeaderList, endOfStream: boolean): Promise<ResponseHeadersVerdict>;
-  responseBody(chunk: Uint8Array, endOfStream: boolean): Promise<BodyVerdict>;
+  /** Settles when the plugin continues (after a PAUSE, when it calls proxy_continue_stream) or replies. */
+  requestHeaders(headers: HeaderList, endOfStream: boolean): Awaitable<RequestHeadersVerdict>;
+  requestBody(chunk: Uint8Array, endOfStream: boolean): Awaitable<BodyVerdict>;
+  responseHeaders(headers: HeaderList, endOfStream: boolean): Awaitable<ResponseHeadersVerdict>;
+  responseBody(chunk: Uint8Array, endOfStream: boolean): Awaitable<BodyVerdict>;
   /** Stream over (completed, reset or refused): on_log, on_done, on_delete. Idempotent. */
   end(): void;
 }

@@ -24,6 +24,7 @@
 import { BufferType, DataStatus, HeadersStatus, MapType, StreamType, WasmResult } from './abi';
 import { ContextBase, type BufferRef, type LocalReplyArgs, type PluginInfo, type RootContext } from './context';
 import type {
+  Awaitable,
   BodyVerdict,
   HeaderList,
   HttpFilterStream,
@@ -94,9 +95,34 @@ function isHead(headers: HeaderList): boolean {
 type Step = 'continue' | 'stop' | 'buffer';
 type Resolution = { kind: 'continue' } | { kind: 'buffer' } | { kind: 'respond'; response: LocalResponse };
 
-interface Waiter {
-  resolve(v: Resolution): void;
-  reject(e: Error): void;
+const CONTINUE: Resolution = Object.freeze({ kind: 'continue' });
+const BUFFER: Resolution = Object.freeze({ kind: 'buffer' });
+
+/**
+ * Where a seam call's outcome goes. Until the callback returns it only records what settle()
+ * decided (the call then answers with the value itself); if nothing was decided, a promise is
+ * made and the waiter settles it later (resume / finish / end).
+ */
+class Waiter {
+  value: Resolution | null = null;
+  error: Error | null = null;
+  private settle: { resolve(v: Resolution): void; reject(e: Error): void } | null = null;
+
+  resolve(v: Resolution): void {
+    if (this.settle !== null) this.settle.resolve(v);
+    else this.value ??= v;
+  }
+
+  reject(e: Error): void {
+    if (this.settle !== null) this.settle.reject(e);
+    else this.error ??= e;
+  }
+
+  promise(): Promise<Resolution> {
+    return new Promise((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+  }
 }
 
 /** Per direction: the maps and buffers Envoy's filter holds pointers to. */
@@ -174,9 +200,9 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
 
   // ------------------------------------------------------------------------------ the seam
 
-  requestHeaders(headers: HeaderList, endOfStream: boolean): Promise<RequestHeadersVerdict> {
+  requestHeaders(headers: HeaderList, endOfStream: boolean): Awaitable<RequestHeadersVerdict> {
     const side = this.request;
-    const map = (side.map = copyHeaders(headers));
+    const map = (side.map = headers); // the stream's from now on (http-filter.ts)
     this.isHeadRequest = isHead(headers);
     const v = this.run(side, () => {
       this.onCreate();
@@ -185,24 +211,26 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
       if (!stopped) side.headers = null;
       return stopped ? 'stop' : 'continue';
     });
-    const verdict = (r: Resolution): RequestHeadersVerdict => (r.kind === 'respond' ? r : { kind: 'continue', headers: copyHeaders(map) });
-    // Decided during the call (the usual case): one resolved promise, no chain.
-    return v instanceof Promise ? v.then(verdict) : Promise.resolve(verdict(v));
+    // After a Continue the plugin cannot reach the request map again (§2.4) and on_log only
+    // reads it: the verdict hands out the map itself.
+    const verdict = (r: Resolution): RequestHeadersVerdict => (r.kind === 'respond' ? r : { kind: 'continue', headers: map });
+    // Decided during the call (the usual case): the verdict itself, no promise.
+    return v instanceof Promise ? v.then(verdict) : verdict(v);
   }
 
-  requestBody(chunk: Uint8Array, endOfStream: boolean): Promise<BodyVerdict> {
+  requestBody(chunk: Uint8Array, endOfStream: boolean): Awaitable<BodyVerdict> {
     this.bytesReceived += chunk.length;
     return this.body(this.request, 'proxy_on_request_body', chunk, endOfStream);
   }
 
-  async responseHeaders(headers: HeaderList, endOfStream: boolean): Promise<ResponseHeadersVerdict> {
+  responseHeaders(headers: HeaderList, endOfStream: boolean): Awaitable<ResponseHeadersVerdict> {
     const side = this.response;
     if (this.outcome === null) {
-      side.map = copyHeaders(headers);
+      side.map = headers;
       this.encoderEntered = true;
       this.noteResponse(headers, 'via_upstream');
     }
-    const v = await this.run(side, () => {
+    const v = this.run(side, () => {
       // Envoy encodeHeaders: no VM call for a stream the VM never saw or that already failed.
       if (!this.inVmContextCreated || this.failureLocalReplySent) return 'continue';
       side.headers = side.map;
@@ -210,16 +238,22 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
       if (!stopped) side.headers = null;
       return stopped ? 'stop' : 'continue';
     });
-    if (v.kind === 'respond') return v;
-    this.headersSentDownstream = true;
-    side.headers = null;
-    return { kind: 'continue', headers: copyHeaders(side.map ?? headers) };
+    const verdict = (r: Resolution): ResponseHeadersVerdict => {
+      if (r.kind === 'respond') return r;
+      this.headersSentDownstream = true;
+      side.headers = null;
+      return { kind: 'continue', headers: side.map ?? headers };
+    };
+    return v instanceof Promise ? v.then(verdict) : verdict(v as Resolution);
   }
 
-  async responseBody(chunk: Uint8Array, endOfStream: boolean): Promise<BodyVerdict> {
-    const v = await this.body(this.response, 'proxy_on_response_body', chunk, endOfStream);
-    if (v.kind === 'continue') this.bytesSent += v.data.length;
-    return v;
+  responseBody(chunk: Uint8Array, endOfStream: boolean): Awaitable<BodyVerdict> {
+    const v = this.body(this.response, 'proxy_on_response_body', chunk, endOfStream);
+    const sent = (r: BodyVerdict): BodyVerdict => {
+      if (r.kind === 'continue') this.bytesSent += r.data.length;
+      return r;
+    };
+    return v instanceof Promise ? v.then(sent) : sent(v);
   }
 
   /** Envoy Context::log then onDestroy: on_log, on_done (result ignored), on_delete (§1.3). */
@@ -265,10 +299,7 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
   private run(side: Side, step: () => Step): Resolution | Promise<Resolution> {
     if (this.outcome !== null) return { kind: 'respond', response: this.outcome };
     if (this.ended) return Promise.reject(new StreamEndedError('stream already ended'));
-    // Until the call returns, the waiter records what settle() decides; if nothing was decided
-    // it is re-pointed at a real promise, which resume/finish settle later.
-    const early: { value: Resolution | null; error: Error | null } = { value: null, error: null };
-    const waiter: Waiter = { resolve: (v) => { early.value ??= v; }, reject: (e) => { early.error ??= e; } };
+    const waiter = new Waiter();
     side.waiter = waiter;
     side.continueRequested = false;
     side.depth++;
@@ -281,12 +312,9 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
       side.depth--;
     }
     this.settle(side, result);
-    if (early.value !== null) return early.value;
-    if (early.error !== null) return Promise.reject(early.error);
-    return new Promise((resolve, reject) => {
-      waiter.resolve = resolve;
-      waiter.reject = reject;
-    });
+    if (waiter.value !== null) return waiter.value;
+    if (waiter.error !== null) return Promise.reject(waiter.error);
+    return waiter.promise();
   }
 
   private settle(side: Side, result: Step): void {
@@ -298,10 +326,10 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     } else if (result === 'continue' || side.continueRequested) {
       side.waiter = null;
       side.continueRequested = false;
-      waiter.resolve({ kind: 'continue' });
+      waiter.resolve(CONTINUE);
     } else if (result === 'buffer') {
       side.waiter = null;
-      waiter.resolve({ kind: 'buffer' });
+      waiter.resolve(BUFFER);
     }
   }
 
@@ -312,9 +340,9 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     if (side.depth === 0) this.settle(side, 'stop');
   }
 
-  private async body(side: Side, callback: 'proxy_on_request_body' | 'proxy_on_response_body',
-    chunk: Uint8Array, endOfStream: boolean): Promise<BodyVerdict> {
-    const v = await this.run(side, () => {
+  private body(side: Side, callback: 'proxy_on_request_body' | 'proxy_on_response_body',
+    chunk: Uint8Array, endOfStream: boolean): Awaitable<BodyVerdict> {
+    const v = this.run(side, () => {
       // Envoy decodeData/encodeData: no VM call before on_context_create or after the 503.
       if (!this.inVmContextCreated || (side === this.response && this.failureLocalReplySent)) {
         side.held.data = concat(side.held.data, chunk);
@@ -335,8 +363,8 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
       }
       return endOfStream ? 'stop' : 'buffer';
     });
-    if (v.kind === 'continue') return { kind: 'continue', data: side.takeHeld() };
-    return v;
+    const verdict = (r: Resolution): BodyVerdict => (r.kind === 'continue' ? { kind: 'continue', data: side.takeHeld() } : r);
+    return v instanceof Promise ? v.then(verdict) : verdict(v);
   }
 
   // ------------------------------------------------------------------------------ calls into the VM
@@ -534,16 +562,16 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
 
 /** A stream past a failed VM with fail-open: the filter is not installed (§5.1). */
 export class BypassStream implements HttpFilterStream {
-  async requestHeaders(headers: HeaderList): Promise<RequestHeadersVerdict> {
+  requestHeaders(headers: HeaderList): RequestHeadersVerdict {
     return { kind: 'continue', headers };
   }
-  async requestBody(chunk: Uint8Array): Promise<BodyVerdict> {
+  requestBody(chunk: Uint8Array): BodyVerdict {
     return { kind: 'continue', data: chunk };
   }
-  async responseHeaders(headers: HeaderList): Promise<ResponseHeadersVerdict> {
+  responseHeaders(headers: HeaderList): ResponseHeadersVerdict {
     return { kind: 'continue', headers };
   }
-  async responseBody(chunk: Uint8Array): Promise<BodyVerdict> {
+  responseBody(chunk: Uint8Array): BodyVerdict {
     return { kind: 'continue', data: chunk };
   }
   end(): void {}
@@ -552,16 +580,16 @@ export class BypassStream implements HttpFilterStream {
 /** A stream past a failed VM with fail-closed: Envoy's stub filter answers 503 `wasm_fail_stream`. */
 export class FailedStream implements HttpFilterStream {
   private readonly reply = failStreamReply();
-  async requestHeaders(): Promise<RequestHeadersVerdict> {
+  requestHeaders(): RequestHeadersVerdict {
     return { kind: 'respond', response: this.reply };
   }
-  async requestBody(): Promise<BodyVerdict> {
+  requestBody(): BodyVerdict {
     return { kind: 'respond', response: this.reply };
   }
-  async responseHeaders(): Promise<ResponseHeadersVerdict> {
+  responseHeaders(): ResponseHeadersVerdict {
     return { kind: 'respond', response: this.reply };
   }
-  async responseBody(): Promise<BodyVerdict> {
+  responseBody(): BodyVerdict {
     return { kind: 'respond', response: this.reply };
   }
   end(): void {}

@@ -84,7 +84,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
   // Envoy's default max request headers size is 60 KiB (Node's is 16 KiB): the same limit as
   // `origin edge` when the filter runs here.
-  const server = opts.edge === undefined ? http.createServer(origin) : http.createServer({ maxHeaderSize: 60 * 1024 }, inlineEdge({ ...opts.edge, log: opts.log }, origin).listener);
+  let server: http.Server;
+  if (opts.edge === undefined) server = http.createServer(origin);
+  else {
+    const edge = inlineEdge({ ...opts.edge, log: opts.log }, origin);
+    server = http.createServer({ maxHeaderSize: 60 * 1024, ServerResponse: edge.ServerResponse }, edge.listener) as unknown as http.Server;
+  }
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -127,7 +127,7 @@ describe("Envoy's wasm log (§2.3, §6.22, §6.23)", () => {
   test('at trace level the host traces every call both ways, like --component-log-level wasm:trace', async () => {
     const { plugin, logs } = await load({ script: 'request_headers pause', logLevel: 'trace' });
     const s = plugin.newStream(INFO);
-    void s.requestHeaders(request(), true).catch(() => undefined);
+    void Promise.resolve(s.requestHeaders(request(), true)).catch(() => undefined);
     expect(logs.text()).toEqual(expect.arrayContaining([
       '[host->vm] proxy_on_context_create(2, 1)',
       '[host->vm] proxy_on_request_headers(2, 4, 1)',

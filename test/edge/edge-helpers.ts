@@ -35,7 +35,11 @@ export interface RecordingFactory extends HttpFilterFactory {
 }
 
 /** A pass-through plugin written in the test: the proxy's mechanics without the wasm host. */
-export function recordingFactory(behaviour: Behaviour = {}): RecordingFactory {
+export function recordingFactory(behaviour: Behaviour = {}, o: { decided?: boolean } = {}): RecordingFactory {
+  // The host answers a verdict decided during the call as a plain value and a held one as a
+  // promise (http-filter.ts Awaitable): `decided` answers plain values, otherwise every verdict
+  // is a promise, so a proxy is tested on both paths.
+  const answer = <T>(v: T | Promise<T>): T | Promise<T> => (o.decided === true ? v : Promise.resolve(v));
   const f: RecordingFactory = {
     streams: [],
     behaviour,
@@ -45,23 +49,23 @@ export function recordingFactory(behaviour: Behaviour = {}): RecordingFactory {
       f.streams.push(r);
       const b = (): Behaviour => f.behaviour;
       return {
-        async requestHeaders(headers, eos) {
+        requestHeaders(headers, eos) {
           r.calls.push({ call: 'requestHeaders', headers: headers.map((h) => [...h]), eos });
           r.requestHeaders = headers;
-          return (await b().requestHeaders?.(headers, eos)) ?? { kind: 'continue', headers };
+          return answer(b().requestHeaders?.(headers, eos) ?? { kind: 'continue', headers });
         },
-        async requestBody(chunk, eos) {
+        requestBody(chunk, eos) {
           r.calls.push({ call: 'requestBody', bytes: chunk.byteLength, eos });
-          return b().requestBody?.(chunk, eos) ?? { kind: 'continue', data: chunk };
+          return answer(b().requestBody?.(chunk, eos) ?? { kind: 'continue', data: chunk });
         },
-        async responseHeaders(headers, eos) {
+        responseHeaders(headers, eos) {
           r.calls.push({ call: 'responseHeaders', headers: headers.map((h) => [...h]), eos });
           r.responseHeaders = headers;
-          return b().responseHeaders?.(headers, eos) ?? { kind: 'continue', headers };
+          return answer(b().responseHeaders?.(headers, eos) ?? { kind: 'continue', headers });
         },
-        async responseBody(chunk, eos) {
+        responseBody(chunk, eos) {
           r.calls.push({ call: 'responseBody', bytes: chunk.byteLength, eos });
-          return b().responseBody?.(chunk, eos) ?? { kind: 'continue', data: chunk };
+          return answer(b().responseBody?.(chunk, eos) ?? { kind: 'continue', data: chunk });
         },
         end() {
           r.calls.push({ call: 'end' });

@@ -147,7 +147,9 @@ describe('aliases (the demo maps) in the origin process', () => {
   });
 });
 
-describe('the filter protocol around the in-process origin (a filter written in the test)', () => {
+// A filter's verdicts come as plain values when decided during the call (the real host, nearly
+// always) and as promises when held: every behaviour below runs both ways.
+describe.each([['decided (plain values)', true], ['held (promises)', false]])('the filter protocol around the in-process origin (a filter written in the test), verdicts %s', (_how, decided) => {
   let origin: TestOrigin;
   let f: RecordingFactory;
   let inline: Inline;
@@ -157,7 +159,7 @@ describe('the filter protocol around the in-process origin (a filter written in 
     origin = await startTestOrigin({ p: PLAYABLE });
     for (let i = 0; i < big.length; i++) big[i] = (i * 31 + (i >> 11)) & 0xff;
     await fs.writeFile(path.join(origin.root, 'big.bin'), big);
-    f = recordingFactory();
+    f = recordingFactory({}, { decided });
     inline = await startInline(origin.root, f);
   }, 60_000);
 
@@ -279,7 +281,7 @@ describe('the filter protocol around the in-process origin (a filter written in 
   });
 
   test('suppress_envoy_headers: no x-envoy-upstream-service-time', async () => {
-    const quiet = await startInline(origin.root, recordingFactory(), { suppressEnvoyHeaders: true });
+    const quiet = await startInline(origin.root, recordingFactory({}, { decided }), { suppressEnvoyHeaders: true });
     try {
       const r = await request(quiet.url, '/p.ism/.mpd');
       expect([r.status, r.headers['x-envoy-upstream-service-time']]).toEqual([200, undefined]);

@@ -114,7 +114,9 @@ export const bytes = (s: string): Uint8Array => enc(s);
 export const text = (b: Uint8Array): string => Buffer.from(b).toString('latin1');
 
 /** Resolves true if `p` settles within `ms` (to tell a held promise from a settled one). */
-export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+export async function settlesWithin(p: unknown, ms: number): Promise<boolean> {
+  // A seam verdict decided during the call is a plain value (http-filter.ts Awaitable): settled.
+  if (!(p instanceof Promise)) return true;
   let settled = false;
   void p.then(() => (settled = true), () => (settled = true));
   await new Promise((r) => setTimeout(r, ms));
