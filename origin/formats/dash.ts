@@ -12,9 +12,9 @@
 
 import { OriginError } from '../errors';
 import { Instant, ticksIn } from '../presentation/presentation';
-import { Segment } from '../playout/timeline';
+import { Segment, SegmentColumns } from '../playout/timeline';
 import { dashUrls } from '../playout/urls';
-import { bitrates, PlayoutView, trackKey, ViewMemo, ViewTrack } from '../playout/view';
+import { bitrates, PlayoutView, segmentColumns, segmentCount, trackKey, ViewMemo, ViewTrack } from '../playout/view';
 import { TrackProperties } from '../model';
 import { xmlAttr } from './xml';
 
@@ -79,10 +79,23 @@ function viewStart(view: PlayoutView): Instant {
   if (view.clip === undefined) return { ticks: 0n, timescale: 1 };
   let best: Instant | undefined;
   for (const t of view.tracks) {
-    const candidate = { ticks: t.segments[0]!.time, timescale: t.track.properties.TimeScale };
+    const candidate = { ticks: firstTime(t), timescale: t.track.properties.TimeScale };
     if (best === undefined || candidate.ticks * BigInt(best.timescale) < best.ticks * BigInt(candidate.timescale)) best = candidate;
   }
   return best!;
+}
+
+/** Segment.time of a view track's first segment (its columns' base: no Segment objects made). */
+function firstTime(t: ViewTrack): bigint {
+  return segmentColumns(t)?.base ?? t.segments[0]!.time;
+}
+
+/** The end (time + duration) of a view track's last segment. */
+function lastEnd(t: ViewTrack): bigint {
+  const c = segmentColumns(t);
+  if (c !== undefined) return c.base + BigInt(c.offsets[c.count - 1]! + c.durations[c.count - 1]!);
+  const last = t.segments[t.segments.length - 1]!;
+  return last.time + last.duration;
 }
 
 /** Tracks into AdaptationSets (see the header), in reference order, then server-manifest order. */
@@ -107,8 +120,21 @@ function sameSet(a: ViewTrack, b: ViewTrack): boolean {
   const p = a.track.properties;
   const q = b.track.properties;
   if (p.sampleEntry !== q.sampleEntry || p.systemLanguage !== q.systemLanguage || roles(p).join() !== roles(q).join()) return false;
-  if (p.TimeScale !== q.TimeScale || a.segments.length !== b.segments.length) return false;
+  if (p.TimeScale !== q.TimeScale || segmentCount(a) !== segmentCount(b)) return false;
+  // Equal times and durations: with offsets[0] = 0, equal bases and equal columns.
+  const x = segmentColumns(a);
+  const y = segmentColumns(b);
+  if (x !== undefined && y !== undefined) return x.base === y.base && sameNumbers(x.offsets, y.offsets) && sameNumbers(x.durations, y.durations);
   return a.segments.every((s, i) => s.time === b.segments[i]!.time && s.duration === b.segments[i]!.duration);
+}
+
+function sameNumbers(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  // Equal bytes are equal numbers (the columns hold no NaN), compared natively; unequal bytes
+  // can still be equal numbers (0 and −0), so they take the loop.
+  if (Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))) return true;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Role values (§5.8.5.5); main for audio and video, subtitle for text when the .ism names none. */
@@ -202,8 +228,39 @@ function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): strin
     ['startNumber', byNumber ? 1 : undefined],
   ];
   // The `<S>` lines as one block (joined by '\n' like the document); a view track has segments.
-  const s = timelineMemo.get(t, '', () => timeline(t.segments).map((x) => `          ${x}`).join('\n'));
+  const s = timelineMemo.get(t, '', () => timelineText(t));
   return [`      <SegmentTemplate${attributes(attrs)}>`, '        <SegmentTimeline>', ...(s !== '' ? [s] : []), '        </SegmentTimeline>', '      </SegmentTemplate>'];
+}
+
+/** The `<S>` lines of a track, indented, joined by '\n'. */
+function timelineText(t: ViewTrack): string {
+  const columns = segmentColumns(t);
+  return (columns !== undefined ? columnTimeline(columns) : timeline(t.segments)).map((x) => `          ${x}`).join('\n');
+}
+
+/**
+ * timeline() over the columns of the segments (playout/timeline.ts SegmentColumns): the same
+ * elements from exact numbers, without a BigInt per segment. Offsets and ends are exact integers
+ * (segment ends included), so the contiguity test is exact; a number below 2^53 prints the same
+ * digits as the BigInt.
+ */
+export function columnTimeline(c: SegmentColumns): string[] {
+  const out: string[] = [];
+  // The offset the next segment starts at when contiguous; NaN equals nothing (the first gets @t).
+  let expected = NaN;
+  for (let i = 0; i < c.count; ) {
+    const d = c.durations[i]!;
+    let r = 0;
+    for (let j = i + 1; j < c.count; j++) {
+      if (c.durations[j] !== d || c.offsets[j] !== c.offsets[j - 1]! + c.durations[j - 1]!) break;
+      r++;
+    }
+    const offset = c.offsets[i]!;
+    out.push(`<S${offset !== expected ? ` t="${c.base + BigInt(offset)}"` : ''} d="${d}"${r > 0 ? ` r="${r}"` : ''} />`);
+    expected = c.offsets[i + r]! + c.durations[i + r]!;
+    i += r + 1;
+  }
+  return out;
 }
 
 /** `<S>` elements: @t on the first and after a gap; runs of equal durations folded into @r (§5.3.9.6.2). */
@@ -229,7 +286,15 @@ export function timeline(segments: readonly Segment[]): string[] {
 }
 
 function startsWithSync(t: ViewTrack): boolean {
-  return t.segments.every((s) => t.track.fragments.keyframes[s.first] === 1);
+  const keyframes = t.track.fragments.keyframes;
+  const columns = segmentColumns(t);
+  if (columns?.stats !== undefined) return columns.stats.startsWithSync;
+  if (columns !== undefined) {
+    for (let k = 0; k < columns.count; k++) if (keyframes[columns.firsts[k]!] !== 1) return false;
+    return true;
+  }
+  for (const s of t.segments) if (keyframes[s.first] !== 1) return false;
+  return true;
 }
 
 /**
@@ -241,9 +306,8 @@ function presentationMs(tracks: ViewTrack[], start: Instant): bigint {
   let best = 0n;
   for (const t of tracks) {
     const ts = BigInt(t.track.properties.TimeScale);
-    const last = t.segments[t.segments.length - 1]!;
     // (end/ts − start.ticks/start.ts) in ms, exact integer arithmetic, floor.
-    const num = ((last.time + last.duration) * BigInt(start.timescale) - start.ticks * ts) * 1000n;
+    const num = (lastEnd(t) * BigInt(start.timescale) - start.ticks * ts) * 1000n;
     const ms = floorDiv(num, ts * BigInt(start.timescale));
     if (ms > best) best = ms;
   }
@@ -263,7 +327,14 @@ function maxSegmentMs(tracks: ViewTrack[]): bigint {
 function trackMaxSegmentMs(t: ViewTrack): bigint {
   const ts = BigInt(t.track.properties.TimeScale);
   let longest = 0n;
-  for (const s of t.segments) if (s.duration > longest) longest = s.duration;
+  const columns = segmentColumns(t);
+  if (columns !== undefined) {
+    let most = 0;
+    for (let k = 0; k < columns.count; k++) if (columns.durations[k]! > most) most = columns.durations[k]!;
+    longest = BigInt(most);
+  } else {
+    for (const s of t.segments) if (s.duration > longest) longest = s.duration;
+  }
   // ceil(d·1000/ts) is monotonic in d: the longest segment gives the largest.
   return (longest * 1000n + ts - 1n) / ts;
 }

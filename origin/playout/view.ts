@@ -5,7 +5,7 @@
 import { OriginError } from '../errors';
 import { applyQuery, Format, parseQuery, StreamOptions } from '../options/registry';
 import { Presentation, PresentationTrack } from '../presentation/presentation';
-import { Clip, clipSegments, parseClip, Segment } from './timeline';
+import { Clip, columnsOf, parseClip, PlacedSegments, placeSegments, Segment, SegmentColumns } from './timeline';
 
 export interface ViewTrack {
   track: PresentationTrack;
@@ -13,7 +13,7 @@ export interface ViewTrack {
   /**
    * Number (from 1) of `segments[0]` among the unclipped presentation's segments of the track
    * (1 without a clip). HLS numbers segment URLs by it, so that a clip and the whole presentation
-   * name a segment alike (timeline.ts clipSegments); DASH `$Number$` counts from 1 per view.
+   * name a segment alike (timeline.ts placeSegments); DASH `$Number$` counts from 1 per view.
    */
   firstNumber: number;
 }
@@ -69,8 +69,8 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
   const tracks: ViewTrack[] = [];
   for (const i of kept) {
     const track = p.tracks[i]!;
-    const placed = clipSegments(track, p.origin, req.clip, minLength, widen);
-    if (placed !== undefined) tracks.push({ track, segments: placed.segments, firstNumber: placed.number });
+    const placed = placeSegments(track, p.origin, req.clip, minLength, widen);
+    if (placed !== undefined) tracks.push(placedTrack(track, placed));
   }
   if (tracks.length === 0) {
     throw new OriginError('not-found', `the sub-clip selects no media: the presentation is ${p.durationSeconds.toFixed(3)} s long`, 't', 'empty-clip');
@@ -84,6 +84,41 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     if (sets !== undefined) view.variantSets = sets;
   }
   return view;
+}
+
+/** The placed segments of the view tracks buildView made. */
+const placedOf = new WeakMap<ViewTrack, PlacedSegments>();
+
+/**
+ * A view track whose `segments` are made on first read (an own enumerable accessor: spreads and
+ * comparisons see it as a field). The DASH writer and the bit rates read the columns instead
+ * (segmentColumns below), so a first MPD makes no Segment objects.
+ */
+function placedTrack(track: PresentationTrack, placed: PlacedSegments): ViewTrack {
+  const t: ViewTrack = {
+    track,
+    get segments(): Segment[] {
+      return placed.segments();
+    },
+    firstNumber: placed.number,
+  };
+  placedOf.set(t, placed);
+  return t;
+}
+
+/**
+ * The segments of a view track as columns (playout/timeline.ts SegmentColumns), without making
+ * its Segment objects when buildView placed it; undefined when a value is not exact as a number
+ * (the caller reads `segments`).
+ */
+export function segmentColumns(t: ViewTrack): SegmentColumns | undefined {
+  const placed = placedOf.get(t);
+  return placed !== undefined ? placed.columns : columnsOf(t.segments);
+}
+
+/** How many segments a view track has, without making them. */
+export function segmentCount(t: ViewTrack): number {
+  return placedOf.get(t)?.count ?? t.segments.length;
 }
 
 /**
@@ -223,12 +258,30 @@ function computeBitrates(t: ViewTrack): { peak: number; average: number } {
   const ts = t.track.properties.TimeScale;
   let bytes = 0;
   let peak = 0;
-  for (const s of t.segments) {
-    bytes += s.bytes;
-    const secs = Number(s.duration) / ts;
-    if (secs > 0) peak = Math.max(peak, (s.bytes * 8) / secs);
+  // From the columns (timeline.ts SegmentColumns: the same numbers, exact) unless only the Segment
+  // objects exist (Smooth, HLS): making columns then would be a pass more, not one less.
+  const placed = placedOf.get(t);
+  const c = placed !== undefined && placed.made && !placed.hasColumns ? undefined : segmentColumns(t);
+  if (c?.stats !== undefined) {
+    ({ peak, bytes } = c.stats);
+  } else if (c !== undefined) {
+    for (let k = 0; k < c.count; k++) {
+      bytes += c.bytes[k]!;
+      const secs = c.durations[k]! / ts;
+      // Math.max without the call (no NaN here: bytes are finite and secs > 0).
+      const rate = (c.bytes[k]! * 8) / secs;
+      if (secs > 0 && rate > peak) peak = rate;
+    }
+  } else {
+    for (const s of t.segments) {
+      bytes += s.bytes;
+      const secs = Number(s.duration) / ts;
+      if (secs > 0) peak = Math.max(peak, (s.bytes * 8) / secs);
+    }
   }
-  const total = Number(viewDuration(t)) / ts;
+  const last = c === undefined ? 0 : c.count - 1;
+  const span = c === undefined ? Number(viewDuration(t)) : c.count === 0 ? 0 : c.offsets[last]! + c.durations[last]! - c.offsets[0]!;
+  const total = span / ts;
   const average = total > 0 ? (bytes * 8) / total : t.track.properties.systemBitrate;
   return { peak: Math.ceil(peak), average: Math.ceil(average) };
 }

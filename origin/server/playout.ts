@@ -19,7 +19,7 @@ import { canonicalViewKey, ManifestCache, RenderedManifest } from '../presentati
 import { PresentationIds, PresentationMemo } from '../presentation/request-caches';
 import { Presentation, PresentationTrack, ticksIn } from '../presentation/presentation';
 import { Segment } from '../playout/timeline';
-import { PlayoutView, TrackSelector, trackKey, viewForQuery, ViewMemo, ViewTrack } from '../playout/view';
+import { PlayoutView, segmentCount, TrackSelector, trackKey, viewForQuery, ViewMemo, ViewTrack } from '../playout/view';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../hls/rendition';
 import { keyframeFmp4, keyframeTs, numberingTrack, packedAudio, tsSegment, webvttText } from '../hls/segments';
 import { PresentationRequest, RouteKind } from './routes';
@@ -67,7 +67,9 @@ interface SegmentParts {
 
 /** Estimated bytes of a view: its segment objects dominate. */
 function viewCost(view: PlayoutView): number {
-  return 1024 + view.tracks.reduce((n, t) => n + 64 + t.segments.length * 160, 0);
+  // segmentCount, not segments.length: reading `segments` would build every segment object of a
+  // view whose writer (DASH) only needs the columns (view.ts).
+  return 1024 + view.tracks.reduce((n, t) => n + 64 + segmentCount(t) * 160, 0);
 }
 
 const MANIFEST_ROUTES: ReadonlySet<RouteKind> = new Set<RouteKind>(['smooth-manifest', 'dash-mpd', 'hls-playlist', 'hls-iframe-playlist', 'hds-manifest']);
