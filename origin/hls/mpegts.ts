@@ -69,6 +69,21 @@ const MAX_AUDIO_PES_BYTES = 16384;
  * converted from its own exact time (never by adding converted durations), so nothing drifts.
  */
 export function to90k(ticks: bigint, timescale: number): bigint {
+  // The same arithmetic in numbers while every intermediate is an exact integer (|num| < 2^52,
+  // so q × den is exact too): a 10 MHz time up to about 6 h, a 90 kHz or 48 kHz one for decades.
+  // The floating division may land one off the floor; the remainder check puts it right.
+  if (Number.isInteger(timescale) && timescale > 0 && timescale < 2 ** 32) {
+    const t = Number(ticks);
+    const num = 2 * t * TS_CLOCK + timescale;
+    if (Math.abs(num) < 2 ** 52) {
+      const den = 2 * timescale;
+      let q = Math.floor(num / den);
+      const r = num - q * den;
+      if (r < 0) q--;
+      else if (r >= den) q++;
+      return BigInt(q);
+    }
+  }
   const ts = BigInt(timescale);
   const num = 2n * ticks * BigInt(TS_CLOCK) + ts;
   const den = 2n * ts;
@@ -107,16 +122,18 @@ export interface TsStream {
 /** The stream description for a codec; `language` (ISO 639-2) goes into the PMT for audio. */
 export function tsStream(codec: CodecConfig, language: string | undefined, what: string): TsStream {
   const lang = language !== undefined && /^[a-z]{3}$/.test(language) && language !== 'und' ? languageDescriptor(language) : [];
+  // Every stream object has every field (undefined where it does not apply): one shape for the
+  // writer's loads of stream.parameterSets / stream.adts.
   switch (codec.kind) {
     case 'avc':
       checkLengthSize(codec, what);
-      return { role: 'video', codec, pid: VIDEO_PID, streamId: 0xe0, pmt: { streamType: 0x1b, pid: VIDEO_PID, descriptors: new Uint8Array() }, parameterSets: parameterSetBytes(codec) };
+      return { role: 'video', codec, pid: VIDEO_PID, streamId: 0xe0, pmt: { streamType: 0x1b, pid: VIDEO_PID, descriptors: new Uint8Array() }, parameterSets: parameterSetBytes(codec), adts: undefined };
     case 'aac':
-      return { role: 'audio', codec, pid: AUDIO_PID, streamId: 0xc0, pmt: { streamType: 0x0f, pid: AUDIO_PID, descriptors: Uint8Array.from(lang) }, adts: adtsConfigOf(codec.asc, what) };
+      return { role: 'audio', codec, pid: AUDIO_PID, streamId: 0xc0, pmt: { streamType: 0x0f, pid: AUDIO_PID, descriptors: Uint8Array.from(lang) }, parameterSets: undefined, adts: adtsConfigOf(codec.asc, what) };
     case 'ac3':
-      return { role: 'audio', codec, pid: AUDIO_PID, streamId: 0xbd, pmt: { streamType: 0x81, pid: AUDIO_PID, descriptors: Uint8Array.from([...registrationDescriptor('AC-3'), ...lang]) } };
+      return { role: 'audio', codec, pid: AUDIO_PID, streamId: 0xbd, pmt: { streamType: 0x81, pid: AUDIO_PID, descriptors: Uint8Array.from([...registrationDescriptor('AC-3'), ...lang]) }, parameterSets: undefined, adts: undefined };
     case 'ec3':
-      return { role: 'audio', codec, pid: AUDIO_PID, streamId: 0xbd, pmt: { streamType: 0x87, pid: AUDIO_PID, descriptors: Uint8Array.from([...eac3Descriptor(codec.channels, codec.bsid), ...lang]) } };
+      return { role: 'audio', codec, pid: AUDIO_PID, streamId: 0xbd, pmt: { streamType: 0x87, pid: AUDIO_PID, descriptors: Uint8Array.from([...eac3Descriptor(codec.channels, codec.bsid), ...lang]) }, parameterSets: undefined, adts: undefined };
   }
 }
 
@@ -221,7 +238,7 @@ export function planTsSegment(input: TsSegmentInput): TsPlan {
       last += MAX_PCR_INTERVAL;
       items.push({ kind: 'pcr', value: last });
     }
-    items.push({ kind: 'pes', ...p });
+    items.push({ kind: 'pes', stream: p.stream, unit: p.unit });
     if (p.unit.pcr) last = target;
   }
   if (input.nextPcr !== undefined && last !== undefined) {
@@ -262,7 +279,8 @@ export function writeTsSegment(input: TsSegmentInput, plan: TsPlan = planTsSegme
     const length = pesHeaderSize(u.withDts) + u.payload;
     const written = writePayload(out, writePesHeader(out, end - length, stream.streamId, u.payload, u.pts, u.withDts ? u.dts : undefined, stream.role === 'video'), stream, samples, u);
     if (written !== end) throw new OriginError('internal', `PES of ${length} bytes wrote ${written - end + length}`, 'mpegts');
-    packetizePes(out, at, { pid: stream.pid, cc: cc[item.stream]!, packets: u.packets, length, ...(u.pcr ? { pcr: u.dts - PCR_LEAD } : {}), randomAccess: u.randomAccess });
+    // Fields by name, no spread: one object shape per PES, no generic property copy.
+    packetizePes(out, at, { pid: stream.pid, cc: cc[item.stream]!, packets: u.packets, length, pcr: u.pcr ? u.dts - PCR_LEAD : undefined, randomAccess: u.randomAccess });
     cc[item.stream] = (cc[item.stream]! + u.packets) & 0x0f;
     at = end;
   }

@@ -21,6 +21,7 @@ import { MAX_FRAGMENT_DATA_BYTES, readFragmentMoof } from '../fmp4/media-segment
 import { corruptAt } from '../media/byte-reader';
 import { ByteSource, SpanSource } from '../media/source';
 import { PresentationTrack, ticksIn } from '../presentation/presentation';
+import { canReadInto, ReadLease } from './read-buffers';
 
 /** §8.8.3.1 sample_flags: sample_is_non_sync_sample. */
 const SAMPLE_IS_NON_SYNC = 0x00010000;
@@ -76,14 +77,112 @@ export async function readFragmentSamples(source: ByteSource, track: Presentatio
   if (!Number.isInteger(index) || index < 0 || index >= f.count) {
     throw new OriginError('internal', `fragment ${index} is outside 0..${f.count - 1}`, 'readFragmentSamples');
   }
+  const known = sampleTables.get(track)?.[index];
+  if (known !== undefined && known.fileSize === source.size) return expand(known, f.times[index]!, shift, index);
   const offset = f.offsets[index]!;
   const moof = await readMoof(source, offset);
+  let samples: SourceSample[];
   try {
     const trex = trackHeaderOf(track).trexDefaults;
-    return samplesOfMoof(moof, offset, { trackId: track.properties.trackID, trex, baseTime: f.times[index]!, fragment: index, shift, fileSize: source.size });
+    samples = samplesOfMoof(moof, offset, { trackId: track.properties.trackID, trex, baseTime: f.times[index]!, fragment: index, shift, fileSize: source.size });
   } catch (e) {
     throw inFile(e, source.name);
   }
+  keepTable(track, index, compact(samples, source.size));
+  return samples;
+}
+
+/**
+ * The per-sample fields of one parsed fragment, packed (24 bytes a sample): what samplesOfMoof
+ * gives besides the times, which follow from the fragment table's time and the durations. The
+ * moof of a fragment never changes while its track object lives (the presentation store builds a
+ * new track when the source changes), so every segment after the first (and after the
+ * continuity scans of ts-continuity.ts, which read every moof once) skips the moof read and
+ * parse: profiled at about an eighth of a 720p TS segment's time. Kept per track object, so it
+ * goes with the presentation; `fileSize` guards against a source that changed under the track.
+ */
+interface SampleTable {
+  fileSize: number;
+  /** duration (track timescale), size (bytes), sync (0/1), a sample each. */
+  fields: Uint32Array;
+  /** Absolute file offset and composition offset (signed, or up to 2^32 − 1 from a version 0 trun), a sample each. */
+  wide: Float64Array;
+}
+
+const sampleTables = new WeakMap<PresentationTrack, Array<SampleTable | undefined>>();
+
+/**
+ * The tables are bounded in all (a 2-hour presentation's tracks hold ~20 MB of them, and a worker
+ * serves many presentations): kept in the order they were made, the oldest dropped once the bytes
+ * pass SAMPLE_TABLE_BYTES. First in, first out suits playback, which walks fragments in order.
+ * The queue holds the track weakly: a track the store let go takes its tables with it.
+ */
+let SAMPLE_TABLE_BYTES = 8 << 20;
+const tableQueue: Array<{ track: WeakRef<PresentationTrack>; index: number; bytes: number }> = [];
+let tableHead = 0;
+let tableBytes = 0;
+
+function keepTable(track: PresentationTrack, index: number, table: SampleTable): void {
+  let tables = sampleTables.get(track);
+  if (tables === undefined) {
+    tables = new Array<SampleTable | undefined>(track.fragments.count);
+    sampleTables.set(track, tables);
+  }
+  if (tables[index] !== undefined) return;
+  tables[index] = table;
+  const bytes = table.fields.byteLength + table.wide.byteLength + 64;
+  tableQueue.push({ track: new WeakRef(track), index, bytes });
+  tableBytes += bytes;
+  while (tableBytes > SAMPLE_TABLE_BYTES && tableHead < tableQueue.length) {
+    const old = tableQueue[tableHead]!;
+    tableQueue[tableHead++] = undefined as never;
+    tableBytes -= old.bytes;
+    const t = old.track.deref();
+    if (t !== undefined) sampleTables.get(t)![old.index] = undefined;
+  }
+  // Compact the queue once its dropped head is most of it.
+  if (tableHead > 1024 && tableHead * 2 > tableQueue.length) {
+    tableQueue.splice(0, tableHead);
+    tableHead = 0;
+  }
+}
+
+/** Bytes of sample tables kept (tests). */
+export function sampleTableBytes(): number {
+  return tableBytes;
+}
+
+/** Sets the bound on kept sample tables (tests); returns the one it replaces. */
+export function setSampleTableBudget(bytes: number): number {
+  const before = SAMPLE_TABLE_BYTES;
+  SAMPLE_TABLE_BYTES = bytes;
+  return before;
+}
+
+function compact(samples: readonly SourceSample[], fileSize: number): SampleTable {
+  const fields = new Uint32Array(samples.length * 3);
+  const wide = new Float64Array(samples.length * 2);
+  samples.forEach((s, i) => {
+    fields[3 * i] = s.duration;
+    fields[3 * i + 1] = s.size;
+    fields[3 * i + 2] = s.sync ? 1 : 0;
+    wide[2 * i] = s.offset;
+    wide[2 * i + 1] = s.compositionOffset;
+  });
+  return { fileSize, fields, wide };
+}
+
+/** The SourceSample list samplesOfMoof gave for the table's fragment, rebuilt (same fields, same order). */
+function expand(t: SampleTable, baseTime: bigint, shift: bigint, fragment: number): SourceSample[] {
+  const n = t.wide.length / 2;
+  const out: SourceSample[] = new Array(n);
+  let time = baseTime;
+  for (let i = 0; i < n; i++) {
+    const duration = t.fields[3 * i]!;
+    out[i] = { sourceTime: time, time: time - shift, compositionOffset: t.wide[2 * i + 1]!, duration, size: t.fields[3 * i + 1]!, sync: t.fields[3 * i + 2] === 1, fragment, offset: t.wide[2 * i]! };
+    time += BigInt(duration);
+  }
+  return out;
 }
 
 /** Bytes read first at a moof: enough for the whole box of a typical fragment (48 video or 94 AAC samples take under 2 kB). */
@@ -109,13 +208,21 @@ async function readMoof(source: ByteSource, offset: number): Promise<Uint8Array>
  * from memory. A range over `maxBytes` (or a table without plausible offsets) is not pre-read;
  * the reads then go to the source one by one and the limits downstream still apply.
  */
-export async function withFragmentSpan(source: ByteSource, track: PresentationTrack, first: number, last: number, maxBytes: number): Promise<ByteSource> {
+export async function withFragmentSpan(source: ByteSource, track: PresentationTrack, first: number, last: number, maxBytes: number, lease?: ReadLease): Promise<ByteSource> {
   const f = track.fragments;
   if (!(first >= 0 && first <= last && last < f.count)) return source;
   const start = f.offsets[first]!;
   const end = f.offsets[last]! + f.sizes[last]!;
   if (!(Number.isSafeInteger(start) && Number.isSafeInteger(end) && start >= 0 && end > start && end <= source.size && end - start <= maxBytes)) return source;
-  return new SpanSource(source, start, await source.read(start, end - start));
+  const length = end - start;
+  // With a lease, one positional read into a pooled buffer (read-buffers.ts): the caller keeps
+  // every view of it inside the segment it writes and releases the lease afterwards.
+  if (lease !== undefined && canReadInto(source)) {
+    const buffer = lease.take(length);
+    await source.readInto(buffer, start, length);
+    return new SpanSource(source, start, buffer.subarray(0, length));
+  }
+  return new SpanSource(source, start, await source.read(start, length));
 }
 
 /** The samples of fragments [first, first + count), in decode order. */
@@ -209,11 +316,35 @@ function runEntries(traf: SourceTraf, run: SourceTrun, trex: TrexDefaults): Entr
  * whose bytes are contiguous in the file are read together. `maxBytes` bounds the total.
  */
 export async function readSampleData(source: ByteSource, samples: readonly SourceSample[], maxBytes: number): Promise<SampleWithData[]> {
-  const total = samples.reduce((s, x) => s + x.size, 0);
+  const bytes = await readSampleBytes(source, samples, maxBytes);
+  const out: SampleWithData[] = new Array(samples.length);
+  for (let k = 0; k < samples.length; k++) {
+    const s = samples[k]!;
+    // Every field by name rather than a spread: one object shape, and no generic property copy
+    // per sample (a 4 s segment has a few hundred samples; the spread showed in profiles).
+    out[k] = {
+      sourceTime: s.sourceTime,
+      time: s.time,
+      compositionOffset: s.compositionOffset,
+      duration: s.duration,
+      size: s.size,
+      sync: s.sync,
+      fragment: s.fragment,
+      offset: s.offset,
+      data: bytes[k]!,
+    };
+  }
+  return out;
+}
+
+/** readSampleData's bytes alone, a view per sample (the TS writer needs no other copy of the fields). */
+export async function readSampleBytes(source: ByteSource, samples: readonly SourceSample[], maxBytes: number): Promise<Uint8Array[]> {
+  let total = 0;
+  for (const x of samples) total += x.size;
   if (total > maxBytes) {
     throw new OriginError('unsupported-media', `the samples of this segment hold ${total} bytes, over the ${maxBytes}-byte limit of one generated segment`, source.name, 'segment-too-large');
   }
-  const out: SampleWithData[] = new Array(samples.length);
+  const out: Uint8Array[] = new Array(samples.length);
   let i = 0;
   while (i < samples.length) {
     // A run of samples stored back to back.
@@ -224,21 +355,8 @@ export async function readSampleData(source: ByteSource, samples: readonly Sourc
     if (end > source.size) throw new OriginError('corrupt-media', `sample data ${start}..${end} runs past the end of the file (${source.size} bytes)`, source.name);
     const bytes = await source.read(start, end - start);
     for (let k = i; k < j; k++) {
-      const s = samples[k]!;
-      // Every field by name rather than a spread: one object shape, and no generic property copy
-      // per sample (a 4 s segment has a few hundred samples; the spread showed in profiles).
-      const from = s.offset - start;
-      out[k] = {
-        sourceTime: s.sourceTime,
-        time: s.time,
-        compositionOffset: s.compositionOffset,
-        duration: s.duration,
-        size: s.size,
-        sync: s.sync,
-        fragment: s.fragment,
-        offset: s.offset,
-        data: bytes.subarray(from, from + s.size),
-      };
+      const from = samples[k]!.offset - start;
+      out[k] = bytes.subarray(from, from + samples[k]!.size);
     }
     i = j;
   }

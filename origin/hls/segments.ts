@@ -23,9 +23,10 @@ import { adtsConfigOf } from './adts';
 import { codecConfigOf } from './codec-config';
 import { PCR_LEAD, planTsSegment, to90k, TS_TIME_OFFSET, TsSample, TsSegmentInput, writeTsSegment } from './mpegts';
 import { packedAudioSegment, PackedCodec } from './packed-audio';
+import { ReadLease } from './read-buffers';
 import { audioOf, Rendition, videoOf } from './rendition';
 import { TextSample, webvttSegment } from './webvtt';
-import { outputShift, readFragmentRange, readFragmentSamples, readSampleData, SampleWithData, SourceSample, trackHeaderOf, withFragmentSpan } from './samples';
+import { outputShift, readFragmentRange, readFragmentSamples, readSampleBytes, readSampleData, SampleWithData, SourceSample, trackHeaderOf, withFragmentSpan } from './samples';
 import { audioCounter, audioGroups, audioPieces, audioTsSamples, streamOf, videoCounter, videoScan, videoTsSamples } from './ts-continuity';
 
 /** Largest segment we generate in memory (a 4 s segment is a few MB even at high bitrates). */
@@ -56,15 +57,15 @@ async function withSource<T>(path: string, open: SourceOpener, f: (source: ByteS
 }
 
 /** The samples of one view segment of a single-track rendition, with their bytes: one open, one read. */
-function segmentSamples(t: ViewTrack, seg: { first: number; count: number }, shift: bigint, open: SourceOpener): Promise<SampleWithData[]> {
+function segmentSamples(t: ViewTrack, seg: { first: number; count: number }, shift: bigint, open: SourceOpener, lease?: ReadLease): Promise<SampleWithData[]> {
   return withSource(t.track.src, open, async (source) => {
-    const span = await withFragmentSpan(source, t.track, seg.first, seg.first + seg.count - 1, MAX_GENERATED_SEGMENT_BYTES);
+    const span = await withFragmentSpan(source, t.track, seg.first, seg.first + seg.count - 1, MAX_GENERATED_SEGMENT_BYTES, lease);
     return readSampleData(span, await readFragmentRange(span, t.track, seg.first, seg.count, shift), MAX_GENERATED_SEGMENT_BYTES);
   });
 }
 
-function attach(ts: TsSample[], data: readonly SampleWithData[]): void {
-  for (let i = 0; i < ts.length; i++) ts[i]!.data = data[i]!.data;
+function attach(ts: TsSample[], data: readonly Uint8Array[]): void {
+  for (let i = 0; i < ts.length; i++) ts[i]!.data = data[i]!;
 }
 
 /**
@@ -81,35 +82,48 @@ export async function tsSegment(view: PlayoutView, r: Rendition, index: number, 
   const lo = index === 0 ? undefined : seg.first;
   const hi = last ? undefined : v.segments[index + 1]!.first;
   // The video and the audio are read concurrently (two sources, or two ranges of one): the
-  // segment waits for one round of reads, not two in turn. Promise.all observes both, so a
-  // failure of one leaves no unhandled rejection of the other.
-  const [[scan, video], muxed] = await Promise.all([
-    videoScan(v.track, p, open).then(async (scan) => [scan, await readVideo(v, seg.first, seg.count, p, scan.decodeDelay, open)] as const),
-    a === undefined ? undefined : Promise.all([readMuxedAudio(a, v, p, lo, hi, open), audioPieces(a.track, v.track, p, open)]),
-  ]);
-  const input: TsSegmentInput = {
-    streams: [{ stream: streamOf(v.track), samples: video, cc: videoCounter(scan, fragmentRange(v).first, seg.first) }],
-    patCc: index & 0x0f,
-    pmtCc: index & 0x0f,
-    ...(last ? {} : { nextPcr: to90k(v.segments[index + 1]!.time - scan.decodeDelay, v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET) - PCR_LEAD }),
-  };
-  if (a !== undefined && muxed !== undefined) {
-    const [audio, pieces] = muxed;
-    const range = fragmentRange(a);
-    input.streams.push({ stream: streamOf(a.track), samples: audio, cc: audioCounter(pieces, range.first, range.end, lo) });
+  // segment waits for one round of reads, not two in turn. Both reads go into pooled buffers
+  // (read-buffers.ts) that return to the pool once the segment is written: the output is a copy.
+  // allSettled, not all: on a failure the other read may still be filling its buffer, which must
+  // not go back to the pool (and to another request) before it is done.
+  const lease = new ReadLease();
+  try {
+    const [videoRead, audioRead, piecesRead] = await Promise.allSettled([
+      videoScan(v.track, p, open).then(async (scan) => [scan, await readVideo(v, seg.first, seg.count, p, scan.decodeDelay, open, lease)] as const),
+      a === undefined ? undefined : readMuxedAudio(a, v, p, lo, hi, open, lease),
+      a === undefined ? undefined : audioPieces(a.track, v.track, p, open),
+    ]);
+    if (videoRead.status === 'rejected') throw videoRead.reason;
+    if (audioRead.status === 'rejected') throw audioRead.reason;
+    if (piecesRead.status === 'rejected') throw piecesRead.reason;
+    const [scan, video] = videoRead.value;
+    const muxed = audioRead.value === undefined || piecesRead.value === undefined ? undefined : ([audioRead.value, piecesRead.value] as const);
+    const input: TsSegmentInput = {
+      streams: [{ stream: streamOf(v.track), samples: video, cc: videoCounter(scan, fragmentRange(v).first, seg.first) }],
+      patCc: index & 0x0f,
+      pmtCc: index & 0x0f,
+      ...(last ? {} : { nextPcr: to90k(v.segments[index + 1]!.time - scan.decodeDelay, v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET) - PCR_LEAD }),
+    };
+    if (a !== undefined && muxed !== undefined) {
+      const [audio, pieces] = muxed;
+      const range = fragmentRange(a);
+      input.streams.push({ stream: streamOf(a.track), samples: audio, cc: audioCounter(pieces, range.first, range.end, lo) });
+    }
+    const plan = planTsSegment(input);
+    if (plan.size > MAX_GENERATED_SEGMENT_BYTES) throw tooLarge(`TS segment ${index + 1} of ${r.key}`, plan.size);
+    return writeTsSegment(input, plan);
+  } finally {
+    lease.release();
   }
-  const plan = planTsSegment(input);
-  if (plan.size > MAX_GENERATED_SEGMENT_BYTES) throw tooLarge(`TS segment ${index + 1} of ${r.key}`, plan.size);
-  return writeTsSegment(input, plan);
 }
 
 /** The video samples of fragments [first, first + count) with their bytes. */
-async function readVideo(v: ViewTrack, first: number, count: number, p: Presentation, decodeDelay: bigint, open: SourceOpener): Promise<TsSample[]> {
+async function readVideo(v: ViewTrack, first: number, count: number, p: Presentation, decodeDelay: bigint, open: SourceOpener, lease: ReadLease): Promise<TsSample[]> {
   return withSource(v.track.src, open, async (source) => {
-    const span = await withFragmentSpan(source, v.track, first, first + count - 1, MAX_GENERATED_SEGMENT_BYTES);
+    const span = await withFragmentSpan(source, v.track, first, first + count - 1, MAX_GENERATED_SEGMENT_BYTES, lease);
     const samples = await readFragmentRange(span, v.track, first, count, outputShift(v.track, p.origin));
     const ts = videoTsSamples(samples, v.track, decodeDelay);
-    attach(ts, await readSampleData(span, samples, MAX_GENERATED_SEGMENT_BYTES));
+    attach(ts, await readSampleBytes(span, samples, MAX_GENERATED_SEGMENT_BYTES));
     return ts;
   });
 }
@@ -118,7 +132,7 @@ async function readVideo(v: ViewTrack, first: number, count: number, p: Presenta
  * The audio frames of the segment whose video fragments are [lo, hi) (undefined: open ended),
  * with their bytes, from the audio view track's fragments that overlap that time window.
  */
-async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: number | undefined, hi: number | undefined, open: SourceOpener): Promise<TsSample[]> {
+async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: number | undefined, hi: number | undefined, open: SourceOpener, lease: ReadLease): Promise<TsSample[]> {
   const range = fragmentRange(a);
   const fa = a.track.fragments;
   const fv = v.track.fragments;
@@ -140,7 +154,7 @@ async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: n
   const picked: SourceSample[] = [];
   const groups: number[] = [];
   const ts = await withSource(a.track.src, open, async (source) => {
-    const span = overlapping.length === 0 ? source : await withFragmentSpan(source, a.track, overlapping[0]!, overlapping[overlapping.length - 1]!, MAX_GENERATED_SEGMENT_BYTES);
+    const span = overlapping.length === 0 ? source : await withFragmentSpan(source, a.track, overlapping[0]!, overlapping[overlapping.length - 1]!, MAX_GENERATED_SEGMENT_BYTES, lease);
     for (const i of overlapping) {
       const samples = await readFragmentSamples(span, a.track, i, shiftA);
       const g = audioGroups(samples, a.track, v.track, p);
@@ -153,7 +167,7 @@ async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: n
       });
     }
     const out = audioTsSamples(picked, a.track, groups);
-    attach(out, await readSampleData(span, picked, MAX_GENERATED_SEGMENT_BYTES));
+    attach(out, await readSampleBytes(span, picked, MAX_GENERATED_SEGMENT_BYTES));
     return out;
   });
   return ts;
@@ -170,11 +184,18 @@ export async function packedAudio(view: PlayoutView, r: Rendition, index: number
   else if (config.kind === 'ac3' || config.kind === 'ec3') codec = { kind: config.kind };
   else throw new OriginError('unsupported-media', 'packed audio carries AAC, AC-3 or E-AC-3 only', what);
   const shift = outputShift(t.track, view.presentation.origin);
-  const samples = await segmentSamples(t, seg, shift, open);
-  const first = samples[0];
-  if (first === undefined) throw new OriginError('corrupt-media', `segment ${index + 1} has no samples`, what);
-  const pts = to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
-  return packedAudioSegment(codec, pts, samples.map((s) => s.data));
+  // The frames are read into a pooled buffer (read-buffers.ts): packedAudioSegment copies them
+  // into the segment, so the buffer goes back once it returns (one read: nothing else in flight).
+  const lease = new ReadLease();
+  try {
+    const samples = await segmentSamples(t, seg, shift, open, lease);
+    const first = samples[0];
+    if (first === undefined) throw new OriginError('corrupt-media', `segment ${index + 1} has no samples`, what);
+    const pts = to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
+    return packedAudioSegment(codec, pts, samples.map((s) => s.data));
+  } finally {
+    lease.release();
+  }
 }
 
 /** The first sample of view fragment `n` (1-based) of a video track: the keyframe an I-frame segment holds. */

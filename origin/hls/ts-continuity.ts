@@ -74,15 +74,21 @@ export function streamOf(track: PresentationTrack): TsStream {
   return stream;
 }
 
+/** TS_TIME_OFFSET as a BigInt, made once (not per sample). */
+const OFFSET = BigInt(TS_TIME_OFFSET);
+
 /** Video samples on the TS timeline. */
 export function videoTsSamples(samples: readonly SourceSample[], track: PresentationTrack, decodeDelay: bigint): TsSample[] {
   const ts = track.properties.TimeScale;
   return samples.map((s) => ({
-    dts: to90k(s.time - decodeDelay, ts) + BigInt(TS_TIME_OFFSET),
-    pts: to90k(s.time + BigInt(s.compositionOffset), ts) + BigInt(TS_TIME_OFFSET),
+    dts: to90k(s.time - decodeDelay, ts) + OFFSET,
+    pts: to90k(s.time + BigInt(s.compositionOffset), ts) + OFFSET,
     size: s.size,
     keyframe: s.sync,
     group: 0,
+    // Present from the start (the writer attaches the bytes later): one object shape for every
+    // TsSample, so the muxer's property loads stay monomorphic.
+    data: undefined,
     file: track.src,
     offset: s.offset,
   }));
@@ -92,8 +98,8 @@ export function videoTsSamples(samples: readonly SourceSample[], track: Presenta
 export function audioTsSamples(samples: readonly SourceSample[], track: PresentationTrack, groups: readonly number[]): TsSample[] {
   const ts = track.properties.TimeScale;
   return samples.map((s, i) => {
-    const t = to90k(s.time + BigInt(s.compositionOffset), ts) + BigInt(TS_TIME_OFFSET);
-    return { dts: t, pts: t, size: s.size, keyframe: true, group: groups[i]!, file: track.src, offset: s.offset };
+    const t = to90k(s.time + BigInt(s.compositionOffset), ts) + OFFSET;
+    return { dts: t, pts: t, size: s.size, keyframe: true, group: groups[i]!, data: undefined, file: track.src, offset: s.offset };
   });
 }
 

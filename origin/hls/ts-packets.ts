@@ -107,14 +107,30 @@ function writeHeader(out: Uint8Array, at: number, pid: number, unitStart: boolea
 
 /** The 6 bytes of program_clock_reference_base (33 bits, 90 kHz) and _extension (9 bits, 0). */
 function writePcr(out: Uint8Array, at: number, pcr: bigint): void {
-  const base = ((pcr % TIMESTAMP_WRAP) + TIMESTAMP_WRAP) % TIMESTAMP_WRAP;
-  const high = Number(base >> 1n); // 32 bits
+  const base = wrap33(pcr);
+  const high = Math.floor(base / 2); // 32 bits
   out[at] = high >>> 24;
   out[at + 1] = (high >>> 16) & 0xff;
   out[at + 2] = (high >>> 8) & 0xff;
   out[at + 3] = high & 0xff;
-  out[at + 4] = (Number(base & 1n) << 7) | 0x7e; // 6 reserved bits, extension high bit 0
+  out[at + 4] = ((base % 2) << 7) | 0x7e; // 6 reserved bits, extension high bit 0
   out[at + 5] = 0;
+}
+
+const WRAP_33 = 2 ** 33;
+
+/**
+ * `value` modulo 2^33 (§2.4.3.7, §2.4.3.5), as a number (< 2^33, so exact). In number arithmetic
+ * when `value` is a safe integer (every 90 kHz time below some 3,000 years): each BigInt operation
+ * allocates, and a segment writes a few hundred timestamps.
+ */
+function wrap33(value: bigint): number {
+  const n = Number(value);
+  if (Number.isSafeInteger(n)) {
+    const v = n % WRAP_33;
+    return v < 0 ? v + WRAP_33 : v + 0; // + 0: no −0
+  }
+  return Number(((value % TIMESTAMP_WRAP) + TIMESTAMP_WRAP) % TIMESTAMP_WRAP);
 }
 
 /** An adaptation-field-only packet carrying a PCR (§2.4.3.4: the continuity counter does not advance). */
@@ -219,10 +235,10 @@ export function writePesHeader(out: Uint8Array, at: number, streamId: number, pa
 
 /** 4-bit prefix, then the 33 bits split 3/15/15 with marker bits (§2.4.3.7). */
 function writeTimestamp(out: Uint8Array, at: number, prefix: number, value: bigint): void {
-  const v = ((value % TIMESTAMP_WRAP) + TIMESTAMP_WRAP) % TIMESTAMP_WRAP;
-  const high = Number(v >> 30n); // 3 bits
-  const mid = Number((v >> 15n) & 0x7fffn);
-  const low = Number(v & 0x7fffn);
+  const v = wrap33(value);
+  const high = Math.floor(v / 2 ** 30); // 3 bits
+  const mid = Math.floor(v / 2 ** 15) & 0x7fff;
+  const low = v % 2 ** 15;
   out[at] = (prefix << 4) | (high << 1) | 1;
   out[at + 1] = mid >> 7;
   out[at + 2] = ((mid & 0x7f) << 1) | 1;

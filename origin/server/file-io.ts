@@ -9,8 +9,10 @@
 // (`statTtlMs`), so within that window an old index reads the old file's bytes through the old
 // descriptor (the inode it indexed), never a replaced file's. With a TTL of 0 nothing is kept.
 
-import { promises as fs } from 'node:fs';
-import { ByteSource, openRegularFile, readFully, SourceOpener } from '../media/source';
+import { promises as fs, read as readCallback } from 'node:fs';
+import { OriginError } from '../errors';
+import { ReadIntoSource } from '../hls/read-buffers';
+import { ioError, openRegularFile, readFully, SourceOpener } from '../media/source';
 
 interface Opened {
   handle: fs.FileHandle;
@@ -98,10 +100,11 @@ export class FileHandles {
   readonly opener: SourceOpener = async (path) => {
     const lease = await this.acquire(path);
     let closed = false;
-    const source: ByteSource = {
+    const source: ReadIntoSource = {
       name: path,
       size: lease.size,
       read: (offset, length) => readFully(lease.handle, path, lease.size, offset, length),
+      readInto: (target, offset, length) => readInto(lease.handle.fd, path, lease.size, target, offset, length),
       close: async () => {
         if (!closed) lease.release();
         closed = true;
@@ -139,6 +142,26 @@ export class FileHandles {
       if (this.open.size <= this.max) break;
       if (e.refs === 0) this.retire(file, e);
     }
+  }
+}
+
+/**
+ * Exactly `length` bytes at `offset` of an open file of `size` bytes into target[0, length)
+ * (the segment writers' pooled buffers, hls/read-buffers.ts), or an OriginError. The callback
+ * form of read on the descriptor: FileHandle.read's promise machinery cost more than the call.
+ * Settles only once no read into `target` is running.
+ */
+async function readInto(fd: number, name: string, size: number, target: Uint8Array, offset: number, length: number): Promise<void> {
+  if (!(Number.isSafeInteger(offset) && Number.isSafeInteger(length) && offset >= 0 && length >= 0 && offset + length <= size && length <= target.byteLength)) {
+    throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end of the file (${size} bytes)`, name);
+  }
+  let done = 0;
+  while (done < length) {
+    const bytesRead = await new Promise<number>((resolve, reject) => {
+      readCallback(fd, target, done, length - done, offset + done, (err, n) => (err ? reject(ioError(name, err)) : resolve(n)));
+    });
+    if (bytesRead === 0) throw new OriginError('io', `file shrank while reading at ${offset + done}`, name);
+    done += bytesRead;
   }
 }
 
