@@ -58,13 +58,50 @@ function wasmFrameOffsets(err: Error): number[] {
   return [...String(stack ?? '').matchAll(/wasm-function\[\d+\]:0x([0-9a-f]+)/g)].map((m) => parseInt(m[1]!, 16));
 }
 
+/**
+ * The live contexts by id (a Map's get/set/delete/has/size). Not a Map: a stream context is added
+ * and removed per request, and a Map that keeps inserting new keys and deleting old ones rebuilds
+ * its table every few requests, each obsolete table linked to its successor (for iterators).
+ * Once one such table has been promoted, that chain keeps every later table, and the streams in
+ * them, alive through young-generation collections until a full one: measured at ~2 kB promoted
+ * per request, a tenth of the worker's time in scavenges. A dictionary object has no such link.
+ */
+export class ContextTable {
+  private readonly byId: Record<number, ContextBase> = Object.create(null) as Record<number, ContextBase>;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(id: number): ContextBase | undefined {
+    return this.byId[id];
+  }
+
+  has(id: number): boolean {
+    return this.byId[id] !== undefined;
+  }
+
+  set(id: number, context: ContextBase): void {
+    if (this.byId[id] === undefined) this.count++;
+    this.byId[id] = context;
+  }
+
+  delete(id: number): boolean {
+    if (this.byId[id] === undefined) return false;
+    delete this.byId[id];
+    this.count--;
+    return true;
+  }
+}
+
 export class WasmVm {
   failState = FailState.Ok;
   /** The first failure message (what refused a load, or what failed the VM). */
   failure: string | null = null;
   /** cpp-host stop_iteration_: a local reply was sent during the current callback (§1.2). */
   stopIteration = false;
-  readonly contexts = new Map<number, ContextBase>();
+  readonly contexts = new ContextTable();
   memory: GuestMemory = new GuestMemory(new WebAssembly.Memory({ initial: 0 }));
   readonly vmContext: VmContext;
   private root: RootContext | null = null;

@@ -1,6 +1,8 @@
 // Call order and context ids (§1.3, §6 items 6, 7, 14), logging (§6.22, §6.23), shutdown.
 
 import { bytes, closeAll, INFO, load, PREFIX, request, response } from './helpers/harness';
+import { ContextTable } from '../../host-glue/vm';
+import type { ContextBase } from '../../host-glue/context';
 
 afterEach(closeAll);
 
@@ -57,6 +59,43 @@ describe('per stream (§1.3 per HTTP request)', () => {
     ]);
     expect([2, 3, 4].map((id) => logs.calls(id)[0])).toEqual(['context_create 1', 'context_create 1', 'context_create 1']);
     expect(plugin.liveContexts).toBe(2); // the VM context and the root: streams are gone
+  });
+
+  test('the context table: get, has, set, delete and size as a Map', () => {
+    const table = new ContextTable();
+    const ctx = (n: number): ContextBase => ({ id: n }) as unknown as ContextBase;
+    const model = new Map<number, ContextBase>();
+    for (let i = 1; i <= 2000; i++) {
+      const c = ctx(i);
+      table.set(i, c);
+      model.set(i, c);
+      if (i % 3 !== 0) {
+        expect(table.delete(i - 1)).toBe(model.delete(i - 1));
+      }
+      expect(table.size).toBe(model.size);
+    }
+    table.set(5, ctx(55)); // replacing keeps the count
+    model.set(5, ctx(55));
+    for (let i = 0; i <= 2001; i++) {
+      expect(table.has(i)).toBe(model.has(i));
+      expect(table.get(i)).toEqual(model.get(i));
+    }
+    expect(table.delete(999_999)).toBe(false);
+    expect(table.size).toBe(model.size);
+  });
+
+  test('many overlapping streams: each found by its id while alive, none left after end()', async () => {
+    const { plugin } = await load({ script: '' });
+    const open: ReturnType<typeof plugin.newStream>[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const s = plugin.newStream(INFO);
+      open.push(s);
+      await s.requestHeaders(request(), true);
+      if (open.length > 7) open.shift()!.end(); // up to 8 alive at once, ended in order
+      expect(plugin.liveContexts).toBe(2 + open.length);
+    }
+    for (const s of open.splice(0)) s.end();
+    expect(plugin.liveContexts).toBe(2);
   });
 
   test('a stream ended before its headers still gets create + log + done + delete (access-log path)', async () => {
