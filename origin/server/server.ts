@@ -73,7 +73,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const root = path.resolve(opts.root);
   const statTtlMs = opts.statTtlMs ?? DEFAULT_LIMITS.statTtlMs ?? 0;
   const ctx = newPlayoutContext(new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }), opts.select, opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES);
-  const inflight = new Map<string, Promise<Reply>>();
+  const inflight: Inflight = Object.create(null) as Inflight;
   const io: Io = { files: ctx.files, buffers: new BufferPool(READ_CHUNK, 16), routes: new RouteMemo() };
   const origin = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     handle(req, res, root, ctx, opts, inflight, io).catch((e: unknown) => {
@@ -218,7 +218,7 @@ function httpDate(d: Date): string {
   return text;
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, root: string, ctx: PlayoutContext, opts: ServerOptions, inflight: Map<string, Promise<Reply>>, io: Io): Promise<void> {
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, root: string, ctx: PlayoutContext, opts: ServerOptions, inflight: Inflight, io: Io): Promise<void> {
   if (opts.log !== undefined) {
     const started = process.hrtime.bigint();
     const log = opts.log;
@@ -266,16 +266,24 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, root:
  * of a TS segment, the boxes of an fMP4 one). Nothing is kept once it is answered; conditional
  * requests and Range are applied to the shared reply per request.
  */
-function coalesce(inflight: Map<string, Promise<Reply>>, key: string, make: () => Promise<Reply>): Promise<Reply> {
-  let reply = inflight.get(key);
+function coalesce(inflight: Inflight, key: string, make: () => Promise<Reply>): Promise<Reply> {
+  let reply = inflight[key];
   if (reply === undefined) {
     reply = make();
-    inflight.set(key, reply);
-    const done = (): void => void inflight.delete(key);
+    inflight[key] = reply;
+    const done = (): void => void delete inflight[key];
     reply.then(done, done);
   }
   return reply;
 }
+
+/**
+ * Replies being made, by request line: a dictionary object, not a Map. Each request adds a key
+ * and removes it, and a Map churned like that rebuilds its table every few requests with each
+ * obsolete table linked to the next; once one is promoted the chain keeps later tables, and the
+ * replies in them (segment bytes), alive until a full collection (host-glue/vm.ts ContextTable).
+ */
+type Inflight = Record<string, Promise<Reply> | undefined>;
 
 function preflight(res: http.ServerResponse): void {
   res.statusCode = 204;
