@@ -76,7 +76,7 @@ export class EdgeResponse extends http.ServerResponse {
     if (t === undefined) return (REAL.end as (this: http.ServerResponse, ...x: unknown[]) => this).call(this, chunk, a, b);
     const done = typeof chunk === 'function' ? (chunk as WriteCallback) : typeof a === 'function' ? (a as WriteCallback) : typeof b === 'function' ? (b as WriteCallback) : undefined;
     const data = typeof chunk === 'function' ? undefined : chunk;
-    t.captureHead(this.statusCode, undefined, data === undefined ? NO_DATA : data);
+    t.captureHead(this.statusCode, undefined, true, data);
     t.finish(data, done);
     return this;
   }
@@ -107,8 +107,6 @@ export function inlineEdge(o: InlineEdgeOptions, handler: Handler): { listener: 
 }
 
 const EMPTY = new Uint8Array(0);
-/** end() called without data (distinct from end(undefined) only for the head's implied length). */
-const NO_DATA = Symbol('no data');
 
 /** Bytes the tap holds for the filter before it tells the handler to wait for 'drain'. */
 const TAP_HIGH_WATER = 1 << 20;
@@ -259,7 +257,7 @@ class InlineExchange {
   // the tap (EdgeResponse calls these)
 
   /** The head as the handler gave it: headers set with setHeader, then writeHead's own. */
-  captureHead(status: number, extra: unknown, ending?: unknown): void {
+  captureHead(status: number, extra: unknown, ending = false, data?: unknown): void {
     if (this.head !== undefined) return;
     const list: HeaderList = [[':status', String(status)]];
     const res = this.res;
@@ -277,7 +275,7 @@ class InlineExchange {
         else if (v !== undefined) list.push([lower(k), String(v)]);
       }
     }
-    if (ending !== undefined) impliedContentLength(status, list, ending === NO_DATA ? undefined : ending);
+    if (ending) impliedContentLength(status, list, data);
     // Node adds Date when it writes the head; upstream of Envoy the filter sees the origin's.
     if (!has(list, 'date')) list.push(['date', httpNow()]);
     if (!this.o.suppressEnvoyHeaders) list.push(['x-envoy-upstream-service-time', String(Math.round(performance.now() - this.handlerStarted))]);

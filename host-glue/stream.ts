@@ -73,16 +73,6 @@ const concat = (a: Uint8Array, b: Uint8Array): Uint8Array => {
 
 const EMPTY = new Uint8Array(0);
 
-/** A copy the plugin may edit without touching the caller's list (a loop: once or twice per request). */
-function copyHeaders(h: HeaderList): HeaderList {
-  const out: HeaderList = new Array(h.length);
-  for (let i = 0; i < h.length; i++) {
-    const entry = h[i]!;
-    out[i] = [entry[0], entry[1]];
-  }
-  return out;
-}
-
 function isHead(headers: HeaderList): boolean {
   for (let i = 0; i < headers.length; i++) {
     const entry = headers[i]!;

@@ -10,11 +10,10 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import { loadEdgeFilter } from '../../origin/cli/edge-command';
 import { RunningServer, startServer } from '../../origin/server/server';
-import { wasmTrackSelector } from '../../origin/server/select';
 import { HttpFilterFactory } from '../../host-glue/http-filter';
 import { ROOT } from '../helpers/fixtures';
 import { PLAYABLE } from '../helpers/presentations';
-import { startTestOrigin, TestOrigin } from '../server/server-helpers';
+import { startTestOrigin, TestOrigin, testServerOptions } from '../server/server-helpers';
 import { AliasSetup, startAliasEdge } from '../edge-rewrite/alias-edge';
 import { EdgeUnderTest, ENVOY_YAML, eventually, recordingFactory, RecordingFactory, request, Response, startTestEdge } from './edge-helpers';
 import { dashUrls, hlsUrls, pathOf, smoothUrls } from './format-urls';
@@ -28,14 +27,7 @@ interface Inline {
 async function startInline(root: string, factory: HttpFilterFactory, o: { suppressEnvoyHeaders?: boolean } = {}): Promise<Inline> {
   const logs: string[] = [];
   const server = await startServer({
-    root,
-    host: '127.0.0.1',
-    port: 0,
-    manifestCacheControl: 'public, max-age=60',
-    segmentCacheControl: 'public, max-age=86400',
-    select: wasmTrackSelector,
-    playerPage: true,
-    log: (l) => logs.push(l),
+    ...testServerOptions(root, logs),
     edge: { factory, server: { name: 'envoy', transformation: 'OVERWRITE' }, generateRequestId: true, suppressEnvoyHeaders: o.suppressEnvoyHeaders ?? false },
   });
   return { server, url: server.url, logs };

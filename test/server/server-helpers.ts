@@ -3,7 +3,7 @@
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
-import { RunningServer, startServer } from '../../origin/server/server';
+import { RunningServer, ServerOptions, startServer } from '../../origin/server/server';
 import { wasmTrackSelector } from '../../origin/server/select';
 import { media, runOrigin, tempDir } from '../helpers/fixtures';
 
@@ -24,7 +24,13 @@ export async function startTestOrigin(presentations: Record<string, readonly str
     if (r.code !== 0) throw new Error(`packaging ${name} failed: ${r.stderr}`);
   }
   const logs: string[] = [];
-  const server = await startServer({
+  const server = await startServer(testServerOptions(root, logs));
+  return { root, server, url: server.url, logs };
+}
+
+/** The options the test origins are served with: loopback, a free port, log lines into `logs`. */
+export function testServerOptions(root: string, logs: string[]): ServerOptions {
+  return {
     root,
     host: '127.0.0.1',
     port: 0,
@@ -33,8 +39,7 @@ export async function startTestOrigin(presentations: Record<string, readonly str
     select: wasmTrackSelector,
     playerPage: true,
     log: (l) => logs.push(l),
-  });
-  return { root, server, url: server.url, logs };
+  };
 }
 
 export interface Fetched {
