@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { OriginError } from '../errors';
 import { MediaFile } from '../model';
 import { readMediaFile } from '../media/media-file';
-import { FileSource, ioError } from '../media/source';
+import { ByteSource, FileSource, ioError } from '../media/source';
 import { MAX_SERVER_MANIFEST_BYTES } from '../ism/server-manifest';
 import { buildPresentation, Presentation } from './presentation';
 
@@ -135,18 +135,21 @@ export class PresentationStore {
   /** peek()'s answers, each trusted until the earliest expiry of the stats it rests on. */
   private readonly peeked = new Map<string, { presentation: Presentation; until: number }>();
 
-  constructor(limits: StoreLimits = DEFAULT_LIMITS) {
+  constructor(
+    limits: StoreLimits = DEFAULT_LIMITS,
+    private readonly storage: Storage = FILE_STORAGE,
+  ) {
     this.media = new CostLru(limits.mediaBytes);
     this.presentations = new CostLru(limits.presentations);
     this.statTtlMs = limits.statTtlMs ?? 0;
   }
 
   private stat(p: string): Promise<{ mtimeMs: number; size: number }> {
-    if (this.statTtlMs <= 0) return statFile(p);
+    if (this.statTtlMs <= 0) return this.storage.stat(p);
     const now = performance.now();
     const hit = this.stats.get(p);
     if (hit !== undefined && hit.until > now) return hit.stat;
-    const stat = statFile(p);
+    const stat = this.storage.stat(p);
     if (this.stats.size >= MAX_STATS) this.stats.clear();
     const entry: StatEntry = { until: now + this.statTtlMs, stat };
     this.stats.set(p, entry);
@@ -215,9 +218,7 @@ export class PresentationStore {
     const stat = await this.stat(ismPath);
     if (stat.size > MAX_SERVER_MANIFEST_BYTES) throw new OriginError('corrupt-media', `server manifest of ${stat.size} bytes exceeds ${MAX_SERVER_MANIFEST_BYTES}`, ismPath);
     return this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
-      const text = await fs.readFile(ismPath, 'utf8').catch((e: unknown) => {
-        throw ioError(ismPath, e);
-      });
+      const text = await this.storage.readText(ismPath);
       const value = await buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));
       return { value, cost: 1 };
     });
@@ -226,7 +227,7 @@ export class PresentationStore {
   async mediaFile(absolutePath: string): Promise<MediaFile> {
     const stat = await this.stat(absolutePath);
     return this.media.get(absolutePath, `${stat.mtimeMs}:${stat.size}`, async () => {
-      const source = await FileSource.open(absolutePath);
+      const source = await this.storage.open(absolutePath);
       try {
         const value = await readMediaFile(source, 'fast');
         return { value, cost: mediaCost(value) };
@@ -244,6 +245,26 @@ function mediaCost(m: MediaFile): number {
   for (const t of m.tracks) bytes += t.fragments.count * 41;
   return bytes;
 }
+
+/**
+ * Where the store finds the .ism files and sources: the file system, or anything that answers the
+ * same three questions (the start-up warm-up's synthetic files, warm-up.ts; a remote store later).
+ * Errors are OriginErrors, as statFile and ioError make them.
+ */
+export interface Storage {
+  stat(path: string): Promise<FileStat>;
+  readText(path: string): Promise<string>;
+  open(path: string): Promise<ByteSource>;
+}
+
+export const FILE_STORAGE: Storage = {
+  stat: statFile,
+  readText: (p) =>
+    fs.readFile(p, 'utf8').catch((e: unknown) => {
+      throw ioError(p, e);
+    }),
+  open: (p) => FileSource.open(p),
+};
 
 export async function statFile(p: string): Promise<{ mtimeMs: number; size: number }> {
   try {
