@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_MANIFEST_CACHE_BYTES, RunningServer, startServer } from '../server/server';
 import { wasmTrackSelector } from '../server/select';
+import { WARM_UP_ROUNDS } from '../server/warm-up';
 import { eachArg, logLevelArg, UsageError } from './args';
 import { DEFAULT_LIMITS } from '../presentation/cache';
 import type { HttpFilterFactory, LogLevel } from '../../host-glue/http-filter';
@@ -41,6 +42,10 @@ Options:
                                    not used (each worker loads its own VM, like Envoy's)
   --edge-log-level <level>         the filter's log threshold: trace, debug, info, warn,
                                    error, critical (default info)
+  --warm-up-rounds <n>             before listening, answer the manifests of n synthetic
+                                   2-hour presentations in memory, so that the first
+                                   client request runs compiled code (default ${WARM_UP_ROUNDS},
+                                   about 0.1 s each; 0 starts at once)
   -q, --quiet                      no request log on stderr
   -h, --help                       this text
 `;
@@ -63,6 +68,8 @@ export interface ServeArgs {
   /** An envoy.yaml whose wasm filter runs in this process. */
   edgeConfig?: string;
   edgeLogLevel?: LogLevel;
+  /** Rounds of the start-up warm-up (default WARM_UP_ROUNDS; 0: none). */
+  warmUpRounds?: number;
 }
 
 /** The CPUs this process may use (os.availableParallelism honours affinity masks). */
@@ -71,7 +78,7 @@ export function defaultWorkers(): number {
 }
 
 export function parseServeArgs(argv: readonly string[]): ServeArgs {
-  const a: ServeArgs = { root: '', host: '127.0.0.1', port: 8081, manifestCacheControl: DEFAULT_CACHE_CONTROL.manifest, segmentCacheControl: DEFAULT_CACHE_CONTROL.segment, playerPage: true, quiet: false, help: false, workers: defaultWorkers(), manifestCacheBytes: DEFAULT_MANIFEST_CACHE_BYTES };
+  const a: ServeArgs = { root: '', host: '127.0.0.1', port: 8081, manifestCacheControl: DEFAULT_CACHE_CONTROL.manifest, segmentCacheControl: DEFAULT_CACHE_CONTROL.segment, playerPage: true, quiet: false, help: false, workers: defaultWorkers(), manifestCacheBytes: DEFAULT_MANIFEST_CACHE_BYTES, warmUpRounds: WARM_UP_ROUNDS };
   eachArg(argv, ({ arg, flag, value }) => {
     switch (flag) {
       case '-h':
@@ -118,6 +125,9 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
       case '--manifest-cache-bytes':
         a.manifestCacheBytes = integer(flag, value(), 0, 2 ** 40);
         break;
+      case '--warm-up-rounds':
+        a.warmUpRounds = integer(flag, value(), 0, 100);
+        break;
       default:
         throw new UsageError(`unknown argument "${arg}" (origin serve --help)`);
     }
@@ -158,6 +168,7 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
     playerPage: a.playerPage,
     manifestCacheBytes: a.manifestCacheBytes,
     statTtlMs: a.statTtlMs ?? DEFAULT_LIMITS.statTtlMs,
+    warmUpRounds: a.warmUpRounds ?? WARM_UP_ROUNDS,
     log: a.quiet ? undefined : log,
     ...(edge !== undefined ? { edge: { factory: edge.factory, server: edge.config.server, generateRequestId: edge.config.generateRequestId, suppressEnvoyHeaders: edge.config.suppressEnvoyHeaders } } : {}),
   }).catch(async (e: unknown) => {

@@ -14,6 +14,7 @@ import { TrackSelector } from '../playout/view';
 import { indexPage, isPlayerName, PLAYER_ASSET_CONTENT_TYPE, playerAssetFile, playerPage } from '../player/player-page';
 import { cachedManifest, handlePlayout, newPlayoutContext, Part, PlayoutContext, Reply } from './playout';
 import { decodePath, matchPresentationRoute, PresentationRequest } from './routes';
+import { warmUp } from './warm-up';
 import { ifNoneMatchHits, notModifiedSince, parseRange, RangeResult } from './http-util';
 import { listPresentations } from './presentations';
 import { BufferPool, FileHandles, Lease } from './file-io';
@@ -34,6 +35,12 @@ export interface ServerOptions {
   /** How long a file's stat (and an open handle of a source) is trusted, ms (default DEFAULT_LIMITS.statTtlMs; 0: every request sees a change). */
   statTtlMs?: number;
   log?: (line: string) => void;
+  /**
+   * Rounds of the start-up warm-up (warm-up.ts) run before the server listens: manifests of
+   * synthetic presentations, so the first client request runs compiled code. Default 0 (none);
+   * `origin serve` runs WARM_UP_ROUNDS.
+   */
+  warmUpRounds?: number;
   /**
    * The edge filter in this process (`--edge-config`): every request goes through it before the
    * origin answers (host-glue/edge-inline.ts). Its factory stays the caller's to shut down.
@@ -91,6 +98,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     server = http.createServer({ maxHeaderSize: 60 * 1024, ServerResponse: edge.ServerResponse }, edge.listener) as unknown as http.Server;
   }
   server.keepAliveTimeout = 65_000;
+  if ((opts.warmUpRounds ?? 0) > 0) {
+    try {
+      const w = await warmUp(opts.select, opts.warmUpRounds);
+      opts.log?.(`warm-up: ${w.requests} manifests of ${opts.warmUpRounds} synthetic 2-hour presentations in ${w.ms.toFixed(0)} ms`);
+    } catch (e) {
+      // Never a reason not to serve: the first requests are only slower. Said even with --quiet.
+      (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(`warm-up failed (serving anyway): ${(e as Error)?.stack ?? String(e)}`);
+    }
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => resolve());
