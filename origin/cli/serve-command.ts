@@ -44,8 +44,8 @@ Options:
                                    error, critical (default info)
   --warm-up-rounds <n>             before listening, answer the manifests of n synthetic
                                    2-hour presentations in memory, so that the first
-                                   client request runs compiled code (default ${WARM_UP_ROUNDS},
-                                   about 0.1 s each; 0 starts at once)
+                                   client request runs compiled code (default ${WARM_UP_ROUNDS}:
+                                   about 0.3 s of start-up; 0 starts at once)
   -q, --quiet                      no request log on stderr
   -h, --help                       this text
 `;

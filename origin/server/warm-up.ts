@@ -133,8 +133,8 @@ function playlistUris(master: string): string[] {
  * The synthetic presentation: one source per track and the .ism that `origin package` would write
  * for them (the same params, so the track objects the code sees have the shapes of real ones).
  */
-export async function syntheticFiles(): Promise<Map<string, SyntheticFile>> {
-  const files = new Map<string, SyntheticFile>();
+export async function syntheticFiles(): Promise<Map<string, ByteSource>> {
+  const files = new Map<string, ByteSource>();
   const properties: TrackProperties[] = [];
   const srcs: string[] = [];
   for (const t of TRACKS) {
@@ -151,8 +151,6 @@ export async function syntheticFiles(): Promise<Map<string, SyntheticFile>> {
   return files;
 }
 
-export type SyntheticFile = ByteSource;
-
 /**
  * One track's fragmented MP4, laid out as a real one of its bitrate (ftyp, moov, FRAGMENTS ×
  * moof+mdat, mfra) but materialized only where read: the boxes are made on demand and the media
@@ -165,7 +163,7 @@ class SyntheticSource implements ByteSource {
   private readonly spacing: number;
   private readonly times: Float64Array;
   private readonly templates: Array<{ bytes: Buffer; sequenceAt: number; timeAt: number }>;
-  private readonly mfra: Buffer;
+  private readonly mfra: Uint8Array;
   private readonly mfraStart: number;
 
   constructor(
@@ -179,27 +177,16 @@ class SyntheticSource implements ByteSource {
     this.times = new Float64Array(FRAGMENTS);
     for (let i = 1; i < FRAGMENTS; i++) this.times[i] = this.times[i - 1]! + durations[(i - 1) % durations.length]!;
     this.mfraStart = this.head.byteLength + FRAGMENTS * this.spacing;
-    // §8.8.9–8.8.11: mfra { tfra version 1 (64-bit time and offset, 1-byte numbers), mfro }.
+    // §8.8.9–8.8.11: mfra { tfra version 1 (64-bit time and offset, 1-byte numbers), mfro }. The
+    // entries are packed here; the boxes around them come from the box writer.
     const entry = 19;
-    const tfraSize = 24 + FRAGMENTS * entry;
-    const m = Buffer.alloc(8 + tfraSize + 16);
-    m.writeUInt32BE(m.byteLength, 0);
-    m.write('mfra', 4, 'latin1');
-    m.writeUInt32BE(tfraSize, 8);
-    m.write('tfra', 12, 'latin1');
-    m.writeUInt32BE(0x01000000, 16);
-    m.writeUInt32BE(1, 20);
-    m.writeUInt32BE(0, 24);
-    m.writeUInt32BE(FRAGMENTS, 28);
-    for (let i = 0, at = 32; i < FRAGMENTS; i++, at += entry) {
-      m.writeBigUInt64BE(BigInt(this.times[i]!), at);
-      m.writeBigUInt64BE(BigInt(this.offsetOf(i)), at + 8);
-      m.fill(1, at + 16, at + 19);
+    const entries = Buffer.alloc(FRAGMENTS * entry, 1);
+    for (let i = 0, at = 0; i < FRAGMENTS; i++, at += entry) {
+      entries.writeBigUInt64BE(BigInt(this.times[i]!), at);
+      entries.writeBigUInt64BE(BigInt(this.offsetOf(i)), at + 8);
     }
-    const mfro = 8 + tfraSize;
-    m.writeUInt32BE(16, mfro);
-    m.write('mfro', mfro + 4, 'latin1');
-    m.writeUInt32BE(m.byteLength, mfro + 12);
+    const tfra = fullBox('tfra', 1, 0, field.u32(1), field.u32(0), field.u32(FRAGMENTS), field.bytes(entries));
+    const m = serialize(box('mfra', tfra, fullBox('mfro', 0, 0, field.u32(8 + tfra.size + 16))));
     this.mfra = m;
     this.size = asStatNumber(this.mfraStart + m.byteLength);
   }
@@ -332,9 +319,9 @@ function asStatNumber(n: number): number {
 
 /** The synthetic files by base name; any directory finds them (each round's own presentation). */
 class MemoryStorage implements Storage {
-  constructor(private readonly files: Map<string, SyntheticFile>) {}
+  constructor(private readonly files: Map<string, ByteSource>) {}
 
-  private file(path: string): SyntheticFile {
+  private file(path: string): ByteSource {
     const f = this.files.get(path.slice(path.lastIndexOf('/') + 1));
     if (f === undefined) throw new OriginError('not-found', 'no such file', path);
     return f;
