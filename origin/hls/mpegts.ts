@@ -170,10 +170,12 @@ export function planStream(stream: TsStream, samples: readonly TsSample[], carri
     let count = 1;
     let payload = sampleBytes(stream, s);
     if (stream.role === 'audio') {
+      // One BigInt per PES, not one per frame compared.
+      const spanEnd = s.dts + AUDIO_PES_SPAN;
       for (let j = i + 1; j < samples.length; j++) {
         const next = samples[j]!;
         const bytes = sampleBytes(stream, next);
-        if (next.group !== s.group || next.dts - s.dts >= AUDIO_PES_SPAN || payload + bytes > MAX_AUDIO_PES_BYTES) break;
+        if (next.group !== s.group || next.dts >= spanEnd || payload + bytes > MAX_AUDIO_PES_BYTES) break;
         payload += bytes;
         count++;
       }
@@ -252,12 +254,21 @@ export function planTsSegment(input: TsSegmentInput): TsPlan {
   return { items, streamPackets, size: packets * TS_PACKET_SIZE };
 }
 
-/** Writes the segment planned by planTsSegment (the samples must carry their bytes). */
-export function writeTsSegment(input: TsSegmentInput, plan: TsPlan = planTsSegment(input)): Uint8Array {
+/** A new output buffer, not zero-filled (writeTsSegment's default; the server lends pooled ones, read-buffers.ts BufferLoan). */
+function freshOutput(size: number): Uint8Array {
+  const raw = Buffer.allocUnsafeSlow(size);
+  return new Uint8Array(raw.buffer, raw.byteOffset, size);
+}
+
+/**
+ * Writes the segment planned by planTsSegment (the samples must carry their bytes) into a buffer
+ * from `allocate`, which must return exactly `size` bytes (their content does not matter).
+ */
+export function writeTsSegment(input: TsSegmentInput, plan: TsPlan = planTsSegment(input), allocate: (size: number) => Uint8Array = freshOutput): Uint8Array {
   // Not zero-filled: every byte is written below (PSI and PCR packets fill their stuffing, PES
   // packets their header, adaptation field and payload), and the end check proves the count.
-  const raw = Buffer.allocUnsafeSlow(plan.size);
-  const out = new Uint8Array(raw.buffer, raw.byteOffset, plan.size);
+  const out = allocate(plan.size);
+  if (out.byteLength !== plan.size) throw new OriginError('internal', `an output of ${out.byteLength} bytes for a ${plan.size}-byte segment`, 'mpegts');
   const pcrStream = input.streams.findIndex((s) => s.stream.role === 'video');
   const pcrPid = input.streams[Math.max(0, pcrStream)]?.stream.pid ?? VIDEO_PID;
   writePat(out, 0, PMT_PID, input.patCc);

@@ -107,3 +107,54 @@ export class ReadLease {
     this.taken.length = 0;
   }
 }
+
+/**
+ * A pooled buffer lent past the function that filled it: a generated segment's output, which the
+ * HTTP layer writes to one socket or, for coalesced requests, to several. A fresh output buffer
+ * per TS segment cost page faults on first touch and left the allocator's heap fragmented (a
+ * worker's RSS after a walk of every URL was ~30 MB higher than with big blocks unmapped on free;
+ * bench/README.md, "TS output buffers").
+ *
+ * The server says how many holders there are once the reply is made (share) and each holder lets
+ * go when its response has closed; the buffer goes back with the last. A loan never shared (a
+ * caller outside the server: the CLI dry run, tests) keeps its buffer, which is left to the GC:
+ * a missed return costs an allocation, an early one would corrupt a response.
+ */
+export class BufferLoan {
+  /** The bytes written, a view of the pooled buffer. */
+  readonly bytes: Uint8Array;
+  private holders = 0;
+  private shared = false;
+
+  private constructor(
+    private readonly pool: ReadBufferPool,
+    private readonly buffer: Uint8Array,
+    length: number,
+  ) {
+    this.bytes = buffer.subarray(0, length);
+  }
+
+  /** A loan of `length` bytes (not zero-filled) from `pool`. */
+  static take(pool: ReadBufferPool, length: number): BufferLoan {
+    return new BufferLoan(pool, pool.take(length), length);
+  }
+
+  /** Sets the number of holders, once; none gives the buffer back at once. */
+  share(holders: number): void {
+    if (this.shared) throw new Error('BufferLoan shared twice');
+    this.shared = true;
+    this.holders = holders;
+    if (holders <= 0) this.pool.give(this.buffer);
+  }
+
+  /** One holder is done with the bytes; the last gives the buffer back. Before share(), or past the last holder, nothing. */
+  letGo(): void {
+    if (!this.shared || this.holders <= 0) return;
+    if (--this.holders === 0) this.pool.give(this.buffer);
+  }
+
+  /** Holders still counted (tests). */
+  get remaining(): number {
+    return this.holders;
+  }
+}

@@ -71,8 +71,9 @@ function attach(ts: TsSample[], data: readonly Uint8Array[]): void {
 /**
  * MPEG-TS segment `index` (0-based) of a rendition with video. Each source is opened once and its
  * fragments' byte range read once (withFragmentSpan): moofs and sample data come from that read.
+ * `allocate` gives the output buffer (writeTsSegment); by default a new one.
  */
-export async function tsSegment(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile): Promise<Uint8Array> {
+export async function tsSegment(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile, allocate?: (size: number) => Uint8Array): Promise<Uint8Array> {
   const p = view.presentation;
   const v = videoOf(r);
   if (v === undefined) throw new OriginError('internal', `rendition ${r.key} has no video`, 'tsSegment');
@@ -111,7 +112,7 @@ export async function tsSegment(view: PlayoutView, r: Rendition, index: number, 
     }
     const plan = planTsSegment(input);
     if (plan.size > MAX_GENERATED_SEGMENT_BYTES) throw tooLarge(`TS segment ${index + 1} of ${r.key}`, plan.size);
-    return writeTsSegment(input, plan);
+    return writeTsSegment(input, plan, allocate);
   } finally {
     lease.release();
   }

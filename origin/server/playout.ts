@@ -22,13 +22,17 @@ import { Segment } from '../playout/timeline';
 import { PlayoutView, segmentCount, TrackSelector, trackKey, viewForQuery, ViewMemo, ViewTrack } from '../playout/view';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../hls/rendition';
 import { keyframeFmp4, keyframeTs, numberingTrack, packedAudio, tsSegment, webvttText } from '../hls/segments';
+import { BufferLoan, segmentReadBuffers } from '../hls/read-buffers';
 import { PresentationRequest, RouteKind } from './routes';
 import { FileHandles } from './file-io';
 import { VERSION } from '../version';
 
 export type Part = { kind: 'bytes'; bytes: Uint8Array } | { kind: 'file'; offset: number; length: number };
 
-export type ReplyBody = { type: 'text'; text: string; /** `text` in UTF-8 when already encoded */ bytes?: Uint8Array } | { type: 'bytes'; bytes: Uint8Array } | { type: 'parts'; file: string; parts: Part[]; length: number };
+export type ReplyBody =
+  | { type: 'text'; text: string; /** `text` in UTF-8 when already encoded */ bytes?: Uint8Array }
+  | { type: 'bytes'; bytes: Uint8Array; /** `bytes` are lent from a pool: the server shares the loan among its responses and lets go as each closes */ loan?: BufferLoan }
+  | { type: 'parts'; file: string; parts: Part[]; length: number };
 
 export interface Reply {
   contentType: string;
@@ -249,9 +253,15 @@ async function hlsSegment(ctx: PlayoutContext, req: PresentationRequest, view: P
   const index = segmentIndex(nText, numbering, r.key);
   const sources = new SourceSizes(ctx.files.opener);
   const open = sources.open;
-  const content = kind === 'webvtt' ? await webvttText(view, r, index, open) : kind === 'ts' ? await tsSegment(view, r, index, open) : await packedAudio(view, r, index, open);
+  // TS output (hundreds of kB to MB a segment) is lent from the segment buffer pool; packed audio
+  // and WebVTT are small.
+  let loan: BufferLoan | undefined;
+  const lend = (size: number): Uint8Array => (loan = BufferLoan.take(segmentReadBuffers, size)).bytes;
+  const content = kind === 'webvtt' ? await webvttText(view, r, index, open) : kind === 'ts' ? await tsSegment(view, r, index, open, lend) : await packedAudio(view, r, index, open);
   const s = numbering.segments[index]!;
-  return generatedSegmentReply(req, view, content, generatedEtag(view, kind, r.tracks, sources, `${r.key}:${index}/${numbering.segments.length}:${s.first}:${s.count}:${s.time}:${s.duration}`));
+  const reply = generatedSegmentReply(req, view, content, generatedEtag(view, kind, r.tracks, sources, `${r.key}:${index}/${numbering.segments.length}:${s.first}:${s.count}:${s.time}:${s.duration}`));
+  if (loan !== undefined && reply.body.type === 'bytes') reply.body.loan = loan;
+  return reply;
 }
 
 /**

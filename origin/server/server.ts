@@ -263,6 +263,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, root:
       const ism = known?.ism ?? path.join(root, ...route.ismPath.split('/'));
       if (known === undefined) io.routes.set(rawPath, route, ism);
       const reply = await coalesce(inflight, rawUrl, () => handlePlayout(ctx, route, ism, rawQuery));
+      holdUntilClosed(res, reply);
       // Answer in the event loop's check phase, after the poll phase has read every ready socket,
       // not from inside the read callback. Measured (bench/README.md, "answering later"): a cached
       // manifest answered within the read callback (every await already settled) ran at half the
@@ -283,14 +284,37 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, root:
  * requests and Range are applied to the shared reply per request.
  */
 function coalesce(inflight: Inflight, key: string, make: () => Promise<Reply>): Promise<Reply> {
-  let reply = inflight[key];
-  if (reply === undefined) {
-    reply = make();
-    inflight[key] = reply;
-    const done = (): void => void delete inflight[key];
-    reply.then(done, done);
+  const joined = inflight[key];
+  if (joined !== undefined) {
+    joined.users++;
+    return joined.reply;
   }
-  return reply;
+  const entry: Pending = { reply: make(), users: 1 };
+  inflight[key] = entry;
+  // Registered before any user's await, so it runs first: the key is gone (no one joins any more)
+  // before the users count as holders of lent bytes, and each holder lets go when its response
+  // closes (holdUntilClosed).
+  entry.reply.then(
+    (r) => {
+      delete inflight[key];
+      if (r.body.type === 'bytes') r.body.loan?.share(entry.users);
+    },
+    () => void delete inflight[key],
+  );
+  return entry.reply;
+}
+
+/**
+ * Lent reply bytes (a TS segment's output, playout.ts) stay with this response until it has
+ * closed: 'close' follows 'finish', which follows the socket's last write callback, or comes when
+ * the connection is gone, after libuv has cancelled its pending writes. Either way nothing reads
+ * the bytes after it.
+ */
+function holdUntilClosed(res: http.ServerResponse, reply: Reply): void {
+  const loan = reply.body.type === 'bytes' ? reply.body.loan : undefined;
+  if (loan === undefined) return;
+  if (res.closed) loan.letGo();
+  else res.once('close', () => loan.letGo());
 }
 
 /**
@@ -299,7 +323,13 @@ function coalesce(inflight: Inflight, key: string, make: () => Promise<Reply>): 
  * obsolete table linked to the next; once one is promoted the chain keeps later tables, and the
  * replies in them (segment bytes), alive until a full collection (host-glue/vm.ts ContextTable).
  */
-type Inflight = Record<string, Promise<Reply> | undefined>;
+type Inflight = Record<string, Pending | undefined>;
+
+/** A reply being made and the number of requests waiting for it. */
+interface Pending {
+  reply: Promise<Reply>;
+  users: number;
+}
 
 function preflight(res: http.ServerResponse): void {
   res.statusCode = 204;

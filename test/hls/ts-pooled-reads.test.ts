@@ -5,17 +5,20 @@
 // - pooled reads give the same bytes as plain reads, in any order and concurrently (a buffer
 //   that held a bigger span before must not leak its stale bytes);
 // - a segment handed out (to a socket still writing it) is never overwritten by later segments:
-//   the output is not pooled, only the reads, which go back once the segment is written;
+//   outside the server the output is a new buffer; the server lends it from the pool
+//   (BufferLoan) and gets it back only when every response holding it has closed, whether it
+//   finished, was a HEAD, a 304 or a range, shared by coalesced requests, or cut by the client;
 // - when one read of a segment fails, the buffers go back only after the other read has
 //   settled (a read still running must not land in a buffer another request holds);
 // - readInto refuses reads past the end of the file.
 
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import { ByteSource, openFile, SourceOpener } from '../../origin/media/source';
 import { PlayoutView } from '../../origin/playout/view';
 import { Presentation } from '../../origin/presentation/presentation';
-import { canReadInto, ReadBufferPool, ReadLease, segmentReadBuffers } from '../../origin/hls/read-buffers';
+import { BufferLoan, canReadInto, ReadBufferPool, ReadLease, segmentReadBuffers } from '../../origin/hls/read-buffers';
 import { audioOf, findRendition, Rendition, videoOf } from '../../origin/hls/rendition';
 import { readFragmentSamples, sampleTableBytes, setSampleTableBudget } from '../../origin/hls/samples';
 import { packedAudio, tsSegment } from '../../origin/hls/segments';
@@ -97,6 +100,33 @@ describe('ReadBufferPool and ReadLease', () => {
     expect(pool.outstanding).toBe(0);
     expect(pool.available).toBe(2);
     expect(() => lease.take(1)).toThrow(/after release/);
+  });
+
+  test('a loan goes back with its last holder, once, and never before it is shared', () => {
+    const pool = new ReadBufferPool();
+    const loan = BufferLoan.take(pool, 70_000);
+    expect(loan.bytes.byteLength).toBe(70_000);
+    expect(loan.bytes.buffer.byteLength).toBe(1 << 17);
+    loan.letGo(); // not shared yet: nothing
+    expect(pool.outstanding).toBe(1);
+    loan.share(3);
+    expect(() => loan.share(1)).toThrow(/twice/);
+    loan.letGo();
+    loan.letGo();
+    expect(pool.outstanding).toBe(1);
+    expect(loan.remaining).toBe(1);
+    loan.letGo();
+    expect(pool.outstanding).toBe(0);
+    expect(pool.available).toBe(1);
+    loan.letGo(); // past the last holder: nothing more goes back
+    expect(pool.outstanding).toBe(0);
+    expect(pool.available).toBe(1);
+    // The whole class buffer went back, and is what the next take gets.
+    expect(pool.take(1 << 17).buffer).toBe(loan.bytes.buffer);
+    // Shared with no holder (every request gone before the reply was made): back at once.
+    const none = BufferLoan.take(pool, 10);
+    none.share(0);
+    expect(pool.outstanding).toBe(1);
   });
 });
 
@@ -221,6 +251,77 @@ describe('over HTTP', () => {
       req.end();
     });
     expect(sha(body)).toBe(expected.get(held));
+    await settled(() => segmentReadBuffers.outstanding === 0);
+  });
+
+  /** TS segment URLs of the first video playlist. */
+  async function tsUrls(): Promise<string[]> {
+    const master = (await get(origin.url, '/h.ism/h.m3u8')).text;
+    const list = /^(h-.+video.+)\.m3u8$/m.exec(master)![1]!;
+    const playlist = (await get(origin.url, `/h.ism/${list}.m3u8`)).text;
+    return playlist.split('\n').filter((l) => l.endsWith('.ts')).map((l) => `/h.ism/${l}`);
+  }
+
+  /** Waits (up to 2 s) for the server's responses to close and give their loans back. */
+  async function settled(done: () => boolean): Promise<void> {
+    for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(done()).toBe(true);
+  }
+
+  test('coalesced GET, HEAD, range and conditional requests of one segment get the right bytes, and the output goes back once', async () => {
+    const [url] = await tsUrls();
+    const whole = await get(origin.url, url!);
+    expect(whole.status).toBe(200);
+    await settled(() => segmentReadBuffers.outstanding === 0);
+    const etag = String(whole.headers.etag);
+    // All at once: one generation shared by every request (coalescing), each response its own kind.
+    const kinds = [
+      () => get(origin.url, url!),
+      () => get(origin.url, url!, {}, 'HEAD'),
+      () => get(origin.url, url!, { range: 'bytes=188-375' }),
+      () => get(origin.url, url!, { 'if-none-match': etag }),
+      () => get(origin.url, url!, { range: `bytes=${whole.body.length}-` }),
+    ];
+    const got = await Promise.all(Array.from({ length: 20 }, (_, i) => kinds[i % kinds.length]!()));
+    got.forEach((g, i) => {
+      const kind = i % kinds.length;
+      if (kind === 0) expect(sha(g.body)).toBe(sha(whole.body));
+      if (kind === 1) expect([g.status, g.body.length, g.headers['content-length']]).toEqual([200, 0, String(whole.body.length)]);
+      if (kind === 2) expect([g.status, sha(g.body)]).toEqual([206, sha(whole.body.subarray(188, 376))]);
+      if (kind === 3) expect([g.status, g.body.length]).toEqual([304, 0]);
+      if (kind === 4) expect(g.status).toBe(416);
+    });
+    await settled(() => segmentReadBuffers.outstanding === 0);
+  });
+
+  test('a client that goes away before its segment is written still gives the output back', async () => {
+    const urls = await tsUrls();
+    const expected = sha((await get(origin.url, urls[0]!)).body);
+    const u = new URL(origin.url);
+    // Cut at two moments: just after the request is sent (gone before the segment is made) and
+    // once the response has started (gone while it is written).
+    for (const when of ['sent', 'head'] as const) {
+      const cut = await Promise.all(
+        urls.map(
+          (p) =>
+            new Promise<string>((resolve) => {
+              const socket = net.connect(Number(u.port), u.hostname, () => {
+                socket.write(`GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`);
+                if (when === 'sent') setImmediate(() => socket.resetAndDestroy());
+              });
+              socket.once('data', () => {
+                if (when === 'head') socket.resetAndDestroy();
+              });
+              socket.on('error', (e) => resolve(e.message));
+              socket.on('close', () => resolve('cut'));
+            }),
+        ),
+      );
+      expect(cut.every((m) => m === 'cut')).toBe(true);
+      await settled(() => segmentReadBuffers.outstanding === 0);
+    }
+    // And the pool serves correct bytes afterwards.
+    expect(sha((await get(origin.url, urls[0]!)).body)).toBe(expected);
   });
 });
 
