@@ -327,6 +327,9 @@ function savePaths(dir: string, base: string, paths: string[]): Promise<string[]
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** The run with the median req/s. */
+const medianRun = (xs: WrkResult[]): WrkResult => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
+
 export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Record<string, unknown>> {
   const log = options.log ?? ((line: string) => console.log(line));
   const seconds = options.seconds ?? Number(process.env['BENCH_SECONDS'] ?? 5);
@@ -401,10 +404,35 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
     log(`[http] warm`);
     // --- warm manifests and segments, 1 and N workers
     const runs: Record<string, Record<string, WrkResult>> = {};
+    const manifestRounds: Record<string, { origin: number[]; reference: number[] }> = {};
     for (const w of workerCounts) {
       origin = await startOrigin(dir, w);
       const wrkCpus = w === 1 ? LOAD_CPU : undefined;
       for (const [kind, p] of Object.entries(urls.manifests)) {
+        if (w === 1) {
+          // One worker against the node:http reference of the same body size, alternately
+          // (origin, reference, three times over, both pinned to the server CPU and only one
+          // loaded at a time): on this shared machine either side drifts by ±30 % between runs
+          // minutes apart, so each ratio compares neighbouring runs. The median run of each side
+          // is the table's figure; every run is kept in manifestRounds.
+          const ref = await startNodeReference(manifestBytes[kind]!);
+          try {
+            const rounds: { origin: WrkResult[]; reference: WrkResult[] } = { origin: [], reference: [] };
+            wrk(origin.url, [p], C, 1, 1, wrkCpus);
+            wrk(ref.url, ['/'], C, 1, 1, wrkCpus);
+            for (let round = 0; round < 3; round++) {
+              rounds.origin.push(wrk(origin.url, [p], C, seconds, 1, wrkCpus));
+              rounds.reference.push(wrk(ref.url, ['/'], C, seconds, 1, wrkCpus));
+            }
+            const runsOf = (runs[`manifest/${kind}`] ??= {});
+            runsOf['origin-1w'] = medianRun(rounds.origin);
+            runsOf['node-fixed-body'] = medianRun(rounds.reference);
+            manifestRounds[kind] = { origin: rounds.origin.map((x) => x.rps), reference: rounds.reference.map((x) => x.rps) };
+          } finally {
+            await stop(ref);
+          }
+          continue;
+        }
         wrk(origin.url, [p], C, 1, 1, wrkCpus);
         (runs[`manifest/${kind}`] ??= {})[`origin-${w}w`] = wrk(origin.url, [p], C, seconds, 1, wrkCpus);
       }
@@ -423,13 +451,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
         await stop(nginx);
       }
     }
-    for (const [kind, bytes] of Object.entries(manifestBytes)) {
-      const ref = await startNodeReference(bytes);
-      wrk(ref.url, ['/'], C, 1);
-      runs[`manifest/${kind}`]!['node-fixed-body'] = wrk(ref.url, ['/'], C, seconds);
-      await stop(ref);
-    }
     result['runs'] = runs;
+    result['manifestRounds'] = { unit: 'req/s, one worker, origin and node:http reference alternately', rounds: manifestRounds };
 
     log(`[http] uncached`);
     // --- uncached manifest generation: cache disabled; latency on one connection, throughput
@@ -492,14 +515,21 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
 
     log(`[http] every URL`);
     // --- memory: every URL of the presentation, one worker
+    // Three walks, each by a fresh server: the RSS half a second after a walk moves by ±20 MB
+    // with when V8 last collected its old generation; the median walk is the figure.
     {
-      origin = await startOrigin(dir, 1);
-      const before = rssOf(origin.pid);
-      const walk = await requestAll(urls.every.map((p) => origin.url + p));
-      await sleep(500);
-      const after = rssOf(origin.pid);
-      await stop(origin);
-      result['everyUrl'] = { ...walk, rssBefore: before, rssAfter: after };
+      const walks = [];
+      for (let round = 0; round < 3; round++) {
+        origin = await startOrigin(dir, 1);
+        const before = rssOf(origin.pid);
+        const walk = await requestAll(urls.every.map((p) => origin.url + p));
+        await sleep(500);
+        const after = rssOf(origin.pid);
+        await stop(origin);
+        walks.push({ ...walk, rssBefore: before, rssAfter: after });
+      }
+      const byRss = [...walks].sort((a, b) => a.rssAfter[0]!.rss - b.rssAfter[0]!.rss);
+      result['everyUrl'] = { ...byRss[1]!, rssAfterRuns: walks.map((x) => x.rssAfter[0]!.rss), bad: walks.reduce((n, x) => n + x.bad, 0) };
     }
 
     log(`[http] soak`);
@@ -589,8 +619,11 @@ function printTable(r: Record<string, unknown>, log: (line: string) => void): vo
   }
   const edge = r['edge'] as { runs: Record<string, Record<string, WrkResult>> };
   for (const [k, v] of Object.entries(edge.runs)) log(`edge as a second process ${k}: direct ${v['direct']!.rps} req/s, through \`origin edge\` ${v['edge']!.rps} req/s (${(v['edge']!.rps / v['direct']!.rps).toFixed(2)}×)`);
-  const every = r['everyUrl'] as { requests: number; bad: number; seconds: number; rssBefore: { rss: number }[]; rssAfter: { rss: number }[] };
-  log(`every URL (${every.requests}, ${every.bad} not 200, ${every.seconds} s): RSS ${mb(every.rssBefore[0]!.rss)} → ${mb(every.rssAfter[0]!.rss)} MB (one worker)`);
+  const every = r['everyUrl'] as { requests: number; bad: number; seconds: number; rssBefore: { rss: number }[]; rssAfter: { rss: number }[]; rssAfterRuns?: number[] };
+  const walks = every.rssAfterRuns === undefined ? '' : `; the three walks ${every.rssAfterRuns.map(mb).join(' / ')} MB`;
+  log(`every URL (${every.requests}, ${every.bad} not 200 in all walks, ${every.seconds} s): RSS ${mb(every.rssBefore[0]!.rss)} → ${mb(every.rssAfter[0]!.rss)} MB (one worker, median walk${walks})`);
+  const rounds = (r['manifestRounds'] as { rounds: Record<string, { origin: number[]; reference: number[] }> } | undefined)?.rounds;
+  if (rounds !== undefined) log(`warm manifests, one worker, alternate runs origin/reference req/s: ${Object.entries(rounds).map(([k, v]) => `${k} ${v.origin.map((x, i) => `${x}/${v.reference[i]}`).join(', ')}`).join('; ')}`);
   const soak = r['soak'] as { wrk: WrkResult; rssStart: { pid: number; rss: number }[]; rssEnd: { pid: number; rss: number }[]; workers: number; seconds: number };
   const se = soak.wrk.errors;
   log(`soak (${soak.workers} workers, 256 connections, ${soak.seconds} s): ${soak.wrk.requests} requests, ${soak.wrk.rps} req/s, ${soak.wrk.mbps} MB/s, errors connect ${se.connect} read ${se.read} write ${se.write} timeout ${se.timeout}, non-2xx ${se.status}; RSS MB start ${soak.rssStart.map((x) => mb(x.rss)).join('/')} end ${soak.rssEnd.map((x) => mb(x.rss)).join('/')}`);
