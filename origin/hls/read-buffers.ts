@@ -1,8 +1,9 @@
-// Reused read buffers for the generated segments (MPEG-TS): a segment reads its fragments' byte
-// range (a few hundred kB to a few MB) once, muxes it into a new output buffer and drops it. A
-// fresh buffer per read cost page faults on first touch and GC work for its external memory
-// (profiled: about a fifth of a worker's time on 720p TS). The bytes read never leave the
-// writer: the output is a copy, so a buffer can go back as soon as the segment is written.
+// Reused buffers for the generated segments (MPEG-TS): a segment reads its fragments' byte
+// range (a few hundred kB to a few MB) once and muxes it into an output buffer. A fresh buffer
+// per read cost page faults on first touch and GC work for its external memory (profiled: about
+// a fifth of a worker's time on 720p TS). The bytes read never leave the writer: the output is a
+// copy, so a read buffer can go back as soon as the segment is written. The output itself is
+// lent by the server from the same pool (BufferLoan, below) until its responses have closed.
 //
 // A lease (ReadLease) collects the buffers one segment takes; release() hands them all back,
 // and the caller calls it only once every read into them has settled (a read still running in
