@@ -259,9 +259,7 @@ async function hlsSegment(ctx: PlayoutContext, req: PresentationRequest, view: P
   const lend = (size: number): Uint8Array => (loan = BufferLoan.take(segmentReadBuffers, size)).bytes;
   const content = kind === 'webvtt' ? await webvttText(view, r, index, open) : kind === 'ts' ? await tsSegment(view, r, index, open, lend) : await packedAudio(view, r, index, open);
   const s = numbering.segments[index]!;
-  const reply = generatedSegmentReply(req, view, content, generatedEtag(view, kind, r.tracks, sources, `${r.key}:${index}/${numbering.segments.length}:${s.first}:${s.count}:${s.time}:${s.duration}`));
-  if (loan !== undefined && reply.body.type === 'bytes') reply.body.loan = loan;
-  return reply;
+  return generatedSegmentReply(req, view, content, generatedEtag(view, kind, r.tracks, sources, `${r.key}:${index}/${numbering.segments.length}:${s.first}:${s.count}:${s.time}:${s.duration}`), loan);
 }
 
 /**
@@ -340,10 +338,11 @@ function generatedEtag(view: PlayoutView, kind: string, tracks: readonly ViewTra
   return etagOf(parts.join('\n'));
 }
 
-function generatedSegmentReply(req: PresentationRequest, view: PlayoutView, content: Uint8Array | string, etag: string): Reply {
+/** `loan`: where `content`'s bytes are lent from (the server lets go of it as its responses close). */
+function generatedSegmentReply(req: PresentationRequest, view: PlayoutView, content: Uint8Array | string, etag: string, loan?: BufferLoan): Reply {
   return {
     contentType: req.route.contentType,
-    body: typeof content === 'string' ? { type: 'text', text: content } : { type: 'bytes', bytes: content },
+    body: typeof content === 'string' ? { type: 'text', text: content } : { type: 'bytes', bytes: content, ...(loan === undefined ? {} : { loan }) },
     lastModified: new Date(view.presentation.mtimeMs),
     etag,
     cacheClass: 'segment',
