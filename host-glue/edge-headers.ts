@@ -7,7 +7,40 @@
 import { randomUUID } from 'node:crypto';
 import { HeaderList } from './http-filter';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'http2-settings']);
+/** A hop-by-hop name (lowercase): by length first, so most names are one comparison of lengths. */
+export function isHopByHop(name: string): boolean {
+  switch (name.length) {
+    case 2:
+      return name === 'te';
+    case 7:
+      return name === 'trailer' || name === 'upgrade';
+    case 10:
+      return name === 'connection' || name === 'keep-alive';
+    case 14:
+      return name === 'http2-settings';
+    case 16:
+      return name === 'proxy-connection';
+    case 17:
+      return name === 'transfer-encoding';
+    default:
+      return false;
+  }
+}
+
+/** Lowercase header names, remembered: clients and handlers send the same few names every time. */
+const lowerNames = new Map<string, string>();
+
+export function lowerName(name: string): string {
+  let l = lowerNames.get(name);
+  if (l === undefined) {
+    l = name.toLowerCase();
+    if (name.length <= 64) {
+      if (lowerNames.size >= 256) lowerNames.clear();
+      lowerNames.set(name, l);
+    }
+  }
+  return l;
+}
 
 /** Lowercase names listed in `Connection` headers (they are hop-by-hop too). */
 function connectionTokens(raw: readonly string[]): Set<string> | undefined {
@@ -27,8 +60,8 @@ function endToEnd(raw: readonly string[]): HeaderList {
   const named = connectionTokens(raw);
   const list: HeaderList = [];
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(name) || named?.has(name)) continue;
+    const name = lowerName(raw[i]!);
+    if (isHopByHop(name) || named?.has(name)) continue;
     list.push([name, raw[i + 1]!]);
   }
   return list;
@@ -48,22 +81,34 @@ export interface RequestHeaderOptions {
   generateRequestId: boolean;
 }
 
+/** The request map the filter sees, and whether a body follows the head. */
+export interface RequestHead {
+  headers: HeaderList;
+  /** Content-Length > 0 or a Transfer-Encoding (RFC 9112 §6.3), read from the raw headers. */
+  hasBody: boolean;
+}
+
 /**
  * The request map the filter sees: `:authority` (from Host), `:path`, `:method`, `:scheme`, the
  * end-to-end headers in order, then what Envoy's connection manager adds before the filters:
  * `x-forwarded-proto` (set to the downstream scheme; Envoy overwrites a client's value when it
  * trusts no hop before it, its default) and `x-request-id` (a UUID when the request has none).
+ * One pass over the raw headers: Node's parsed `req.headers` object is never needed for it.
  */
-export function requestHeaderList(req: RequestLine, o: RequestHeaderOptions): HeaderList {
+export function requestHeaderList(req: RequestLine, o: RequestHeaderOptions): RequestHead {
   const raw = req.rawHeaders;
   const named = connectionTokens(raw);
   const headers: HeaderList = [[':authority', o.defaultAuthority], [':path', req.url], [':method', req.method], [':scheme', o.scheme]];
   let host = false;
   let hasRequestId = false;
   let proto = false;
+  let length: string | undefined;
+  let chunked = false;
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(name) || named?.has(name)) continue;
+    const name = lowerName(raw[i]!);
+    if (name.length === 14 && name === 'content-length') length ??= raw[i + 1]!; // Node keeps the first too
+    else if (name.length === 17 && name === 'transfer-encoding') chunked = true;
+    if (isHopByHop(name) || named?.has(name)) continue;
     if (name === 'host') {
       if (!host) headers[0]![1] = raw[i + 1]!;
       host = true;
@@ -78,12 +123,15 @@ export function requestHeaderList(req: RequestLine, o: RequestHeaderOptions): He
   }
   if (!proto) headers.push(['x-forwarded-proto', o.scheme]);
   if (!hasRequestId && o.generateRequestId) headers.push(['x-request-id', randomUUID()]);
-  return headers;
+  return { headers, hasBody: requestHasBody(length, chunked ? '' : undefined) };
 }
 
 /** The first value of `name` (lowercase) in a list. */
 export function headerValue(headers: HeaderList, name: string): string | undefined {
-  for (const [k, v] of headers) if (k === name) return v;
+  for (let i = 0; i < headers.length; i++) {
+    const entry = headers[i]!;
+    if (entry[0] === name) return entry[1];
+  }
   return undefined;
 }
 
@@ -106,7 +154,7 @@ export function upstreamRequestHead(headers: HeaderList): UpstreamRequestHead {
       if (k === ':method') method = v;
       else if (k === ':path') path = v;
       else if (k === ':authority') authority = v;
-    } else if (k !== 'host' && !HOP_BY_HOP.has(k)) flat.push(k, v);
+    } else if (k !== 'host' && !isHopByHop(k)) flat.push(k, v);
   }
   flat[1] = authority;
   return { method, path, authority, headers: flat };
@@ -137,15 +185,27 @@ export type ServerHeader = { name: string; transformation: 'OVERWRITE' | 'APPEND
  */
 export function downstreamHead(headers: HeaderList, server: ServerHeader): DownstreamHead {
   let status = 0;
+  const fields: string[] = [];
+  for (let i = 0; i < headers.length; i++) {
+    const entry = headers[i]!;
+    const k = entry[0];
+    if (k.charCodeAt(0) === 58) {
+      if (k === ':status') status = Number(entry[1]);
+    } else fields.push(k, entry[1]);
+  }
+  return downstreamFields(status, fields, server);
+}
+
+/** downstreamHead for a head given as its status and [name, value, ...] (lowercase names). */
+export function downstreamFields(status: number, fields: readonly string[], server: ServerHeader): DownstreamHead {
   const flat: string[] = [];
   let hasServer = false;
-  for (const [k, v] of headers) {
-    if (k.charCodeAt(0) === 58) {
-      if (k === ':status') status = Number(v);
-    } else if (k === 'server') {
+  for (let i = 0; i < fields.length; i += 2) {
+    const k = fields[i]!;
+    if (k === 'server') {
       hasServer = true;
-      if (server.transformation !== 'OVERWRITE') flat.push(k, v);
-    } else if (!HOP_BY_HOP.has(k)) flat.push(k, v);
+      if (server.transformation !== 'OVERWRITE') flat.push(k, fields[i + 1]!);
+    } else if (!isHopByHop(k)) flat.push(k, fields[i + 1]!);
   }
   if (server.transformation === 'OVERWRITE' || (server.transformation === 'APPEND_IF_ABSENT' && !hasServer)) flat.push('server', server.name);
   // A filter that sets a :status outside 100..599 made a response no client can read: Envoy's

@@ -10,6 +10,12 @@
 //   the handler's body chunks → filter → client, one at a time, in order
 //   stream over → end(), exactly once
 //
+// A filter whose module has no callback that could see the response (the real edge.wasm exports
+// none: proxy-wasm-abi.md §1.2, Envoy then never enters the VM for it) lets the response pass:
+// the head gets what the connection manager adds (server, date, upstream service time, no
+// hop-by-hop headers, lowercase names) and goes out with the body chunks as the handler writes
+// them (HttpFilterStream.responsePassesThrough, asked at the head and before each chunk).
+//
 // The handler writes to a ServerResponse as usual. Its writeHead/write/end are taken over for
 // the exchange (the "tap"): the head and chunks queue until the filter has seen them, then go out
 // through the response's own methods. There is no route table here: every request the filter
@@ -19,7 +25,7 @@
 import * as http from 'node:http';
 import { Socket } from 'node:net';
 import { drained, streamInfoOf } from './edge-proxy';
-import { downstreamHead, requestHasBody, requestHeaderList, responseHasBody, ServerHeader } from './edge-headers';
+import { DownstreamHead, downstreamFields, downstreamHead, lowerName, requestHeaderList, responseHasBody, ServerHeader } from './edge-headers';
 import { Awaitable, BodyVerdict, HeaderList, HttpFilterFactory, HttpFilterStream, LocalResponse, RequestHeadersVerdict, ResponseHeadersVerdict, StreamInfo } from './http-filter';
 
 export interface InlineEdgeOptions {
@@ -40,6 +46,13 @@ export interface InlineEdgeStats {
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
+/** One downstream connection, as the stream and the request map see it. */
+interface Downstream {
+  info: StreamInfo;
+  httpVersion: string;
+  authority: string;
+}
+
 /**
  * The server's response class (`http.createServer({ ServerResponse: EdgeResponse })`): while an
  * exchange has it tapped, writeHead/write/end go to the exchange. A subclass rather than methods
@@ -51,9 +64,12 @@ export class EdgeResponse extends http.ServerResponse {
   /** The exchange told when the response closes (finished or not). */
   exchange: InlineExchange | undefined = undefined;
 
-  constructor(req: http.IncomingMessage) {
-    super(req);
-    this.on('close', onEdgeResponseClose); // one shared function, not a closure per request
+  // 'close' (finished or not) tells the exchange, ahead of any listener: caught in emit rather
+  // than a listener added to every response.
+  override emit(event: string | symbol): boolean {
+    if (event === 'close') this.exchange?.onClose();
+    // `arguments` handed on as is: no rest array and spread on every event of every response.
+    return (EMIT as (...a: unknown[]) => boolean).apply(this, arguments as unknown as unknown[]);
   }
 
   // The overloads of ServerResponse, taken loosely: the exchange sorts the arguments out.
@@ -82,26 +98,27 @@ export class EdgeResponse extends http.ServerResponse {
   }
 }
 
-function onEdgeResponseClose(this: EdgeResponse): void {
-  this.exchange?.onClose();
-}
-
 /** A request listener that runs every request through the filter before `handler`; its server
  * must be made with `ServerResponse: EdgeResponse`. */
 export function inlineEdge(o: InlineEdgeOptions, handler: Handler): { listener: Handler; stats: InlineEdgeStats; ServerResponse: typeof EdgeResponse } {
   const stats: InlineEdgeStats = { requests: 0, localReplies: 0 };
   // The downstream connection's facts, made once per connection (and per protocol version: a
   // keep-alive connection may carry HTTP/1.0 and HTTP/1.1 requests). The stream only reads them.
-  const infos = new WeakMap<Socket, StreamInfo>();
+  const downstreams = new WeakMap<Socket, Downstream>();
   let connections = 0;
   const listener: Handler = (req, res) => {
     stats.requests++;
     if (!(res instanceof EdgeResponse)) throw new TypeError('inlineEdge: the server must be created with ServerResponse: EdgeResponse');
     const socket = req.socket;
-    let info = infos.get(socket);
-    if (info === undefined || info.protocol !== `HTTP/${req.httpVersion}`) infos.set(socket, (info = Object.freeze(streamInfoOf(req, info?.connectionId ?? ++connections))));
-    const stream = o.factory.newStream(info);
-    new InlineExchange(o, stats, stream, req, res, handler).run();
+    let d = downstreams.get(socket);
+    if (d === undefined || d.httpVersion !== req.httpVersion) {
+      const info = Object.freeze(streamInfoOf(req, d?.info.connectionId ?? ++connections));
+      // `:authority` of a request without Host (HTTP/1.0): the address it came in on.
+      d = { info, httpVersion: req.httpVersion, authority: info.localAddress !== '' ? `${info.localAddress}:${info.localPort}` : '' };
+      downstreams.set(socket, d);
+    }
+    const stream = o.factory.newStream(d.info);
+    new InlineExchange(o, stats, stream, req, res, handler, d.authority).run();
   };
   return { listener, stats, ServerResponse: EdgeResponse };
 }
@@ -130,6 +147,8 @@ const REAL = http.ServerResponse.prototype as unknown as {
   end(this: http.ServerResponse, data?: Uint8Array, cb?: () => void): http.ServerResponse;
 };
 
+const EMIT = http.ServerResponse.prototype.emit;
+
 const isPromise = <T>(v: Awaitable<T>): v is Promise<T> => v instanceof Promise;
 
 /**
@@ -155,6 +174,10 @@ class InlineExchange {
   /** The tap told the handler to wait: emit 'drain' once the queue is empty. */
   private needDrain = false;
   private handlerStarted = 0;
+  /** The response goes past the filter (HttpFilterStream.responsePassesThrough): the handler's
+   * chunks are written as they come, no responseHeaders/responseBody. */
+  private passing = false;
+  private passedBytes = 0;
   /** Write callbacks of chunks the filter buffered: the host may still hold those very bytes
    * (stream.ts keeps a lone chunk by reference), so they are released once the response is out. */
   private readonly heldDone: WriteCallback[] = [];
@@ -166,6 +189,7 @@ class InlineExchange {
     private readonly req: http.IncomingMessage,
     private readonly res: EdgeResponse,
     private readonly handler: Handler,
+    private readonly authority: string,
   ) {
     res.exchange = this;
   }
@@ -180,10 +204,9 @@ class InlineExchange {
 
   private requestPhase(): void {
     const { req } = this;
-    const hasBody = requestHasBody(req.headers['content-length'], req.headers['transfer-encoding']);
-    const list = requestHeaderList(
+    const { headers: list, hasBody } = requestHeaderList(
       { method: req.method ?? 'GET', url: req.url ?? '/', rawHeaders: req.rawHeaders },
-      { scheme: 'http', defaultAuthority: req.socket.localAddress !== undefined ? `${req.socket.localAddress}:${req.socket.localPort}` : '', generateRequestId: this.o.generateRequestId },
+      { scheme: 'http', defaultAuthority: this.authority, generateRequestId: this.o.generateRequestId },
     );
     const v = this.stream.requestHeaders(list, !hasBody);
     if (isPromise(v)) v.then((r) => this.afterRequestHeaders(r, hasBody)).catch((e: unknown) => this.internalError(e));
@@ -229,7 +252,10 @@ class InlineExchange {
     const { req, res } = this;
     const fields: http.IncomingHttpHeaders = {};
     const raw: string[] = [];
-    for (const [k, v] of headers) {
+    for (let i = 0; i < headers.length; i++) {
+      const entry = headers[i]!;
+      const k = entry[0];
+      const v = entry[1];
       if (k.charCodeAt(0) === 58 /* ':' */) {
         if (k === ':path') req.url = v;
         else if (k === ':method') req.method = v;
@@ -259,28 +285,45 @@ class InlineExchange {
   /** The head as the handler gave it: headers set with setHeader, then writeHead's own. */
   captureHead(status: number, extra: unknown, ending = false, data?: unknown): void {
     if (this.head !== undefined) return;
-    const list: HeaderList = [[':status', String(status)]];
-    const res = this.res;
-    for (const name of res.getHeaderNames()) {
-      const v = res.getHeader(name);
-      if (Array.isArray(v)) for (const x of v) list.push([name, String(x)]);
-      else if (v !== undefined) list.push([name, String(v)]);
-    }
-    if (Array.isArray(extra)) {
-      if (Array.isArray(extra[0])) for (const [k, v] of extra as [string, unknown][]) list.push([lower(k), String(v)]);
-      else for (let i = 0; i + 1 < extra.length; i += 2) list.push([lower(String(extra[i])), String(extra[i + 1])]);
-    } else if (extra !== undefined && extra !== null) {
-      for (const [k, v] of Object.entries(extra as Record<string, unknown>)) {
-        if (Array.isArray(v)) for (const x of v) list.push([lower(k), String(x)]);
-        else if (v !== undefined) list.push([lower(k), String(v)]);
-      }
-    }
-    if (ending) impliedContentLength(status, list, data);
+    const fields = handlerFields(this.res, extra);
+    if (ending) impliedContentLength(status, fields, data);
     // Node adds Date when it writes the head; upstream of Envoy the filter sees the origin's.
-    if (!has(list, 'date')) list.push(['date', httpNow()]);
-    if (!this.o.suppressEnvoyHeaders) list.push(['x-envoy-upstream-service-time', String(Math.round(performance.now() - this.handlerStarted))]);
+    if (!hasField(fields, 'date')) fields.push('date', httpNow());
+    if (!this.o.suppressEnvoyHeaders) fields.push('x-envoy-upstream-service-time', String(Math.round(performance.now() - this.handlerStarted)));
+    if (this.stream.responsePassesThrough?.() === true) return this.passHead(status, fields);
+    const list: HeaderList = [[':status', String(status)]];
+    for (let i = 0; i < fields.length; i += 2) list.push([fields[i]!, fields[i + 1]!]);
     this.head = { status, headers: list };
     this.pump();
+  }
+
+  /**
+   * The head past the filter: what the connection manager does to it is still done (`server`,
+   * hop-by-hop headers, lowercase names, plus the `date` and upstream service time added by
+   * captureHead), only the plugin is not asked, as Envoy does not enter a VM without the
+   * callbacks (§1.2).
+   */
+  private passHead(status: number, fields: string[]): void {
+    this.head = { status, headers: NO_HEADERS };
+    this.headTaken = true;
+    this.passing = true;
+    this.stream.responsePassed!(status, 0);
+    this.writeDownstream(downstreamFields(status, fields, this.o.server));
+  }
+
+  /** A chunk past the filter, unless a reply for this stream came meanwhile (then Envoy resets). */
+  private passChunk(data: Uint8Array, eos: boolean, done: WriteCallback | undefined): boolean {
+    if (this.stream.responsePassesThrough!() !== true) {
+      if (done !== undefined) this.heldDone.push(done);
+      this.reset('local reply after the response started');
+      return false;
+    }
+    this.passedBytes += data.byteLength;
+    if (!eos) return REAL.write.call(this.res, data, done);
+    this.dropping = true; // anything the handler writes after its end() is ignored, as in the tap
+    if (done !== undefined) REAL.end.call(this.res, data.byteLength > 0 ? data : undefined, () => done(null));
+    else REAL.end.call(this.res, data.byteLength > 0 ? data : undefined);
+    return true;
   }
 
   /** The handler's end(): its last chunk, once. */
@@ -295,6 +338,7 @@ class InlineExchange {
       return false;
     }
     const data = chunk === undefined || chunk === null ? EMPTY : typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array);
+    if (this.passing) return this.passChunk(data, eos, done);
     this.queue.push({ data, eos, done });
     this.queued += data.byteLength;
     this.pump();
@@ -350,7 +394,7 @@ class InlineExchange {
   private noBody(): boolean {
     const { status, headers } = this.head!;
     let length: string | undefined;
-    for (const [k, v] of headers) if (k === 'content-length') length = v;
+    for (let i = 0; i < headers.length; i++) if (headers[i]![0] === 'content-length') length = headers[i]![1];
     return !responseHasBody(this.req.method ?? 'GET', status, length);
   }
 
@@ -432,7 +476,10 @@ class InlineExchange {
     REAL.end.call(this.res, this.req.method === 'HEAD' || response.body.byteLength === 0 ? undefined : response.body);
   }
   private writeHead(headers: HeaderList): boolean {
-    const head = downstreamHead(headers, this.o.server);
+    return this.writeDownstream(downstreamHead(headers, this.o.server));
+  }
+
+  private writeDownstream(head: DownstreamHead): boolean {
     const res = this.res;
     // The handler's setHeader calls are in `headers` already (captureHead): the filter's list
     // is the whole head now.
@@ -467,49 +514,71 @@ class InlineExchange {
   /** The response closed (EdgeResponse's 'close'): the stream is over, exactly once. */
   onClose(): void {
     this.closed = true;
-    const failed = this.res.writableFinished ? null : new Error('the response is closed');
-    for (const done of this.heldDone.splice(0)) done(failed);
-    for (const c of this.queue.splice(0)) c.done?.(new Error('the response is closed'));
+    if (this.heldDone.length > 0) {
+      const failed = this.res.writableFinished ? null : new Error('the response is closed');
+      for (const done of this.heldDone.splice(0)) done(failed);
+    }
+    if (this.queue.length > 0) for (const c of this.queue.splice(0)) c.done?.(new Error('the response is closed'));
     this.queued = 0;
     if (!this.ended) {
       this.ended = true;
+      if (this.passing) this.stream.responsePassed!(this.head!.status, this.passedBytes);
       this.stream.end();
     }
   }
 }
 
-/** Lowercase header names, remembered: a handler writes the same few names on every response. */
-const lowerNames = new Map<string, string>();
-
-function lower(name: string): string {
-  let l = lowerNames.get(name);
-  if (l === undefined) {
-    l = name.toLowerCase();
-    if (name.length <= 64) {
-      if (lowerNames.size >= 256) lowerNames.clear();
-      lowerNames.set(name, l);
-    }
-  }
-  return l;
+/** A header value as text: the handler's numbers and strings (String() only when not a string). */
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : String(v);
 }
 
-function has(headers: HeaderList, name: string): boolean {
-  for (let i = 0; i < headers.length; i++) if (headers[i]![0] === name) return true;
+/** The handler's head as [name, value, ...] with lowercase names: its setHeader fields, then
+ * writeHead's own (an object, a flat array or an array of pairs, as Node takes them). */
+function handlerFields(res: http.ServerResponse, extra: unknown): string[] {
+  const out: string[] = [];
+  for (const name of res.getHeaderNames()) {
+    const v = res.getHeader(name);
+    if (Array.isArray(v)) for (const x of v) out.push(name, text(x));
+    else if (v !== undefined) out.push(name, text(v));
+  }
+  if (Array.isArray(extra)) {
+    if (Array.isArray(extra[0])) for (const [k, v] of extra as [string, unknown][]) out.push(lowerName(k), text(v));
+    else for (let i = 0; i + 1 < extra.length; i += 2) out.push(lowerName(text(extra[i])), text(extra[i + 1]));
+  } else if (extra !== undefined && extra !== null) {
+    for (const [k, v] of Object.entries(extra as Record<string, unknown>)) {
+      if (Array.isArray(v)) for (const x of v) out.push(lowerName(k), text(x));
+      else if (v !== undefined) out.push(lowerName(k), text(v));
+    }
+  }
+  return out;
+}
+
+function hasField(fields: readonly string[], name: string): boolean {
+  for (let i = 0; i < fields.length; i += 2) if (fields[i] === name) return true;
   return false;
 }
 
-let dateSecond = -1;
+/** A passing head keeps only its status (the exchange's `head`); the list is never read. */
+const NO_HEADERS: HeaderList = [];
+
 let dateText = '';
 
-/** The current time as an HTTP date (RFC 9110 §5.6.7), rendered once per second. */
+/**
+ * The current time as an HTTP date (RFC 9110 §5.6.7): rendered once, kept until the next second
+ * starts (a timer clears it, as Node's own Date header does), so a request costs no clock read.
+ */
 function httpNow(): string {
-  const now = Date.now();
-  const second = Math.floor(now / 1000);
-  if (second !== dateSecond) {
-    dateSecond = second;
+  if (dateText === '') {
+    const now = Date.now();
     dateText = new Date(now).toUTCString();
+    setTimeout(clearDate, 1000 - (now % 1000)).unref();
   }
   return dateText;
+}
+
+function clearDate(): void {
+  dateText = '';
 }
 
 /**
@@ -517,9 +586,9 @@ function httpNow(): string {
  * Content-Length from the last chunk): the header the client would get from the origin directly
  * and the filter would see from it upstream. Not for statuses without a body (RFC 9110 §8.6).
  */
-function impliedContentLength(status: number, headers: HeaderList, data: unknown): void {
+function impliedContentLength(status: number, fields: string[], data: unknown): void {
   if (status === 204 || status === 304 || status < 200) return;
-  if (has(headers, 'content-length') || has(headers, 'transfer-encoding')) return;
+  if (hasField(fields, 'content-length') || hasField(fields, 'transfer-encoding')) return;
   const length = data === undefined || data === null ? 0 : typeof data === 'string' ? Buffer.byteLength(data) : (data as Uint8Array).byteLength;
-  headers.push(['content-length', String(length)]);
+  fields.push('content-length', String(length));
 }

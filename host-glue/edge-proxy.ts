@@ -17,7 +17,7 @@
 import * as http from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import {
-  downstreamHead, envoyReplyHeaders, requestHasBody, requestHeaderList, responseHasBody, responseHeaderList, ServerHeader, upstreamRequestHead,
+  downstreamHead, envoyReplyHeaders, requestHeaderList, responseHasBody, responseHeaderList, ServerHeader, upstreamRequestHead,
 } from './edge-headers';
 import { RouteTable, RouteTarget } from './edge-routes';
 import { EdgeConfig } from './envoy-config';
@@ -167,8 +167,7 @@ class Exchange {
 
   private async handle(): Promise<void> {
     const { req } = this;
-    const hasBody = requestHasBody(req.headers['content-length'], req.headers['transfer-encoding']);
-    const headers = requestHeaderList(
+    const { headers, hasBody } = requestHeaderList(
       { method: req.method ?? 'GET', url: req.url ?? '/', rawHeaders: req.rawHeaders },
       { scheme: 'http', defaultAuthority: this.s.defaultAuthority, generateRequestId: this.s.generateRequestId },
     );

@@ -81,6 +81,19 @@ export interface HttpFilterStream {
   responseBody(chunk: Uint8Array, endOfStream: boolean): Awaitable<BodyVerdict>;
   /** Stream over (completed, reset or refused): on_log, on_done, on_delete. Idempotent. */
   end(): void;
+  /**
+   * Optional: true while nothing the plugin exports can see or change this stream's response,
+   * so Envoy would never enter the VM for it (§1.2: a missing callback is skipped). The module
+   * has no response, log, timer or callout callbacks, and the stream is undecided (no local
+   * reply, no failure). A proxy may then send the response past the filter, without
+   * responseHeaders/responseBody, and tell the stream with responsePassed(); it asks again
+   * before each body chunk, because a reply for this stream can still come from another
+   * stream's callback (proxy_set_effective_context).
+   */
+  responsePassesThrough?(): boolean;
+  /** The response went past the filter: its status (with the head) and body bytes (at the end),
+   * what the stream's properties report (`response.code`, `response.size`). */
+  responsePassed?(status: number, bodyBytes: number): void;
 }
 
 export interface HttpFilterFactory {

@@ -1,25 +1,34 @@
 // Bounds-checked access to a module's linear memory (§3.2, §6.17, §6.18).
 //
 // Any call into the module (malloc inside a hostcall included) may grow the memory, which
-// detaches the old ArrayBuffer. The views below are cached, but every access first compares
-// `memory.buffer` with the buffer they were made over and rebuilds them when it changed, so a
-// stale view is never used (the getter is cheap; building two views per access was not).
+// detaches the old ArrayBuffer. The views below are cached and every access first checks them:
+// a detached buffer's views read length 0 (WebAssembly JS API, Memory.grow), and only then is
+// `memory.buffer`, a call into the engine, read again and the views rebuilt. A shared memory's
+// old buffer is not detached when it grows, so for one `memory.buffer` is compared every time.
 // Pointers and sizes are wasm32 u32 values; JS receives i32 arguments signed, so everything
 // goes through `>>> 0` first.
+
+const RECENT_SLOTS = 64;
+const RECENT_MAX_BYTES = 64;
 
 export class GuestMemory {
   private buffer: ArrayBuffer;
   private u8: Uint8Array;
   private view: DataView;
+  private readonly shared: boolean;
+  /** Strings read lately (header names, mostly), by a hash of their bytes: see readLatin1. */
+  private readonly recent: Array<string | undefined> = new Array<string | undefined>(RECENT_SLOTS).fill(undefined);
 
   constructor(private readonly memory: WebAssembly.Memory) {
     this.buffer = memory.buffer;
+    this.shared = typeof SharedArrayBuffer !== 'undefined' && (this.buffer as unknown) instanceof SharedArrayBuffer;
     this.u8 = new Uint8Array(this.buffer);
     this.view = new DataView(this.buffer);
   }
 
   /** Views over the current buffer (rebuilt after growth). */
   private refresh(): void {
+    if (this.u8.length !== 0 && !this.shared) return;
     const buffer = this.memory.buffer;
     if (buffer !== this.buffer) {
       this.buffer = buffer;
@@ -29,7 +38,8 @@ export class GuestMemory {
   }
 
   get byteLength(): number {
-    return this.memory.buffer.byteLength;
+    this.refresh();
+    return this.u8.length;
   }
 
   /** cpp-host getMemory: `ptr + size <= memory size`, in unsigned wasm32 arithmetic. */
@@ -57,9 +67,25 @@ export class GuestMemory {
     const end = start + (size >>> 0);
     const u8 = this.u8;
     if (end > u8.length) return null;
-    if (end - start > 4096) return Buffer.from(this.buffer, start, end - start).toString('latin1');
+    const n = end - start;
+    if (n > 4096) return Buffer.from(this.buffer, start, n).toString('latin1');
+    if (n === 0) return '';
+    // A plugin reads the same few names (`:path`, `authorization`) on every request: a string
+    // read lately with the same bytes is returned again, found by a hash of its length and
+    // end bytes and compared byte for byte (no subarray, no new string).
+    const slot = n <= RECENT_MAX_BYTES ? (n * 31 + u8[start]! * 7 + u8[end - 1]!) & (RECENT_SLOTS - 1) : -1;
+    if (slot >= 0) {
+      const known = this.recent[slot];
+      if (known !== undefined && known.length === n) {
+        let i = 0;
+        while (i < n && known.charCodeAt(i) === u8[start + i]) i++;
+        if (i === n) return known;
+      }
+    }
     // fromCharCode over the bytes: one char per byte, as latin1; no Buffer object in between.
-    return String.fromCharCode.apply(null, u8.subarray(start, end) as unknown as number[]);
+    const text = String.fromCharCode.apply(null, u8.subarray(start, end) as unknown as number[]);
+    if (slot >= 0) this.recent[slot] = text;
+    return text;
   }
 
   write(ptr: number, data: Uint8Array): boolean {

@@ -82,11 +82,25 @@ function isHead(headers: HeaderList): boolean {
 }
 
 /** How a seam callback ended: go on, wait (held until continue/reply/end), or hold a body chunk. */
-type Step = 'continue' | 'stop' | 'buffer';
+type Outcome = 'continue' | 'stop' | 'buffer';
+
+/** The plugin callback a seam call runs. */
+const enum Step {
+  RequestHeaders,
+  RequestBody,
+  ResponseHeaders,
+  ResponseBody,
+}
 type Resolution = { kind: 'continue' } | { kind: 'buffer' } | { kind: 'respond'; response: LocalResponse };
 
 const CONTINUE: Resolution = Object.freeze({ kind: 'continue' });
 const BUFFER: Resolution = Object.freeze({ kind: 'buffer' });
+
+/** After a Continue the plugin cannot reach the request map again (§2.4) and on_log only reads
+ * it: the verdict hands out the map itself. */
+function requestVerdict(r: Resolution, map: HeaderList): RequestHeadersVerdict {
+  return r.kind === 'respond' ? r : { kind: 'continue', headers: map };
+}
 
 /**
  * Where a seam call's outcome goes. Until the callback returns it only records what settle()
@@ -194,23 +208,15 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     const side = this.request;
     const map = (side.map = headers); // the stream's from now on (http-filter.ts)
     this.isHeadRequest = isHead(headers);
-    const v = this.run(side, () => {
-      this.onCreate();
-      side.headers = side.map;
-      const stopped = this.onHeaders('proxy_on_request_headers', headers.length, endOfStream);
-      if (!stopped) side.headers = null;
-      return stopped ? 'stop' : 'continue';
-    });
-    // After a Continue the plugin cannot reach the request map again (§2.4) and on_log only
-    // reads it: the verdict hands out the map itself.
-    const verdict = (r: Resolution): RequestHeadersVerdict => (r.kind === 'respond' ? r : { kind: 'continue', headers: map });
+    const v = this.run(side, Step.RequestHeaders, endOfStream, EMPTY);
     // Decided during the call (the usual case): the verdict itself, no promise.
-    return v instanceof Promise ? v.then(verdict) : verdict(v);
+    return v instanceof Promise ? v.then((r) => requestVerdict(r, map)) : requestVerdict(v, map);
   }
 
   requestBody(chunk: Uint8Array, endOfStream: boolean): Awaitable<BodyVerdict> {
     this.bytesReceived += chunk.length;
-    return this.body(this.request, 'proxy_on_request_body', chunk, endOfStream);
+    const v = this.run(this.request, Step.RequestBody, endOfStream, chunk);
+    return v instanceof Promise ? v.then((r) => this.bodyVerdict(this.request, r)) : this.bodyVerdict(this.request, v);
   }
 
   responseHeaders(headers: HeaderList, endOfStream: boolean): Awaitable<ResponseHeadersVerdict> {
@@ -220,30 +226,43 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
       this.encoderEntered = true;
       this.noteResponse(headers, 'via_upstream');
     }
-    const v = this.run(side, () => {
-      // Envoy encodeHeaders: no VM call for a stream the VM never saw or that already failed.
-      if (!this.inVmContextCreated || this.failureLocalReplySent) return 'continue';
-      side.headers = side.map;
-      const stopped = this.onHeaders('proxy_on_response_headers', headers.length, endOfStream);
-      if (!stopped) side.headers = null;
-      return stopped ? 'stop' : 'continue';
-    });
-    const verdict = (r: Resolution): ResponseHeadersVerdict => {
-      if (r.kind === 'respond') return r;
-      this.headersSentDownstream = true;
-      side.headers = null;
-      return { kind: 'continue', headers: side.map ?? headers };
-    };
-    return v instanceof Promise ? v.then(verdict) : verdict(v as Resolution);
+    const v = this.run(side, Step.ResponseHeaders, endOfStream, EMPTY);
+    return v instanceof Promise ? v.then((r) => this.responseVerdict(r, headers)) : this.responseVerdict(v, headers);
   }
 
   responseBody(chunk: Uint8Array, endOfStream: boolean): Awaitable<BodyVerdict> {
-    const v = this.body(this.response, 'proxy_on_response_body', chunk, endOfStream);
-    const sent = (r: BodyVerdict): BodyVerdict => {
-      if (r.kind === 'continue') this.bytesSent += r.data.length;
-      return r;
-    };
-    return v instanceof Promise ? v.then(sent) : sent(v);
+    const v = this.run(this.response, Step.ResponseBody, endOfStream, chunk);
+    return v instanceof Promise ? v.then((r) => this.sent(this.bodyVerdict(this.response, r))) : this.sent(this.bodyVerdict(this.response, v));
+  }
+
+  responsePassesThrough(): boolean {
+    return !this.vm.reachesResponses && this.outcome === null && !this.ended && !this.failed && this.inVmContextCreated;
+  }
+
+  responsePassed(status: number, bodyBytes: number): void {
+    if (this.outcome !== null) return;
+    this.encoderEntered = true;
+    this.headersSentDownstream = true;
+    this.responseCode = status;
+    this.responseCodeDetails = 'via_upstream';
+    this.bytesSent += bodyBytes;
+  }
+
+  private responseVerdict(r: Resolution, headers: HeaderList): ResponseHeadersVerdict {
+    if (r.kind === 'respond') return r;
+    this.headersSentDownstream = true;
+    const side = this.response;
+    side.headers = null;
+    return { kind: 'continue', headers: side.map ?? headers };
+  }
+
+  private bodyVerdict(side: Side, r: Resolution): BodyVerdict {
+    return r.kind === 'continue' ? { kind: 'continue', data: side.takeHeld() } : r;
+  }
+
+  private sent(r: BodyVerdict): BodyVerdict {
+    if (r.kind === 'continue') this.bytesSent += r.data.length;
+    return r;
   }
 
   /** Envoy Context::log then onDestroy: on_log, on_done (result ignored), on_delete (§1.3). */
@@ -285,17 +304,31 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
   /**
    * Runs one seam callback. Decided during the call: the resolution itself (no promise made);
    * a 'stop' answers a promise left pending (see settle / resume); a throw, a rejected one.
+   * The callbacks are a switch over methods, not closures: this runs several times per request.
    */
-  private run(side: Side, step: () => Step): Resolution | Promise<Resolution> {
+  private run(side: Side, step: Step, endOfStream: boolean, chunk: Uint8Array): Resolution | Promise<Resolution> {
     if (this.outcome !== null) return { kind: 'respond', response: this.outcome };
     if (this.ended) return Promise.reject(new StreamEndedError('stream already ended'));
     const waiter = new Waiter();
     side.waiter = waiter;
     side.continueRequested = false;
     side.depth++;
-    let result: Step;
+    let result: Outcome;
     try {
-      result = step();
+      switch (step) {
+        case Step.RequestHeaders:
+          result = this.requestHeadersStep(endOfStream);
+          break;
+        case Step.ResponseHeaders:
+          result = this.responseHeadersStep(endOfStream);
+          break;
+        case Step.RequestBody:
+          result = this.bodyStep(side, 'proxy_on_request_body', chunk, endOfStream);
+          break;
+        case Step.ResponseBody:
+          result = this.bodyStep(side, 'proxy_on_response_body', chunk, endOfStream);
+          break;
+      }
     } catch (e) {
       return Promise.reject(e);
     } finally {
@@ -307,7 +340,48 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     return waiter.promise();
   }
 
-  private settle(side: Side, result: Step): void {
+  private requestHeadersStep(endOfStream: boolean): Outcome {
+    const side = this.request;
+    this.onCreate();
+    side.headers = side.map;
+    const stopped = this.onHeaders('proxy_on_request_headers', side.map!.length, endOfStream);
+    if (!stopped) side.headers = null;
+    return stopped ? 'stop' : 'continue';
+  }
+
+  private responseHeadersStep(endOfStream: boolean): Outcome {
+    const side = this.response;
+    // Envoy encodeHeaders: no VM call for a stream the VM never saw or that already failed.
+    if (!this.inVmContextCreated || this.failureLocalReplySent) return 'continue';
+    side.headers = side.map;
+    const stopped = this.onHeaders('proxy_on_response_headers', side.map!.length, endOfStream);
+    if (!stopped) side.headers = null;
+    return stopped ? 'stop' : 'continue';
+  }
+
+  private bodyStep(side: Side, callback: 'proxy_on_request_body' | 'proxy_on_response_body', chunk: Uint8Array, endOfStream: boolean): Outcome {
+    // Envoy decodeData/encodeData: no VM call before on_context_create or after the 503.
+    if (!this.inVmContextCreated || (side === this.response && this.failureLocalReplySent)) {
+      side.held.data = concat(side.held.data, chunk);
+      return 'continue';
+    }
+    const visible = side.buffering ? side.held : { data: chunk };
+    if (side.buffering) side.held.data = concat(side.held.data, chunk); // addDecodedData
+    side.visible = visible;
+    const status = this.onBody(callback, visible.data.length, endOfStream);
+    side.buffering = status === DataStatus.StopIterationAndBuffer;
+    // Continue, Buffer and Watermark keep the data; NoBuffer leaves it to the plugin (dropped).
+    if (status !== DataStatus.StopIterationNoBuffer && visible !== side.held) {
+      side.held.data = concat(side.held.data, visible.data);
+    }
+    if (status === DataStatus.Continue) {
+      side.visible = null;
+      return 'continue';
+    }
+    return endOfStream ? 'stop' : 'buffer';
+  }
+
+  private settle(side: Side, result: Outcome): void {
     const waiter = side.waiter;
     if (waiter === null) return;
     if (this.outcome !== null) {
@@ -328,33 +402,6 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     if (this.outcome !== null || this.ended) return;
     side.continueRequested = true;
     if (side.depth === 0) this.settle(side, 'stop');
-  }
-
-  private body(side: Side, callback: 'proxy_on_request_body' | 'proxy_on_response_body',
-    chunk: Uint8Array, endOfStream: boolean): Awaitable<BodyVerdict> {
-    const v = this.run(side, () => {
-      // Envoy decodeData/encodeData: no VM call before on_context_create or after the 503.
-      if (!this.inVmContextCreated || (side === this.response && this.failureLocalReplySent)) {
-        side.held.data = concat(side.held.data, chunk);
-        return 'continue';
-      }
-      const visible = side.buffering ? side.held : { data: chunk };
-      if (side.buffering) side.held.data = concat(side.held.data, chunk); // addDecodedData
-      side.visible = visible;
-      const status = this.onBody(callback, visible.data.length, endOfStream);
-      side.buffering = status === DataStatus.StopIterationAndBuffer;
-      // Continue, Buffer and Watermark keep the data; NoBuffer leaves it to the plugin (dropped).
-      if (status !== DataStatus.StopIterationNoBuffer && visible !== side.held) {
-        side.held.data = concat(side.held.data, visible.data);
-      }
-      if (status === DataStatus.Continue) {
-        side.visible = null;
-        return 'continue';
-      }
-      return endOfStream ? 'stop' : 'buffer';
-    });
-    const verdict = (r: Resolution): BodyVerdict => (r.kind === 'continue' ? { kind: 'continue', data: side.takeHeld() } : r);
-    return v instanceof Promise ? v.then(verdict) : verdict(v);
   }
 
   // ------------------------------------------------------------------------------ calls into the VM
@@ -468,7 +515,14 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
   }
 
   private noteResponse(headers: HeaderList, details: string): void {
-    const status = Number(headers.find(([k]) => k === ':status')?.[1]);
+    let status = NaN;
+    for (let i = 0; i < headers.length; i++) {
+      const entry = headers[i]!;
+      if (entry[0] === ':status') {
+        status = Number(entry[1]);
+        break;
+      }
+    }
     this.responseCode = Number.isInteger(status) ? status : null;
     this.responseCodeDetails = details;
   }
@@ -552,6 +606,10 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
 
 /** A stream past a failed VM with fail-open: the filter is not installed (§5.1). */
 export class BypassStream implements HttpFilterStream {
+  responsePassesThrough(): boolean {
+    return true;
+  }
+  responsePassed(): void {}
   requestHeaders(headers: HeaderList): RequestHeadersVerdict {
     return { kind: 'continue', headers };
   }

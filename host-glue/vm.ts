@@ -59,39 +59,110 @@ function wasmFrameOffsets(err: Error): number[] {
 }
 
 /**
- * The live contexts by id (a Map's get/set/delete/has/size). Not a Map: a stream context is added
- * and removed per request, and a Map that keeps inserting new keys and deleting old ones rebuilds
- * its table every few requests, each obsolete table linked to its successor (for iterators).
- * Once one such table has been promoted, that chain keeps every later table, and the streams in
- * them, alive through young-generation collections until a full one: measured at ~2 kB promoted
- * per request, a tenth of the worker's time in scavenges. A dictionary object has no such link.
+ * The callbacks through which a module can see or change a stream's response once its request
+ * went upstream: the response's own, on_log (reads the response map), and those that run outside
+ * any stream's callbacks and may reach it through proxy_set_effective_context. A module with none
+ * of them leaves responses alone; on_done and on_delete run after the response.
+ */
+const RESPONSE_REACHING: readonly ModuleFunctionName[] = [
+  'proxy_on_response_headers', 'proxy_on_response_body', 'proxy_on_response_trailers', 'proxy_on_response_metadata',
+  'proxy_on_log', 'proxy_on_tick', 'proxy_on_http_call_response', 'proxy_on_grpc_receive', 'proxy_on_grpc_close',
+  'proxy_on_grpc_receive_initial_metadata', 'proxy_on_grpc_receive_trailing_metadata', 'proxy_on_queue_ready',
+  'proxy_on_foreign_function',
+];
+
+/** Context ids are 0 (the VM context) and up: negative keys mark free slots. */
+const EMPTY_SLOT = -1;
+const DEAD_SLOT = -2;
+const MIN_SLOTS = 64;
+
+/**
+ * The live contexts by id (a Map's get/set/delete/has/size): an open-addressing table with linear
+ * probing, slot = id & mask. Neither a Map nor a dictionary object: a stream context is added and
+ * removed per request under ever-new ids. A Map keeps rebuilding its table, each obsolete table
+ * linked to its successor (for iterators); once one is promoted, that chain keeps later tables and
+ * their streams alive through young-generation collections (measured: ~2 kB promoted per request).
+ * A dictionary object re-hashes on those inserts and deletes, ~0.27 µs a pair. Ids are handed out
+ * in order, so the live ones sit in neighbouring slots and a lookup is one or two probes. A delete
+ * leaves a tombstone (shifting the run back would walk every live neighbour); the table is
+ * rebuilt without them once live and dead slots fill half of it.
  */
 export class ContextTable {
-  private readonly byId: Record<number, ContextBase> = Object.create(null) as Record<number, ContextBase>;
+  private keys: number[] = new Array<number>(MIN_SLOTS).fill(EMPTY_SLOT);
+  private values: (ContextBase | undefined)[] = new Array<ContextBase | undefined>(MIN_SLOTS).fill(undefined);
+  private mask = MIN_SLOTS - 1;
   private count = 0;
+  private dead = 0;
 
   get size(): number {
     return this.count;
   }
 
+  private slot(id: number): number {
+    if (!(id >= 0)) return -1;
+    const keys = this.keys;
+    const mask = this.mask;
+    for (let i = id & mask; ; i = (i + 1) & mask) {
+      const k = keys[i]!;
+      if (k === id) return i;
+      if (k === EMPTY_SLOT) return -1;
+    }
+  }
+
   get(id: number): ContextBase | undefined {
-    return this.byId[id];
+    const i = this.slot(id);
+    return i < 0 ? undefined : this.values[i];
   }
 
   has(id: number): boolean {
-    return this.byId[id] !== undefined;
+    return this.slot(id) >= 0;
   }
 
   set(id: number, context: ContextBase): void {
-    if (this.byId[id] === undefined) this.count++;
-    this.byId[id] = context;
+    if (!Number.isSafeInteger(id) || id < 0) throw new RangeError(`context id ${id}`);
+    const found = this.slot(id);
+    if (found >= 0) {
+      this.values[found] = context;
+      return;
+    }
+    // Live and dead slots under half the table: probe runs stay short and always end.
+    if ((this.count + this.dead + 1) * 2 > this.keys.length) this.rebuild((this.count + 1) * 4 > this.keys.length ? this.keys.length * 2 : this.keys.length);
+    const keys = this.keys;
+    const mask = this.mask;
+    let i = id & mask;
+    while (keys[i] !== EMPTY_SLOT && keys[i] !== DEAD_SLOT) i = (i + 1) & mask;
+    if (keys[i] === DEAD_SLOT) this.dead--;
+    keys[i] = id;
+    this.values[i] = context;
+    this.count++;
   }
 
   delete(id: number): boolean {
-    if (this.byId[id] === undefined) return false;
-    delete this.byId[id];
+    const i = this.slot(id);
+    if (i < 0) return false;
+    this.keys[i] = DEAD_SLOT;
+    this.values[i] = undefined;
     this.count--;
+    this.dead++;
     return true;
+  }
+
+  /** The live entries into a table of `capacity` slots, without tombstones. */
+  private rebuild(capacity: number): void {
+    const oldKeys = this.keys;
+    const oldValues = this.values;
+    this.keys = new Array<number>(capacity).fill(EMPTY_SLOT);
+    this.values = new Array<ContextBase | undefined>(capacity).fill(undefined);
+    this.mask = capacity - 1;
+    this.dead = 0;
+    for (let i = 0; i < oldKeys.length; i++) {
+      const id = oldKeys[i]!;
+      if (id < 0) continue;
+      let j = id & this.mask;
+      while (this.keys[j] !== EMPTY_SLOT) j = (j + 1) & this.mask;
+      this.keys[j] = id;
+      this.values[j] = oldValues[i];
+    }
   }
 }
 
@@ -102,6 +173,8 @@ export class WasmVm {
   /** cpp-host stop_iteration_: a local reply was sent during the current callback (§1.2). */
   stopIteration = false;
   readonly contexts = new ContextTable();
+  /** The module exports a callback that can see or change a response (RESPONSE_REACHING). */
+  reachesResponses = true;
   memory: GuestMemory = new GuestMemory(new WebAssembly.Memory({ initial: 0 }));
   readonly vmContext: VmContext;
   private root: RootContext | null = null;
@@ -133,6 +206,7 @@ export class WasmVm {
       }
     }
     for (const name of this.checked.functions) this.exports.set(name, instance.exports[name] as ExportFn);
+    this.reachesResponses = RESPONSE_REACHING.some((name) => this.exports.has(name));
   }
 
   private buildImports(): WebAssembly.Imports {

@@ -84,6 +84,39 @@ describe('per stream (§1.3 per HTTP request)', () => {
     expect(table.size).toBe(model.size);
   });
 
+  test('the context table under colliding ids, deletes in any order, growth and wrap-around', () => {
+    // Ids that share a slot (multiples of the table size apart), runs that wrap past the last
+    // slot, and deletes from the middle of a probe run: every live id stays reachable.
+    const table = new ContextTable();
+    const model = new Map<number, ContextBase>();
+    let seed = 12345;
+    const random = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const pool = [0, 1, 2, 3, 4].flatMap((k) => [60 + 64 * k, 61 + 64 * k, 62 + 64 * k, 63 + 64 * k, 64 + 64 * k, 65 + 64 * k]);
+    for (let step = 0; step < 20_000; step++) {
+      const phase = Math.floor(step / 5000); // grows, then shrinks back, twice
+      const id = phase % 2 === 0 ? pool[random(pool.length)]! + 1024 * random(phase + 1) : pool[random(pool.length)]!;
+      if (random(3) === 0 || model.size > 150) expect(table.delete(id)).toBe(model.delete(id));
+      else {
+        const c = { id } as unknown as ContextBase;
+        table.set(id, c);
+        model.set(id, c);
+      }
+      expect(table.size).toBe(model.size);
+      if (step % 97 === 0) for (const [k, v] of model) expect(table.get(k)).toBe(v);
+    }
+    for (const [k, v] of model) expect(table.get(k)).toBe(v);
+    for (const k of [...model.keys()]) expect(table.delete(k)).toBe(true);
+    expect(table.size).toBe(0);
+    for (const k of pool) expect(table.has(k)).toBe(false);
+    expect(() => table.set(-1, {} as ContextBase)).toThrow(RangeError);
+    table.set(0, { id: 0 } as unknown as ContextBase); // the VM context
+    expect(table.has(0) && table.size === 1).toBe(true);
+    expect(table.get(-1)).toBeUndefined();
+  });
+
   test('many overlapping streams: each found by its id while alive, none left after end()', async () => {
     const { plugin } = await load({ script: '' });
     const open: ReturnType<typeof plugin.newStream>[] = [];

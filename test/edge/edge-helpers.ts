@@ -14,7 +14,7 @@ export const ENVOY_YAML = path.join(ROOT, 'envoy-config', 'envoy.yaml');
 /** One stream as the proxy drove it: every call in order, and how often end() came. */
 export interface RecordedStream {
   info: StreamInfo;
-  calls: Array<{ call: string; headers?: HeaderList; bytes?: number; eos?: boolean }>;
+  calls: Array<{ call: string; headers?: HeaderList; bytes?: number; eos?: boolean; status?: number }>;
   requestHeaders?: HeaderList;
   responseHeaders?: HeaderList;
   ends: number;
@@ -26,6 +26,9 @@ export interface Behaviour {
   requestBody?: (chunk: Uint8Array, eos: boolean) => BodyVerdict;
   responseHeaders?: (h: HeaderList, eos: boolean) => ResponseHeadersVerdict;
   responseBody?: (chunk: Uint8Array, eos: boolean) => BodyVerdict;
+  /** The stream's responsePassesThrough() (asked at the head and before each chunk); absent:
+   * the stream does not offer it, and every response goes through the filter. */
+  passesResponse?: () => boolean;
 }
 
 export interface RecordingFactory extends HttpFilterFactory {
@@ -70,6 +73,12 @@ export function recordingFactory(behaviour: Behaviour = {}, o: { decided?: boole
         end() {
           r.calls.push({ call: 'end' });
           r.ends++;
+        },
+        responsePassesThrough() {
+          return b().passesResponse?.() ?? false;
+        },
+        responsePassed(status, bytes) {
+          r.calls.push({ call: 'responsePassed', status, bytes });
         },
       };
     },

@@ -272,6 +272,91 @@ describe.each([['decided (plain values)', true], ['held (promises)', false]])('t
     expect((await request(inline.url, '/big.bin')).body.equals(big)).toBe(true);
   });
 
+  test('a response the filter lets pass: the same head and bytes as through it, no response callbacks', async () => {
+    const paths = ['/p.ism/.mpd', '/big.bin', '/missing.ism/.mpd'];
+    const through: Response[] = [];
+    for (const p of paths) through.push(await request(inline.url, p));
+    f.behaviour.passesResponse = () => true;
+    for (const [i, p] of paths.entries()) {
+      const r = await request(inline.url, p);
+      expect(seen(r)).toEqual(seen(through[i]!));
+      expect(r.body.equals(through[i]!.body)).toBe(true);
+      expect(r.headers['x-envoy-upstream-service-time']).toMatch(/^\d+$/);
+      expect(r.headers.date).toBeDefined();
+      const s = await lastStream();
+      expect(s.calls.map((c) => c.call)).toEqual(['requestHeaders', 'responsePassed', 'responsePassed', 'end']);
+      expect(s.calls.slice(1, 3).map((c) => [c.status, c.bytes])).toEqual([[r.status, 0], [r.status, r.body.length]]);
+      // The same names in the same order as through the filter: lowercase, `server` last
+      // (Node's own framing headers of the connection aside).
+      const names = (x: Response): string[] => x.rawHeaders.filter((n, at) => at % 2 === 0 && !['Connection', 'Keep-Alive', 'Transfer-Encoding'].includes(n));
+      expect(names(r)).toEqual(names(through[i]!));
+      expect(names(r).filter((n) => n !== n.toLowerCase())).toEqual([]);
+      expect(names(r)[names(r).length - 1]).toBe('server');
+    }
+  });
+
+  test('past the filter: HEAD, a range, a 304 and a streamed file with backpressure', async () => {
+    f.behaviour.passesResponse = () => true;
+    const get = await request(inline.url, '/p.ism/.mpd');
+    const head = await request(inline.url, '/p.ism/.mpd', { method: 'HEAD' });
+    expect([head.status, head.body.length, head.headers['content-length']]).toEqual([200, 0, String(get.body.length)]);
+    expect((await lastStream()).calls.map((c) => c.call)).toEqual(['requestHeaders', 'responsePassed', 'responsePassed', 'end']);
+    const notModified = await request(inline.url, '/p.ism/.mpd', { headers: { 'if-none-match': get.headers.etag as string } });
+    expect([notModified.status, notModified.body.length]).toEqual([304, 0]);
+    const ranged = await request(inline.url, '/big.bin', { headers: { range: 'bytes=100-199' } });
+    expect([ranged.status, ranged.body.equals(big.subarray(100, 200))]).toEqual([206, true]);
+    // A slow reader: the file is streamed under backpressure and arrives whole.
+    const slow = await new Promise<Buffer>((resolve, reject) => {
+      http.get(`${inline.url}/big.bin`, (res) => {
+        const parts: Buffer[] = [];
+        res.pause();
+        const tick = setInterval(() => {
+          const c = res.read() as Buffer | null;
+          if (c !== null) parts.push(c);
+        }, 2);
+        res.on('end', () => {
+          clearInterval(tick);
+          resolve(Buffer.concat(parts));
+        });
+        res.on('readable', () => undefined);
+      }).on('error', reject);
+    });
+    expect(slow.equals(big)).toBe(true);
+    const s = await lastStream();
+    expect(s.calls.filter((c) => c.call.startsWith('response')).map((c) => c.call)).toEqual(['responsePassed', 'responsePassed']);
+    expect(s.calls[2]!.bytes).toBe(big.length);
+  });
+
+  test('past the filter: a reply for the stream after its head went out resets it; a client that leaves, end() once', async () => {
+    let asked = 0;
+    f.behaviour.passesResponse = () => ++asked < 3; // the head and the first chunk pass, then a reply came
+    await expect(request(inline.url, '/big.bin')).rejects.toThrow();
+    const reset = await lastStream();
+    expect(reset.ends).toBe(1);
+    expect(reset.calls.some((c) => c.call === 'responseBody')).toBe(false);
+    f.behaviour.passesResponse = () => true;
+    await new Promise<void>((resolve, reject) => {
+      const req = http.get(`${inline.url}/big.bin`, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', () => undefined);
+      req.setTimeout(5000, () => reject(new Error('no data')));
+    });
+    expect((await lastStream()).ends).toBe(1);
+    expect((await request(inline.url, '/big.bin')).body.equals(big)).toBe(true);
+  });
+
+  test('a reply that came before the head: the response goes through the filter after all', async () => {
+    f.behaviour.passesResponse = () => false;
+    f.behaviour.responseHeaders = () => ({ kind: 'respond', response: { headers: [[':status', '503'], ['content-length', '4']], body: Buffer.from('late'), details: 'test' } });
+    const r = await request(inline.url, '/p.ism/.mpd');
+    expect([r.status, r.body.toString()]).toEqual([503, 'late']);
+    expect((await lastStream()).calls.map((c) => c.call)).toEqual(['requestHeaders', 'responseHeaders', 'end']);
+  });
+
   test('suppress_envoy_headers: no x-envoy-upstream-service-time', async () => {
     const quiet = await startInline(origin.root, recordingFactory({}, { decided }), { suppressEnvoyHeaders: true });
     try {

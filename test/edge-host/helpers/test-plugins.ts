@@ -13,7 +13,7 @@ const CACHE = path.join(ROOT, 'build', 'test-plugins');
 const ASC = path.join(ROOT, 'node_modules', '.bin', 'asc');
 const FLAGS = ['-O3', '--runtime', 'incremental', '--use', 'abort=pluginAbort', '--exportStart', '_initialize'];
 
-export type TestPluginEntry = 'script-plugin' | 'script-plugin-malloc';
+export type TestPluginEntry = 'script-plugin' | 'script-plugin-malloc' | 'script-plugin-request-only';
 
 const compiled = new Map<TestPluginEntry, Uint8Array>();
 
