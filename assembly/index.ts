@@ -35,7 +35,20 @@ import { EdgeConfig, parseEdgeConfig } from "./edge/config";
 import { decide } from "./edge/pipeline";
 import { Refusal, Verdict, refusalCode, refusalDetails, refusalStatus } from "./edge/refusals";
 
-export * from "./proxy/exports";
+// Only the callbacks this plugin acts in. Envoy skips a callback the module does not export
+// (proxy-wasm-abi.md §1.2): without the response, body, trailer, log, tick and done callbacks it
+// never enters the VM for a response, a body or a finished stream, and a proxy may send the
+// response past the filter (host-glue/edge-inline.ts). proxy_on_delete stays: it drops the
+// stream's state.
+export {
+  proxy_abi_version_0_2_1,
+  proxy_on_memory_allocate,
+  proxy_on_context_create,
+  proxy_on_vm_start,
+  proxy_on_configure,
+  proxy_on_request_headers,
+  proxy_on_delete,
+} from "./proxy/exports";
 
 /** Access-Control-Expose-Headers as the origin sends it on every response (origin/server/server.ts). */
 const EXPOSE_HEADERS = "Content-Length, Content-Range, ETag, Last-Modified, X-Origin-Error";

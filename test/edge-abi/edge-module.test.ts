@@ -55,21 +55,15 @@ describe('binary (what Envoy checks at load time)', () => {
 
   test('every proxy_on_* / integration export has the exact signature Envoy type-checks', () => {
     const exported = info.exports.filter((e) => e.kind === 'func' && e.name in ENVOY_CALLBACK_EXPORTS);
+    // Only the callbacks the plugin acts in (assembly/index.ts): Envoy skips the others (§1.2),
+    // so it never enters the VM for a body, a response, a log line or a finished stream.
     expect(exported.map((e) => e.name).sort()).toEqual([
       '_initialize',
       'proxy_on_configure',
       'proxy_on_context_create',
       'proxy_on_delete',
-      'proxy_on_done',
-      'proxy_on_log',
       'proxy_on_memory_allocate',
-      'proxy_on_request_body',
       'proxy_on_request_headers',
-      'proxy_on_request_trailers',
-      'proxy_on_response_body',
-      'proxy_on_response_headers',
-      'proxy_on_response_trailers',
-      'proxy_on_tick',
       'proxy_on_vm_start',
     ]);
     for (const e of exported) {
@@ -149,13 +143,10 @@ describe('lifecycle against the stub host', () => {
     host.logs = [];
     host.call('proxy_on_context_create', 2, 1);
     expect(host.call('proxy_on_request_headers', 2, 4, 1)).toBe(0);
-    expect(host.call('proxy_on_request_body', 2, 10, 1)).toBe(0);
-    expect(host.call('proxy_on_request_trailers', 2, 0)).toBe(0);
-    expect(host.call('proxy_on_response_headers', 2, 1, 0)).toBe(0);
-    expect(host.call('proxy_on_response_body', 2, 100, 1)).toBe(0);
-    expect(host.call('proxy_on_response_trailers', 2, 0)).toBe(0);
-    host.call('proxy_on_log', 2);
-    expect(host.call('proxy_on_done', 2)).toBe(1);
+    // Envoy's other per-stream callbacks are not exported: it calls none of them.
+    for (const name of ['proxy_on_request_body', 'proxy_on_request_trailers', 'proxy_on_response_headers', 'proxy_on_response_body', 'proxy_on_response_trailers', 'proxy_on_log', 'proxy_on_done']) {
+      expect(WebAssembly.Module.exports(wasmModule).map((e) => e.name)).not.toContain(name);
+    }
     host.call('proxy_on_delete', 2);
     expect(host.logs).toEqual([{ level: 1, message: 'edge: GET /vod/a.ism/Manifest?x=1' }]);
     // pass-through: nothing was changed or answered
@@ -177,11 +168,9 @@ describe('lifecycle against the stub host', () => {
     configure(host);
     host.call('proxy_on_delete', 7);
     expect(host.call('proxy_on_request_headers', 7, 0, 0)).toBe(0);
-    expect(host.call('proxy_on_done', 7)).toBe(1);
-    host.call('proxy_on_log', 7);
     host.call('proxy_on_context_create', 9, 42); // parent that does not exist
-    expect(host.call('proxy_on_response_headers', 9, 0, 0)).toBe(0);
-    expect(host.call('proxy_on_done', 1)).toBe(1);
+    expect(host.call('proxy_on_request_headers', 9, 0, 0)).toBe(0);
+    host.call('proxy_on_delete', 9);
     host.call('proxy_on_delete', 1);
   });
 
@@ -193,8 +182,6 @@ describe('lifecycle against the stub host', () => {
       for (let id = from; id < from + count; id++) {
         host.call('proxy_on_context_create', id, 1);
         host.call('proxy_on_request_headers', id, 2, 1);
-        host.call('proxy_on_log', id);
-        host.call('proxy_on_done', id);
         host.call('proxy_on_delete', id);
       }
       host.logs = [];

@@ -41,3 +41,20 @@ test('build/edge.wasm refuses a configuration that is not JSON (Envoy refuses th
   await expect(refused).rejects.toBeInstanceOf(PluginLoadError);
   await expect(refused).rejects.toThrow('Failed to configure base Wasm plugin');
 });
+
+test('build/edge.wasm lets the response of a request it lets through pass (it has no response callbacks), not that of one it refuses', async () => {
+  const plugin = await createProxyWasmPlugin({ ...spec({ wasm: new Uint8Array(readFileSync(EDGE)) }, new LogCapture()), pluginConfiguration: bytes('{}') });
+  try {
+    const ok = plugin.newStream(INFO);
+    await ok.requestHeaders(request('/video/a.ism/Manifest'), true);
+    expect(ok.responsePassesThrough!()).toBe(true);
+    ok.end();
+    const refused = plugin.newStream(INFO);
+    expect(await refused.requestHeaders(request('/video/../etc/passwd'), true)).toMatchObject({ kind: 'respond' });
+    expect(refused.responsePassesThrough!()).toBe(false);
+    refused.end();
+    expect(plugin.liveContexts).toBe(2);
+  } finally {
+    await plugin.shutdown();
+  }
+});
