@@ -345,6 +345,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
   const { dir, longDir, details } = await prepareMedia(log);
   const workerCounts = other ? [1] : [...new Set([1, CPUS])];
   const C = 32;
+  /** Alternating direct/edge rounds of the in-process edge measurement. */
+  const EDGE_ROUNDS = 3;
   const result: Record<string, unknown> = { suite: 'http', label: label ?? 'current', date: new Date().toISOString(), machine: machine(), loadAverageAtStart, pinned: PIN, settings: { seconds, soakSeconds, connections: C, segmentsPerKind: SEGMENTS_PER_KIND }, media: details };
   log(`http benchmark: ${machineLine()}, load average at start ${loadAverageAtStart.join(' ')}, ${PIN ? `servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU} (one-process runs)` : 'no CPU pinning'}`);
 
@@ -473,7 +475,10 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
 
     log(`[http] edge`);
     // --- edge in the origin's process (`origin serve --edge-config`, the real edge.wasm):
-    // pinned like the direct origin, C connections, direct and through the filter alternately
+    // pinned like the direct origin, C connections, direct and through the filter alternately.
+    // Three rounds: the ratio of each round's pair, and their median as the figure (on a shared
+    // machine the speed of the CPU drifts between runs a few seconds apart; a pair measured back
+    // to back shares the drift).
     {
       const yaml = path.join(root, 'envoy-config', 'envoy.yaml');
       const direct = await startOrigin(dir, 1);
@@ -481,7 +486,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
       const inProcess: Record<string, Record<string, WrkResult[]>> = {};
       try {
         for (const [kind, ps] of [['manifest/mpd', [urls.manifests.mpd!]], ['segment/dash', [urls.segments.dash![0]!]]] as const) {
-          for (let round = 0; round < 2; round++) {
+          for (let round = 0; round < EDGE_ROUNDS; round++) {
             for (const [target, proc] of [['direct', direct], ['edge', inline]] as const) {
               wrk(proc.url, [...ps], C, 1);
               ((inProcess[kind] ??= {})[target] ??= []).push(wrk(proc.url, [...ps], C, seconds));
@@ -492,7 +497,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
         await stop(inline);
         await stop(direct);
       }
-      result['edgeInProcess'] = { note: 'the filter in the origin process (serve --edge-config); origin pinned to one CPU, wrk to the other; 2 alternating rounds', runs: inProcess };
+      result['edgeInProcess'] = { note: `the filter in the origin process (serve --edge-config); origin pinned to one CPU, wrk to the other; ${EDGE_ROUNDS} alternating rounds, the figure is the median of the rounds' ratios`, runs: inProcess };
     }
     // --- edge as a second process: direct next to through `origin edge`, cached MPD and a segment
     {
@@ -614,7 +619,7 @@ function printTable(r: Record<string, unknown>, log: (line: string) => void): vo
       const d = v['direct']!.map((x) => x.rps);
       const e = v['edge']!.map((x) => x.rps);
       const ratios = d.map((x, i) => e[i]! / x);
-      log(`edge in the origin process ${k}: direct ${d.join('/')} req/s, through the filter ${e.join('/')} req/s (${ratios.map((x) => x.toFixed(2)).join('/')}×, lower ${median(ratios).toFixed(2)}×)`);
+      log(`edge in the origin process ${k}: direct ${d.join('/')} req/s, through the filter ${e.join('/')} req/s (rounds ${ratios.map((x) => x.toFixed(2)).join('/')}×, median ${median(ratios).toFixed(2)}×)`);
     }
   }
   const edge = r['edge'] as { runs: Record<string, Record<string, WrkResult>> };
