@@ -69,6 +69,11 @@ const MAX_AUDIO_PES_BYTES = 16384;
  * converted from its own exact time (never by adding converted durations), so nothing drifts.
  */
 export function to90k(ticks: bigint, timescale: number): bigint {
+  return to90kPlus(ticks, timescale, 0);
+}
+
+/** to90k(ticks, timescale) + plus (an integer), made as one BigInt where the numbers allow it. */
+export function to90kPlus(ticks: bigint, timescale: number, plus: number): bigint {
   // The same arithmetic in numbers while every intermediate is an exact integer (|num| < 2^52,
   // so q × den is exact too): a 10 MHz time up to about 6 h, a 90 kHz or 48 kHz one for decades.
   // The floating division may land one off the floor; the remainder check puts it right.
@@ -81,14 +86,16 @@ export function to90k(ticks: bigint, timescale: number): bigint {
       const r = num - q * den;
       if (r < 0) q--;
       else if (r >= den) q++;
-      return BigInt(q);
+      if (Math.abs(q + plus) < 2 ** 53) return BigInt(q + plus);
+      return BigInt(q) + BigInt(plus);
     }
   }
   const ts = BigInt(timescale);
   const num = 2n * ticks * BigInt(TS_CLOCK) + ts;
   const den = 2n * ts;
   const q = num / den;
-  return num % den !== 0n && num < 0n ? q - 1n : q;
+  const rounded = num % den !== 0n && num < 0n ? q - 1n : q;
+  return plus === 0 ? rounded : rounded + BigInt(plus);
 }
 
 export interface TsSample {

@@ -176,11 +176,11 @@ function compact(samples: readonly SourceSample[], fileSize: number): SampleTabl
 function expand(t: SampleTable, baseTime: bigint, shift: bigint, fragment: number): SourceSample[] {
   const n = t.wide.length / 2;
   const out: SourceSample[] = new Array(n);
-  let time = baseTime;
+  const step = new TimeStep(baseTime, shift);
   for (let i = 0; i < n; i++) {
     const duration = t.fields[3 * i]!;
-    out[i] = { sourceTime: time, time: time - shift, compositionOffset: t.wide[2 * i + 1]!, duration, size: t.fields[3 * i + 1]!, sync: t.fields[3 * i + 2] === 1, fragment, offset: t.wide[2 * i]! };
-    time += BigInt(duration);
+    out[i] = { sourceTime: step.time, time: step.output(), compositionOffset: t.wide[2 * i + 1]!, duration, size: t.fields[3 * i + 1]!, sync: t.fields[3 * i + 2] === 1, fragment, offset: t.wide[2 * i]! };
+    step.advance(duration);
   }
   return out;
 }
@@ -254,7 +254,7 @@ export function samplesOfMoof(moof: Uint8Array, moofOffset: number, c: MoofConte
   const trafs = parseSourceMoof(moof, moofOffset);
   const layout = locateRuns(trafs, { offset: moofOffset, length: moof.byteLength }, (id) => (id === trackId ? trex.defaultSampleSize : undefined), fileSize);
   const out: SourceSample[] = [];
-  let time = c.baseTime;
+  const step = new TimeStep(c.baseTime, shift);
   let total = 0;
   trafs.forEach((traf, t) => {
     if (traf.tfhd.trackId !== trackId) return;
@@ -262,10 +262,13 @@ export function samplesOfMoof(moof: Uint8Array, moofOffset: number, c: MoofConte
     if (ranges instanceof OriginError) throw ranges;
     traf.truns.forEach((run, r) => {
       let at = ranges[r]!.offset;
-      for (const e of runEntries(traf, run, trex)) {
-        out.push({ sourceTime: time, time: time - shift, compositionOffset: e.cto, duration: e.duration, size: e.size, sync: e.sync, fragment: c.fragment, offset: at });
-        at += e.size;
-        time += BigInt(e.duration);
+      const f = new RunFields(traf, run, trex);
+      for (let i = 0; i < run.sampleCount; i++) {
+        const duration = f.duration(i);
+        const size = f.size(i);
+        out.push({ sourceTime: step.time, time: step.output(), compositionOffset: f.cto(i), duration, size, sync: f.sync(i), fragment: c.fragment, offset: at });
+        at += size;
+        step.advance(duration);
       }
       total += ranges[r]!.length;
     });
@@ -279,36 +282,83 @@ export function samplesOfMoof(moof: Uint8Array, moofOffset: number, c: MoofConte
   return out;
 }
 
-interface Entry {
-  duration: number;
-  size: number;
-  sync: boolean;
-  cto: number;
+/**
+ * Decode times of consecutive samples, in BigInt (64-bit times, exact): one BigInt a sample. The
+ * output time is the source time itself when there is no shift, and a duration's BigInt is made
+ * once for a run of equal durations (the usual case).
+ */
+class TimeStep {
+  time: bigint;
+  private lastDuration = -1;
+  private lastStep = 0n;
+
+  constructor(start: bigint, private readonly shift: bigint) {
+    this.time = start;
+  }
+
+  output(): bigint {
+    return this.shift === 0n ? this.time : this.time - this.shift;
+  }
+
+  advance(duration: number): void {
+    if (duration !== this.lastDuration) {
+      this.lastDuration = duration;
+      this.lastStep = BigInt(duration);
+    }
+    this.time += this.lastStep;
+  }
 }
 
-/** The per-sample values of one run, defaults applied (§8.8.8.3, §8.8.7.1, §8.8.3.1). */
-function runEntries(traf: SourceTraf, run: SourceTrun, trex: TrexDefaults): Entry[] {
-  const t = traf.tfhd;
-  const view = new DataView(run.table.buffer, run.table.byteOffset, run.table.byteLength);
-  const has = (flag: number): boolean => (run.flags & flag) !== 0;
-  const fieldAt = (flag: number): number => 4 * [TRUN.duration, TRUN.size, TRUN.flags, TRUN.compositionOffset].filter((f) => f < flag && has(f)).length;
-  const durationAt = fieldAt(TRUN.duration);
-  const sizeAt = fieldAt(TRUN.size);
-  const flagsAt = fieldAt(TRUN.flags);
-  const ctoAt = fieldAt(TRUN.compositionOffset);
-  const defaultDuration = t.defaultSampleDuration ?? trex.defaultSampleDuration;
-  const defaultSize = t.defaultSampleSize ?? trex.defaultSampleSize;
-  const defaultFlags = t.defaultSampleFlags ?? trex.defaultSampleFlags;
-  const out: Entry[] = new Array(run.sampleCount);
-  for (let i = 0; i < run.sampleCount; i++) {
-    const base = i * run.entrySize;
-    const duration = has(TRUN.duration) ? view.getUint32(base + durationAt) : defaultDuration;
-    const size = has(TRUN.size) ? view.getUint32(base + sizeAt) : defaultSize;
-    const flags = has(TRUN.flags) ? view.getUint32(base + flagsAt) : i === 0 && run.firstSampleFlags !== undefined ? run.firstSampleFlags : defaultFlags;
-    const cto = has(TRUN.compositionOffset) ? (run.version === 0 ? view.getUint32(base + ctoAt) : view.getInt32(base + ctoAt)) : 0;
-    out[i] = { duration, size, sync: (flags & SAMPLE_IS_NON_SYNC) === 0, cto };
+/** The per-sample values of one run, defaults applied (§8.8.8.3, §8.8.7.1, §8.8.3.1), read in place. */
+class RunFields {
+  private readonly view: DataView;
+  private readonly entrySize: number;
+  /** Byte offset of each field in an entry, or -1 when the run does not carry it. */
+  private readonly durationAt: number;
+  private readonly sizeAt: number;
+  private readonly flagsAt: number;
+  private readonly ctoAt: number;
+  private readonly signedCto: boolean;
+  private readonly defaultDuration: number;
+  private readonly defaultSize: number;
+  private readonly defaultFlags: number;
+  private readonly firstFlags: number | undefined;
+
+  constructor(traf: SourceTraf, run: SourceTrun, trex: TrexDefaults) {
+    const t = traf.tfhd;
+    this.view = new DataView(run.table.buffer, run.table.byteOffset, run.table.byteLength);
+    this.entrySize = run.entrySize;
+    const has = (flag: number): boolean => (run.flags & flag) !== 0;
+    const fieldAt = (flag: number): number => (has(flag) ? 4 * [TRUN.duration, TRUN.size, TRUN.flags, TRUN.compositionOffset].filter((f) => f < flag && has(f)).length : -1);
+    this.durationAt = fieldAt(TRUN.duration);
+    this.sizeAt = fieldAt(TRUN.size);
+    this.flagsAt = fieldAt(TRUN.flags);
+    this.ctoAt = fieldAt(TRUN.compositionOffset);
+    this.signedCto = run.version !== 0;
+    this.defaultDuration = t.defaultSampleDuration ?? trex.defaultSampleDuration;
+    this.defaultSize = t.defaultSampleSize ?? trex.defaultSampleSize;
+    this.defaultFlags = t.defaultSampleFlags ?? trex.defaultSampleFlags;
+    this.firstFlags = run.firstSampleFlags;
   }
-  return out;
+
+  duration(i: number): number {
+    return this.durationAt < 0 ? this.defaultDuration : this.view.getUint32(i * this.entrySize + this.durationAt);
+  }
+
+  size(i: number): number {
+    return this.sizeAt < 0 ? this.defaultSize : this.view.getUint32(i * this.entrySize + this.sizeAt);
+  }
+
+  sync(i: number): boolean {
+    const flags = this.flagsAt >= 0 ? this.view.getUint32(i * this.entrySize + this.flagsAt) : i === 0 && this.firstFlags !== undefined ? this.firstFlags : this.defaultFlags;
+    return (flags & SAMPLE_IS_NON_SYNC) === 0;
+  }
+
+  cto(i: number): number {
+    if (this.ctoAt < 0) return 0;
+    const at = i * this.entrySize + this.ctoAt;
+    return this.signedCto ? this.view.getInt32(at) : this.view.getUint32(at);
+  }
 }
 
 /**

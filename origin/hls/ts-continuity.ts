@@ -24,7 +24,7 @@ import { OriginError } from '../errors';
 import { openFile, SourceOpener } from '../media/source';
 import { Presentation, PresentationTrack } from '../presentation/presentation';
 import { codecConfigOf } from './codec-config';
-import { planStream, to90k, TS_TIME_OFFSET, TsSample, tsStream, TsStream } from './mpegts';
+import { planStream, to90kPlus, TS_TIME_OFFSET, TsSample, tsStream, TsStream } from './mpegts';
 import { outputShift, readFragmentSamples, SourceSample, trackHeaderOf } from './samples';
 
 export interface VideoScan {
@@ -74,15 +74,17 @@ export function streamOf(track: PresentationTrack): TsStream {
   return stream;
 }
 
-/** TS_TIME_OFFSET as a BigInt, made once (not per sample). */
-const OFFSET = BigInt(TS_TIME_OFFSET);
+/** A sample's presentation time (decode time + composition offset), track timescale. */
+function presentationTime(s: SourceSample): bigint {
+  return s.compositionOffset === 0 ? s.time : s.time + BigInt(s.compositionOffset);
+}
 
 /** Video samples on the TS timeline. */
 export function videoTsSamples(samples: readonly SourceSample[], track: PresentationTrack, decodeDelay: bigint): TsSample[] {
   const ts = track.properties.TimeScale;
   return samples.map((s) => ({
-    dts: to90k(s.time - decodeDelay, ts) + OFFSET,
-    pts: to90k(s.time + BigInt(s.compositionOffset), ts) + OFFSET,
+    dts: to90kPlus(decodeDelay === 0n ? s.time : s.time - decodeDelay, ts, TS_TIME_OFFSET),
+    pts: to90kPlus(presentationTime(s), ts, TS_TIME_OFFSET),
     size: s.size,
     keyframe: s.sync,
     group: 0,
@@ -98,7 +100,7 @@ export function videoTsSamples(samples: readonly SourceSample[], track: Presenta
 export function audioTsSamples(samples: readonly SourceSample[], track: PresentationTrack, groups: readonly number[]): TsSample[] {
   const ts = track.properties.TimeScale;
   return samples.map((s, i) => {
-    const t = to90k(s.time + BigInt(s.compositionOffset), ts) + OFFSET;
+    const t = to90kPlus(presentationTime(s), ts, TS_TIME_OFFSET);
     return { dts: t, pts: t, size: s.size, keyframe: true, group: groups[i]!, data: undefined, file: track.src, offset: s.offset };
   });
 }

@@ -24,13 +24,14 @@ export const MAX_BOX_HEADER = 16;
  */
 export function readBoxHeader(bytes: Uint8Array, at: number, base: number, limit: number, path: string): BoxHeader | undefined {
   if (at + 8 > bytes.byteLength) return undefined;
-  const r = new ByteReader(bytes.subarray(at), path, base + at);
-  let size = r.u32();
-  const type = r.fourcc();
+  // The 32-bit size and the type read in place: every box of every moof passes here, and a view,
+  // a reader and a new type string per box were most of what parsing a moof allocated.
+  let size = ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+  const type = fourccAt(bytes, at + 4);
   let headerSize = 8;
   if (size === 1) {
     if (at + 16 > bytes.byteLength) return undefined;
-    size = r.u64();
+    size = new ByteReader(bytes.subarray(at + 8), path, base + at + 8).u64();
     headerSize = 16;
   } else if (size === 0) {
     // §4.2: size 0 means "extends to the end of the file" (only legal for the last box).
@@ -44,6 +45,21 @@ export function readBoxHeader(bytes: Uint8Array, at: number, base: number, limit
   return { type, start, size, headerSize };
 }
 
+/** Box types seen, by their 32-bit code: the same few dozen come back in every file. */
+const fourccs = new Map<number, string>();
+
+/** The four bytes at `at` as a type string (one char per byte), shared for a type seen before. */
+function fourccAt(bytes: Uint8Array, at: number): string {
+  const code = ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+  let type = fourccs.get(code);
+  if (type === undefined) {
+    type = String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!);
+    // Bounded: a corrupt file can name any type.
+    if (fourccs.size < 1024) fourccs.set(code, type);
+  }
+  return type;
+}
+
 export function printable(fourcc: string): string {
   return /^[\x20-\x7e]{4}$/.test(fourcc) ? fourcc : `0x${Buffer.from(fourcc, 'latin1').toString('hex')}`;
 }
@@ -55,7 +71,7 @@ export function* childBoxes(bytes: Uint8Array, base: number, path: string): Gene
   while (at < bytes.byteLength) {
     const h = readBoxHeader(bytes, at, base, limit, path);
     if (h === undefined) throw corruptAt(path, base + at, 'truncated box header');
-    yield { ...h, payload: bytes.subarray(at + h.headerSize, at + h.size) };
+    yield { type: h.type, start: h.start, size: h.size, headerSize: h.headerSize, payload: bytes.subarray(at + h.headerSize, at + h.size) };
     at += h.size;
   }
 }

@@ -7,7 +7,7 @@ import { OriginError } from '../../origin/errors';
 import { ADTS_HEADER_SIZE, adtsConfigOf, adtsHeader } from '../../origin/hls/adts';
 import { accessUnitParts, ACCESS_UNIT_DELIMITER } from '../../origin/hls/avc-annexb';
 import { AvcConfig, CodecConfig } from '../../origin/hls/codec-config';
-import { planStream, planTsSegment, to90k, TS_TIME_OFFSET, TsSample, tsStream, TsSegmentInput, writeTsSegment } from '../../origin/hls/mpegts';
+import { planStream, planTsSegment, to90k, to90kPlus, TS_TIME_OFFSET, TsSample, tsStream, TsSegmentInput, writeTsSegment } from '../../origin/hls/mpegts';
 import { packedAudioSegment, timestampTag, TIMESTAMP_OWNER } from '../../origin/hls/packed-audio';
 import { crc32Mpeg } from '../../origin/hls/ts-packets';
 import { adtsFrames, checkTs, crc32 } from './ts-check';
@@ -47,6 +47,30 @@ describe('timestamps', () => {
     const hours = 30n * 3600n * 10_000_000n;
     expect(to90k(hours + 416_667n, 10_000_000)).toBe(30n * 3600n * 90000n + 3750n);
     expect(to90k(1001n * 1000n, 30000)).toBe(3003000n);
+  });
+
+  test('to90kPlus is to90k plus the offset, on the number path and past it', () => {
+    // The same value as the exact BigInt formula, for times on both sides of the number path's
+    // 2^52 bound (10 MHz: about 6 h) and 2^53 sums, negative times and every kind of timescale.
+    const exact = (ticks: bigint, timescale: number, plus: number): bigint => {
+      const ts = BigInt(timescale);
+      const num = 2n * ticks * 90000n + ts;
+      const den = 2n * ts;
+      const q = num / den;
+      return (num % den !== 0n && num < 0n ? q - 1n : q) + BigInt(plus);
+    };
+    let seed = 7n;
+    const next = (): bigint => (seed = (seed * 6364136223846793005n + 1442695040888963407n) % 2n ** 64n);
+    for (const timescale of [90000, 48000, 44100, 10_000_000, 30000, 1, 4294967295]) {
+      for (const plus of [0, TS_TIME_OFFSET, -TS_TIME_OFFSET, 2 ** 53 - 1]) {
+        for (let i = 0; i < 300; i++) {
+          const magnitude = [2n ** 20n, 2n ** 40n, 2n ** 50n, 2n ** 60n][i % 4]!;
+          const ticks = (next() % (2n * magnitude)) - magnitude;
+          expect({ ticks, timescale, plus, v: to90kPlus(ticks, timescale, plus) }).toEqual({ ticks, timescale, plus, v: exact(ticks, timescale, plus) });
+        }
+      }
+    }
+    expect(to90kPlus(10_000_000n, 10_000_000, TS_TIME_OFFSET)).toBe(to90k(10_000_000n, 10_000_000) + BigInt(TS_TIME_OFFSET));
   });
 
   test('PTS and DTS are written modulo 2^33', () => {
