@@ -4,14 +4,7 @@
 // may then skip responseHeaders/responseBody; a reply for the stream that still comes (from
 // another stream's callback, through proxy_set_effective_context) takes the offer back.
 
-import { bytes, closeAll, INFO, load, request, response } from './helpers/harness';
-
-const u64le = (n: bigint): string => {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b.toString('hex');
-};
-const hexOf = (report: string): string => /hex=([0-9a-f]*)/.exec(report)![1]!;
+import { bytes, closeAll, hexOf, INFO, load, request, response, u64le } from './helpers/harness';
 
 afterEach(closeAll);
 

@@ -1,16 +1,10 @@
 // proxy_get_property / proxy_set_property (§3.3, §6.21): 0x00-separated paths, Envoy's value
 // encodings, and when the request attributes exist.
 
-import { closeAll, INFO, load, request, response } from './helpers/harness';
+import { closeAll, hexOf, INFO, load, request, response, u64le } from './helpers/harness';
 
 afterEach(closeAll);
 
-const u64le = (n: bigint): string => {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b.toString('hex');
-};
-const hexOf = (report: string): string => /hex=([0-9a-f]*)/.exec(report)![1]!;
 const textOf = (report: string): string => /text=(.*)$/.exec(report)![1]!;
 
 async function inRequestHeaders(props: string[], headers = request('/v/a.ism/Manifest?x=1&y=2#frag', [

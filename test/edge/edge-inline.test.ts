@@ -37,6 +37,20 @@ async function startInline(root: string, factory: HttpFilterFactory, o: { suppre
 const HEADERS = ['content-type', 'content-length', 'etag', 'last-modified', 'cache-control', 'accept-ranges', 'content-range', 'access-control-allow-origin', 'access-control-expose-headers', 'x-origin-error', 'server'];
 const seen = (r: Response): Record<string, unknown> => ({ status: r.status, ...Object.fromEntries(HEADERS.map((h) => [h, r.headers[h]])) });
 
+/** A GET whose client goes away once the first response bytes arrived (a new connection). */
+function leaveAfterFirstBytes(url: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const req = http.get(url, { agent: false }, (res) => {
+      res.once('data', () => {
+        req.destroy();
+        resolve();
+      });
+    });
+    req.on('error', () => undefined);
+    req.setTimeout(5000, () => reject(new Error('no data')));
+  });
+}
+
 async function compare(a: string, b: string, paths: readonly string[], o: { method?: string; headers?: Record<string, string> } = {}): Promise<string[]> {
   const mismatches: string[] = [];
   for (const p of new Set(paths)) {
@@ -256,17 +270,7 @@ describe.each([['decided (plain values)', true], ['held (promises)', false]])('t
   });
 
   test('a client that leaves mid-body: end() once, and the server serves on', async () => {
-    await new Promise<void>((resolve, reject) => {
-      const u = new URL(inline.url);
-      const req = http.get({ host: u.hostname, port: u.port, path: '/big.bin', agent: false }, (res) => {
-        res.once('data', () => {
-          req.destroy();
-          resolve();
-        });
-      });
-      req.on('error', () => undefined);
-      req.setTimeout(5000, () => reject(new Error('no data')));
-    });
+    await leaveAfterFirstBytes(`${inline.url}/big.bin`);
     const s = await lastStream();
     expect(s.ends).toBe(1);
     expect((await request(inline.url, '/big.bin')).body.equals(big)).toBe(true);
@@ -335,16 +339,7 @@ describe.each([['decided (plain values)', true], ['held (promises)', false]])('t
     expect(reset.ends).toBe(1);
     expect(reset.calls.some((c) => c.call === 'responseBody')).toBe(false);
     f.behaviour.passesResponse = () => true;
-    await new Promise<void>((resolve, reject) => {
-      const req = http.get(`${inline.url}/big.bin`, (res) => {
-        res.once('data', () => {
-          req.destroy();
-          resolve();
-        });
-      });
-      req.on('error', () => undefined);
-      req.setTimeout(5000, () => reject(new Error('no data')));
-    });
+    await leaveAfterFirstBytes(`${inline.url}/big.bin`);
     expect((await lastStream()).ends).toBe(1);
     expect((await request(inline.url, '/big.bin')).body.equals(big)).toBe(true);
   });

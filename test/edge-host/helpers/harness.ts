@@ -111,6 +111,16 @@ export function request(path = '/a', extra: HeaderList = [], method = 'GET'): He
 export const response = (status = 200, extra: HeaderList = []): HeaderList => [[':status', String(status)], ...extra];
 
 export const bytes = (s: string): Uint8Array => enc(s);
+
+/** An unsigned 64-bit integer as the hex of its 8 little-endian bytes (an integer property). */
+export const u64le = (n: bigint): string => {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64LE(n);
+  return b.toString('hex');
+};
+
+/** The value bytes of a `prop` report (`... hex=<bytes>`). */
+export const hexOf = (report: string): string => /hex=([0-9a-f]*)/.exec(report)![1]!;
 export const text = (b: Uint8Array): string => Buffer.from(b).toString('latin1');
 
 /** Resolves true if `p` settles within `ms` (to tell a held promise from a settled one). */
