@@ -38,7 +38,7 @@ import { Refusal, Verdict, refusalCode, refusalDetails, refusalStatus } from "./
 // Only the callbacks this plugin acts in. Envoy skips a callback the module does not export
 // (proxy-wasm-abi.md §1.2): without the response, body, trailer, log, tick and done callbacks it
 // never enters the VM for a response, a body or a finished stream, and a proxy may send the
-// response past the filter (host-glue/edge-inline.ts). proxy_on_delete stays: it drops the
+// response past the filter (host-glue/envoy/edge-inline.ts). proxy_on_delete stays: it drops the
 // stream's state.
 export {
   proxy_abi_version_0_2_1,

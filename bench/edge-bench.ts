@@ -1,6 +1,6 @@
 // Edge benchmark: what the embedded edge costs per request.
 //
-// (1) host overhead: the proxy-wasm host (host-glue/host.ts) running build/edge.wasm with the
+// (1) host overhead: the proxy-wasm host (host-glue/proxy-wasm/host.ts) running build/edge.wasm with the
 //     shipped envoy-config/envoy.yaml's plugin configuration, its callbacks driven in-process
 //     through the HttpFilterStream seam exactly as the proxy drives them for a cached manifest:
 //     newStream → requestHeaders (a player's 12 headers, end_of_stream) → responseHeaders (the
@@ -21,9 +21,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadEdgeConfig } from '../host-glue/envoy-config';
-import { HeaderList, HttpFilterFactory, HttpFilterStream } from '../host-glue/http-filter';
-import { createPlugin } from '../host-glue/host';
+import { loadEdgeConfig } from '../host-glue/envoy/envoy-config';
+import { HeaderList, HttpFilterFactory, HttpFilterStream } from '../host-glue/proxy-wasm/http-filter';
+import { createPlugin } from '../host-glue/proxy-wasm/host';
 import { main as originCli } from '../origin/cli/main';
 import { stats, Stats } from './index-bench';
 import { machine, machineLine } from './machine';

@@ -1,6 +1,6 @@
 // Edge plugin benchmark: what the plugin's own work costs per request.
 //
-// build/edge.wasm runs in the proxy-wasm host (host-glue/host.ts), its callbacks driven
+// build/edge.wasm runs in the proxy-wasm host (host-glue/proxy-wasm/host.ts), its callbacks driven
 // in-process through the HttpFilterStream seam as the proxy drives them: newStream →
 // requestHeaders (a player's headers, end_of_stream) → end (on_log, on_done, on_delete). The
 // response side is left out: the plugin does nothing there (bench/edge-bench.ts measures the
@@ -34,8 +34,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { createProxyWasmPlugin, type ProxyWasmPlugin } from '../host-glue/host';
-import type { HeaderList } from '../host-glue/http-filter';
+import { createProxyWasmPlugin, type ProxyWasmPlugin } from '../host-glue/proxy-wasm/host';
+import type { HeaderList } from '../host-glue/proxy-wasm/http-filter';
 import { signUrl } from '../origin/cli/sign-url-command';
 import { stats, Stats } from './index-bench';
 import { machine, machineLine } from './machine';

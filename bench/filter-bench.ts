@@ -1,5 +1,5 @@
 // Filter benchmark: the cost of evaluating a compiled filter expression against 20 tracks
-// through the wasm boundary (build/filter.wasm via host-glue/filter-engine.ts).
+// through the wasm boundary (build/filter.wasm via host-glue/filter/filter-engine.ts).
 //
 // Acceptance target: parse once + evaluate against 20 tracks, <= 2 us (2000 ns) per call.
 //
@@ -19,10 +19,10 @@
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { createFilterEngine, instantiateFilterModule, WasmFilterEngine } from '../host-glue/filter-engine';
-import { TrackProperties } from '../origin/model';
-import { Cond, holds } from '../test/filter/reference';
-import type { Track } from '../test/filter/filter-wasm';
+import { createFilterEngine, instantiateFilterModule, WasmFilterEngine } from '../host-glue/filter/filter-engine';
+import { TrackProperties } from '../origin/model/media';
+import { Cond, holds } from '../test/assembly/filter/reference';
+import type { Track } from '../test/assembly/filter/filter-wasm';
 import { stats, Stats } from './index-bench';
 import { repoRoot } from './media';
 import { machine, machineLine } from './machine';

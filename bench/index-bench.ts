@@ -20,8 +20,8 @@
 import { closeSync, fstatSync, openSync, promises as fs, readSync } from 'node:fs';
 import * as path from 'node:path';
 import { IndexMode, readMediaFile } from '../origin/media/media-file';
-import { ByteSource, FileSource } from '../origin/media/source';
-import { FragmentTable, MediaFile, trackDuration } from '../origin/model';
+import { ByteSource, FileSource } from '../origin/io/source';
+import { FragmentTable, MediaFile, trackDuration } from '../origin/model/media';
 import { ensureLongSourcesReport, repoRoot } from './media';
 import { machine, machineLine } from './machine';
 

@@ -13,8 +13,8 @@ import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readMediaFile } from '../origin/media/media-file';
-import { FileSource } from '../origin/media/source';
-import { trackDuration } from '../origin/model';
+import { FileSource } from '../origin/io/source';
+import { trackDuration } from '../origin/model/media';
 
 /** Bump when a recipe changes in a way the args below do not show. */
 const RECIPE_VERSION = 1;

@@ -8,7 +8,7 @@
 //  - ts:   `<name>-<audio>-<video>-<n>.ts`, the multiplexed TS segment (bytes in memory);
 //  - fmp4: `hls/<name>-<video>-<n>.m4s` + `hls/<name>-<audio>-<n>.m4s`, the same media as two
 //          fMP4 segments, their file ranges read into memory as the HTTP layer would stream them;
-//  - ts writer alone: hls/segments.ts tsSegment() on a view built once (no routing, view
+//  - ts writer alone: segments/hls-segments.ts tsSegment() on a view built once (no routing, view
 //          building or ETag): what the TS generation itself costs.
 // Throughput = output bytes / wall time per pass (MB/s, 10^6 bytes), and media bytes (the
 // samples, identical on both paths) / time; median over the passes. Also: the first TS request
@@ -21,13 +21,13 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { main as cli } from '../origin/cli/main';
-import { FileSource } from '../origin/media/source';
-import { PresentationStore } from '../origin/presentation/cache';
-import { PresentationTrack } from '../origin/presentation/presentation';
-import { viewForQuery } from '../origin/playout/view';
-import { findRendition } from '../origin/hls/rendition';
-import { tsSegment } from '../origin/hls/segments';
-import { handlePlayout, newPlayoutContext, PlayoutContext, Reply } from '../origin/server/playout';
+import { FileSource } from '../origin/io/source';
+import { PresentationStore } from '../origin/cache/presentation-store';
+import { PresentationTrack } from '../origin/model/presentation';
+import { viewForQuery } from '../origin/model/view';
+import { findRendition } from '../origin/model/rendition';
+import { tsSegment } from '../origin/segments/hls-segments';
+import { handlePlayout, newPlayoutContext, PlayoutContext, Reply } from '../origin/server/handlers';
 import { decodePath, matchPresentationRoute } from '../origin/server/routes';
 import { stats, Stats } from './index-bench';
 import { ensureLongSources, repoRoot } from './media';

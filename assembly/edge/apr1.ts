@@ -13,7 +13,7 @@
 //   output: the digest's bytes in the groups (0,6,12) (1,7,13) (2,8,14) (3,9,15) (4,10,5) (11),
 //           each group as a 24-bit big-endian number written 6 bits at a time from the low end
 //           in "./0-9A-Za-z" (4 characters per group, 2 for the last).
-// Checked against `openssl passwd -apr1` in test/edge-plugin/crypto.test.ts.
+// Checked against `openssl passwd -apr1` in test/assembly/edge/crypto.test.ts.
 
 import { Md5 } from "./md5";
 import { utf8Bytes } from "./bytes";

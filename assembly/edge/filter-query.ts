@@ -187,7 +187,7 @@ function canonicalFilter(expression: string): string | null {
       lastFilterError = "filter: does not parse";
       return null;
     }
-    // The origin's engine adds this hint (host-glue/filter-engine.ts): queries are decoded
+    // The origin's engine adds this hint (host-glue/filter/filter-engine.ts): queries are decoded
     // without turning "+" into a space, so a form-encoded space arrives as "+".
     if (e.message == "unexpected \"+\"" && e.hint.length == 0) {
       e.hint = "\"+\" is not decoded to a space: write a space as %20 in a URL, or leave it out";

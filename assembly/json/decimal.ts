@@ -2,7 +2,7 @@
 // as JSON.parse reads them. AssemblyScript's parseFloat is not good enough for that: it keeps 19
 // digits, is sometimes an ulp off, and for 16-19 digit significands with exponents 23..37 it
 // drops a factor of 10^(exp-22) altogether ("9.007199254756431e43" reads as 9.00719925475646e37;
-// found by the differential test in test/edge-abi/json.test.ts).
+// found by the differential test in test/assembly/proxy/json.test.ts).
 //
 // Method: a first guess within a few ulps (19 digits times a power of ten), then exact
 // big-integer comparisons with the halfway points to the neighbouring doubles, stepping one ulp

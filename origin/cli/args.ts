@@ -1,6 +1,6 @@
 // Argument helpers shared by the subcommands.
 
-import type { LogLevel } from '../../host-glue/http-filter';
+import type { LogLevel } from '../../host-glue/proxy-wasm/http-filter';
 
 /** Levenshtein distance, for "did you mean" on unknown options. */
 export function editDistance(a: string, b: string): number {

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { ismTrackToProperties } from '../ism/ism-tracks';
 import { StreamOptions } from '../options/registry';
 import { buildServerManifest, writeServerManifestFile } from '../package/packager';
-import { projectRoot } from '../../host-glue/filter-engine';
+import { projectRoot } from '../../host-glue/filter/filter-engine';
 import { UsageError } from './args';
 
 /** The repository (fixtures/media, envoy-config/), from dist/origin/cli or from the sources. */
@@ -95,8 +95,8 @@ export async function runDemo(argv: readonly string[], out: NodeJS.WritableStrea
       );
     } catch (e) {
       await server.close();
-      const { EdgeConfigError } = require('../../host-glue/envoy-config') as typeof import('../../host-glue/envoy-config');
-      const { PluginLoadError } = require('../../host-glue/http-filter') as typeof import('../../host-glue/http-filter');
+      const { EdgeConfigError } = require('../../host-glue/envoy/envoy-config') as typeof import('../../host-glue/envoy/envoy-config');
+      const { PluginLoadError } = require('../../host-glue/proxy-wasm/http-filter') as typeof import('../../host-glue/proxy-wasm/http-filter');
       if (!(e instanceof EdgeConfigError) && !(e instanceof PluginLoadError)) throw e;
       err.write(`origin demo: error: the edge did not start: ${e.message}\n(--edge-port <n> picks another port; --no-edge serves the origin alone)\n`);
       return 1;

@@ -1,12 +1,12 @@
 // `origin edge --config envoy-config/envoy.yaml [--port 8080] [--upstream URL]`: the embedded
 // edge. It reads the bootstrap a user gives Envoy (listener, wasm filter, routes, clusters),
-// loads the filter's module through the proxy-wasm host (host-glue/host.ts, the same checks and
-// call order as Envoy) and proxies to the origin (host-glue/edge-proxy.ts).
+// loads the filter's module through the proxy-wasm host (host-glue/proxy-wasm/host.ts, the same checks and
+// call order as Envoy) and proxies to the origin (host-glue/envoy/edge-proxy.ts).
 
 import { createHash } from 'node:crypto';
-import { EdgeConfigError, LoadedEdgeConfig, loadEdgeConfig } from '../../host-glue/envoy-config';
-import { RunningEdge, startEdgeProxy } from '../../host-glue/edge-proxy';
-import { CreatePlugin, HttpFilterFactory, LogLevel, PluginLoadError } from '../../host-glue/http-filter';
+import { EdgeConfigError, LoadedEdgeConfig, loadEdgeConfig } from '../../host-glue/envoy/envoy-config';
+import { RunningEdge, startEdgeProxy } from '../../host-glue/envoy/edge-proxy';
+import { CreatePlugin, HttpFilterFactory, LogLevel, PluginLoadError } from '../../host-glue/proxy-wasm/http-filter';
 import { eachArg, logLevelArg, UsageError } from './args';
 
 export const EDGE_USAGE = `Usage: origin edge --config <envoy.yaml> [options]
@@ -112,7 +112,7 @@ export interface StartEdgeOptions {
   log?: (line: string) => void;
   /** The plugin's log lines (default: stderr). */
   pluginLog?: (level: LogLevel, line: string) => void;
-  /** The proxy-wasm host; default host-glue/host.ts. Tests and benches may pass another. */
+  /** The proxy-wasm host; default host-glue/proxy-wasm/host.ts. Tests and benches may pass another. */
   createPlugin?: CreatePlugin;
 }
 
@@ -164,7 +164,7 @@ export async function startEdge(a: EdgeArgs, o: StartEdgeOptions = {}): Promise<
 
 function defaultHost(): CreatePlugin {
   // Loaded on use, like the other commands' heavy modules.
-  return (require('../../host-glue/host') as { createPlugin: CreatePlugin }).createPlugin;
+  return (require('../../host-glue/proxy-wasm/host') as { createPlugin: CreatePlugin }).createPlugin;
 }
 
 function applyOverrides(c: LoadedEdgeConfig, a: EdgeArgs): LoadedEdgeConfig {

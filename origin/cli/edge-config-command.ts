@@ -330,9 +330,9 @@ export function readConfiguration(yamlText: string): string | undefined {
  * with the plugin's reason, a map entry's error pointing at its file and line.
  */
 export async function checkWithPlugin(yamlText: string, file: string, cwd: string, built: BuiltConfiguration): Promise<void> {
-  const { parseEnvoyConfig } = require('../../host-glue/envoy-config') as typeof import('../../host-glue/envoy-config');
-  const { createProxyWasmPlugin } = require('../../host-glue/host') as typeof import('../../host-glue/host');
-  const { PluginLoadError } = require('../../host-glue/http-filter') as typeof import('../../host-glue/http-filter');
+  const { parseEnvoyConfig } = require('../../host-glue/envoy/envoy-config') as typeof import('../../host-glue/envoy/envoy-config');
+  const { createProxyWasmPlugin } = require('../../host-glue/proxy-wasm/host') as typeof import('../../host-glue/proxy-wasm/host');
+  const { PluginLoadError } = require('../../host-glue/proxy-wasm/http-filter') as typeof import('../../host-glue/proxy-wasm/http-filter');
   let config: ReturnType<typeof parseEnvoyConfig>;
   try {
     config = parseEnvoyConfig(yamlText, file);

@@ -6,12 +6,12 @@
 // gets 400) or the server manifest cannot be read, 2 a bad expression or command line.
 
 import { promises as fs } from 'node:fs';
-import { FilterSyntaxError, filterEngine } from '../../host-glue/filter-engine';
+import { FilterSyntaxError, filterEngine } from '../../host-glue/filter/filter-engine';
 import { OriginError } from '../errors';
 import { ismTrackToProperties } from '../ism/ism-tracks';
 import { parseServerManifest } from '../ism/server-manifest';
-import { TrackProperties } from '../model';
-import { formatRational } from '../rational';
+import { TrackProperties } from '../model/media';
+import { formatRational } from '../model/rational';
 import { UsageError } from './args';
 
 export const FILTER_USAGE = `Usage: origin filter '<expression>' <x.ism> [--json]

@@ -1,7 +1,7 @@
 // `origin package -o <out>.ism <input> [--track_type=video|audio|text] <input> ... [options]`
 
 import * as path from 'node:path';
-import { FilterSyntaxError, filterEngine } from '../../host-glue/filter-engine';
+import { FilterSyntaxError, filterEngine } from '../../host-glue/filter/filter-engine';
 import { OriginError } from '../errors';
 import { writeServerManifest } from '../ism/server-manifest';
 import { applyCliOption, OPTIONS, optionByCli, StreamOptions } from '../options/registry';
@@ -144,8 +144,8 @@ async function renderClientManifest(args: ParsedPackageArgs, out: NodeJS.Writabl
   if (!CLIENT_MANIFEST.test(pathPart)) throw new UsageError(`"${request.path}" is not a client-manifest path (Manifest, <name>.mpd, <name>.m3u8, <name>.f4m)`);
   // The same code as HTTP: the route table, the playout handler, the filter engine.
   const { decodePath, matchPresentationRoute } = require('../server/routes') as typeof import('../server/routes');
-  const { handlePlayout, newPlayoutContext } = require('../server/playout') as typeof import('../server/playout');
-  const { PresentationStore } = require('../presentation/cache') as typeof import('../presentation/cache');
+  const { handlePlayout, newPlayoutContext } = require('../server/handlers') as typeof import('../server/handlers');
+  const { PresentationStore } = require('../cache/presentation-store') as typeof import('../cache/presentation-store');
   const { wasmTrackSelector } = require('../server/select') as typeof import('../server/select');
   const absolute = path.resolve(ism!.path);
   const segments = decodePath(`/${encodeURIComponent(path.basename(absolute))}/${pathPart.split('/').map(encodeURIComponent).join('/')}`);

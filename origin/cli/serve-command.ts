@@ -8,8 +8,8 @@ import { DEFAULT_CACHE_CONTROL, DEFAULT_MANIFEST_CACHE_BYTES, RunningServer, sta
 import { wasmTrackSelector } from '../server/select';
 import { WARM_UP_ROUNDS } from '../server/warm-up';
 import { eachArg, logLevelArg, UsageError } from './args';
-import { DEFAULT_LIMITS } from '../presentation/cache';
-import type { HttpFilterFactory, LogLevel } from '../../host-glue/http-filter';
+import { DEFAULT_LIMITS } from '../cache/presentation-store';
+import type { HttpFilterFactory, LogLevel } from '../../host-glue/proxy-wasm/http-filter';
 
 
 export const SERVE_USAGE = `Usage: origin serve --root <dir> [options]
@@ -152,7 +152,7 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
   const root = path.resolve(a.root);
   const stat = await fs.stat(root).catch(() => undefined);
   if (stat === undefined || !stat.isDirectory()) throw new UsageError(`--root ${a.root} is not a directory`);
-  let edge: { factory: HttpFilterFactory; config: import('../../host-glue/envoy-config').LoadedEdgeConfig } | undefined;
+  let edge: { factory: HttpFilterFactory; config: import('../../host-glue/envoy/envoy-config').LoadedEdgeConfig } | undefined;
   if (a.edgeConfig !== undefined) {
     // Loaded on use, like `origin edge` (the host and the YAML reader are not needed otherwise).
     const { loadEdgeFilter } = require('./edge-command') as typeof import('./edge-command');

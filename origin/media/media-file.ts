@@ -16,10 +16,10 @@
 // to read next (house style §3: parsers do no I/O).
 
 import { OriginError } from '../errors';
-import { FragmentTable, MediaFile, MediaTrack, TrackProperties } from '../model';
+import { FragmentTable, MediaFile, MediaTrack, TrackProperties } from '../model/media';
 import { corruptAt } from './byte-reader';
 import { parseMfra, parseMfro, parseMoof, printable, RandomAccessTable, readBoxHeader, TrackDefaults, TrafSummary } from './boxes';
-import { ByteSource } from './source';
+import { ByteSource } from '../io/source';
 import { frameRateFromTiming, MoovTrack, readMoov } from './track-info';
 
 export type IndexMode = 'fast' | 'exact';

@@ -11,8 +11,8 @@
 // ISO/IEC 14496-14 §5.6 esds; ETSI TS 102 366 Annex F dac3/dec3.
 
 import { OriginError } from '../errors';
-import { TrackProperties, TrackType } from '../model';
-import { rational, Rational } from '../rational';
+import { TrackProperties, TrackType } from '../model/media';
+import { rational, Rational } from '../model/rational';
 import { parseAudioSpecificConfig, parseDac3, parseDec3, AudioConfig } from './audio-config';
 import { BoxHeader, childBoxes, FirstChildren, firstChildren, readBoxHeader, requireChild, TrackDefaults, unpackLanguage } from './boxes';
 import { ByteReader, corruptAt } from './byte-reader';

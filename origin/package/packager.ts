@@ -5,13 +5,13 @@
 
 import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
-import { applyTrackFilters } from '../../host-glue/filter-engine';
+import { applyTrackFilters } from '../../host-glue/filter/filter-engine';
 import { OriginError } from '../errors';
 import { propertiesToIsmTrack } from '../ism/ism-tracks';
 import { ServerManifest, writeServerManifest } from '../ism/server-manifest';
 import { readMediaFile } from '../media/media-file';
-import { FileSource } from '../media/source';
-import { MediaTrack, TrackProperties, TrackType } from '../model';
+import { FileSource } from '../io/source';
+import { MediaTrack, TrackProperties, TrackType } from '../model/media';
 import { optionsToMeta, StreamOptions } from '../options/registry';
 import { VERSION } from '../version';
 

@@ -218,7 +218,7 @@ export function matchPresentationRoute(segments: readonly string[]): Presentatio
   throw new OriginError('not-found', `no output has a URL like "${tail.slice(0, 128)}"`, undefined, 'unknown-url');
 }
 
-/** The README's URL table (test/server/routes.test.ts keeps the README equal to it). */
+/** The README's URL table (test/origin/server/routes.test.ts keeps the README equal to it). */
 export function routesMarkdown(): string {
   const rows = ROUTES.map((r) => `| ${r.format} | \`${r.shape.replace(/, /g, '`, `')}\` | ${r.description} | \`${r.contentType}\` |`);
   return ['| format | URL (after the server root) | what | Content-Type |', '|---|---|---|---|', ...rows].join('\n');

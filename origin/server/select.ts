@@ -1,10 +1,10 @@
-// The track selector of the origin: the filter language (wasm, host-glue/filter-engine.ts)
+// The track selector of the origin: the filter language (wasm, host-glue/filter/filter-engine.ts)
 // applied to the presentation's tracks — the server manifest's track_filter AND the request's
 // filter (issue 3). Filter errors get their own stable code for X-Origin-Error.
 
-import { applyTrackFilters } from '../../host-glue/filter-engine';
+import { applyTrackFilters } from '../../host-glue/filter/filter-engine';
 import { OriginError } from '../errors';
-import { TrackSelector } from '../playout/view';
+import { TrackSelector } from '../model/view';
 
 export const wasmTrackSelector: TrackSelector = (tracks, trackFilter, filter, keepTimedMetadata) => {
   try {

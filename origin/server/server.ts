@@ -8,17 +8,17 @@ import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { httpStatusOf, OriginError } from '../errors';
-import { DEFAULT_LIMITS, PresentationStore } from '../presentation/cache';
-import { ManifestCacheStats } from '../presentation/manifest-cache';
-import { TrackSelector } from '../playout/view';
+import { DEFAULT_LIMITS, PresentationStore } from '../cache/presentation-store';
+import { ManifestCacheStats } from '../cache/manifest-cache';
+import { TrackSelector } from '../model/view';
 import { indexPage, isPlayerName, PLAYER_ASSET_CONTENT_TYPE, playerAssetFile, playerPage } from '../player/player-page';
-import { cachedManifest, handlePlayout, newPlayoutContext, Part, PlayoutContext, Reply } from './playout';
+import { cachedManifest, handlePlayout, newPlayoutContext, Part, PlayoutContext, Reply } from './handlers';
 import { decodePath, matchPresentationRoute, PresentationRequest } from './routes';
 import { warmUp } from './warm-up';
 import { ifNoneMatchHits, notModifiedSince, parseRange, RangeResult } from './http-util';
 import { listPresentations } from './presentations';
-import { BufferPool, FileHandles, Lease } from './file-io';
-import { inlineEdge, InlineEdgeOptions } from '../../host-glue/edge-inline';
+import { BufferPool, FileHandles, Lease } from '../io/file-handles';
+import { inlineEdge, InlineEdgeOptions } from '../../host-glue/envoy/edge-inline';
 
 export interface ServerOptions {
   root: string;
@@ -43,7 +43,7 @@ export interface ServerOptions {
   warmUpRounds?: number;
   /**
    * The edge filter in this process (`--edge-config`): every request goes through it before the
-   * origin answers (host-glue/edge-inline.ts). Its factory stays the caller's to shut down.
+   * origin answers (host-glue/envoy/edge-inline.ts). Its factory stays the caller's to shut down.
    */
   edge?: Omit<InlineEdgeOptions, 'log'>;
 }
@@ -321,7 +321,7 @@ function holdUntilClosed(res: http.ServerResponse, reply: Reply): void {
  * Replies being made, by request line: a dictionary object, not a Map. Each request adds a key
  * and removes it, and a Map churned like that rebuilds its table every few requests with each
  * obsolete table linked to the next; once one is promoted the chain keeps later tables, and the
- * replies in them (segment bytes), alive until a full collection (host-glue/vm.ts ContextTable).
+ * replies in them (segment bytes), alive until a full collection (host-glue/proxy-wasm/vm.ts ContextTable).
  */
 type Inflight = Record<string, Pending | undefined>;
 

@@ -1,7 +1,7 @@
 // What the fixture script encoded for every fixture track (fixtures/README.md), written out
 // literally: the expectations of the property and packaging tests.
 
-import { TrackProperties } from '../../origin/model';
+import { TrackProperties } from '../../origin/model/media';
 
 export interface Expected {
   file: string;

@@ -3,9 +3,9 @@
 
 import * as path from 'node:path';
 import { Format } from '../../origin/options/registry';
-import { PresentationStore } from '../../origin/presentation/cache';
-import { Presentation, PresentationTrack } from '../../origin/presentation/presentation';
-import { PlayoutView, viewForQuery } from '../../origin/playout/view';
+import { PresentationStore } from '../../origin/cache/presentation-store';
+import { Presentation, PresentationTrack } from '../../origin/model/presentation';
+import { PlayoutView, viewForQuery } from '../../origin/model/view';
 import { media, runOrigin, tempDir } from './fixtures';
 
 /** The playable fixture set: H.264 + AAC + TTML (what the player tests use). */

@@ -1,0 +1,377 @@
+// Reads the Envoy v3 bootstrap a user gives Envoy (envoy-config/envoy.yaml) for `origin edge`:
+// the listener, the HTTP connection manager with its envoy.filters.http.wasm filter (module,
+// configurations, failure policy), its routes, and the clusters they name. The same file runs
+// under Envoy unchanged; what origin edge cannot do the same way is an error naming file, line
+// and field, never a silent difference.
+//
+// Facts from envoyproxy/data-plane-api (proxy-wasm-abi.md §5.1, §5.2):
+// - filters are chosen by typed_config "@type" (the `name` is only a label), and the router must
+//   be the last HTTP filter;
+// - PluginConfig.configuration / VmConfig.configuration are google.protobuf.Any:
+//   StringValue and BytesValue reach the plugin raw, Struct as its JSON text;
+// - failure_policy UNSPECIFIED (or absent) falls back to the deprecated fail_open (false → FAIL_CLOSED);
+// - a relative vm_config.code.local.filename is opened by Envoy relative to its working
+//   directory; origin edge does the same (loadEdgeConfig's `cwd`), so one file works for both.
+//
+// parseEnvoyConfig() does no I/O (it takes the text); loadEdgeConfig() reads the yaml and the module.
+
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { FailurePolicy } from '../proxy-wasm/http-filter';
+import { EdgeConfigError, YamlCursor } from './edge-yaml';
+
+export { EdgeConfigError } from './edge-yaml';
+
+const TYPE_PREFIX = 'type.googleapis.com/';
+export const TYPE_URL = {
+  hcm: `${TYPE_PREFIX}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`,
+  wasm: `${TYPE_PREFIX}envoy.extensions.filters.http.wasm.v3.Wasm`,
+  router: `${TYPE_PREFIX}envoy.extensions.filters.http.router.v3.Router`,
+  stringValue: `${TYPE_PREFIX}google.protobuf.StringValue`,
+  bytesValue: `${TYPE_PREFIX}google.protobuf.BytesValue`,
+  struct: `${TYPE_PREFIX}google.protobuf.Struct`,
+} as const;
+
+/** Runtimes a bootstrap may name; all run the module in V8 here (Node is V8). `null` is native code. */
+const WASM_RUNTIMES = ['envoy.wasm.runtime.v8', 'envoy.wasm.runtime.wasmtime', 'envoy.wasm.runtime.wamr', 'envoy.wasm.runtime.wavm'];
+
+export type ServerHeaderTransformation = 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
+
+export interface RouteMatch {
+  kind: 'prefix' | 'path' | 'path_separated_prefix';
+  value: string;
+  caseSensitive: boolean;
+}
+
+export interface RouteEntry {
+  match: RouteMatch;
+  cluster: string;
+  /** route.prefix_rewrite: replaces the matched prefix (prefix matches only). */
+  prefixRewrite: string | undefined;
+  /** route.host_rewrite_literal: the upstream Host / :authority. */
+  hostRewrite: string | undefined;
+  /** route.timeout in ms (Envoy's default 15 s); 0 disables it. */
+  timeoutMs: number;
+}
+
+export interface VirtualHost {
+  name: string;
+  domains: string[];
+  routes: RouteEntry[];
+}
+
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
+export interface Cluster {
+  name: string;
+  endpoints: Endpoint[];
+  /** connect_timeout in ms (Envoy's default 5 s). */
+  connectTimeoutMs: number;
+}
+
+export type ConfigurationType = 'StringValue' | 'BytesValue' | 'Struct' | 'none';
+
+export interface WasmPluginConfig {
+  name: string;
+  rootId: string;
+  vmId: string;
+  runtime: string;
+  /** The module: a file (absolute after loadEdgeConfig; as written after parseEnvoyConfig) or inline bytes. */
+  code: { kind: 'file'; filename: string; line: number | undefined } | { kind: 'inline'; bytes: Uint8Array };
+  vmConfiguration: Uint8Array;
+  pluginConfiguration: Uint8Array;
+  pluginConfigurationType: ConfigurationType;
+  failurePolicy: FailurePolicy;
+  /** reload_config.backoff.base_interval in ms (FAIL_RELOAD); undefined: Envoy's 1 s. */
+  reloadBackoffMs: number | undefined;
+}
+
+export interface EdgeConfig {
+  /** The yaml file, as given. */
+  file: string;
+  listener: { name: string; host: string; port: number };
+  plugin: WasmPluginConfig;
+  virtualHosts: VirtualHost[];
+  clusters: Map<string, Cluster>;
+  server: { name: string; transformation: ServerHeaderTransformation };
+  /** HCM generate_request_id (default true): add `x-request-id` when the request has none. */
+  generateRequestId: boolean;
+  /** Router suppress_envoy_headers: no x-envoy-upstream-service-time / x-envoy-expected-rq-timeout-ms. */
+  suppressEnvoyHeaders: boolean;
+  /** Fields origin edge reads past without acting on them (printed by the CLI). */
+  warnings: string[];
+}
+
+export interface LoadedEdgeConfig extends EdgeConfig {
+  /** The module bytes (from the file or inline). */
+  wasm: Uint8Array;
+}
+
+/** Reads `file` and the module it names; relative module paths resolve against `cwd`, as Envoy's. */
+export async function loadEdgeConfig(file: string, options: { cwd?: string } = {}): Promise<LoadedEdgeConfig> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (e) {
+    throw new EdgeConfigError(`${file}: cannot read the Envoy configuration: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, file, undefined);
+  }
+  const config = parseEnvoyConfig(text, file);
+  const code = config.plugin.code;
+  if (code.kind === 'inline') return { ...config, wasm: code.bytes };
+  const cwd = options.cwd ?? process.cwd();
+  const filename = path.resolve(cwd, code.filename);
+  let wasm: Uint8Array;
+  try {
+    wasm = new Uint8Array(await fs.readFile(filename));
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : ((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+    const relative = path.isAbsolute(code.filename) ? '' : ` (a relative path resolves against the working directory ${cwd}, as in Envoy)`;
+    const hint = /edge\.wasm$/.test(filename) ? '; `npm run build:wasm` builds build/edge.wasm' : '';
+    throw new EdgeConfigError(`${file}${code.line !== undefined ? `:${code.line}` : ''}: vm_config.code.local.filename: ${filename}: ${why}${relative}${hint}`, file, code.line);
+  }
+  return { ...config, plugin: { ...config.plugin, code: { ...code, filename } }, wasm };
+}
+
+/** Parses an Envoy v3 bootstrap (YAML or JSON text). `file` only names it in errors. */
+export function parseEnvoyConfig(text: string, file: string): EdgeConfig {
+  const root = YamlCursor.parse(text, file);
+  const warnings: string[] = [];
+  const resources = root.need('static_resources', 'origin edge reads a static bootstrap');
+  const found = findWasmListener(resources);
+  const hcm = found.hcm;
+  if (hcm.has('rds') || !hcm.has('route_config')) (hcm.field('rds') ?? hcm).fail('origin edge needs an inline route_config (rds is dynamic configuration)');
+  const virtualHosts = readVirtualHosts(hcm.need('route_config'));
+  const clusters = readClusters(resources, virtualHosts, warnings);
+  return {
+    file,
+    listener: found.listener,
+    plugin: readPlugin(found.filters.wasm),
+    virtualHosts: virtualHosts.map((v) => v.value),
+    clusters,
+    server: {
+      name: hcm.field('server_name')?.str() ?? 'envoy',
+      transformation: enumOf(hcm.field('server_header_transformation'), ['OVERWRITE', 'APPEND_IF_ABSENT', 'PASS_THROUGH'], 'OVERWRITE'),
+    },
+    generateRequestId: boolValue(hcm.field('generate_request_id')) ?? true,
+    suppressEnvoyHeaders: found.filters.router.field('suppress_envoy_headers')?.bool() ?? false,
+    warnings,
+  };
+}
+
+interface WasmListener {
+  listener: EdgeConfig['listener'];
+  hcm: YamlCursor;
+  filters: { wasm: YamlCursor; router: YamlCursor };
+}
+
+/** The one listener whose HTTP connection manager has the wasm filter. */
+function findWasmListener(resources: YamlCursor): WasmListener {
+  const listeners = resources.need('listeners').list();
+  const candidates: WasmListener[] = [];
+  for (const l of listeners) {
+    for (const chain of l.need('filter_chains').list()) {
+      for (const f of chain.need('filters').list()) {
+        const typed = f.need('typed_config');
+        if (typeUrl(typed) !== TYPE_URL.hcm) continue;
+        const filters = readHttpFilters(typed);
+        if (filters !== undefined) candidates.push({ listener: readListenerAddress(l), hcm: typed, filters });
+      }
+    }
+  }
+  if (candidates.length === 0) resources.need('listeners').fail(`no listener has an HTTP connection manager with an envoy.filters.http.wasm filter (typed_config "@type": ${TYPE_URL.wasm})`);
+  if (candidates.length > 1) resources.need('listeners').fail(`origin edge runs one listener with one wasm filter; ${candidates.length} filter chains have one`);
+  return candidates[0]!;
+}
+
+function readListenerAddress(l: YamlCursor): EdgeConfig['listener'] {
+  const socket = l.need('address').need('socket_address', 'origin edge listens on TCP');
+  const protocol = socket.field('protocol')?.str() ?? 'TCP';
+  if (protocol !== 'TCP') socket.need('protocol').fail(`origin edge listens on TCP, not ${protocol}`);
+  return { name: l.field('name')?.str() ?? '', host: socket.need('address').str(), port: socket.need('port_value').uint(65535) };
+}
+
+/** The wasm filter's and the router's typed_config when this filter chain has a wasm filter
+ * (then the chain is checked: the wasm filter, then the router last); undefined otherwise. */
+function readHttpFilters(hcm: YamlCursor): { wasm: YamlCursor; router: YamlCursor } | undefined {
+  const filters = hcm.need('http_filters').list().filter((f) => f.field('disabled')?.bool() !== true);
+  const typeOf = (f: YamlCursor): string | undefined => (f.has('typed_config') ? typeUrl(f.need('typed_config')) : undefined);
+  const wasm = filters.filter((f) => typeOf(f) === TYPE_URL.wasm);
+  if (wasm.length === 0) return undefined;
+  if (wasm.length > 1) wasm[1]!.fail('origin edge runs one wasm filter per listener; this is the second');
+  filters.forEach((f, i) => {
+    if (f.has('config_discovery')) f.need('config_discovery').fail('origin edge needs the filter inline (typed_config), not config_discovery');
+    const type = typeOf(f) ?? f.need('typed_config', 'Envoy picks the filter by its "@type"').str();
+    if (type === TYPE_URL.router) {
+      if (i !== filters.length - 1) f.fail('the router (envoy.filters.http.router) must be the last HTTP filter');
+    } else if (type !== TYPE_URL.wasm) {
+      f.need('typed_config').need('@type').fail(`origin edge runs only the wasm filter and the router; it cannot run ${type}`);
+    }
+  });
+  const last = filters[filters.length - 1]!;
+  if (typeOf(last) !== TYPE_URL.router) hcm.need('http_filters').fail(`the last HTTP filter must be the router (typed_config "@type": ${TYPE_URL.router})`);
+  return { wasm: wasm[0]!.need('typed_config'), router: last.need('typed_config') };
+}
+
+const PLUGIN_FIELDS = ['name', 'root_id', 'vm_config', 'configuration', 'fail_open', 'failure_policy', 'allow_on_headers_stop_iteration', 'capability_restriction_config', 'reload_config'];
+const VM_FIELDS = ['vm_id', 'runtime', 'code', 'configuration', 'allow_precompiled', 'nack_on_code_cache_miss', 'environment_variables'];
+
+function readPlugin(typed: YamlCursor): WasmPluginConfig {
+  const config = typed.need('config', 'envoy.extensions.wasm.v3.PluginConfig');
+  knownFields(config, PLUGIN_FIELDS, 'PluginConfig');
+  if (config.has('capability_restriction_config')) config.need('capability_restriction_config').fail('capability restrictions are not supported by origin edge; remove them to run it here');
+  if (config.field('allow_on_headers_stop_iteration')?.bool() === true) config.need('allow_on_headers_stop_iteration').fail('origin edge treats a PAUSE from a headers callback as Envoy does by default (stop all iteration); allow_on_headers_stop_iteration: true is not supported');
+  const vm = config.need('vm_config');
+  knownFields(vm, VM_FIELDS, 'VmConfig');
+  const runtime = vm.field('runtime')?.str() ?? WASM_RUNTIMES[0]!;
+  if (!WASM_RUNTIMES.includes(runtime)) vm.need('runtime').fail(`"${runtime}" is not a WebAssembly runtime origin edge can stand in for (${WASM_RUNTIMES.join(', ')})`);
+  const configuration = readAny(config.field('configuration'));
+  return {
+    name: config.field('name')?.text() ?? '',
+    rootId: config.field('root_id')?.text() ?? '',
+    vmId: vm.field('vm_id')?.text() ?? '',
+    runtime,
+    code: readCode(vm.need('code', 'the module')),
+    vmConfiguration: readAny(vm.field('configuration')).bytes,
+    pluginConfiguration: configuration.bytes,
+    pluginConfigurationType: configuration.type,
+    failurePolicy: readFailurePolicy(config),
+    reloadBackoffMs: config.field('reload_config')?.field('backoff')?.field('base_interval')?.durationMs(),
+  };
+}
+
+function readCode(code: YamlCursor): WasmPluginConfig['code'] {
+  if (code.has('remote')) code.need('remote').fail('origin edge loads local modules only: download the module and name it in local.filename');
+  const local = code.need('local');
+  knownFields(local, ['filename', 'inline_bytes', 'inline_string', 'environment_variable'], 'DataSource');
+  const filename = local.field('filename');
+  if (filename !== undefined) return { kind: 'file', filename: filename.str(), line: filename.line() };
+  const inline = local.field('inline_bytes');
+  if (inline !== undefined) return { kind: 'inline', bytes: base64(inline) };
+  return local.fail('expected filename (or inline_bytes) naming the .wasm module');
+}
+
+function readFailurePolicy(config: YamlCursor): FailurePolicy {
+  const policy = enumOf(config.field('failure_policy'), ['UNSPECIFIED', 'FAIL_RELOAD', 'FAIL_CLOSED', 'FAIL_OPEN'], 'UNSPECIFIED', [0, 1, 2, 3]);
+  if (policy !== 'UNSPECIFIED') return policy;
+  return config.field('fail_open')?.bool() === true ? 'FAIL_OPEN' : 'FAIL_CLOSED';
+}
+
+/** A google.protobuf.Any configuration (§5.1): StringValue/BytesValue raw, Struct as JSON. */
+function readAny(any: YamlCursor | undefined): { bytes: Uint8Array; type: ConfigurationType } {
+  if (any === undefined) return { bytes: new Uint8Array(0), type: 'none' };
+  const type = typeUrl(any);
+  const value = any.field('value');
+  switch (type) {
+    case TYPE_URL.stringValue:
+      return { bytes: new TextEncoder().encode(value?.text() ?? ''), type: 'StringValue' };
+    case TYPE_URL.bytesValue:
+      return { bytes: value === undefined ? new Uint8Array(0) : base64(value), type: 'BytesValue' };
+    case TYPE_URL.struct: {
+      const v = value?.plain() ?? {};
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) any.need('value').fail('a google.protobuf.Struct value must be a mapping');
+      return { bytes: new TextEncoder().encode(JSON.stringify(v)), type: 'Struct' };
+    }
+    default:
+      return any.need('@type').fail(`origin edge passes ${TYPE_URL.stringValue}, ${TYPE_URL.bytesValue} or ${TYPE_URL.struct} configurations; ${type} would reach the plugin as serialized protobuf`);
+  }
+}
+
+/** route_config.virtual_hosts, keeping each cursor for the clusters check. */
+function readVirtualHosts(routeConfig: YamlCursor): Array<{ value: VirtualHost; routes: Array<{ cluster: YamlCursor }> }> {
+  return routeConfig.need('virtual_hosts').list().map((vh) => {
+    const routes = vh.need('routes').list().map((r) => readRoute(r));
+    const domains = vh.need('domains').list().map((d) => d.str().toLowerCase());
+    if (domains.length === 0) vh.need('domains').fail('a virtual host needs at least one domain ("*" for any)');
+    return { value: { name: vh.field('name')?.str() ?? '', domains, routes: routes.map((r) => r.value) }, routes };
+  });
+}
+
+function readRoute(r: YamlCursor): { value: RouteEntry; cluster: YamlCursor } {
+  const m = r.need('match');
+  const kinds = (['prefix', 'path', 'path_separated_prefix'] as const).filter((k) => m.has(k));
+  if (kinds.length !== 1) m.fail('origin edge matches routes by exactly one of prefix, path or path_separated_prefix');
+  if (m.has('headers') || m.has('query_parameters')) m.fail('origin edge matches routes by path only (no headers or query_parameters)');
+  const kind = kinds[0]!;
+  if (r.has('direct_response') || r.has('redirect')) r.fail('origin edge supports routes to a cluster only (no direct_response or redirect)');
+  const action = r.need('route', 'the route action naming the cluster');
+  for (const unsupported of ['cluster_header', 'weighted_clusters', 'cluster_specifier_plugin', 'regex_rewrite', 'path_rewrite_policy', 'host_rewrite_header', 'host_rewrite_path_regex']) {
+    if (action.has(unsupported)) action.need(unsupported).fail('not supported by origin edge (it routes to a named cluster, with prefix_rewrite and host_rewrite_literal)');
+  }
+  const cluster = action.need('cluster');
+  return {
+    cluster,
+    value: {
+      match: { kind, value: m.need(kind).str(), caseSensitive: boolValue(m.field('case_sensitive')) ?? true },
+      cluster: cluster.str(),
+      prefixRewrite: action.field('prefix_rewrite')?.str(),
+      hostRewrite: action.field('host_rewrite_literal')?.str(),
+      timeoutMs: action.field('timeout')?.durationMs() ?? 15_000,
+    },
+  };
+}
+
+function readClusters(resources: YamlCursor, virtualHosts: ReturnType<typeof readVirtualHosts>, warnings: string[]): Map<string, Cluster> {
+  const byName = new Map<string, YamlCursor>();
+  for (const c of resources.field('clusters')?.list() ?? []) byName.set(c.need('name').str(), c);
+  const clusters = new Map<string, Cluster>();
+  for (const vh of virtualHosts) {
+    for (const route of vh.routes) {
+      const name = route.cluster.str();
+      if (clusters.has(name)) continue;
+      const c = byName.get(name) ?? route.cluster.fail(`unknown cluster "${name}" (static_resources.clusters has ${[...byName.keys()].map((n) => `"${n}"`).join(', ') || 'none'})`);
+      clusters.set(name, readCluster(c, warnings));
+    }
+  }
+  return clusters;
+}
+
+function readCluster(c: YamlCursor, warnings: string[]): Cluster {
+  const type = c.field('type')?.str() ?? 'STATIC';
+  if (!['STATIC', 'STRICT_DNS', 'LOGICAL_DNS'].includes(type)) c.need('type').fail(`origin edge needs the endpoints in the file (STATIC, STRICT_DNS or LOGICAL_DNS), not ${type}`);
+  if (c.has('transport_socket')) c.need('transport_socket').fail('origin edge connects to the origin over plain HTTP/1.1 (no upstream TLS)');
+  if (c.has('typed_extension_protocol_options')) warnings.push(`${c.path}.typed_extension_protocol_options: origin edge speaks HTTP/1.1 to the origin whatever these options say`);
+  const endpoints: Endpoint[] = [];
+  for (const group of c.need('load_assignment', 'the endpoints').need('endpoints').list()) {
+    for (const lb of group.need('lb_endpoints').list()) {
+      const socket = lb.need('endpoint').need('address').need('socket_address');
+      endpoints.push({ host: socket.need('address').str(), port: socket.need('port_value').uint(65535) });
+    }
+  }
+  if (endpoints.length === 0) c.need('load_assignment').fail('the cluster has no endpoint');
+  return { name: c.need('name').str(), endpoints, connectTimeoutMs: c.field('connect_timeout')?.durationMs() ?? 5000 };
+}
+
+// --- small readers -------------------------------------------------------------------------
+
+function typeUrl(any: YamlCursor): string {
+  return any.need('@type', 'the type URL of this google.protobuf.Any').str();
+}
+
+function enumOf<T extends string>(c: YamlCursor | undefined, names: readonly T[], fallback: T, numbers?: readonly number[]): T {
+  if (c === undefined) return fallback;
+  const v = c.text();
+  const byNumber = numbers?.indexOf(Number(v)) ?? -1;
+  if (/^\d+$/.test(v) && byNumber >= 0) return names[byNumber]!;
+  if (!names.includes(v as T)) c.fail(`expected one of ${names.join(', ')}, found "${v}"`);
+  return v as T;
+}
+
+/** A bool or a google.protobuf.BoolValue written as `{ value: true }`. */
+function boolValue(c: YamlCursor | undefined): boolean | undefined {
+  if (c === undefined) return undefined;
+  return c.isMapping() ? c.need('value').bool() : c.bool();
+}
+
+function base64(c: YamlCursor): Uint8Array {
+  const s = c.str().replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(s)) c.fail('expected base64 bytes');
+  return new Uint8Array(Buffer.from(s, 'base64'));
+}
+
+/** Envoy rejects unknown fields; here they are typos the plugin would silently not get. */
+function knownFields(c: YamlCursor, known: readonly string[], message: string): void {
+  for (const k of c.keys()) if (!known.includes(k)) c.need(k).fail(`unknown field of ${message} (known: ${known.join(', ')})`);
+}

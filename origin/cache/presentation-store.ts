@@ -1,0 +1,277 @@
+// The presentation store: the only place the playout path touches the file system for
+// manifests and indexes. Parsed presentations and media indexes are cached by
+// (path, mtime, size) with a byte bound; a changed file is picked up on the next request.
+// Concurrent misses for the same key share one load (request coalescing).
+
+import { promises as fs } from 'node:fs';
+// Imported, not the global: the global `performance` loads node:perf_hooks lazily on its first
+// use, which was the first request (about a millisecond of module loading on the cold path).
+import { performance } from 'node:perf_hooks';
+import { OriginError } from '../errors';
+import { MediaFile } from '../model/media';
+import { readMediaFile } from '../media/media-file';
+import { ByteSource, FileSource, ioError } from '../io/source';
+import { MAX_SERVER_MANIFEST_BYTES } from '../ism/server-manifest';
+import { buildPresentation, Presentation } from '../model/presentation';
+
+interface Entry<T> {
+  key: string;
+  value: Promise<T>;
+  cost: number;
+  /** The value once loaded, for synchronous hits. */
+  settled?: { value: T };
+}
+
+/** A small LRU with a cost bound; values are promises so concurrent misses coalesce. */
+export class CostLru<T> {
+  private readonly map = new Map<string, Entry<T>>();
+  private total = 0;
+  constructor(private readonly maxCost: number) {}
+
+  get(id: string, key: string, load: () => Promise<{ value: T; cost: number }>): Promise<T> {
+    const hit = this.map.get(id);
+    if (hit !== undefined && hit.key === key) {
+      this.map.delete(id);
+      this.map.set(id, hit);
+      return hit.value;
+    }
+    if (hit !== undefined) this.remove(id);
+    const entry: Entry<T> = { key, cost: 0, value: Promise.resolve() as unknown as Promise<T> };
+    entry.value = load().then(
+      ({ value, cost }) => {
+        entry.settled = { value };
+        if (this.map.get(id) === entry) {
+          entry.cost = cost;
+          this.total += cost;
+          this.evict();
+        }
+        return value;
+      },
+      (e: unknown) => {
+        // A failed load is not cached: the next request tries again.
+        if (this.map.get(id) === entry) this.map.delete(id);
+        throw e;
+      },
+    );
+    this.map.set(id, entry);
+    return entry.value;
+  }
+
+  /** A loaded value under (id, key), refreshed as most recent; undefined when absent or still loading. */
+  peek(id: string, key: string): T | undefined {
+    const hit = this.map.get(id);
+    if (hit === undefined || hit.key !== key || hit.settled === undefined) return undefined;
+    this.map.delete(id);
+    this.map.set(id, hit);
+    return hit.settled.value;
+  }
+
+  /** Forgets an entry (the next get loads it again). */
+  delete(id: string): void {
+    this.remove(id);
+  }
+
+  private remove(id: string): void {
+    const e = this.map.get(id);
+    if (e === undefined) return;
+    this.total -= e.cost;
+    this.map.delete(id);
+  }
+
+  private evict(): void {
+    for (const id of this.map.keys()) {
+      if (this.total <= this.maxCost || this.map.size <= 1) break;
+      this.remove(id);
+    }
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** The summed cost of the loaded entries. */
+  get cost(): number {
+    return this.total;
+  }
+}
+
+export interface StoreLimits {
+  /** Bytes of fragment tables and moov boxes kept for media files. */
+  mediaBytes: number;
+  /** Number of presentations kept. */
+  presentations: number;
+  /**
+   * How long a stat of the .ism or a source is trusted (ms). 0: every request stats every file,
+   * so a change is seen by the next request; n: a change is seen at most n ms late.
+   */
+  statTtlMs?: number;
+}
+
+/**
+ * statTtlMs: a second. Stat-ing the .ism and every source on each request cost a cached manifest
+ * about a fifth of its CPU time (profiled, bench/README.md); VOD files change rarely, and a
+ * change is still seen within the second. `--stat-ttl-ms 0` restores a stat per request.
+ */
+export const DEFAULT_LIMITS: StoreLimits = { mediaBytes: 256 << 20, presentations: 4096, statTtlMs: 1000 };
+
+type FileStat = { mtimeMs: number; size: number };
+
+/** A remembered stat: trusted until `until`; `settled` once known (for the synchronous peek). */
+interface StatEntry {
+  until: number;
+  stat: Promise<FileStat>;
+  settled?: FileStat;
+}
+
+/** At most this many stats are remembered (a bound for roots with many files). */
+const MAX_STATS = 16384;
+
+export class PresentationStore {
+  private readonly media: CostLru<MediaFile>;
+  private readonly presentations: CostLru<Presentation>;
+  /** How long a stat (and a kept source handle, io/file-handles.ts) is trusted, ms. */
+  readonly statTtlMs: number;
+  private readonly stats = new Map<string, StatEntry>();
+  /** peek()'s answers, each trusted until the earliest expiry of the stats it rests on. */
+  private readonly peeked = new Map<string, { presentation: Presentation; until: number }>();
+
+  constructor(
+    limits: StoreLimits = DEFAULT_LIMITS,
+    private readonly storage: Storage = FILE_STORAGE,
+  ) {
+    this.media = new CostLru(limits.mediaBytes);
+    this.presentations = new CostLru(limits.presentations);
+    this.statTtlMs = limits.statTtlMs ?? 0;
+  }
+
+  private stat(p: string): Promise<{ mtimeMs: number; size: number }> {
+    if (this.statTtlMs <= 0) return this.storage.stat(p);
+    const now = performance.now();
+    const hit = this.stats.get(p);
+    if (hit !== undefined && hit.until > now) return hit.stat;
+    const stat = this.storage.stat(p);
+    if (this.stats.size >= MAX_STATS) this.stats.clear();
+    const entry: StatEntry = { until: now + this.statTtlMs, stat };
+    this.stats.set(p, entry);
+    stat.then((v) => (entry.settled = v), () => undefined);
+    // A failed stat is not remembered: the next request looks again.
+    stat.catch(() => {
+      if (this.stats.get(p)?.stat === stat) this.stats.delete(p);
+    });
+    return stat;
+  }
+
+  /**
+   * The presentation at an absolute .ism path, synchronously, when everything `presentation()`
+   * would look at is already known and trusted (the stats of the .ism and of every source within
+   * the stat TTL, the presentation and its media indexes loaded and current); else undefined.
+   * The answer is the one presentation() would give, without its promises (a cached manifest's
+   * hot path).
+   */
+  peek(ismPath: string): Presentation | undefined {
+    if (this.statTtlMs <= 0) return undefined;
+    const now = performance.now();
+    // The answer cannot change before the earliest of its stats expires (a stat is replaced only
+    // once expired), so it is remembered until then: one lookup per request instead of a key
+    // string per file.
+    const known = this.peeked.get(ismPath);
+    if (known !== undefined && known.until > now) return known.presentation;
+    let until = Infinity;
+    const key = (path: string): string | undefined => {
+      const e = this.stats.get(path);
+      if (e === undefined || e.until <= now || e.settled === undefined) return undefined;
+      until = Math.min(until, e.until);
+      return `${e.settled.mtimeMs}:${e.settled.size}`;
+    };
+    const ismKey = key(ismPath);
+    if (ismKey === undefined) return undefined;
+    const p = this.presentations.peek(ismPath, ismKey);
+    if (p === undefined) return undefined;
+    for (const t of p.tracks) {
+      const mediaKey = key(t.src);
+      const m = mediaKey === undefined ? undefined : this.media.peek(t.src, mediaKey);
+      if (m === undefined || m.tracks.every((mt) => mt.fragments !== t.fragments)) return undefined;
+    }
+    if (this.peeked.size >= MAX_STATS) this.peeked.clear();
+    this.peeked.set(ismPath, { presentation: p, until });
+    return p;
+  }
+
+  /** The presentation at an absolute .ism path; not-found when there is none. */
+  async presentation(ismPath: string): Promise<Presentation> {
+    const presentation = await this.load(ismPath);
+    // A source replaced under an unchanged .ism must not be served from a stale index: its new
+    // index replaces the old one in the media cache, and the presentation built on the old one
+    // is dropped and built once more (then cached again).
+    // The sources are looked at concurrently: one round trip for all of them, not one each.
+    const media = await Promise.all(presentation.tracks.map((t) => this.mediaFile(t.src)));
+    for (const [i, t] of presentation.tracks.entries()) {
+      if (media[i]!.tracks.every((m) => m.fragments !== t.fragments)) {
+        this.presentations.delete(ismPath);
+        return this.load(ismPath);
+      }
+    }
+    return presentation;
+  }
+
+  private async load(ismPath: string): Promise<Presentation> {
+    const stat = await this.stat(ismPath);
+    if (stat.size > MAX_SERVER_MANIFEST_BYTES) throw new OriginError('corrupt-media', `server manifest of ${stat.size} bytes exceeds ${MAX_SERVER_MANIFEST_BYTES}`, ismPath);
+    return this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
+      const text = await this.storage.readText(ismPath);
+      const value = await buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));
+      return { value, cost: 1 };
+    });
+  }
+
+  async mediaFile(absolutePath: string): Promise<MediaFile> {
+    const stat = await this.stat(absolutePath);
+    return this.media.get(absolutePath, `${stat.mtimeMs}:${stat.size}`, async () => {
+      const source = await this.storage.open(absolutePath);
+      try {
+        const value = await readMediaFile(source, 'fast');
+        return { value, cost: mediaCost(value) };
+      } finally {
+        // Not waited for: the index is complete, and a read-only close cannot lose data; the
+        // first request no longer pays one more thread-pool round trip per source.
+        source.close().catch(() => undefined);
+      }
+    });
+  }
+}
+
+function mediaCost(m: MediaFile): number {
+  let bytes = m.moov.byteLength + 1024;
+  for (const t of m.tracks) bytes += t.fragments.count * 41;
+  return bytes;
+}
+
+/**
+ * Where the store finds the .ism files and sources: the file system, or anything that answers the
+ * same three questions (the start-up warm-up's synthetic files, warm-up.ts; a remote store later).
+ * Errors are OriginErrors, as statFile and ioError make them.
+ */
+export interface Storage {
+  stat(path: string): Promise<FileStat>;
+  readText(path: string): Promise<string>;
+  open(path: string): Promise<ByteSource>;
+}
+
+export const FILE_STORAGE: Storage = {
+  stat: statFile,
+  readText: (p) =>
+    fs.readFile(p, 'utf8').catch((e: unknown) => {
+      throw ioError(p, e);
+    }),
+  open: (p) => FileSource.open(p),
+};
+
+export async function statFile(p: string): Promise<{ mtimeMs: number; size: number }> {
+  try {
+    const s = await fs.stat(p);
+    if (!s.isFile()) throw new OriginError('not-found', 'not a file', p);
+    return { mtimeMs: s.mtimeMs, size: s.size };
+  } catch (e) {
+    throw e instanceof OriginError ? e : ioError(p, e);
+  }
+}

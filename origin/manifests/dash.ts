@@ -1,0 +1,431 @@
+// DASH Media Presentation Description (ISO/IEC 23009-1:2022), static, ISO BMFF live profile
+// (§8.4). Pure: a view in, XML text out.
+//
+// Shape follows the reference (origin-reference §3.5): one Period; AdaptationSets listed audio,
+// text, video with `group` 1, 3, 2; one SegmentTemplate + SegmentTimeline per AdaptationSet. An
+// AdaptationSet holds the tracks of one type, codec, language and role whose segments share one
+// timeline, so that `segmentAlignment="true"` is true (§5.3.3.2) and the template can be shared;
+// a track whose fragment times differ (29.97 fps next to 24 fps) gets an AdaptationSet of its own.
+//
+// Times are output times (Segment.time: what `tfdt` says, 0 = the presentation origin), exact
+// 64-bit integers in each track's own timescale.
+
+import { OriginError } from '../errors';
+import { Instant, ticksIn } from '../model/presentation';
+import { Segment, SegmentColumns } from '../model/timeline';
+import { dashUrls } from './urls';
+import { bitrates, PlayoutView, segmentColumns, segmentCount, trackKey, ViewMemo, ViewTrack } from '../model/view';
+import { TrackProperties } from '../model/media';
+import { xmlAttr } from './xml';
+
+type Attr = [string, string | number | undefined];
+type DashType = 'audio' | 'text' | 'video';
+
+interface AdaptationGroup {
+  type: DashType;
+  members: ViewTrack[];
+}
+
+const PROFILE = 'urn:mpeg:dash:profile:isoff-live:2011';
+const ROLE_SCHEME = 'urn:mpeg:dash:role:2011';
+/** §5.8.5.4: value = number of audio output channels. */
+const CHANNELS_SCHEME = 'urn:mpeg:dash:23003:3:audio_channel_configuration:2011';
+/** AdaptationSet order and @group of the reference (origin-reference §3.5). */
+const TYPE_ORDER: readonly DashType[] = ['audio', 'text', 'video'];
+const GROUP_OF: Record<DashType, number> = { audio: 1, video: 2, text: 3 };
+const MIME_OF: Record<DashType, string> = { audio: 'audio/mp4', video: 'video/mp4', text: 'application/mp4' };
+/** Attributes written once on the AdaptationSet when every Representation has the same value. */
+const HOISTED = ['sar', 'frameRate', 'audioSamplingRate', 'codecs'];
+
+/**
+ * Per-view memos (model/view.ts ViewMemo: views are immutable and kept by the server) of what
+ * walks every segment: the AdaptationSets of a track list, a track's longest segment, whether its
+ * segments start with sync samples, and its SegmentTimeline text.
+ */
+const groupMemo = new ViewMemo<AdaptationGroup[]>();
+const maxSegmentMemo = new ViewMemo<bigint>();
+const syncMemo = new ViewMemo<boolean>();
+const timelineMemo = new ViewMemo<string>();
+
+export function writeMpd(view: PlayoutView): string {
+  const start = viewStart(view);
+  const groups = groupMemo.get(view.tracks, '', () => adaptationGroups(view.tracks));
+  const maxSegment = maxSegmentMs(view.tracks);
+  const lines = ['<?xml version="1.0" encoding="utf-8"?>', '<!-- Created with Streaming Origin -->'];
+  lines.push(
+    `<MPD${attributes([
+      ['xmlns', 'urn:mpeg:dash:schema:mpd:2011'],
+      ['type', 'static'],
+      ['mediaPresentationDuration', isoDuration(presentationMs(view.tracks, start))],
+      ['maxSegmentDuration', isoDuration(maxSegment)],
+      // With @bandwidth = the peak segment rate, every segment of a Representation arrives within
+      // its own duration, so a buffer of one (longest) segment satisfies the §5.3.5.2 model.
+      ['minBufferTime', isoDuration(maxSegment)],
+      ['profiles', PROFILE],
+    ])}>`,
+  );
+  lines.push(`  <Period${attributes([['id', '1'], ['start', 'PT0S']])}>`);
+  groups.forEach((g, i) => lines.push(...adaptationSet(view, g, i + 1, start)));
+  lines.push('  </Period>', '</MPD>', '');
+  return lines.join('\n');
+}
+
+/**
+ * The instant the Period starts at, on the output timeline: 0 for the whole presentation; for a
+ * sub-clip the earliest first segment of the clip, the same instant for every track, so that
+ * `presentationTimeOffset` (§5.3.9.2) puts every track's first segment at (almost) 0.
+ */
+function viewStart(view: PlayoutView): Instant {
+  if (view.clip === undefined) return { ticks: 0n, timescale: 1 };
+  let best: Instant | undefined;
+  for (const t of view.tracks) {
+    const candidate = { ticks: firstTime(t), timescale: t.track.properties.TimeScale };
+    if (best === undefined || candidate.ticks * BigInt(best.timescale) < best.ticks * BigInt(candidate.timescale)) best = candidate;
+  }
+  return best!;
+}
+
+/** Segment.time of a view track's first segment (its columns' base: no Segment objects made). */
+function firstTime(t: ViewTrack): bigint {
+  return segmentColumns(t)?.base ?? t.segments[0]!.time;
+}
+
+/** The end (time + duration) of a view track's last segment. */
+function lastEnd(t: ViewTrack): bigint {
+  const c = segmentColumns(t);
+  if (c !== undefined) return c.base + BigInt(c.offsets[c.count - 1]! + c.durations[c.count - 1]!);
+  const last = t.segments[t.segments.length - 1]!;
+  return last.time + last.duration;
+}
+
+/** Tracks into AdaptationSets (see the header), in reference order, then server-manifest order. */
+function adaptationGroups(tracks: ViewTrack[]): AdaptationGroup[] {
+  const groups: AdaptationGroup[] = [];
+  for (const t of tracks) {
+    const type = dashType(t.track.properties);
+    const g = groups.find((x) => x.type === type && sameSet(x.members[0]!, t));
+    if (g !== undefined) g.members.push(t);
+    else groups.push({ type, members: [t] });
+  }
+  return TYPE_ORDER.flatMap((type) => groups.filter((g) => g.type === type));
+}
+
+function dashType(p: TrackProperties): DashType {
+  if (p.type === 'video' || p.type === 'audio') return p.type;
+  if (p.type === 'textstream') return 'text';
+  throw new OriginError('unsupported-media', `DASH output has no AdaptationSet type for ${p.type} track ${p.trackName}`);
+}
+
+function sameSet(a: ViewTrack, b: ViewTrack): boolean {
+  const p = a.track.properties;
+  const q = b.track.properties;
+  if (p.sampleEntry !== q.sampleEntry || p.systemLanguage !== q.systemLanguage || roles(p).join() !== roles(q).join()) return false;
+  if (p.TimeScale !== q.TimeScale || segmentCount(a) !== segmentCount(b)) return false;
+  // Equal times and durations: with offsets[0] = 0, equal bases and equal columns.
+  const x = segmentColumns(a);
+  const y = segmentColumns(b);
+  if (x !== undefined && y !== undefined) return x.base === y.base && sameNumbers(x.offsets, y.offsets) && sameNumbers(x.durations, y.durations);
+  return a.segments.every((s, i) => s.time === b.segments[i]!.time && s.duration === b.segments[i]!.duration);
+}
+
+function sameNumbers(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  // Equal bytes are equal numbers (the columns hold no NaN), compared natively; unequal bytes
+  // can still be equal numbers (0 and −0), so they take the loop.
+  if (Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))) return true;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Role values (§5.8.5.5); main for audio and video, subtitle for text when the .ism names none. */
+function roles(p: TrackProperties): string[] {
+  const named = (p.Roles ?? '').split(',').map((r) => r.trim()).filter((r) => r !== '');
+  if (named.length > 0) return named;
+  return [p.type === 'textstream' ? 'subtitle' : 'main'];
+}
+
+function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start: Instant): string[] {
+  const first = g.members[0]!;
+  const p = first.track.properties;
+  const reps = g.members.map((m) => representation(m));
+  const bandwidths = reps.map((r) => Number(r.attrs.find(([k]) => k === 'bandwidth')![1]));
+  const hoisted = HOISTED.map((name): Attr => [name, common(reps.map((r) => value(r.attrs, name)))]).filter(([, v]) => v !== undefined);
+  const channels = common(reps.map((r) => r.channels));
+  const attrs: Attr[] = [
+    ['id', id],
+    ['group', GROUP_OF[g.type]],
+    ['contentType', g.type],
+    ['lang', rfc5646Language(p.systemLanguage)],
+  ];
+  if (g.type === 'video') {
+    attrs.push(['par', common(g.members.map((m) => displayAspect(m.track.properties)))]);
+  }
+  if (g.members.length > 1) attrs.push(['minBandwidth', Math.min(...bandwidths)], ['maxBandwidth', Math.max(...bandwidths)]);
+  if (g.type === 'video') {
+    attrs.push(['maxWidth', Math.max(...g.members.map((m) => m.track.properties.MaxWidth ?? 0))]);
+    attrs.push(['maxHeight', Math.max(...g.members.map((m) => m.track.properties.MaxHeight ?? 0))]);
+  }
+  attrs.push(['segmentAlignment', 'true'], ...hoisted, ['mimeType', MIME_OF[g.type]]);
+  // SAP type 1 (Annex A.3): every segment opens with a sync sample (a closed-GOP IDR for video).
+  attrs.push(['startWithSAP', g.members.every((m) => syncMemo.get(m, '', () => startsWithSync(m))) ? 1 : undefined]);
+  const out = [`    <AdaptationSet${attributes(attrs)}>`];
+  // Element order of AdaptationSetType: RepresentationBase children, then Role, then SegmentTemplate.
+  if (channels !== undefined) out.push(`      ${channelConfiguration(channels)}`);
+  for (const r of roles(p)) out.push(`      <Role${attributes([['schemeIdUri', ROLE_SCHEME], ['value', r]])} />`);
+  out.push(...segmentTemplate(view, first, start));
+  for (const r of reps) {
+    const own = r.attrs.filter(([k]) => !hoisted.some(([h]) => h === k));
+    if (channels !== undefined || r.channels === undefined) {
+      out.push(`      <Representation${attributes(own)} />`);
+    } else {
+      out.push(`      <Representation${attributes(own)}>`, `        ${channelConfiguration(r.channels)}`, '      </Representation>');
+    }
+  }
+  out.push('    </AdaptationSet>');
+  return out;
+}
+
+/**
+ * One Representation's attributes. @bandwidth is the peak segment bit rate (bitrates().peak), not
+ * systemBitrate: §5.3.5.2 defines it under a buffer model (delivered at @bandwidth from any SAP,
+ * playout can start after @minBufferTime). At the peak rate each segment arrives within its own
+ * duration, so the model holds with @minBufferTime = the longest segment; at the average rate a
+ * run of large segments can stall. HLS BANDWIDTH is a peak too (RFC 8216 §4.3.4.2).
+ * @width/@height are on the sample grid of @sar (§5.3.7.2, Table 9): the coded size after
+ * cropping (MaxWidth/MaxHeight); width × sar is the display width.
+ */
+function representation(m: ViewTrack): { attrs: Attr[]; channels: number | undefined } {
+  const p = m.track.properties;
+  const attrs: Attr[] = [['id', trackKey(m.track)], ['bandwidth', bitrates(m).peak]];
+  if (p.type === 'video') {
+    attrs.push(['width', p.MaxWidth], ['height', p.MaxHeight], ['sar', sampleAspect(p)]);
+    attrs.push(['frameRate', p.FrameRate === undefined ? undefined : p.FrameRate.den === 1 ? String(p.FrameRate.num) : `${p.FrameRate.num}/${p.FrameRate.den}`]);
+  }
+  if (p.type === 'audio') attrs.push(['audioSamplingRate', p.SamplingRate]);
+  attrs.push(['codecs', p.codecs]);
+  if (p.type === 'video') attrs.push(['scanType', p.ScanType]);
+  return { attrs, channels: p.type === 'audio' ? p.Channels : undefined };
+}
+
+function channelConfiguration(channels: number): string {
+  return `<AudioChannelConfiguration${attributes([['schemeIdUri', CHANNELS_SCHEME], ['value', channels]])} />`;
+}
+
+/**
+ * §5.3.9.4 SegmentTemplate with a §5.3.9.6 SegmentTimeline: `$Time$` URLs carry the S@t values,
+ * `$Number$` URLs count from @startNumber (1, the number the route table expects for the first
+ * segment of the view).
+ */
+function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): string[] {
+  const ts = t.track.properties.TimeScale;
+  const offset = ticksIn(start, ts);
+  const byNumber = view.options.str('mpd_segment_template') === 'number';
+  const attrs: Attr[] = [
+    ['timescale', ts],
+    ['presentationTimeOffset', offset !== 0n ? String(offset) : undefined],
+    ['initialization', dashUrls.init(view)],
+    ['media', dashUrls.media(view)],
+    ['startNumber', byNumber ? 1 : undefined],
+  ];
+  // The `<S>` lines as one block (joined by '\n' like the document); a view track has segments.
+  const s = timelineMemo.get(t, '', () => timelineText(t));
+  return [`      <SegmentTemplate${attributes(attrs)}>`, '        <SegmentTimeline>', ...(s !== '' ? [s] : []), '        </SegmentTimeline>', '      </SegmentTemplate>'];
+}
+
+/** The `<S>` lines of a track, indented, joined by '\n'. */
+function timelineText(t: ViewTrack): string {
+  const columns = segmentColumns(t);
+  return (columns !== undefined ? columnTimeline(columns) : timeline(t.segments)).map((x) => `          ${x}`).join('\n');
+}
+
+/**
+ * timeline() over the columns of the segments (model/timeline.ts SegmentColumns): the same
+ * elements from exact numbers, without a BigInt per segment. Offsets and ends are exact integers
+ * (segment ends included), so the contiguity test is exact; a number below 2^53 prints the same
+ * digits as the BigInt.
+ */
+export function columnTimeline(c: SegmentColumns): string[] {
+  const out: string[] = [];
+  // The offset the next segment starts at when contiguous; NaN equals nothing (the first gets @t).
+  let expected = NaN;
+  for (let i = 0; i < c.count; ) {
+    const d = c.durations[i]!;
+    let r = 0;
+    for (let j = i + 1; j < c.count; j++) {
+      if (c.durations[j] !== d || c.offsets[j] !== c.offsets[j - 1]! + c.durations[j - 1]!) break;
+      r++;
+    }
+    const offset = c.offsets[i]!;
+    out.push(`<S${offset !== expected ? ` t="${c.base + BigInt(offset)}"` : ''} d="${d}"${r > 0 ? ` r="${r}"` : ''} />`);
+    expected = c.offsets[i + r]! + c.durations[i + r]!;
+    i += r + 1;
+  }
+  return out;
+}
+
+/** `<S>` elements: @t on the first and after a gap; runs of equal durations folded into @r (§5.3.9.6.2). */
+export function timeline(segments: readonly Segment[]): string[] {
+  const out: string[] = [];
+  let expected: bigint | undefined;
+  for (let i = 0; i < segments.length; ) {
+    const s = segments[i]!;
+    let r = 0;
+    for (let j = i + 1; j < segments.length; j++) {
+      const next = segments[j]!;
+      const prev = segments[j - 1]!;
+      if (next.duration !== s.duration || next.time !== prev.time + prev.duration) break;
+      r++;
+    }
+    // Attributes t, d, r in that order; integers need no XML escaping.
+    out.push(`<S${s.time !== expected ? ` t="${s.time}"` : ''} d="${s.duration}"${r > 0 ? ` r="${r}"` : ''} />`);
+    const last = segments[i + r]!;
+    expected = last.time + last.duration;
+    i += r + 1;
+  }
+  return out;
+}
+
+function startsWithSync(t: ViewTrack): boolean {
+  const keyframes = t.track.fragments.keyframes;
+  const columns = segmentColumns(t);
+  if (columns?.stats !== undefined) return columns.stats.startsWithSync;
+  if (columns !== undefined) {
+    for (let k = 0; k < columns.count; k++) if (keyframes[columns.firsts[k]!] !== 1) return false;
+    return true;
+  }
+  for (const s of t.segments) if (keyframes[s.first] !== 1) return false;
+  return true;
+}
+
+/**
+ * Milliseconds from the Period start to the end of the longest track, rounded down: a duration
+ * past the last sample can leave a player waiting at the end for media that never comes, while
+ * the < 1 ms cut is restored by MSE's endOfStream (duration = the end of the buffered media).
+ */
+function presentationMs(tracks: ViewTrack[], start: Instant): bigint {
+  let best = 0n;
+  for (const t of tracks) {
+    const ts = BigInt(t.track.properties.TimeScale);
+    // (end/ts − start.ticks/start.ts) in ms, exact integer arithmetic, floor.
+    const num = (lastEnd(t) * BigInt(start.timescale) - start.ticks * ts) * 1000n;
+    const ms = floorDiv(num, ts * BigInt(start.timescale));
+    if (ms > best) best = ms;
+  }
+  return best;
+}
+
+/** Longest segment in milliseconds, rounded up: @maxSegmentDuration is an upper bound (§5.3.1.2). */
+function maxSegmentMs(tracks: ViewTrack[]): bigint {
+  let best = 0n;
+  for (const t of tracks) {
+    const ms = maxSegmentMemo.get(t, '', () => trackMaxSegmentMs(t));
+    if (ms > best) best = ms;
+  }
+  return best;
+}
+
+function trackMaxSegmentMs(t: ViewTrack): bigint {
+  const ts = BigInt(t.track.properties.TimeScale);
+  let longest = 0n;
+  const columns = segmentColumns(t);
+  if (columns !== undefined) {
+    let most = 0;
+    for (let k = 0; k < columns.count; k++) if (columns.durations[k]! > most) most = columns.durations[k]!;
+    longest = BigInt(most);
+  } else {
+    for (const s of t.segments) if (s.duration > longest) longest = s.duration;
+  }
+  // ceil(d·1000/ts) is monotonic in d: the longest segment gives the largest.
+  return (longest * 1000n + ts - 1n) / ts;
+}
+
+function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
+}
+
+/** xs:duration in the reference's form (`PT12M13.979S`, `PT10S`, `PT0S`) from milliseconds. */
+export function isoDuration(ms: bigint): string {
+  if (ms < 0n) ms = 0n;
+  const h = ms / 3_600_000n;
+  const m = (ms / 60_000n) % 60n;
+  const s = (ms / 1000n) % 60n;
+  const frac = ms % 1000n;
+  let out = 'PT';
+  if (h > 0n) out += `${h}H`;
+  if (m > 0n) out += `${m}M`;
+  if (s > 0n || frac > 0n || out === 'PT') out += frac > 0n ? `${s}.${String(frac).padStart(3, '0').replace(/0+$/, '')}S` : `${s}S`;
+  return out;
+}
+
+function sampleAspect(p: TrackProperties): string | undefined {
+  const { MaxWidth: w, MaxHeight: h, DisplayWidth: dw, DisplayHeight: dh } = p;
+  if (w === undefined || h === undefined || dw === undefined || dh === undefined || w === 0 || h === 0) return undefined;
+  return ratio(dw * h, dh * w);
+}
+
+function displayAspect(p: TrackProperties): string | undefined {
+  const { DisplayWidth: dw, DisplayHeight: dh } = p;
+  return dw === undefined || dh === undefined || dw === 0 || dh === 0 ? undefined : ratio(dw, dh);
+}
+
+/** RatioType `a:b`, reduced. */
+function ratio(a: number, b: number): string {
+  let x = a;
+  let y = b;
+  while (y !== 0) [x, y] = [y, x % y];
+  return `${a / x}:${b / x}`;
+}
+
+function common<T>(values: T[]): T | undefined {
+  const v = values[0];
+  return values.every((x) => x === v) ? v : undefined;
+}
+
+function value(attrs: Attr[], name: string): string | number | undefined {
+  return attrs.find(([k]) => k === name)?.[1];
+}
+
+function attributes(list: Attr[]): string {
+  return list
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => ` ${k}="${xmlAttr(String(v))}"`)
+    .join('');
+}
+
+// ISO 639-2 (T and B codes) → ISO 639-1, from Debian iso-codes 639-2. RFC 5646 §2.2.1: a language
+// with a two-letter ISO 639-1 code is registered under that code only, so `eng` is well-formed
+// but not a valid tag: DASH @lang (§5.3.3.2, xs:language per RFC 5646) and HLS LANGUAGE
+// (RFC 8216 §4.3.4.1) both want `en`. The reference writes `lang="en"` too (§3.5).
+const ISO639_1 = new Map(
+  (
+    'aaraa abkab afraf akaak albsq amham araar argan armhy asmas avaav aveae aymay azeaz bakba bambm ' +
+    'baqeu belbe benbn bihbh bisbi bodbo bosbs brebr bulbg burmy catca cescs chach chece chizh chucu ' +
+    'chvcv corkw cosco crecr cymcy czecs danda deude divdv dutnl dzodz ellel engen epoeo estet euseu ' +
+    'eweee faofo fasfa fijfj finfi frafr frefr fryfy fulff geoka gerde glagd glega glggl glvgv greel ' +
+    'grngn gujgu hatht hauha hebhe herhz hinhi hmoho hrvhr hunhu hyehy iboig iceis idoio iiiii ikuiu ' +
+    'ileie inaia indid ipkik islis itait javjv jpnja kalkl kankn kasks katka kaukr kazkk khmkm kikki ' +
+    'kinrw kirky komkv konkg korko kuakj kurku laolo latla lavlv limli linln litlt ltzlb lublu luglg ' +
+    'macmk mahmh malml maomi marmr mayms mkdmk mlgmg mltmt monmn mrimi msams myamy nauna navnv nblnr ' +
+    'ndend ndong nepne nldnl nnonn nobnb norno nyany ocioc ojioj orior ormom ossos panpa perfa plipi ' +
+    'polpl porpt pusps quequ rohrm ronro rumro runrn rusru sagsg sansa sinsi slksk slosk slvsl smese ' +
+    'smosm snasn sndsd somso sotst spaes sqisq srdsc srpsr sswss sunsu swasw swesv tahty tamta tattt ' +
+    'telte tgktg tgltl thath tibbo tirti tonto tsntn tsots tuktk turtr twitw uigug ukruk urdur uzbuz ' +
+    'venve vievi volvo welcy wlnwa wolwo xhoxh yidyi yoryo zhaza zhozh zulzu'
+  )
+    .split(' ')
+    .map((e): [string, string] => [e.slice(0, 3), e.slice(3)]),
+);
+
+/**
+ * The RFC 5646 tag for a track language: the ISO 639-1 code where one exists, other well-formed
+ * tags unchanged, undefined for `und` (undetermined: leave the attribute out) and for anything
+ * that is not a language tag (a typo in the .ism must not make the MPD schema-invalid).
+ */
+export function rfc5646Language(language: string): string | undefined {
+  const lower = language.toLowerCase();
+  if (lower === 'und' || lower === '') return undefined;
+  const mapped = ISO639_1.get(lower);
+  if (mapped !== undefined) return mapped;
+  return /^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$/.test(language) ? language : undefined;
+}

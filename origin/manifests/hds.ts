@@ -1,0 +1,154 @@
+// HDS client manifests (Adobe Flash Media Manifest, F4M 1.0 and 2.0). Pure: a view in, XML text
+// out. Three documents:
+// - the manifest `<name>.f4m`: every media (model/hds-media.ts) with its bootstrap inline; or, under
+//   `hds_multi_level`, the set-level manifest (F4M 2.0 multi-level manifests) listing one
+//   stream-level manifest per media by `href`, with its `bitrate`;
+// - a stream-level manifest `<name>-<key>.f4m`: the one media.
+//
+// Each media: `url` (its fragments are `<url>Seg1-Frag<n>`), `bitrate` (kbit/s, the tracks'
+// average bitrates), `width`/`height` (the display size: F4M has no sample aspect ratio, so the
+// picture's intended size is what a player needs), `bootstrapInfoId`, and a `<metadata>` child:
+// base64 of an AMF0 onMetaData (amf0.ts) with what an FLV file's metadata says. Bootstraps
+// (segments/f4f/bootstrap.ts) are written once per distinct timeline and shared by the media that have it.
+//
+// Version: `hds_client_manifest_version` 1 writes the F4M 1.0 namespace, 2 the 2.0 namespace; a
+// set-level manifest exists only in F4M 2.0, so `hds_multi_level` writes 2.0 whatever the version
+// (as HLS raises EXT-X-VERSION where the output needs it). Every manifest is a VOD one:
+// `streamType` recorded, `deliveryType` streaming, no DVR information (that comes with live).
+
+import { TrackProperties } from '../model/media';
+import { PlayoutView, seconds, ViewTrack } from '../model/view';
+import { Amf0Property, onMetaData } from '../segments/f4f/amf0';
+import { writeBootstrap } from '../segments/f4f/bootstrap';
+import { findMedia, HdsMedia, hdsMedia, hdsUrls, mediaKbps } from '../model/hds-media';
+import { xmlAttr } from './xml';
+
+export const F4M_NAMESPACE = { 1: 'http://ns.adobe.com/f4m/1.0', 2: 'http://ns.adobe.com/f4m/2.0' } as const;
+
+/** FLV VIDEODATA CodecID of H.264 and AUDIODATA SoundFormat of AAC (FLV 10.1 E.4.3.1, E.4.2.1). */
+const FLV_AVC = 7;
+const FLV_AAC = 10;
+
+type Attr = [string, string | number | undefined];
+
+function attributes(list: Attr[]): string {
+  return list
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => ` ${k}="${xmlAttr(String(v))}"`)
+    .join('');
+}
+
+function namespace(view: PlayoutView, setLevel: boolean): string {
+  return setLevel || (view.options.int('hds_client_manifest_version') ?? 1) >= 2 ? F4M_NAMESPACE[2] : F4M_NAMESPACE[1];
+}
+
+/** The manifest `<name>.f4m` (or `.f4m`): all media, or the set-level manifest under hds_multi_level. */
+export function writeF4m(view: PlayoutView): string {
+  const media = hdsMedia(view);
+  return view.options.bool('hds_multi_level') ? setLevel(view, media) : document(view, media);
+}
+
+/** The stream-level manifest of one media (`<name>-<key>.f4m`). */
+export function writeStreamF4m(view: PlayoutView, m: HdsMedia): string {
+  return document(view, [m]);
+}
+
+function header(ns: string): string[] {
+  return ['<?xml version="1.0" encoding="utf-8"?>', '<!-- Created with Streaming Origin -->', `<manifest xmlns="${ns}">`];
+}
+
+function setLevel(view: PlayoutView, media: HdsMedia[]): string {
+  const lines = header(namespace(view, true));
+  lines.push(`  <id>${xmlAttr(view.name)}</id>`);
+  for (const m of media) {
+    lines.push(`  <media${attributes([['href', hdsUrls.streamManifest(view, m)], ['bitrate', mediaKbps(m)], ...size(m)])} />`);
+  }
+  lines.push('</manifest>', '');
+  return lines.join('\n');
+}
+
+function document(view: PlayoutView, media: HdsMedia[]): string {
+  const lines = header(namespace(view, false));
+  const hasVideo = media.some((m) => m.video !== undefined);
+  lines.push(`  <id>${xmlAttr(view.name)}</id>`);
+  lines.push(`  <mimeType>${hasVideo ? 'video/mp4' : 'audio/mp4'}</mimeType>`);
+  lines.push('  <streamType>recorded</streamType>');
+  lines.push('  <deliveryType>streaming</deliveryType>');
+  lines.push(`  <duration>${decimal(Math.max(...media.map((m) => timelineSeconds(m.timeline))))}</duration>`);
+  // One bootstrapInfo per distinct bootstrap, in order of first use.
+  const ids = new Map<string, string>();
+  const idOf = media.map((m) => {
+    const base64 = Buffer.from(bootstrapOf(view, m)).toString('base64');
+    let id = ids.get(base64);
+    if (id === undefined) {
+      id = `bootstrap${ids.size + 1}`;
+      ids.set(base64, id);
+      lines.push(`  <bootstrapInfo${attributes([['profile', 'named'], ['id', id]])}>${base64}</bootstrapInfo>`);
+    }
+    return id;
+  });
+  media.forEach((m, i) => {
+    const attrs: Attr[] = [['url', hdsUrls.media(view, m)], ['bitrate', mediaKbps(m)], ...size(m), ['bootstrapInfoId', idOf[i]]];
+    lines.push(`  <media${attributes(attrs)}>`);
+    lines.push(`    <metadata>${Buffer.from(onMetaData(metadataOf(m))).toString('base64')}</metadata>`);
+    lines.push('  </media>');
+  });
+  lines.push('</manifest>', '');
+  return lines.join('\n');
+}
+
+/** The abst of a media: its timeline track's segments, in that track's timescale. */
+export function bootstrapOf(view: PlayoutView, m: HdsMedia): Uint8Array {
+  return writeBootstrap({
+    movieIdentifier: view.name,
+    timescale: m.timeline.track.properties.TimeScale,
+    fragments: m.timeline.segments.map((s) => ({ time: s.time, duration: s.duration })),
+  });
+}
+
+function size(m: HdsMedia): Attr[] {
+  const p = m.video?.track.properties;
+  return p === undefined ? [] : [['width', p.DisplayWidth ?? p.MaxWidth], ['height', p.DisplayHeight ?? p.MaxHeight]];
+}
+
+/** Seconds from the first fragment's start to the last one's end. */
+function timelineSeconds(t: ViewTrack): number {
+  const first = t.segments[0]!;
+  const last = t.segments[t.segments.length - 1]!;
+  return seconds(last.time + last.duration - first.time, t.track.properties.TimeScale);
+}
+
+/** Up to millisecond precision, without trailing zeros: 10, 10.021. */
+function decimal(x: number): string {
+  return String(Math.round(x * 1000) / 1000);
+}
+
+/** onMetaData (FLV 10.1 E.5): what a player learns of the stream before the first tag. */
+export function metadataOf(m: HdsMedia): Amf0Property[] {
+  const out: Amf0Property[] = [['duration', timelineSeconds(m.timeline)]];
+  const v = m.video?.track.properties;
+  if (v !== undefined) {
+    out.push(['width', v.DisplayWidth ?? v.MaxWidth ?? 0], ['height', v.DisplayHeight ?? v.MaxHeight ?? 0]);
+    out.push(['videodatarate', v.systemBitrate / 1000]);
+    if (v.FrameRate !== undefined) out.push(['framerate', v.FrameRate.num / v.FrameRate.den]);
+    out.push(['videocodecid', FLV_AVC]);
+  }
+  const a = m.audio?.track.properties;
+  if (a !== undefined) out.push(...audioMetadata(a));
+  return out;
+}
+
+function audioMetadata(a: TrackProperties): Amf0Property[] {
+  const out: Amf0Property[] = [['audiodatarate', a.systemBitrate / 1000]];
+  if (a.SamplingRate !== undefined) out.push(['audiosamplerate', a.SamplingRate]);
+  out.push(['audiosamplesize', a.BitsPerSample ?? 16]);
+  if (a.Channels !== undefined) out.push(['stereo', a.Channels >= 2]);
+  out.push(['audiocodecid', FLV_AAC]);
+  return out;
+}
+
+/** The document a `<stem>.f4m` URL names: a media's stream-level manifest when the stem ends with its key, else the manifest. */
+export function writeHdsManifest(view: PlayoutView, stem: string): string {
+  const m = findMedia(view, stem);
+  return m === undefined ? writeF4m(view) : writeStreamF4m(view, m);
+}

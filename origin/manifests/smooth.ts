@@ -1,0 +1,144 @@
+// Smooth Streaming client manifest (MS-SSTR §2.2.2). Pure: a view in, XML text out.
+//
+// Tracks that share a trackName form one StreamIndex (a bitrate ladder); their QualityLevels
+// must share one chunk timeline (§2.2.2.6), so a track whose fragment times differ from its
+// ladder's gets a StreamIndex of its own. Times are the source's own (the `tfxd` times inside
+// the fragments), exact, also when the first one is not 0; a presentation that starts before 0
+// (AAC priming in ffmpeg's ismv) is shifted as a whole so that no time is negative, and the
+// fragments' tfxd say the same (timeline.ts, Segment.smoothTime).
+
+import { OriginError } from '../errors';
+import { smoothUrls } from './urls';
+import { PlayoutView, ViewMemo, ViewTrack } from '../model/view';
+import { xmlAttr } from './xml';
+
+/** MS-SSTR §2.2.2.1: the manifest TimeScale when the tracks do not agree on one. */
+const DEFAULT_TIMESCALE = 10_000_000;
+
+interface StreamGroup {
+  name: string;
+  members: ViewTrack[];
+}
+
+/**
+ * Per-view memos (model/view.ts ViewMemo: views are immutable and kept by the server): the
+ * ladders of a view's track list and the `<c>` list of a track, which walk every segment.
+ */
+const groupMemo = new ViewMemo<StreamGroup[]>();
+const chunkMemo = new ViewMemo<string>();
+
+export function writeSmoothManifest(view: PlayoutView): string {
+  const groups = groupMemo.get(view.tracks, '', () => streamGroups(view.tracks));
+  const timescales = new Set(view.tracks.map((t) => t.track.properties.TimeScale));
+  const timescale = timescales.size === 1 ? [...timescales][0]! : DEFAULT_TIMESCALE;
+  const duration = Math.max(...view.tracks.map((t) => groupDuration(t, timescale)));
+  const lines = ['<?xml version="1.0" encoding="utf-8"?>', '<!-- Created with Streaming Origin -->'];
+  lines.push(`<SmoothStreamingMedia MajorVersion="2" MinorVersion="0" TimeScale="${timescale}" Duration="${duration}">`);
+  for (const g of groups) lines.push(...streamIndex(view, g));
+  lines.push('</SmoothStreamingMedia>', '');
+  return lines.join('\n');
+}
+
+/** Ladders by trackName, split where the chunk timelines differ; order of first appearance. */
+function streamGroups(tracks: ViewTrack[]): StreamGroup[] {
+  const groups: StreamGroup[] = [];
+  const names = new Set<string>();
+  for (const t of tracks) {
+    const base = t.track.properties.trackName;
+    const g = groups.find((x) => x.members[0]!.track.properties.trackName === base && sameTimeline(x.members[0]!, t));
+    if (g !== undefined) {
+      g.members.push(t);
+      continue;
+    }
+    let name = base;
+    for (let n = 2; names.has(name); n++) name = `${base}_${n}`;
+    names.add(name);
+    groups.push({ name, members: [t] });
+  }
+  return groups;
+}
+
+function sameTimeline(a: ViewTrack, b: ViewTrack): boolean {
+  if (a.track.properties.TimeScale !== b.track.properties.TimeScale || a.segments.length !== b.segments.length) return false;
+  return a.segments.every((s, i) => s.smoothTime === b.segments[i]!.smoothTime && s.duration === b.segments[i]!.duration);
+}
+
+function groupDuration(t: ViewTrack, timescale: number): number {
+  const s = t.segments;
+  const ticks = s[s.length - 1]!.smoothTime + s[s.length - 1]!.duration - s[0]!.smoothTime;
+  return Math.round((Number(ticks) * timescale) / t.track.properties.TimeScale);
+}
+
+function streamIndex(view: PlayoutView, g: StreamGroup): string[] {
+  const first = g.members[0]!;
+  const p = first.track.properties;
+  const type = p.type === 'textstream' ? 'text' : p.type;
+  if (type !== 'video' && type !== 'audio' && type !== 'text') {
+    throw new OriginError('unsupported-media', `Smooth Streaming has no stream type for ${p.type} track ${p.trackName}`);
+  }
+  const attrs: Array<[string, string | number | undefined]> = [
+    ['Type', type],
+    ['Subtype', type === 'text' ? 'SUBT' : undefined],
+    ['Name', g.name],
+    ['Language', p.systemLanguage],
+    ['TimeScale', p.TimeScale],
+    ['QualityLevels', g.members.length],
+    ['Chunks', first.segments.length],
+    ['Url', smoothUrls.template(view, p.trackName)],
+  ];
+  if (type === 'video') {
+    attrs.push(['MaxWidth', Math.max(...g.members.map((m) => m.track.properties.MaxWidth ?? 0))]);
+    attrs.push(['MaxHeight', Math.max(...g.members.map((m) => m.track.properties.MaxHeight ?? 0))]);
+    attrs.push(['DisplayWidth', Math.max(...g.members.map((m) => m.track.properties.DisplayWidth ?? 0))]);
+    attrs.push(['DisplayHeight', Math.max(...g.members.map((m) => m.track.properties.DisplayHeight ?? 0))]);
+  }
+  const out = [`  <StreamIndex${attributes(attrs)}>`];
+  g.members.forEach((m, i) => out.push(`    <QualityLevel${attributes(qualityLevel(m, i))} />`));
+  // One block of lines (joined by '\n' like the document); a view track has at least one segment.
+  const c = chunkMemo.get(first, '', () => chunks(first).join('\n'));
+  if (c !== '') out.push(c);
+  out.push('  </StreamIndex>');
+  return out;
+}
+
+/** MS-SSTR §2.2.2.5: the attributes a client needs to build its decoder configuration. */
+function qualityLevel(m: ViewTrack, index: number): Array<[string, string | number | undefined]> {
+  const p = m.track.properties;
+  const attrs: Array<[string, string | number | undefined]> = [
+    ['Index', index],
+    ['Bitrate', p.systemBitrate],
+    ['FourCC', p.FourCC],
+  ];
+  if (p.type === 'video') {
+    attrs.push(['MaxWidth', p.MaxWidth], ['MaxHeight', p.MaxHeight]);
+  } else if (p.type === 'audio') {
+    attrs.push(['SamplingRate', p.SamplingRate], ['Channels', p.Channels], ['BitsPerSample', p.BitsPerSample], ['PacketSize', p.PacketSize], ['AudioTag', p.AudioTag]);
+  }
+  attrs.push(['CodecPrivateData', p.CodecPrivateData]);
+  return attrs;
+}
+
+/** `<c>` per chunk; `t` on the first and after any gap (§2.2.2.6.1), no `r` (MinorVersion 0). */
+function chunks(t: ViewTrack): string[] {
+  const out: string[] = [];
+  // Durations repeat (fixed fragment lengths): each distinct one is formatted once.
+  const tails = new Map<bigint, string>();
+  let expected: bigint | undefined;
+  for (const s of t.segments) {
+    let tail = tails.get(s.duration);
+    if (tail === undefined) {
+      tail = ` d="${s.duration}" />`;
+      tails.set(s.duration, tail);
+    }
+    out.push(s.smoothTime !== expected ? `    <c t="${s.smoothTime}"${tail}` : `    <c${tail}`);
+    expected = s.smoothTime + s.duration;
+  }
+  return out;
+}
+
+function attributes(list: Array<[string, string | number | undefined]>): string {
+  return list
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => ` ${k}="${xmlAttr(String(v))}"`)
+    .join('');
+}

@@ -1,0 +1,138 @@
+// Reads what one HDS fragment holds and hands it to the pure writer (fragment.ts); the route
+// handler (server/handlers.ts) only finds the media and the number. Samples come from the sample
+// reader the HLS segments use (media/samples.ts): output decode times, composition offsets, sizes,
+// sync flags and the bytes, one read per moof and per contiguous run of sample data.
+//
+// Which samples fragment n holds (the fragment timeline is the media's timeline track, the video
+// when there is one: fragment n is its view segment n, the manifest's afrt says the same):
+// - the video: the samples of video segment n;
+// - the multiplexed audio is cut at the video segment starts on the FLV clock (fragment.ts: audio
+//   times there are output times plus the decode delay D): an audio frame with output time t
+//   belongs to fragment n when video[n].time ≤ t + D < video[n+1].time (exact across the
+//   timescales), so that no tag of a fragment is earlier than the next fragment's first; the
+//   first fragment also takes what comes before it, the last one the rest (the rule of HLS's
+//   multiplexed MPEG-TS, on FLV's clock);
+// - an audio-only media: the samples of its own segment n.
+
+import { OriginError } from '../../errors';
+import { childBoxes } from '../../media/boxes';
+import { FileSource } from '../../io/source';
+import { ViewTrack, PlayoutView } from '../../model/view';
+import { Instant, Presentation } from '../../model/presentation';
+import { codecConfigOf } from '../../media/codec-config';
+import { outputShift, readFragmentRange, readFragmentSamples, readSampleData, SampleWithData, SourceSample, trackHeaderOf } from '../../media/samples';
+import { compareClock, delayedClock, F4fInput, FlvSample, FragmentStream, MAX_FRAGMENT_BYTES, videoClock, writeF4fFragment } from './fragment';
+import { presentationDecodeDelay } from '../../media/decode-delay';
+import { findMedia, HdsMedia } from '../../model/hds-media';
+
+/** ISO/IEC 14496-12 §12.1.3: bytes of VisualSampleEntry fields before its child boxes. */
+const VISUAL_ENTRY_FIELDS = 78;
+
+async function withSource<T>(path: string, f: (source: FileSource) => Promise<T>): Promise<T> {
+  const source = await FileSource.open(path);
+  try {
+    return await f(source);
+  } finally {
+    await source.close();
+  }
+}
+
+function describe(t: ViewTrack): string {
+  return `${t.track.src} track ${t.track.properties.trackID}`;
+}
+
+/**
+ * The FLV sequence header of a track: for H.264 the source's own AVCDecoderConfigurationRecord
+ * (the avcC payload, ISO/IEC 14496-15 §5.3.3.1, byte for byte: FLV E.4.3.2 carries exactly that
+ * record), for AAC the AudioSpecificConfig (E.4.2.2). codecConfigOf checks the sample entry first.
+ */
+export function sequenceHeaderOf(t: ViewTrack): Uint8Array {
+  const what = describe(t);
+  const stsd = trackHeaderOf(t.track).stsd;
+  const config = codecConfigOf(stsd, what);
+  if (config.kind === 'aac') return config.asc;
+  if (config.kind !== 'avc') throw new OriginError('unsupported-media', `HDS carries H.264 and AAC, not ${config.kind}`, what);
+  const path = `${what}: stsd`;
+  // stsd: box header (8), version and flags (4), entry_count (4), then the first sample entry.
+  for (const entry of childBoxes(stsd.subarray(16), 16, path)) {
+    for (const c of childBoxes(entry.payload.subarray(VISUAL_ENTRY_FIELDS), entry.start + entry.headerSize + VISUAL_ENTRY_FIELDS, `${path}/${entry.type}`)) {
+      if (c.type === 'avcC') return c.payload;
+    }
+    break;
+  }
+  throw new OriginError('corrupt-media', 'H.264 sample entry without its avcC box', path);
+}
+
+function flvSamples(samples: readonly SampleWithData[]): FlvSample[] {
+  return samples.map((s) => ({ time: s.time, compositionOffset: s.compositionOffset, duration: s.duration, sync: s.sync, data: s.data }));
+}
+
+async function readSegment(t: ViewTrack, index: number, p: Presentation): Promise<SampleWithData[]> {
+  const seg = t.segments[index]!;
+  const shift = outputShift(t.track, p.origin);
+  return withSource(t.track.src, async (s) => readSampleData(s, await readFragmentRange(s, t.track, seg.first, seg.count, shift), MAX_FRAGMENT_BYTES));
+}
+
+/** The audio frames of fragment `index` of a media with video (see the header). */
+async function readMuxedAudio(a: ViewTrack, v: ViewTrack, index: number, p: Presentation, d: Instant): Promise<SampleWithData[]> {
+  const tsA = a.track.properties.TimeScale;
+  const tsV = v.track.properties.TimeScale;
+  const from = index === 0 ? undefined : videoClock(v.segments[index]!.time, tsV);
+  const to = index === v.segments.length - 1 ? undefined : videoClock(v.segments[index + 1]!.time, tsV);
+  const shift = outputShift(a.track, p.origin);
+  const f = a.track.fragments;
+  const first = a.segments[0]!.first;
+  const last = a.segments[a.segments.length - 1]!;
+  return withSource(a.track.src, async (source) => {
+    const picked: SourceSample[] = [];
+    for (let i = first; i < last.first + last.count; i++) {
+      // Skip source fragments wholly outside the window without reading their moof.
+      const start = f.times[i]! - shift;
+      if (to !== undefined && compareClock(delayedClock(start, tsA, d), to) >= 0) continue;
+      if (from !== undefined && compareClock(delayedClock(start + BigInt(f.durations[i]!), tsA, d), from) <= 0) continue;
+      for (const s of await readFragmentSamples(source, a.track, i, shift)) {
+        const t = delayedClock(s.time, tsA, d);
+        if ((from === undefined || compareClock(t, from) >= 0) && (to === undefined || compareClock(t, to) < 0)) picked.push(s);
+      }
+    }
+    return readSampleData(source, picked, MAX_FRAGMENT_BYTES);
+  });
+}
+
+/** Fragment `n` (from 1) of a media, as bytes; 404 unknown-time when there is no such fragment. */
+export async function hdsFragment(view: PlayoutView, m: HdsMedia, n: number): Promise<Uint8Array> {
+  const count = m.timeline.segments.length;
+  if (!Number.isSafeInteger(n) || n < 1 || n > count) {
+    throw new OriginError('not-found', `no fragment ${n} for ${m.key} (there are ${count}, numbered from 1)`, undefined, 'unknown-time');
+  }
+  const index = n - 1;
+  const p = view.presentation;
+  // D matters only when there is video: audio alone keeps its output times.
+  const decodeDelay: Instant = m.video !== undefined ? await presentationDecodeDelay(p) : { ticks: 0n, timescale: 1 };
+  const input: F4fInput = { fragmentNumber: n, timescale: m.timeline.track.properties.TimeScale, decodeDelay };
+  const stream = (t: ViewTrack, samples: SampleWithData[]): FragmentStream => ({
+    timescale: t.track.properties.TimeScale,
+    sequenceHeader: sequenceHeaderOf(t),
+    samples: flvSamples(samples),
+  });
+  if (m.video !== undefined) input.video = stream(m.video, await readSegment(m.video, index, p));
+  if (m.audio !== undefined) {
+    const samples = m.video !== undefined ? await readMuxedAudio(m.audio, m.video, index, p, decodeDelay) : await readSegment(m.audio, index, p);
+    input.audio = stream(m.audio, samples);
+  }
+  return writeF4fFragment(input);
+}
+
+/**
+ * The fragment a `<stem>Seg<segment>-Frag<fragment>` URL names: 404 unknown-track when the stem
+ * names no media of the request, unknown-time for a segment other than 1 or a fragment number
+ * outside the media's fragments.
+ */
+export async function hdsFragmentRequest(view: PlayoutView, stem: string, segment: string, fragment: string): Promise<Uint8Array> {
+  const m = findMedia(view, stem);
+  if (m === undefined) {
+    throw new OriginError('not-found', `no HDS media in "${stem.slice(0, 128)}" in this presentation (or the filter removed it)`, undefined, 'unknown-track');
+  }
+  if (segment !== '1') throw new OriginError('not-found', `no segment ${segment.slice(0, 16)}: every HDS fragment is in segment 1`, undefined, 'unknown-time');
+  return hdsFragment(view, m, Number(fragment));
+}

@@ -1,0 +1,274 @@
+// The HLS segments that are generated rather than reboxed: MPEG-TS (multiplexed or video only),
+// packed audio, and the keyframe segments of I-frame playlists. This module reads the samples a
+// segment needs (samples.ts) and hands them to the pure writers (mpegts.ts, packed-audio.ts);
+// the route handler (server/handlers.ts) only picks the rendition and the number.
+//
+// Which samples a segment holds (the playlist writer's EXTINF follows the same rule):
+// - a rendition with video: segment i is the video track's view segment i; the audio of a
+//   multiplexed rendition is cut at the video segment starts on the output timeline: an audio
+//   frame belongs to segment i when its output decode time t satisfies
+//   video[i].time ≤ t < video[i+1].time (exact, across the two timescales), the first segment also
+//   takes what comes before it and the last one the rest;
+// - an audio-only rendition: the audio track's own view segment i.
+// Times on the TS clock: output time (source − presentation origin) at 90 kHz + TS_TIME_OFFSET.
+
+import { OriginError } from '../errors';
+import { box, field, fullBox, serialize, Writable } from './box-writer';
+import { mdatHeaderSize } from './fmp4/media-segment';
+import { TFHD, TRUN } from '../media/traf-layout';
+import { ByteSource, openFile, SourceOpener } from '../io/source';
+import { ViewTrack, PlayoutView } from '../model/view';
+import { Presentation } from '../model/presentation';
+import { adtsConfigOf } from './mpegts/adts';
+import { codecConfigOf } from '../media/codec-config';
+import { PCR_LEAD, planTsSegment, to90k, TS_TIME_OFFSET, TsSample, TsSegmentInput, writeTsSegment } from './mpegts/mpegts';
+import { packedAudioSegment, PackedCodec } from './packed-audio';
+import { ReadLease } from '../io/read-buffers';
+import { audioOf, Rendition, videoOf } from '../model/rendition';
+import { TextSample, webvttSegment } from './webvtt/webvtt';
+import { outputShift, readFragmentRange, readFragmentSamples, readSampleBytes, readSampleData, SampleWithData, SourceSample, trackHeaderOf, withFragmentSpan } from '../media/samples';
+import { audioCounter, audioGroups, audioPieces, audioTsSamples, streamOf, videoCounter, videoScan, videoTsSamples } from './mpegts/ts-continuity';
+
+/** Largest segment we generate in memory (a 4 s segment is a few MB even at high bitrates). */
+export const MAX_GENERATED_SEGMENT_BYTES = 64 << 20;
+
+/** The track whose segments number the rendition's: the video, else the one track. */
+export function numberingTrack(r: Rendition): ViewTrack {
+  return videoOf(r) ?? r.tracks[0]!;
+}
+
+function tooLarge(what: string, bytes: number): OriginError {
+  return new OriginError('unsupported-media', `${what} would be ${bytes} bytes, over the ${MAX_GENERATED_SEGMENT_BYTES}-byte limit of one generated segment`, undefined, 'segment-too-large');
+}
+
+/** View fragment range [first, end) of a view track. */
+function fragmentRange(t: ViewTrack): { first: number; end: number } {
+  const s = t.segments;
+  return { first: s[0]!.first, end: s[s.length - 1]!.first + s[s.length - 1]!.count };
+}
+
+async function withSource<T>(path: string, open: SourceOpener, f: (source: ByteSource) => Promise<T>): Promise<T> {
+  const source = await open(path);
+  try {
+    return await f(source);
+  } finally {
+    await source.close();
+  }
+}
+
+/** The samples of one view segment of a single-track rendition, with their bytes: one open, one read. */
+function segmentSamples(t: ViewTrack, seg: { first: number; count: number }, shift: bigint, open: SourceOpener, lease?: ReadLease): Promise<SampleWithData[]> {
+  return withSource(t.track.src, open, async (source) => {
+    const span = await withFragmentSpan(source, t.track, seg.first, seg.first + seg.count - 1, MAX_GENERATED_SEGMENT_BYTES, lease);
+    return readSampleData(span, await readFragmentRange(span, t.track, seg.first, seg.count, shift), MAX_GENERATED_SEGMENT_BYTES);
+  });
+}
+
+function attach(ts: TsSample[], data: readonly Uint8Array[]): void {
+  for (let i = 0; i < ts.length; i++) ts[i]!.data = data[i]!;
+}
+
+/**
+ * MPEG-TS segment `index` (0-based) of a rendition with video. Each source is opened once and its
+ * fragments' byte range read once (withFragmentSpan): moofs and sample data come from that read.
+ * `allocate` gives the output buffer (writeTsSegment); by default a new one.
+ */
+export async function tsSegment(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile, allocate?: (size: number) => Uint8Array): Promise<Uint8Array> {
+  const p = view.presentation;
+  const v = videoOf(r);
+  if (v === undefined) throw new OriginError('internal', `rendition ${r.key} has no video`, 'tsSegment');
+  const seg = v.segments[index]!;
+  const last = index === v.segments.length - 1;
+  const a = audioOf(r);
+  const lo = index === 0 ? undefined : seg.first;
+  const hi = last ? undefined : v.segments[index + 1]!.first;
+  // The video and the audio are read concurrently (two sources, or two ranges of one): the
+  // segment waits for one round of reads, not two in turn. Both reads go into pooled buffers
+  // (read-buffers.ts) that return to the pool once the segment is written: the output is a copy.
+  // allSettled, not all: on a failure the other read may still be filling its buffer, which must
+  // not go back to the pool (and to another request) before it is done.
+  const lease = new ReadLease();
+  try {
+    const [videoRead, audioRead, piecesRead] = await Promise.allSettled([
+      videoScan(v.track, p, open).then(async (scan) => [scan, await readVideo(v, seg.first, seg.count, p, scan.decodeDelay, open, lease)] as const),
+      a === undefined ? undefined : readMuxedAudio(a, v, p, lo, hi, open, lease),
+      a === undefined ? undefined : audioPieces(a.track, v.track, p, open),
+    ]);
+    if (videoRead.status === 'rejected') throw videoRead.reason;
+    if (audioRead.status === 'rejected') throw audioRead.reason;
+    if (piecesRead.status === 'rejected') throw piecesRead.reason;
+    const [scan, video] = videoRead.value;
+    const muxed = audioRead.value === undefined || piecesRead.value === undefined ? undefined : ([audioRead.value, piecesRead.value] as const);
+    const input: TsSegmentInput = {
+      streams: [{ stream: streamOf(v.track), samples: video, cc: videoCounter(scan, fragmentRange(v).first, seg.first) }],
+      patCc: index & 0x0f,
+      pmtCc: index & 0x0f,
+      ...(last ? {} : { nextPcr: to90k(v.segments[index + 1]!.time - scan.decodeDelay, v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET) - PCR_LEAD }),
+    };
+    if (a !== undefined && muxed !== undefined) {
+      const [audio, pieces] = muxed;
+      const range = fragmentRange(a);
+      input.streams.push({ stream: streamOf(a.track), samples: audio, cc: audioCounter(pieces, range.first, range.end, lo) });
+    }
+    const plan = planTsSegment(input);
+    if (plan.size > MAX_GENERATED_SEGMENT_BYTES) throw tooLarge(`TS segment ${index + 1} of ${r.key}`, plan.size);
+    return writeTsSegment(input, plan, allocate);
+  } finally {
+    lease.release();
+  }
+}
+
+/** The video samples of fragments [first, first + count) with their bytes. */
+async function readVideo(v: ViewTrack, first: number, count: number, p: Presentation, decodeDelay: bigint, open: SourceOpener, lease: ReadLease): Promise<TsSample[]> {
+  return withSource(v.track.src, open, async (source) => {
+    const span = await withFragmentSpan(source, v.track, first, first + count - 1, MAX_GENERATED_SEGMENT_BYTES, lease);
+    const samples = await readFragmentRange(span, v.track, first, count, outputShift(v.track, p.origin));
+    const ts = videoTsSamples(samples, v.track, decodeDelay);
+    attach(ts, await readSampleBytes(span, samples, MAX_GENERATED_SEGMENT_BYTES));
+    return ts;
+  });
+}
+
+/**
+ * The audio frames of the segment whose video fragments are [lo, hi) (undefined: open ended),
+ * with their bytes, from the audio view track's fragments that overlap that time window.
+ */
+async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: number | undefined, hi: number | undefined, open: SourceOpener, lease: ReadLease): Promise<TsSample[]> {
+  const range = fragmentRange(a);
+  const fa = a.track.fragments;
+  const fv = v.track.fragments;
+  const tsA = BigInt(a.track.properties.TimeScale);
+  const tsV = BigInt(v.track.properties.TimeScale);
+  const shiftA = outputShift(a.track, p.origin);
+  const shiftV = outputShift(v.track, p.origin);
+  // Compared as audio ticks × tsV against video ticks × tsA.
+  const from = lo === undefined ? undefined : (fv.times[lo]! - shiftV) * tsA;
+  const to = hi === undefined ? undefined : (fv.times[hi]! - shiftV) * tsA;
+  const overlapping: number[] = [];
+  for (let i = range.first; i < range.end; i++) {
+    const start = (fa.times[i]! - shiftA) * tsV;
+    if (to !== undefined && start >= to) break; // fragments ascend in time
+    const end = start + BigInt(fa.durations[i]!) * tsV;
+    if (from !== undefined && end <= from) continue;
+    overlapping.push(i);
+  }
+  const picked: SourceSample[] = [];
+  const groups: number[] = [];
+  const ts = await withSource(a.track.src, open, async (source) => {
+    const span = overlapping.length === 0 ? source : await withFragmentSpan(source, a.track, overlapping[0]!, overlapping[overlapping.length - 1]!, MAX_GENERATED_SEGMENT_BYTES, lease);
+    for (const i of overlapping) {
+      const samples = await readFragmentSamples(span, a.track, i, shiftA);
+      const g = audioGroups(samples, a.track, v.track, p);
+      samples.forEach((s, j) => {
+        const k = g.interval[j]!;
+        if ((lo === undefined || k >= lo) && (hi === undefined || k < hi)) {
+          picked.push(s);
+          groups.push(g.group[j]!);
+        }
+      });
+    }
+    const out = audioTsSamples(picked, a.track, groups);
+    attach(out, await readSampleBytes(span, picked, MAX_GENERATED_SEGMENT_BYTES));
+    return out;
+  });
+  return ts;
+}
+
+/** Packed audio segment `index` (0-based) of an audio-only rendition. */
+export async function packedAudio(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile): Promise<Uint8Array> {
+  const t = r.tracks[0]!;
+  const seg = t.segments[index]!;
+  const what = `${t.track.src} track ${t.track.properties.trackID}`;
+  const config = codecConfigOf(trackHeaderOf(t.track).stsd, what);
+  let codec: PackedCodec;
+  if (config.kind === 'aac') codec = { kind: 'aac', adts: adtsConfigOf(config.asc, what) };
+  else if (config.kind === 'ac3' || config.kind === 'ec3') codec = { kind: config.kind };
+  else throw new OriginError('unsupported-media', 'packed audio carries AAC, AC-3 or E-AC-3 only', what);
+  const shift = outputShift(t.track, view.presentation.origin);
+  // The frames are read into a pooled buffer (read-buffers.ts): packedAudioSegment copies them
+  // into the segment, so the buffer goes back once it returns (one read: nothing else in flight).
+  const lease = new ReadLease();
+  try {
+    const samples = await segmentSamples(t, seg, shift, open, lease);
+    const first = samples[0];
+    if (first === undefined) throw new OriginError('corrupt-media', `segment ${index + 1} has no samples`, what);
+    const pts = to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
+    return packedAudioSegment(codec, pts, samples.map((s) => s.data));
+  } finally {
+    lease.release();
+  }
+}
+
+/** The first sample of view fragment `n` (1-based) of a video track: the keyframe an I-frame segment holds. */
+async function keyframe(view: PlayoutView, v: ViewTrack, n: number, open: SourceOpener): Promise<SampleWithData & { index: number }> {
+  const range = fragmentRange(v);
+  const index = range.first + n - 1;
+  if (!Number.isSafeInteger(index) || n < 1 || index >= range.end) {
+    throw new OriginError('not-found', `no keyframe ${n} for ${v.track.properties.trackName}=${v.track.properties.systemBitrate} (there are ${range.end - range.first})`, undefined, 'unknown-time');
+  }
+  return withSource(v.track.src, open, async (source) => {
+    const samples = await readFragmentSamples(source, v.track, index, outputShift(v.track, view.presentation.origin));
+    const first = samples[0];
+    if (first === undefined || !first.sync) {
+      throw new OriginError('not-found', `fragment ${n} of ${v.track.properties.trackName} does not start with a keyframe`, undefined, 'unknown-time');
+    }
+    const [withData] = await readSampleData(source, [first], MAX_GENERATED_SEGMENT_BYTES);
+    return { ...withData!, index };
+  });
+}
+
+/**
+ * An I-frame segment as MPEG-TS: PAT, PMT and the one keyframe (its PTS on the TS clock; a frame
+ * decoded alone needs no DTS). Counters start at 0: each I-frame segment is read on its own.
+ */
+export async function keyframeTs(view: PlayoutView, v: ViewTrack, n: number, open: SourceOpener = openFile): Promise<Uint8Array> {
+  const k = await keyframe(view, v, n, open);
+  const pts = to90k(k.time + BigInt(k.compositionOffset), v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
+  const sample: TsSample = { dts: pts, pts, size: k.size, keyframe: true, group: 0, data: k.data, file: v.track.src, offset: k.offset };
+  return writeTsSegment({ streams: [{ stream: streamOf(v.track), samples: [sample], cc: 0 }], patCc: 0, pmtCc: 0 });
+}
+
+/** sample_flags of a sync sample: sample_depends_on = 2 (does not depend on others), §8.8.3.1. */
+const SYNC_SAMPLE_FLAGS = 0x02000000;
+
+/**
+ * An I-frame segment as fMP4 (for hls_fmp4; the init segment is the track's `hls/…m4s`): one
+ * moof (mfhd, traf with tfhd default-base-is-moof, tfdt v1, a one-sample trun v1) and its mdat
+ * (ISO/IEC 14496-12 §8.8.4–8.8.12).
+ */
+export async function keyframeFmp4(view: PlayoutView, v: ViewTrack, n: number, open: SourceOpener = openFile): Promise<Uint8Array> {
+  const k = await keyframe(view, v, n, open);
+  const trackId = trackHeaderOf(v.track).trackID;
+  const mdatHeader = mdatHeaderSize(k.size);
+  let moofSize = 0;
+  const dataOffset: Writable = { size: 4, write: (w) => w.i32(moofSize + mdatHeader) };
+  const trunFlags = TRUN.dataOffset | TRUN.duration | TRUN.size | TRUN.flags | TRUN.compositionOffset;
+  const moof = box(
+    'moof',
+    fullBox('mfhd', 0, 0, field.u32(k.index + 1)),
+    box(
+      'traf',
+      fullBox('tfhd', 0, TFHD.defaultBaseIsMoof, field.u32(trackId)),
+      fullBox('tfdt', 1, 0, field.u64(k.time)),
+      fullBox('trun', 1, trunFlags, field.u32(1), dataOffset, field.u32(k.duration), field.u32(k.size), field.u32(SYNC_SAMPLE_FLAGS), field.i32(k.compositionOffset)),
+    ),
+  );
+  moofSize = moof.size;
+  return serialize(moof, box('mdat', field.bytes(k.data)));
+}
+
+/**
+ * WebVTT segment `index` (0-based) of a text track (RFC 8216 §3.5), converted by webvtt.ts from
+ * the samples of the text track's own view segment; the window is that segment's output time
+ * range. X-TIMESTAMP-MAP maps LOCAL 0 to TS_TIME_OFFSET on the TS clock, or to 0 with fMP4
+ * segments (whose times are the output times themselves).
+ */
+export async function webvttText(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile): Promise<string> {
+  const t = r.tracks[0]!;
+  const seg = t.segments[index]!;
+  const shift = outputShift(t.track, view.presentation.origin);
+  const samples = await segmentSamples(t, seg, shift, open);
+  const text: TextSample[] = samples.map((s) => ({ data: s.data, sourceTime: s.sourceTime, time: s.time, duration: BigInt(s.duration) }));
+  const mpegts = view.options.bool('hls_fmp4') ? 0 : TS_TIME_OFFSET;
+  return webvttSegment(text, t.track.properties.TimeScale, mpegts, { start: seg.time, end: seg.time + seg.duration });
+}
