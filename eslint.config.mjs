@@ -5,11 +5,30 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'build/', 'dist/', 'coverage/', 'test-artifacts/', 'bench/.cache/', 'assembly/', 'test/wasm/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'build/',
+      'dist/',
+      'coverage/',
+      'test-artifacts/',
+      'bench/.cache/',
+      'assembly/',
+      'test/wasm/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+        process: 'readonly',
+        console: 'readonly',
+      },
+    },
     rules: {
       'no-shadow': 'off',
       '@typescript-eslint/no-shadow': 'error',

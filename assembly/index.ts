@@ -29,11 +29,11 @@ import {
   replaceRequestHeader,
   sendLocalResponseText,
   setRootContextFactory,
-} from "./proxy";
-import { parseJson } from "./json";
-import { EdgeConfig, parseEdgeConfig } from "./edge/config";
-import { decide } from "./edge/pipeline";
-import { Refusal, Verdict, refusalCode, refusalDetails, refusalStatus } from "./edge/refusals";
+} from './proxy';
+import { parseJson } from './json';
+import { EdgeConfig, parseEdgeConfig } from './edge/config';
+import { decide } from './edge/pipeline';
+import { Refusal, Verdict, refusalCode, refusalDetails, refusalStatus } from './edge/refusals';
 
 // Only the callbacks this plugin acts in. Envoy skips a callback the module does not export
 // (proxy-wasm-abi.md §1.2): without the response, body, trailer, log, tick and done callbacks it
@@ -48,10 +48,10 @@ export {
   proxy_on_configure,
   proxy_on_request_headers,
   proxy_on_delete,
-} from "./proxy/exports";
+} from './proxy/exports';
 
 /** Access-Control-Expose-Headers as the origin sends it on every response (origin/server/server.ts). */
-const EXPOSE_HEADERS = "Content-Length, Content-Range, ETag, Last-Modified, X-Origin-Error";
+const EXPOSE_HEADERS = 'Content-Length, Content-Range, ETag, Last-Modified, X-Origin-Error';
 
 /** The plugin instance of one worker: holds the configuration read in onConfigure. */
 class EdgeRoot extends RootContext {
@@ -61,27 +61,27 @@ class EdgeRoot extends RootContext {
     // An absent configuration means {} (Envoy hands over 0 bytes).
     if (configuration.byteLength == 0) {
       this.config = new EdgeConfig();
-      logInfo("edge: no configuration, using {}");
+      logInfo('edge: no configuration, using {}');
       return true;
     }
     const json = parseJson(configuration);
     const value = json.value;
     if (value === null) {
-      logError("edge: invalid JSON configuration at byte " + json.position.toString() + ": " + json.error);
+      logError('edge: invalid JSON configuration at byte ' + json.position.toString() + ': ' + json.error);
       return false;
     }
     if (!value.isObject()) {
-      logError("edge: the configuration must be a JSON object");
+      logError('edge: the configuration must be a JSON object');
       return false;
     }
     const result = parseEdgeConfig(value);
     const config = result.config;
     if (config === null) {
-      logError("edge: configuration refused: " + result.error);
+      logError('edge: configuration refused: ' + result.error);
       return false;
     }
     this.config = config;
-    logInfo("edge: " + describe(config));
+    logInfo('edge: ' + describe(config));
     return true;
   }
 
@@ -93,35 +93,39 @@ class EdgeRoot extends RootContext {
 /** The configuration in one log line: prefixes and what is on (never secrets). */
 function describe(config: EdgeConfig): string {
   const n = config.locations.length;
-  if (n == 0) return "no locations: paths are normalised, no location rules";
+  if (n == 0) return 'no locations: paths are normalised, no location rules';
   const parts = new Array<string>(n);
   for (let i = 0; i < n; i++) parts[i] = config.locations[i].describe();
-  return n.toString() + (n == 1 ? " location: " : " locations: ") + parts.join("; ");
+  return n.toString() + (n == 1 ? ' location: ' : ' locations: ') + parts.join('; ');
 }
 
 class EdgeStream extends HttpContext {
-  constructor(id: u32, root: RootContext, private readonly config: EdgeConfig) {
+  constructor(
+    id: u32,
+    root: RootContext,
+    private readonly config: EdgeConfig,
+  ) {
     super(id, root);
   }
 
   onRequestHeaders(headerCount: u32, endOfStream: bool): Action {
     const config = this.config;
     // Raw bytes, checked byte for byte (target.ts parseTargetBytes says why not a string).
-    const raw = getRequestHeaderBytes(":path");
-    if (raw === null) return this.reply(Verdict.refuse(Refusal.BadPath, "no :path"), null);
+    const raw = getRequestHeaderBytes(':path');
+    if (raw === null) return this.reply(Verdict.refuse(Refusal.BadPath, 'no :path'), null);
     const bytes = Uint8Array.wrap(raw);
     // Host calls only when a location could use the answer.
-    const authorization = config.hasBasic ? getRequestHeaderBytes("authorization") : null;
+    const authorization = config.hasBasic ? getRequestHeaderBytes('authorization') : null;
     const now: i64 = config.hasToken ? <i64>(currentTimeNanoseconds() / 1_000_000_000) : 0;
     const verdict = decide(config, bytes, authorization !== null ? Uint8Array.wrap(authorization) : null, now);
     if (verdict.refused) return this.reply(verdict, bytes);
     // The verdict's target is ASCII and every byte was checked, so equal text means equal bytes:
     // compared in place, no decoded copy of :path.
     const changed = !sameAscii(verdict.target, bytes);
-    if (changed) replaceRequestHeader(":path", verdict.target);
+    if (changed) replaceRequestHeader(':path', verdict.target);
     if (isLogEnabled(LogLevel.Debug)) {
       const target = String.UTF8.decode(raw, false);
-      logDebug("edge: " + method() + " " + printable(target) + (changed ? " -> " + printable(verdict.target) : ""));
+      logDebug('edge: ' + method() + ' ' + printable(target) + (changed ? ' -> ' + printable(verdict.target) : ''));
     }
     return Action.Continue;
   }
@@ -130,18 +134,29 @@ class EdgeStream extends HttpContext {
   private reply(verdict: Verdict, target: Uint8Array | null): Action {
     const refusal = verdict.refusal;
     const headers = new Array<Header>(0);
-    headers.push(new Header("content-type", "text/plain; charset=utf-8"));
-    headers.push(new Header("cache-control", "no-store"));
-    headers.push(new Header("access-control-allow-origin", "*"));
-    headers.push(new Header("access-control-expose-headers", EXPOSE_HEADERS));
-    headers.push(new Header("x-origin-error", refusalCode(refusal)));
-    if (verdict.challenge.length > 0) headers.push(new Header("www-authenticate", verdict.challenge));
+    headers.push(new Header('content-type', 'text/plain; charset=utf-8'));
+    headers.push(new Header('cache-control', 'no-store'));
+    headers.push(new Header('access-control-allow-origin', '*'));
+    headers.push(new Header('access-control-expose-headers', EXPOSE_HEADERS));
+    headers.push(new Header('x-origin-error', refusalCode(refusal)));
+    if (verdict.challenge.length > 0) headers.push(new Header('www-authenticate', verdict.challenge));
     const details = refusalDetails(refusal);
     if (isLogEnabled(LogLevel.Debug)) {
-      const shown = target !== null ? printable(latin1(target)) : "-";
-      logDebug("edge: " + method() + " " + shown + " -> " + refusalStatus(refusal).toString() + " " + details + ": " + printable(verdict.message));
+      const shown = target !== null ? printable(latin1(target)) : '-';
+      logDebug(
+        'edge: ' +
+          method() +
+          ' ' +
+          shown +
+          ' -> ' +
+          refusalStatus(refusal).toString() +
+          ' ' +
+          details +
+          ': ' +
+          printable(verdict.message),
+      );
     }
-    sendLocalResponseText(refusalStatus(refusal), details, verdict.message + "\n", headers);
+    sendLocalResponseText(refusalStatus(refusal), details, verdict.message + '\n', headers);
     return Action.Pause;
   }
 }
@@ -153,34 +168,34 @@ function sameAscii(text: string, bytes: Uint8Array): bool {
   const t = changetype<usize>(text);
   const b = bytes.dataStart;
   for (let i = 0; i < n; i++) {
-    if (<u32>load<u16>(t + (<usize>i << 1)) != <u32>load<u8>(b + <usize>i)) return false;
+    if (<u32>load<u16>(t + ((<usize>i) << 1)) != <u32>load<u8>(b + <usize>i)) return false;
   }
   return true;
 }
 
 /** The request's method for a debug line (looked up only when one is written). */
 function method(): string {
-  const m = getRequestHeader(":method");
-  return m !== null ? printable(m) : "-";
+  const m = getRequestHeader(':method');
+  return m !== null ? printable(m) : '-';
 }
 
 /** Bytes as one character each (for a log line of a refused target, which may hold any byte). */
 function latin1(bytes: Uint8Array): string {
   const n = min(bytes.length, 300);
-  let out = "";
+  let out = '';
   for (let i = 0; i < n; i++) out += String.fromCharCode(<i32>bytes[i]);
-  return bytes.length > n ? out + "..." : out;
+  return bytes.length > n ? out + '...' : out;
 }
 
 /** At most 256 characters of `text` with everything but printable ASCII shown as '?' (log lines). */
 function printable(text: string): string {
   const n = min(text.length, 256);
-  let out = "";
+  let out = '';
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    out += c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : "?";
+    out += c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : '?';
   }
-  return text.length > n ? out + "..." : out;
+  return text.length > n ? out + '...' : out;
 }
 
 // Top-level code runs in _initialize: registering the factory calls no host function.

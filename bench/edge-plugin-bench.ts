@@ -55,14 +55,24 @@ const CANONICAL_FILTER = FILTER; // what the raw spelling below becomes
 const FILTER_RAW = 'filter=(type == "video") %26%26 (systemBitrate <= 1000000)'.replace(/ /g, '%20');
 const HD = 'filter=type%3D%3D%22video%22%26%26MaxHeight%3E%3D720';
 const sha = (password: string): string => `{SHA}${createHash('sha1').update(password).digest('base64')}`;
-const basic = (user: string, password: string): [string, string] => ['authorization', `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`];
+const basic = (user: string, password: string): [string, string] => [
+  'authorization',
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+];
 
 /** A player's request headers around a given :path (and extra headers). */
 const headers = (target: string, extra: HeaderList = []): HeaderList => [
-  [':authority', 'edge.example.com'], [':path', target], [':method', 'GET'], [':scheme', 'https'],
+  [':authority', 'edge.example.com'],
+  [':path', target],
+  [':method', 'GET'],
+  [':scheme', 'https'],
   ['user-agent', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36'],
-  ['accept', '*/*'], ['accept-encoding', 'gzip, deflate, br'], ['origin', 'https://player.example.com'],
-  ['referer', 'https://player.example.com/'], ['x-forwarded-proto', 'https'], ['x-request-id', '0f8b2a9e-3d4c-4e5f-8a6b-7c8d9e0f1a2b'],
+  ['accept', '*/*'],
+  ['accept-encoding', 'gzip, deflate, br'],
+  ['origin', 'https://player.example.com'],
+  ['referer', 'https://player.example.com/'],
+  ['x-forwarded-proto', 'https'],
+  ['x-request-id', '0f8b2a9e-3d4c-4e5f-8a6b-7c8d9e0f1a2b'],
   ...extra,
 ];
 
@@ -79,35 +89,102 @@ interface Scenario {
 }
 
 function scenarios(): Scenario[] {
-  const signed = (p: string): string => signUrl({ secret: SECRET, prefix: 'token', path: p, timestamp: Math.floor(Date.now() / 1000) });
+  const signed = (p: string): string =>
+    signUrl({ secret: SECRET, prefix: 'token', path: p, timestamp: Math.floor(Date.now() / 1000) });
   const token = { secret: SECRET, prefix: 'token', timeout: 3600, skew: 60 };
   const rewrite = { maps: { filter: { hd: HD } } };
   return [
-    { name: 'normalise only', config: {}, target: () => '/vod/tears.ism/.mpd', expect: { forwarded: '/vod/tears.ism/.mpd' } },
-    { name: 'token', config: { locations: [{ prefix: '/token/', skip_rewrite: false, auth_token: token }] },
-      target: () => signed('/vod/tears.ism/.mpd'), expect: { forwarded: '/token/vod/tears.ism/.mpd' } },
-    { name: 'filter', config: { locations: [{ prefix: '/', validate_filter: true }] },
-      target: () => `/vod/tears.ism/.mpd?${FILTER_RAW}`, expect: { forwarded: `/vod/tears.ism/.mpd?${CANONICAL_FILTER}` } },
-    { name: 'filter, new each time', config: { locations: [{ prefix: '/', validate_filter: true }] }, varies: true,
-      target: (i) => `/vod/tears.ism/.mpd?${FILTER_RAW.replace('1000000', String(1000000 + i))}`, expect: { status: 0 } },
-    { name: 'token + filter', config: { locations: [{ prefix: '/token/', skip_rewrite: false, auth_token: token, validate_filter: true }] },
-      target: () => `${signed('/vod/tears.ism/.mpd')}?${FILTER_RAW}`, expect: { forwarded: `/token/vod/tears.ism/.mpd?${CANONICAL_FILTER}` } },
-    { name: 'alias + filter', config: { locations: [{ prefix: '/', skip_rewrite: false, rewrite, validate_filter: true }] },
-      target: () => '/vod/tears.ism/hd/Manifest', expect: { forwarded: `/vod/tears.ism/Manifest?${HD}&suppress_query_parameters` } },
-    { name: 'token+alias+filter', config: { locations: [{ prefix: '/token/', skip_rewrite: false, auth_token: token, rewrite, validate_filter: true }] },
-      target: () => signed('/vod/tears.ism/hd/Manifest'), expect: { forwarded: `/token/vod/tears.ism/Manifest?${HD}&suppress_query_parameters` } },
-    { name: 'basic {SHA}', config: { locations: [{ prefix: '/', auth_basic: { realm: 'bench', users: [`alice:${sha('wonderland')}`] } }] },
-      target: () => '/vod/tears.ism/.mpd', extra: [basic('alice', 'wonderland')], expect: { forwarded: '/vod/tears.ism/.mpd' } },
-    { name: 'basic $apr1$', config: { locations: [{ prefix: '/', auth_basic: { realm: 'bench', users: ['bob:$apr1$saltsalt$yAAkm4libquA.ZWLHbSBq/'] } }] },
-      target: () => '/vod/tears.ism/.mpd', extra: [basic('bob', 'password')], expect: { forwarded: '/vod/tears.ism/.mpd' } },
-    { name: '$apr1$ refused', config: { locations: [{ prefix: '/', auth_basic: { realm: 'bench', users: ['bob:$apr1$saltsalt$yAAkm4libquA.ZWLHbSBq/'] } }] },
-      target: () => '/vod/tears.ism/.mpd', extra: [basic('bob', 'passw0rd')], expect: { status: 401 } },
-    { name: 'bad filter (400)', config: { locations: [{ prefix: '/', validate_filter: true }] },
-      target: () => '/vod/tears.ism/.mpd?filter=type%3D%22video%22', expect: { status: 400 } },
+    {
+      name: 'normalise only',
+      config: {},
+      target: () => '/vod/tears.ism/.mpd',
+      expect: { forwarded: '/vod/tears.ism/.mpd' },
+    },
+    {
+      name: 'token',
+      config: { locations: [{ prefix: '/token/', skip_rewrite: false, auth_token: token }] },
+      target: () => signed('/vod/tears.ism/.mpd'),
+      expect: { forwarded: '/token/vod/tears.ism/.mpd' },
+    },
+    {
+      name: 'filter',
+      config: { locations: [{ prefix: '/', validate_filter: true }] },
+      target: () => `/vod/tears.ism/.mpd?${FILTER_RAW}`,
+      expect: { forwarded: `/vod/tears.ism/.mpd?${CANONICAL_FILTER}` },
+    },
+    {
+      name: 'filter, new each time',
+      config: { locations: [{ prefix: '/', validate_filter: true }] },
+      varies: true,
+      target: (i) => `/vod/tears.ism/.mpd?${FILTER_RAW.replace('1000000', String(1000000 + i))}`,
+      expect: { status: 0 },
+    },
+    {
+      name: 'token + filter',
+      config: { locations: [{ prefix: '/token/', skip_rewrite: false, auth_token: token, validate_filter: true }] },
+      target: () => `${signed('/vod/tears.ism/.mpd')}?${FILTER_RAW}`,
+      expect: { forwarded: `/token/vod/tears.ism/.mpd?${CANONICAL_FILTER}` },
+    },
+    {
+      name: 'alias + filter',
+      config: { locations: [{ prefix: '/', skip_rewrite: false, rewrite, validate_filter: true }] },
+      target: () => '/vod/tears.ism/hd/Manifest',
+      expect: { forwarded: `/vod/tears.ism/Manifest?${HD}&suppress_query_parameters` },
+    },
+    {
+      name: 'token+alias+filter',
+      config: {
+        locations: [{ prefix: '/token/', skip_rewrite: false, auth_token: token, rewrite, validate_filter: true }],
+      },
+      target: () => signed('/vod/tears.ism/hd/Manifest'),
+      expect: { forwarded: `/token/vod/tears.ism/Manifest?${HD}&suppress_query_parameters` },
+    },
+    {
+      name: 'basic {SHA}',
+      config: { locations: [{ prefix: '/', auth_basic: { realm: 'bench', users: [`alice:${sha('wonderland')}`] } }] },
+      target: () => '/vod/tears.ism/.mpd',
+      extra: [basic('alice', 'wonderland')],
+      expect: { forwarded: '/vod/tears.ism/.mpd' },
+    },
+    {
+      name: 'basic $apr1$',
+      config: {
+        locations: [
+          { prefix: '/', auth_basic: { realm: 'bench', users: ['bob:$apr1$saltsalt$yAAkm4libquA.ZWLHbSBq/'] } },
+        ],
+      },
+      target: () => '/vod/tears.ism/.mpd',
+      extra: [basic('bob', 'password')],
+      expect: { forwarded: '/vod/tears.ism/.mpd' },
+    },
+    {
+      name: '$apr1$ refused',
+      config: {
+        locations: [
+          { prefix: '/', auth_basic: { realm: 'bench', users: ['bob:$apr1$saltsalt$yAAkm4libquA.ZWLHbSBq/'] } },
+        ],
+      },
+      target: () => '/vod/tears.ism/.mpd',
+      extra: [basic('bob', 'passw0rd')],
+      expect: { status: 401 },
+    },
+    {
+      name: 'bad filter (400)',
+      config: { locations: [{ prefix: '/', validate_filter: true }] },
+      target: () => '/vod/tears.ism/.mpd?filter=type%3D%22video%22',
+      expect: { status: 400 },
+    },
   ];
 }
 
-const INFO = { remoteAddress: '127.0.0.1', remotePort: 40000, protocol: 'HTTP/2', localAddress: '127.0.0.1', localPort: 8080, connectionId: 1 };
+const INFO = {
+  remoteAddress: '127.0.0.1',
+  remotePort: 40000,
+  protocol: 'HTTP/2',
+  localAddress: '127.0.0.1',
+  localPort: 8080,
+  connectionId: 1,
+};
 
 /** One request; returns the forwarded :path or the status, checked against the scenario. */
 async function oneRequest(plugin: ProxyWasmPlugin, h: HeaderList, s: Scenario): Promise<number> {
@@ -115,8 +192,10 @@ async function oneRequest(plugin: ProxyWasmPlugin, h: HeaderList, s: Scenario): 
   const v = await stream.requestHeaders(h, true);
   stream.end();
   if ('forwarded' in s.expect) {
-    const forwarded = v.kind === 'continue' ? v.headers.find(([k]) => k === ':path')?.[1] : `status ${v.response.headers[0]?.[1]}`;
-    if (forwarded !== s.expect.forwarded) throw new Error(`${s.name}: forwarded ${forwarded}, expected ${s.expect.forwarded}`);
+    const forwarded =
+      v.kind === 'continue' ? v.headers.find(([k]) => k === ':path')?.[1] : `status ${v.response.headers[0]?.[1]}`;
+    if (forwarded !== s.expect.forwarded)
+      throw new Error(`${s.name}: forwarded ${forwarded}, expected ${s.expect.forwarded}`);
     return forwarded.length;
   }
   if (s.varies === true && v.kind === 'continue') return 1;
@@ -143,8 +222,13 @@ export async function runEdgePluginBench(options: EdgePluginBenchOptions = {}): 
   const results: Array<{ scenario: string; target: string; us: Stats; pluginWorkUs: number; samplesUs: number[] }> = [];
   for (const s of scenarios()) {
     const plugin = await createProxyWasmPlugin({
-      wasm, name: 'edge', rootId: 'edge', vmId: 'edge', vmConfiguration: new Uint8Array(0),
-      pluginConfiguration: new Uint8Array(Buffer.from(JSON.stringify(s.config))), failurePolicy: 'FAIL_CLOSED',
+      wasm,
+      name: 'edge',
+      rootId: 'edge',
+      vmId: 'edge',
+      vmConfiguration: new Uint8Array(0),
+      pluginConfiguration: new Uint8Array(Buffer.from(JSON.stringify(s.config))),
+      failurePolicy: 'FAIL_CLOSED',
       log: (level, line) => {
         if (level === 'error' || level === 'critical') throw new Error(`${s.name}: ${line}`);
       },
@@ -167,7 +251,13 @@ export async function runEdgePluginBench(options: EdgePluginBenchOptions = {}): 
       }
       if (plugin.failState !== 0) throw new Error(`${s.name}: the plugin failed`);
       const us = stats(samples);
-      results.push({ scenario: s.name, target: s.target(0), us, pluginWorkUs: 0, samplesUs: samples.filter((_, i) => i % 10 === 0).map((x) => Math.round(x * 100) / 100) });
+      results.push({
+        scenario: s.name,
+        target: s.target(0),
+        us,
+        pluginWorkUs: 0,
+        samplesUs: samples.filter((_, i) => i % 10 === 0).map((x) => Math.round(x * 100) / 100),
+      });
     } finally {
       await plugin.shutdown();
     }
@@ -177,26 +267,39 @@ export async function runEdgePluginBench(options: EdgePluginBenchOptions = {}): 
 
   log(`edge plugin benchmark: µs per request through the host (request headers + end), ${machineLine()}`);
   log('');
-  const rows = [['scenario', 'median', 'p95', 'plugin work'], ...results.map((r) => [r.scenario, fmt(r.us.median), fmt(r.us.p95), r === results[0] ? '(baseline)' : `+${fmt(r.pluginWorkUs)}`])];
+  const rows = [
+    ['scenario', 'median', 'p95', 'plugin work'],
+    ...results.map((r) => [
+      r.scenario,
+      fmt(r.us.median),
+      fmt(r.us.p95),
+      r === results[0] ? '(baseline)' : `+${fmt(r.pluginWorkUs)}`,
+    ]),
+  ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   rows.forEach((r, i) => {
     log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
     if (i === 0) log(widths.map((w) => '-'.repeat(w)).join('  '));
   });
   log('');
-  log(`plugin work = median minus "normalise only" (${fmt(baseline)} µs: the host's per-request cost with the checks every request gets)`);
+  log(
+    `plugin work = median minus "normalise only" (${fmt(baseline)} µs: the host's per-request cost with the checks every request gets)`,
+  );
   const chain = results.find((r) => r.scenario === TARGET_SCENARIO)!;
-  const targets = [{
-    target: `plugin work for alias rewrite + token check + filter validation (${TARGET_SCENARIO})`,
-    limit: TARGET_PLUGIN_WORK_US,
-    measured: chain.pluginWorkUs,
-    unit: 'µs per request',
-    basis: `median of ${batches} batches of ${batch} requests minus the baseline's median (${fmt(baseline)} µs)`,
-    pass: chain.pluginWorkUs <= TARGET_PLUGIN_WORK_US,
-  }];
+  const targets = [
+    {
+      target: `plugin work for alias rewrite + token check + filter validation (${TARGET_SCENARIO})`,
+      limit: TARGET_PLUGIN_WORK_US,
+      measured: chain.pluginWorkUs,
+      unit: 'µs per request',
+      basis: `median of ${batches} batches of ${batch} requests minus the baseline's median (${fmt(baseline)} µs)`,
+      pass: chain.pluginWorkUs <= TARGET_PLUGIN_WORK_US,
+    },
+  ];
   log('');
   log('targets');
-  for (const t of targets) log(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.target}: +${fmt(t.measured)} µs (target <= ${t.limit} µs; ${t.basis})`);
+  for (const t of targets)
+    log(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.target}: +${fmt(t.measured)} µs (target <= ${t.limit} µs; ${t.basis})`);
 
   const result = {
     suite: 'edge-plugin',

@@ -57,15 +57,25 @@ export function benchTracks(): TrackProperties[] {
       sampleEntry: '',
     };
     if (video) {
-      return { ...base, avc_profile: [66, 77, 100][i % 3]!, avc_level: 30, MaxWidth: 512 + 64 * i, MaxHeight: 288 + 72 * i, FrameRate: i % 2 ? { num: 30000, den: 1001 } : { num: 25, den: 1 }, ScanType: 'progressive' };
+      return {
+        ...base,
+        avc_profile: [66, 77, 100][i % 3]!,
+        avc_level: 30,
+        MaxWidth: 512 + 64 * i,
+        MaxHeight: 288 + 72 * i,
+        FrameRate: i % 2 ? { num: 30000, den: 1001 } : { num: 25, den: 1 },
+        ScanType: 'progressive',
+      };
     }
-    if (i < 17) return { ...base, Channels: i % 3 ? 2 : 6, SamplingRate: 48000, BitsPerSample: 16, AudioTag: i % 3 ? 255 : 8192 };
+    if (i < 17)
+      return { ...base, Channels: i % 3 ? 2 : 6, SamplingRate: 48000, BitsPerSample: 16, AudioTag: i % 3 ? 255 : 8192 };
     return { ...base, Roles: 'subtitle' };
   });
 }
 
 type Predicate = (t: TrackProperties, all: readonly TrackProperties[]) => boolean;
-const lt = (r: { num: number; den: number } | undefined, num: number, den: number): boolean => r !== undefined && r.num * den <= num * r.den;
+const lt = (r: { num: number; den: number } | undefined, num: number, den: number): boolean =>
+  r !== undefined && r.num * den <= num * r.den;
 
 interface Shape {
   name: string;
@@ -76,7 +86,12 @@ interface Shape {
   tree?: Cond;
 }
 
-const str = (name: string, s: string): Cond => ({ k: 'cmp', op: '==', l: { k: 'var', name, spelled: name }, r: { k: 'str', s } });
+const str = (name: string, s: string): Cond => ({
+  k: 'cmp',
+  op: '==',
+  l: { k: 'var', name, spelled: name },
+  r: { k: 'str', s },
+});
 
 export const SHAPES: Shape[] = [
   { name: 'trivial', expression: 'true', js: () => true },
@@ -84,13 +99,30 @@ export const SHAPES: Shape[] = [
     name: 'typical',
     expression: 'type=="video"&&systemBitrate<=1000000',
     js: (t) => t.type === 'video' && t.systemBitrate <= 1_000_000,
-    tree: { k: 'and', items: [str('type', 'video'), { k: 'cmp', op: '<=', l: { k: 'var', name: 'systemBitrate', spelled: 'systemBitrate' }, r: { k: 'num', n: 1000000n, d: null } }] },
+    tree: {
+      k: 'and',
+      items: [
+        str('type', 'video'),
+        {
+          k: 'cmp',
+          op: '<=',
+          l: { k: 'var', name: 'systemBitrate', spelled: 'systemBitrate' },
+          r: { k: 'num', n: 1000000n, d: null },
+        },
+      ],
+    },
   },
   {
     name: 'device class',
-    expression: '(type=="video"&&avc_profile<=AVC_PROFILE_MAIN&&MaxHeight<=720&&FrameRate<=30000/1001)||(type=="audio"&&FourCC=="AACL"&&Channels==2)||type=="textstream"',
+    expression:
+      '(type=="video"&&avc_profile<=AVC_PROFILE_MAIN&&MaxHeight<=720&&FrameRate<=30000/1001)||(type=="audio"&&FourCC=="AACL"&&Channels==2)||type=="textstream"',
     js: (t) =>
-      (t.type === 'video' && t.avc_profile !== undefined && t.avc_profile <= 77 && t.MaxHeight !== undefined && t.MaxHeight <= 720 && lt(t.FrameRate, 30000, 1001)) ||
+      (t.type === 'video' &&
+        t.avc_profile !== undefined &&
+        t.avc_profile <= 77 &&
+        t.MaxHeight !== undefined &&
+        t.MaxHeight <= 720 &&
+        lt(t.FrameRate, 30000, 1001)) ||
       (t.type === 'audio' && t.FourCC === 'AACL' && t.Channels === 2) ||
       t.type === 'textstream',
   },
@@ -154,8 +186,12 @@ export async function runFilterBench(options: FilterBenchOptions = {}): Promise<
     // Correctness first: the engine and the hand-written predicate agree on every track.
     const expected = tracks.map((t) => shape.js(t, tracks));
     const got = engine.select(shape.expression, tracks);
-    if (got.some((k, i) => k !== expected[i])) throw new Error(`${shape.name}: the engine and the JS predicate disagree: ${JSON.stringify(got)} vs ${JSON.stringify(expected)}`);
-    if (shape.tree && refTracks.some((t, i) => holds(shape.tree!, t, refTracks) !== expected[i])) throw new Error(`${shape.name}: the reference evaluator disagrees`);
+    if (got.some((k, i) => k !== expected[i]))
+      throw new Error(
+        `${shape.name}: the engine and the JS predicate disagree: ${JSON.stringify(got)} vs ${JSON.stringify(expected)}`,
+      );
+    if (shape.tree && refTracks.some((t, i) => holds(shape.tree!, t, refTracks) !== expected[i]))
+      throw new Error(`${shape.name}: the reference evaluator disagrees`);
 
     engine.loadTracks(tracks);
     const handle = engine.handleOf(shape.expression);
@@ -170,8 +206,8 @@ export async function runFilterBench(options: FilterBenchOptions = {}): Promise<
     });
     const reference = shape.tree
       ? timeCalls(Math.max(1, batch / 10), Math.max(100, batches / 10), warmupCalls / 10, () => {
-        for (const t of refTracks) if (holds(shape.tree!, t, refTracks)) sink++;
-      })
+          for (const t of refTracks) if (holds(shape.tree!, t, refTracks)) sink++;
+        })
       : undefined;
     return {
       shape: shape.name,
@@ -211,15 +247,26 @@ export async function runFilterBench(options: FilterBenchOptions = {}): Promise<
   log(
     table([
       ['shape', 'kept', 'wasm <- target', 'engine.select()', 'JS predicate', 'TS reference', 'wasm / JS'],
-      ...results.map((r) => [r.shape, String(r.kept), cell(r.wasmNs), cell(r.selectNs), cell(r.jsPredicateNs), cell(r.referenceEvaluatorNs), (r.wasmNs.median / r.jsPredicateNs.median).toFixed(1)]),
+      ...results.map((r) => [
+        r.shape,
+        String(r.kept),
+        cell(r.wasmNs),
+        cell(r.selectNs),
+        cell(r.jsPredicateNs),
+        cell(r.referenceEvaluatorNs),
+        (r.wasmNs.median / r.jsPredicateNs.median).toFixed(1),
+      ]),
     ]),
   );
   log('');
-  log(`compile (parse + compile + release, raw module), us median / p95: ${compile.map((c) => `${c.shape} ${c.microseconds.median.toFixed(1)} / ${c.microseconds.p95.toFixed(1)}`).join('; ')}`);
+  log(
+    `compile (parse + compile + release, raw module), us median / p95: ${compile.map((c) => `${c.shape} ${c.microseconds.median.toFixed(1)} / ${c.microseconds.p95.toFixed(1)}`).join('; ')}`,
+  );
   for (const r of results) log(`  ${r.shape}: ${r.expression}`);
   log('');
   log('targets');
-  for (const t of targets) log(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.target}: ${fmtNs(t.measured)} ns (target <= ${t.limit}; ${t.basis})`);
+  for (const t of targets)
+    log(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.target}: ${fmtNs(t.measured)} ns (target <= ${t.limit}; ${t.basis})`);
 
   // --- JSON ---
   const result = {

@@ -56,14 +56,21 @@ function pinned(cpus: string | undefined, cmd: string, args: string[]): [string,
 }
 
 /** Starts a process and waits for the first `http://host:port` it prints on stdout. */
-function startPrinting(cpus: string | undefined, cmd: string, args: string[], pattern = /(http:\/\/[\d.]+:\d+)/): Promise<Proc> {
+function startPrinting(
+  cpus: string | undefined,
+  cmd: string,
+  args: string[],
+  pattern = /(http:\/\/[\d.]+:\d+)/,
+): Promise<Proc> {
   const [c, a] = pinned(cpus, cmd, args);
   const child = spawn(c, a, { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
   return new Promise((resolve, reject) => {
     let out = '';
-    child.once('exit', (code) => reject(new Error(`${cmd} ${args.join(' ')} exited (${code}) before listening: ${err}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`${cmd} ${args.join(' ')} exited (${code}) before listening: ${err}`)),
+    );
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const m = pattern.exec(out);
@@ -90,7 +97,18 @@ function originCliPath(): string {
 }
 
 function startOrigin(root: string, workers: number, extra: string[] = []): Promise<Proc> {
-  const args = [originCliPath(), 'serve', '--root', root, '--port', '0', '--no-player', '-q', ...(workers > 1 ? ['--workers', String(workers)] : []), ...extra];
+  const args = [
+    originCliPath(),
+    'serve',
+    '--root',
+    root,
+    '--port',
+    '0',
+    '--no-player',
+    '-q',
+    ...(workers > 1 ? ['--workers', String(workers)] : []),
+    ...extra,
+  ];
   return startPrinting(workers > 1 ? undefined : SERVER_CPU, process.execPath, args);
 }
 
@@ -106,7 +124,11 @@ function rssOf(pid: number): { pid: number; rss: number }[] {
   };
   const children = (p: number): number[] => {
     try {
-      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '').map(Number);
+      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter((x) => x !== '')
+        .map(Number);
     } catch {
       return [];
     }
@@ -140,7 +162,14 @@ end
 let scriptCount = 0;
 
 /** wrk against `base` + paths (cycled per connection when more than one). */
-function wrk(base: string, paths: string[], connections: number, seconds: number, threads = 1, cpus: string | undefined = LOAD_CPU): WrkResult {
+function wrk(
+  base: string,
+  paths: string[],
+  connections: number,
+  seconds: number,
+  threads = 1,
+  cpus: string | undefined = LOAD_CPU,
+): WrkResult {
   const dir = path.join(os.tmpdir(), `http-bench-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   const script = path.join(dir, `s${scriptCount++}.lua`);
@@ -149,7 +178,19 @@ function wrk(base: string, paths: string[], connections: number, seconds: number
       ? LUA_DONE
       : `local paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}\nlocal i = math.random(#paths)\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format("GET", paths[i])\nend\n${LUA_DONE}`;
   writeFileSync(script, lua);
-  const [cmd, args] = pinned(cpus, 'wrk', ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '10s', '-s', script, base + paths[0]]);
+  const [cmd, args] = pinned(cpus, 'wrk', [
+    '-t',
+    String(threads),
+    '-c',
+    String(connections),
+    '-d',
+    `${seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    script,
+    base + paths[0],
+  ]);
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
   if (r.error !== undefined) throw new Error(`wrk: ${r.error.message} (install it: apt-get install -y wrk)`);
   const m = /WRKJSON (\{.*\})/.exec(r.stdout);
@@ -163,7 +204,13 @@ function wrk(base: string, paths: string[], connections: number, seconds: number
     mbps: Number((j['bytes']! / secs / 1e6).toFixed(1)),
     bytesPerRequest: Math.round(j['bytes']! / Math.max(1, j['requests']!)),
     latencyMs: { p50: j['p50']! / 1000, p90: j['p90']! / 1000, p99: j['p99']! / 1000, max: j['max']! / 1000 },
-    errors: { connect: j['connect']!, read: j['read']!, write: j['write']!, status: j['status']!, timeout: j['timeout']! },
+    errors: {
+      connect: j['connect']!,
+      read: j['read']!,
+      write: j['write']!,
+      status: j['status']!,
+      timeout: j['timeout']!,
+    },
   };
 }
 
@@ -199,8 +246,12 @@ async function startNginx(root: string, workers: number, dir: string): Promise<P
   child.once('error', () => undefined);
   for (let i = 0; i < 100; i++) {
     await sleep(50);
-    if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}); install it: apt-get install -y nginx`);
-    const ok = await fetchUrl(`http://127.0.0.1:${port}/`).then(() => true, () => false);
+    if (child.exitCode !== null)
+      throw new Error(`nginx exited (${child.exitCode}); install it: apt-get install -y nginx`);
+    const ok = await fetchUrl(`http://127.0.0.1:${port}/`).then(
+      () => true,
+      () => false,
+    );
     if (ok) return { child, url: `http://127.0.0.1:${port}`, pid: child.pid! };
   }
   throw new Error('nginx did not start');
@@ -237,7 +288,8 @@ async function prepareMedia(log: (line: string) => void): Promise<{ dir: string;
   const longDir = path.join(dir, 'long');
   mkdirSync(longDir, { recursive: true });
   const long: string[] = [];
-  for (const f of report.files) long.push(await concatCopies(f, 4, path.join(longDir, path.basename(f).replace('_30m', '_2h'))));
+  for (const f of report.files)
+    long.push(await concatCopies(f, 4, path.join(longDir, path.basename(f).replace('_30m', '_2h'))));
   await packageIsm(path.join(longDir, 'long.ism'), long);
   return { dir, longDir, details: report.details };
 }
@@ -281,7 +333,12 @@ async function discover(base: string): Promise<Urls> {
   const media = top(ts).name;
   return {
     manifests: { ...MANIFESTS, 'hls-media': pathOf(media) },
-    segments: { smooth: middle(top(smooth)), dash: middle(top(dash)), 'hls-fmp4': middle(top(fmp4)), 'hls-ts': middle(top(ts)) },
+    segments: {
+      smooth: middle(top(smooth)),
+      dash: middle(top(dash)),
+      'hls-fmp4': middle(top(fmp4)),
+      'hls-ts': middle(top(ts)),
+    },
     every: [...every].map(pathOf),
   };
 }
@@ -303,14 +360,23 @@ async function requestAll(urls: string[]): Promise<{ requests: number; bad: numb
     }),
   );
   agent.destroy();
-  return { requests: urls.length, bad, bytes, seconds: Number((Number(process.hrtime.bigint() - t0) / 1e9).toFixed(1)) };
+  return {
+    requests: urls.length,
+    bad,
+    bytes,
+    seconds: Number((Number(process.hrtime.bigint() - t0) / 1e9).toFixed(1)),
+  };
 }
 
 /** Time of one GET (ms), body read. */
 async function timeOne(url: string): Promise<{ ms: number; status: number; bytes: number }> {
   const t0 = process.hrtime.bigint();
   const r = await fetchUrl(url);
-  return { ms: Number((Number(process.hrtime.bigint() - t0) / 1e6).toFixed(2)), status: r.status, bytes: r.body.byteLength };
+  return {
+    ms: Number((Number(process.hrtime.bigint() - t0) / 1e6).toFixed(2)),
+    status: r.status,
+    bytes: r.body.byteLength,
+  };
 }
 
 function savePaths(dir: string, base: string, paths: string[]): Promise<string[]> {
@@ -339,7 +405,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
   const root = repoRoot();
   const outFile = path.join(root, 'bench', 'results', label === undefined ? 'http.json' : `http-${label}.json`);
   for (const tool of ['wrk', 'nginx']) {
-    if (spawnSync(tool, ['-v']).error !== undefined) throw new Error(`${tool} is missing: apt-get install -y wrk nginx`);
+    if (spawnSync(tool, ['-v']).error !== undefined)
+      throw new Error(`${tool} is missing: apt-get install -y wrk nginx`);
   }
   const loadAverageAtStart = os.loadavg().map((x) => Number(x.toFixed(2)));
   const { dir, longDir, details } = await prepareMedia(log);
@@ -347,8 +414,19 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
   const C = 32;
   /** Alternating direct/edge rounds of the in-process edge measurement. */
   const EDGE_ROUNDS = 3;
-  const result: Record<string, unknown> = { suite: 'http', label: label ?? 'current', date: new Date().toISOString(), machine: machine(), loadAverageAtStart, pinned: PIN, settings: { seconds, soakSeconds, connections: C, segmentsPerKind: SEGMENTS_PER_KIND }, media: details };
-  log(`http benchmark: ${machineLine()}, load average at start ${loadAverageAtStart.join(' ')}, ${PIN ? `servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU} (one-process runs)` : 'no CPU pinning'}`);
+  const result: Record<string, unknown> = {
+    suite: 'http',
+    label: label ?? 'current',
+    date: new Date().toISOString(),
+    machine: machine(),
+    loadAverageAtStart,
+    pinned: PIN,
+    settings: { seconds, soakSeconds, connections: C, segmentsPerKind: SEGMENTS_PER_KIND },
+    media: details,
+  };
+  log(
+    `http benchmark: ${machineLine()}, load average at start ${loadAverageAtStart.join(' ')}, ${PIN ? `servers on CPU ${SERVER_CPU}, wrk on CPU ${LOAD_CPU} (one-process runs)` : 'no CPU pinning'}`,
+  );
 
   // --- URLs, static copies of the segments for nginx, the references' sizes
   log('[http] discovering URLs');
@@ -368,9 +446,14 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
       staticPaths[kind] = await savePaths(path.join(staticDir, kind), origin.url, paths);
     }
     const manifestBytes: Record<string, number> = {};
-    for (const [kind, p] of Object.entries(urls.manifests)) manifestBytes[kind] = (await fetchUrl(origin.url + p)).body.byteLength;
+    for (const [kind, p] of Object.entries(urls.manifests))
+      manifestBytes[kind] = (await fetchUrl(origin.url + p)).body.byteLength;
     await stop(origin);
-    result['urls'] = { manifests: urls.manifests, segmentsFirst: Object.fromEntries(Object.entries(urls.segments).map(([k, v]) => [k, v[0]])), every: urls.every.length };
+    result['urls'] = {
+      manifests: urls.manifests,
+      segmentsFirst: Object.fromEntries(Object.entries(urls.segments).map(([k, v]) => [k, v[0]])),
+      every: urls.every.length,
+    };
 
     log(`[http] cold`);
     // --- cold: the first request after start, a fresh process per manifest
@@ -399,8 +482,16 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
     result['cold'] = {
       unit: 'ms, first request after start (3 fresh processes each; median)',
       manifests: Object.fromEntries(Object.entries(cold).map(([k, v]) => [k, { median: median(v), runs: v }])),
-      longMpd2h: { median: median(long.warm), runs: long.warm, readyMs: { median: median(long.readyWarm), runs: long.readyWarm } },
-      longMpd2hWithoutWarmUp: { median: median(long.none), runs: long.none, readyMs: { median: median(long.readyNone), runs: long.readyNone } },
+      longMpd2h: {
+        median: median(long.warm),
+        runs: long.warm,
+        readyMs: { median: median(long.readyWarm), runs: long.readyWarm },
+      },
+      longMpd2hWithoutWarmUp: {
+        median: median(long.none),
+        runs: long.none,
+        readyMs: { median: median(long.readyNone), runs: long.readyNone },
+      },
     };
 
     log(`[http] warm`);
@@ -429,7 +520,10 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
             const runsOf = (runs[`manifest/${kind}`] ??= {});
             runsOf['origin-1w'] = medianRun(rounds.origin);
             runsOf['node-fixed-body'] = medianRun(rounds.reference);
-            manifestRounds[kind] = { origin: rounds.origin.map((x) => x.rps), reference: rounds.reference.map((x) => x.rps) };
+            manifestRounds[kind] = {
+              origin: rounds.origin.map((x) => x.rps),
+              reference: rounds.reference.map((x) => x.rps),
+            };
           } finally {
             await stop(ref);
           }
@@ -454,7 +548,10 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
       }
     }
     result['runs'] = runs;
-    result['manifestRounds'] = { unit: 'req/s, one worker, origin and node:http reference alternately', rounds: manifestRounds };
+    result['manifestRounds'] = {
+      unit: 'req/s, one worker, origin and node:http reference alternately',
+      rounds: manifestRounds,
+    };
 
     log(`[http] uncached`);
     // --- uncached manifest generation: cache disabled; latency on one connection, throughput
@@ -485,9 +582,15 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
       const inline = await startOrigin(dir, 1, ['--edge-config', yaml]);
       const inProcess: Record<string, Record<string, WrkResult[]>> = {};
       try {
-        for (const [kind, ps] of [['manifest/mpd', [urls.manifests.mpd!]], ['segment/dash', [urls.segments.dash![0]!]]] as const) {
+        for (const [kind, ps] of [
+          ['manifest/mpd', [urls.manifests.mpd!]],
+          ['segment/dash', [urls.segments.dash![0]!]],
+        ] as const) {
           for (let round = 0; round < EDGE_ROUNDS; round++) {
-            for (const [target, proc] of [['direct', direct], ['edge', inline]] as const) {
+            for (const [target, proc] of [
+              ['direct', direct],
+              ['edge', inline],
+            ] as const) {
               wrk(proc.url, [...ps], C, 1);
               ((inProcess[kind] ??= {})[target] ??= []).push(wrk(proc.url, [...ps], C, seconds));
             }
@@ -497,16 +600,40 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
         await stop(inline);
         await stop(direct);
       }
-      result['edgeInProcess'] = { note: `the filter in the origin process (serve --edge-config); origin pinned to one CPU, wrk to the other; ${EDGE_ROUNDS} alternating rounds, the figure is the median of the rounds' ratios`, runs: inProcess };
+      result['edgeInProcess'] = {
+        note: `the filter in the origin process (serve --edge-config); origin pinned to one CPU, wrk to the other; ${EDGE_ROUNDS} alternating rounds, the figure is the median of the rounds' ratios`,
+        runs: inProcess,
+      };
     }
     // --- edge as a second process: direct next to through `origin edge`, cached MPD and a segment
     {
       origin = await startOrigin(dir, 1);
-      const edge = await startPrinting(LOAD_CPU, process.execPath, [originCliPath(), 'edge', '--config', path.join(root, 'envoy-config', 'envoy.yaml'), '--upstream', origin.url, '--port', '0', '-q'], /listening on (http:\/\/[\d.]+:\d+)/);
+      const edge = await startPrinting(
+        LOAD_CPU,
+        process.execPath,
+        [
+          originCliPath(),
+          'edge',
+          '--config',
+          path.join(root, 'envoy-config', 'envoy.yaml'),
+          '--upstream',
+          origin.url,
+          '--port',
+          '0',
+          '-q',
+        ],
+        /listening on (http:\/\/[\d.]+:\d+)/,
+      );
       const edgeRuns: Record<string, Record<string, WrkResult>> = {};
       try {
-        for (const [kind, ps] of [['manifest/mpd', [urls.manifests.mpd!]], ['segment/dash', [urls.segments.dash![0]!]]] as const) {
-          for (const [target, base] of [['direct', origin.url], ['edge', edge.url]] as const) {
+        for (const [kind, ps] of [
+          ['manifest/mpd', [urls.manifests.mpd!]],
+          ['segment/dash', [urls.segments.dash![0]!]],
+        ] as const) {
+          for (const [target, base] of [
+            ['direct', origin.url],
+            ['edge', edge.url],
+          ] as const) {
             wrk(base, [...ps], 8, 1, 1, undefined);
             (edgeRuns[kind] ??= {})[target] = wrk(base, [...ps], 8, seconds, 1, undefined);
           }
@@ -534,7 +661,11 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
         walks.push({ ...walk, rssBefore: before, rssAfter: after });
       }
       const byRss = [...walks].sort((a, b) => a.rssAfter[0]!.rss - b.rssAfter[0]!.rss);
-      result['everyUrl'] = { ...byRss[1]!, rssAfterRuns: walks.map((x) => x.rssAfter[0]!.rss), bad: walks.reduce((n, x) => n + x.bad, 0) };
+      result['everyUrl'] = {
+        ...byRss[1]!,
+        rssAfterRuns: walks.map((x) => x.rssAfter[0]!.rss),
+        bad: walks.reduce((n, x) => n + x.bad, 0),
+      };
     }
 
     log(`[http] soak`);
@@ -556,7 +687,17 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
       }
       const rssEnd = rssSeries[rssSeries.length - 1]!.rss;
       await stop(origin);
-      result['soak'] = { workers: w, connections: 256, seconds: soakSeconds, urls: mix.length, wrk: sumRuns(parts), slices: parts, rssStart, rssSeries, rssEnd };
+      result['soak'] = {
+        workers: w,
+        connections: 256,
+        seconds: soakSeconds,
+        urls: mix.length,
+        wrk: sumRuns(parts),
+        slices: parts,
+        rssStart,
+        rssSeries,
+        rssEnd,
+      };
     }
     result['loadAverageAtEnd'] = os.loadavg().map((x) => Number(x.toFixed(2)));
   }
@@ -590,7 +731,11 @@ function sumRuns(parts: WrkResult[]): WrkResult {
 function printTable(r: Record<string, unknown>, log: (line: string) => void): void {
   const runs = r['runs'] as Record<string, Record<string, WrkResult>>;
   type Long = { median: number; readyMs: { median: number } };
-  const cold = r['cold'] as { manifests: Record<string, { median: number }>; longMpd2h: Long; longMpd2hWithoutWarmUp: Long };
+  const cold = r['cold'] as {
+    manifests: Record<string, { median: number }>;
+    longMpd2h: Long;
+    longMpd2hWithoutWarmUp: Long;
+  };
   const mb = (x: number): string => (x / 1048576).toFixed(0);
   log('');
   log('| what | target | req/s | p50 ms | p99 ms | MB/s | errors + non-2xx | reference req/s (MB/s) | ratio |');
@@ -603,15 +748,35 @@ function printTable(r: Record<string, unknown>, log: (line: string) => void): vo
       const ref = seg ? targets[`nginx-${w}`] : targets['node-fixed-body'];
       const ratio = ref === undefined ? '' : seg ? (x.mbps / ref.mbps).toFixed(2) : (x.rps / ref.rps).toFixed(2);
       const errs = Object.values(x.errors).reduce((a, b) => a + b, 0);
-      log(`| ${what} | ${t} | ${x.rps} | ${x.latencyMs.p50.toFixed(2)} | ${x.latencyMs.p99.toFixed(2)} | ${x.mbps} | ${errs} | ${ref === undefined ? '' : `${ref.rps} (${ref.mbps})`} | ${ratio} |`);
+      log(
+        `| ${what} | ${t} | ${x.rps} | ${x.latencyMs.p50.toFixed(2)} | ${x.latencyMs.p99.toFixed(2)} | ${x.mbps} | ${errs} | ${ref === undefined ? '' : `${ref.rps} (${ref.mbps})`} | ${ratio} |`,
+      );
     }
   }
   log('');
-  log(`cold (first request after start, median of 3): ${Object.entries(cold.manifests).map(([k, v]) => `${k} ${v.median} ms`).join(', ')}; 2-hour MPD ${cold.longMpd2h.median} ms (ready ${cold.longMpd2h.readyMs.median} ms after spawn); without the warm-up ${cold.longMpd2hWithoutWarmUp.median} ms (ready after ${cold.longMpd2hWithoutWarmUp.readyMs.median} ms)`);
+  log(
+    `cold (first request after start, median of 3): ${Object.entries(cold.manifests)
+      .map(([k, v]) => `${k} ${v.median} ms`)
+      .join(
+        ', ',
+      )}; 2-hour MPD ${cold.longMpd2h.median} ms (ready ${cold.longMpd2h.readyMs.median} ms after spawn); without the warm-up ${cold.longMpd2hWithoutWarmUp.median} ms (ready after ${cold.longMpd2hWithoutWarmUp.readyMs.median} ms)`,
+  );
   const unc = r['uncached'] as Record<string, WrkResult> | undefined;
-  if (unc !== undefined) log(`uncached manifests (--manifest-cache-bytes 0, 1 connection): ${Object.entries(unc).map(([k, v]) => `${k} ${v.rps} req/s p50 ${v.latencyMs.p50.toFixed(2)} ms`).join(', ')}`);
+  if (unc !== undefined)
+    log(
+      `uncached manifests (--manifest-cache-bytes 0, 1 connection): ${Object.entries(unc)
+        .map(([k, v]) => `${k} ${v.rps} req/s p50 ${v.latencyMs.p50.toFixed(2)} ms`)
+        .join(', ')}`,
+    );
   const uncLoaded = r['uncachedLoaded'] as Record<string, WrkResult> | undefined;
-  if (uncLoaded !== undefined) log(`uncached manifests (--manifest-cache-bytes 0, ${(r['settings'] as { connections: number }).connections} connections, one worker): ${Object.entries(uncLoaded).map(([k, v]) => `${k} ${v.rps} req/s p50 ${v.latencyMs.p50.toFixed(2)} ms`).join(', ')}`);
+  if (uncLoaded !== undefined)
+    log(
+      `uncached manifests (--manifest-cache-bytes 0, ${(r['settings'] as { connections: number }).connections} connections, one worker): ${Object.entries(
+        uncLoaded,
+      )
+        .map(([k, v]) => `${k} ${v.rps} req/s p50 ${v.latencyMs.p50.toFixed(2)} ms`)
+        .join(', ')}`,
+    );
   const inProcess = r['edgeInProcess'] as { runs: Record<string, Record<string, WrkResult[]>> } | undefined;
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
   if (inProcess !== undefined) {
@@ -619,19 +784,52 @@ function printTable(r: Record<string, unknown>, log: (line: string) => void): vo
       const d = v['direct']!.map((x) => x.rps);
       const e = v['edge']!.map((x) => x.rps);
       const ratios = d.map((x, i) => e[i]! / x);
-      log(`edge in the origin process ${k}: direct ${d.join('/')} req/s, through the filter ${e.join('/')} req/s (rounds ${ratios.map((x) => x.toFixed(2)).join('/')}×, median ${median(ratios).toFixed(2)}×)`);
+      log(
+        `edge in the origin process ${k}: direct ${d.join('/')} req/s, through the filter ${e.join('/')} req/s (rounds ${ratios.map((x) => x.toFixed(2)).join('/')}×, median ${median(ratios).toFixed(2)}×)`,
+      );
     }
   }
   const edge = r['edge'] as { runs: Record<string, Record<string, WrkResult>> };
-  for (const [k, v] of Object.entries(edge.runs)) log(`edge as a second process ${k}: direct ${v['direct']!.rps} req/s, through \`origin edge\` ${v['edge']!.rps} req/s (${(v['edge']!.rps / v['direct']!.rps).toFixed(2)}×)`);
-  const every = r['everyUrl'] as { requests: number; bad: number; seconds: number; rssBefore: { rss: number }[]; rssAfter: { rss: number }[]; rssAfterRuns?: number[] };
-  const walks = every.rssAfterRuns === undefined ? '' : `; the three walks ${every.rssAfterRuns.map(mb).join(' / ')} MB`;
-  log(`every URL (${every.requests}, ${every.bad} not 200 in all walks, ${every.seconds} s): RSS ${mb(every.rssBefore[0]!.rss)} → ${mb(every.rssAfter[0]!.rss)} MB (one worker, median walk${walks})`);
-  const rounds = (r['manifestRounds'] as { rounds: Record<string, { origin: number[]; reference: number[] }> } | undefined)?.rounds;
-  if (rounds !== undefined) log(`warm manifests, one worker, alternate runs origin/reference req/s: ${Object.entries(rounds).map(([k, v]) => `${k} ${v.origin.map((x, i) => `${x}/${v.reference[i]}`).join(', ')}`).join('; ')}`);
-  const soak = r['soak'] as { wrk: WrkResult; rssStart: { pid: number; rss: number }[]; rssEnd: { pid: number; rss: number }[]; workers: number; seconds: number };
+  for (const [k, v] of Object.entries(edge.runs))
+    log(
+      `edge as a second process ${k}: direct ${v['direct']!.rps} req/s, through \`origin edge\` ${v['edge']!.rps} req/s (${(v['edge']!.rps / v['direct']!.rps).toFixed(2)}×)`,
+    );
+  const every = r['everyUrl'] as {
+    requests: number;
+    bad: number;
+    seconds: number;
+    rssBefore: { rss: number }[];
+    rssAfter: { rss: number }[];
+    rssAfterRuns?: number[];
+  };
+  const walks =
+    every.rssAfterRuns === undefined ? '' : `; the three walks ${every.rssAfterRuns.map(mb).join(' / ')} MB`;
+  log(
+    `every URL (${every.requests}, ${every.bad} not 200 in all walks, ${every.seconds} s): RSS ${mb(every.rssBefore[0]!.rss)} → ${mb(every.rssAfter[0]!.rss)} MB (one worker, median walk${walks})`,
+  );
+  const rounds = (
+    r['manifestRounds'] as { rounds: Record<string, { origin: number[]; reference: number[] }> } | undefined
+  )?.rounds;
+  if (rounds !== undefined)
+    log(
+      `warm manifests, one worker, alternate runs origin/reference req/s: ${Object.entries(rounds)
+        .map(([k, v]) => `${k} ${v.origin.map((x, i) => `${x}/${v.reference[i]}`).join(', ')}`)
+        .join('; ')}`,
+    );
+  const soak = r['soak'] as {
+    wrk: WrkResult;
+    rssStart: { pid: number; rss: number }[];
+    rssEnd: { pid: number; rss: number }[];
+    workers: number;
+    seconds: number;
+  };
   const se = soak.wrk.errors;
-  log(`soak (${soak.workers} workers, 256 connections, ${soak.seconds} s): ${soak.wrk.requests} requests, ${soak.wrk.rps} req/s, ${soak.wrk.mbps} MB/s, errors connect ${se.connect} read ${se.read} write ${se.write} timeout ${se.timeout}, non-2xx ${se.status}; RSS MB start ${soak.rssStart.map((x) => mb(x.rss)).join('/')} end ${soak.rssEnd.map((x) => mb(x.rss)).join('/')}`);
+  log(
+    `soak (${soak.workers} workers, 256 connections, ${soak.seconds} s): ${soak.wrk.requests} requests, ${soak.wrk.rps} req/s, ${soak.wrk.mbps} MB/s, errors connect ${se.connect} read ${se.read} write ${se.write} timeout ${se.timeout}, non-2xx ${se.status}; RSS MB start ${soak.rssStart.map((x) => mb(x.rss)).join('/')} end ${soak.rssEnd.map((x) => mb(x.rss)).join('/')}`,
+  );
   const series = (r['soak'] as { rssSeries?: { afterSeconds: number; rss: { rss: number }[] }[] }).rssSeries;
-  if (series !== undefined) log(`soak RSS MB by time (primary/workers): ${series.map((x) => `${x.afterSeconds} s ${x.rss.map((y) => mb(y.rss)).join('/')}`).join(', ')}`);
+  if (series !== undefined)
+    log(
+      `soak RSS MB by time (primary/workers): ${series.map((x) => `${x.afterSeconds} s ${x.rss.map((y) => mb(y.rss)).join('/')}`).join(', ')}`,
+    );
 }

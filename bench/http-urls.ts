@@ -67,8 +67,14 @@ export async function smoothUrls(manifestUrl: string): Promise<TrackUrls[]> {
     const times = timeline([...m[2]!.matchAll(/<c\b[^>]*>/g)].map((x) => x[0]));
     for (const q of m[2]!.matchAll(/<QualityLevel\b[^>]*>/g)) {
       const bitrate = attr(q[0], 'Bitrate')!;
-      const url = (t: bigint): string => base + template.replace(/\{bitrate\}/i, bitrate).replace(/\{start[ _]time\}/i, String(t));
-      out.push({ name: `${attr(head, 'Name')}=${bitrate}`, bitrate: Number(bitrate), video: attr(head, 'Type') === 'video', segments: times.map(url) });
+      const url = (t: bigint): string =>
+        base + template.replace(/\{bitrate\}/i, bitrate).replace(/\{start[ _]time\}/i, String(t));
+      out.push({
+        name: `${attr(head, 'Name')}=${bitrate}`,
+        bitrate: Number(bitrate),
+        video: attr(head, 'Type') === 'video',
+        segments: times.map(url),
+      });
     }
   }
   return out;
@@ -87,7 +93,8 @@ export async function dashUrls(mpdUrl: string): Promise<TrackUrls[]> {
     const times = timeline([...m[2]!.matchAll(/<S\b[^>]*>/g)].map((x) => x[0]));
     for (const r of m[2]!.matchAll(/<Representation\b[^>]*>/g)) {
       const id = attr(r[0], 'id')!;
-      const fill = (s: string, t: bigint, n: number): string => base + s.replace('$RepresentationID$', id).replace('$Time$', String(t)).replace('$Number$', String(n));
+      const fill = (s: string, t: bigint, n: number): string =>
+        base + s.replace('$RepresentationID$', id).replace('$Time$', String(t)).replace('$Number$', String(n));
       out.push({
         name: id,
         bitrate: Number(attr(r[0], 'bandwidth')),
@@ -107,18 +114,32 @@ export async function hlsUrls(masterUrl: string): Promise<TrackUrls[]> {
   const lines = master.split('\n').map((l) => l.trim());
   lines.forEach((line, i) => {
     const uri = /URI="([^"]+)"/.exec(line)?.[1];
-    if (line.startsWith('#EXT-X-MEDIA:') && uri !== undefined) playlists.set(new URL(uri, masterUrl).href, { bitrate: 0, video: /TYPE=VIDEO/.test(line) });
+    if (line.startsWith('#EXT-X-MEDIA:') && uri !== undefined)
+      playlists.set(new URL(uri, masterUrl).href, { bitrate: 0, video: /TYPE=VIDEO/.test(line) });
     if (line.startsWith('#EXT-X-STREAM-INF:')) {
       const next = lines[i + 1]!;
-      playlists.set(new URL(next, masterUrl).href, { bitrate: Number(/(?:^|[:,])BANDWIDTH=(\d+)/.exec(line)?.[1] ?? 0), video: /RESOLUTION=/.test(line) });
+      playlists.set(new URL(next, masterUrl).href, {
+        bitrate: Number(/(?:^|[:,])BANDWIDTH=(\d+)/.exec(line)?.[1] ?? 0),
+        video: /RESOLUTION=/.test(line),
+      });
     }
   });
   const out: TrackUrls[] = [];
   for (const [url, info] of playlists) {
     const doc = await text(url);
     const map = /#EXT-X-MAP:URI="([^"]+)"/.exec(doc)?.[1];
-    const segments = doc.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#')).map((l) => new URL(l, url).href);
-    out.push({ name: url, bitrate: info.bitrate, video: info.video, ...(map !== undefined ? { init: new URL(map, url).href } : {}), segments });
+    const segments = doc
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'))
+      .map((l) => new URL(l, url).href);
+    out.push({
+      name: url,
+      bitrate: info.bitrate,
+      video: info.video,
+      ...(map !== undefined ? { init: new URL(map, url).href } : {}),
+      segments,
+    });
   }
   return out;
 }

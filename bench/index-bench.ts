@@ -158,7 +158,18 @@ async function indexSequential(files: string[], mode: IndexMode): Promise<MediaF
 }
 
 /** One index per file with a split of where the time went. */
-async function indexMetered(file: string, mode: IndexMode): Promise<{ media: MediaFile; openMs: number; readMs: number; closeMs: number; totalMs: number; reads: number; bytes: number }> {
+async function indexMetered(
+  file: string,
+  mode: IndexMode,
+): Promise<{
+  media: MediaFile;
+  openMs: number;
+  readMs: number;
+  closeMs: number;
+  totalMs: number;
+  reads: number;
+  bytes: number;
+}> {
   const t0 = now();
   const inner = await FileSource.open(file);
   const openMs = msSince(t0);
@@ -167,7 +178,15 @@ async function indexMetered(file: string, mode: IndexMode): Promise<{ media: Med
   const t1 = now();
   await source.close();
   const closeMs = msSince(t1);
-  return { media, openMs, readMs: source.readMs, closeMs, totalMs: msSince(t0), reads: source.reads, bytes: source.bytes };
+  return {
+    media,
+    openMs,
+    readMs: source.readMs,
+    closeMs,
+    totalMs: msSince(t0),
+    reads: source.reads,
+    bytes: source.bytes,
+  };
 }
 
 // --- reference floors --------------------------------------------------------------------------
@@ -234,12 +253,15 @@ async function warmPageCache(files: string[]): Promise<{ bytes: number; ms: numb
 // --- memory ------------------------------------------------------------------------------------
 
 function tableBytes(f: FragmentTable): number {
-  return f.times.byteLength + f.durations.byteLength + f.offsets.byteLength + f.sizes.byteLength + f.keyframes.byteLength;
+  return (
+    f.times.byteLength + f.durations.byteLength + f.offsets.byteLength + f.sizes.byteLength + f.keyframes.byteLength
+  );
 }
 
 function gcOrThrow(): () => void {
   const gc = globalThis.gc;
-  if (typeof gc !== 'function') throw new Error('global.gc is not exposed: run node with --expose-gc (bench/run.js re-executes itself with it)');
+  if (typeof gc !== 'function')
+    throw new Error('global.gc is not exposed: run node with --expose-gc (bench/run.js re-executes itself with it)');
   return () => void gc();
 }
 
@@ -283,14 +305,22 @@ async function controlDelta(files: string[], mode: IndexMode, copies: number): P
   return c1.heapUsed + c1.arrayBuffers - (c0.heapUsed + c0.arrayBuffers);
 }
 
-async function retainedDelta(files: string[], mode: IndexMode, copies: number): Promise<{ heapUsed: number; arrayBuffers: number; fragments: number }> {
+async function retainedDelta(
+  files: string[],
+  mode: IndexMode,
+  copies: number,
+): Promise<{ heapUsed: number; arrayBuffers: number; fragments: number }> {
   const before = await settledMemory();
   const kept = await indexRetaining(files, mode, copies);
   const after = await settledMemory();
   // Use `kept` after the measurement so it is certainly alive during it.
   let fragments = 0;
   for (const copy of kept) for (const m of copy) for (const t of m.tracks) fragments += t.fragments.count;
-  return { heapUsed: after.heapUsed - before.heapUsed, arrayBuffers: after.arrayBuffers - before.arrayBuffers, fragments };
+  return {
+    heapUsed: after.heapUsed - before.heapUsed,
+    arrayBuffers: after.arrayBuffers - before.arrayBuffers,
+    fragments,
+  };
 }
 
 async function measureHeap(files: string[], mode: IndexMode, copies: number): Promise<HeapMeasurement> {
@@ -333,7 +363,9 @@ export interface TargetCheck {
   pass: boolean;
 }
 
-export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ result: Record<string, unknown>; targets: TargetCheck[] }> {
+export async function runIndexBench(
+  options: IndexBenchOptions = {},
+): Promise<{ result: Record<string, unknown>; targets: TargetCheck[] }> {
   const log = options.log ?? ((line: string) => console.log(line));
   const hours = options.hours ?? 1;
   const iterations = options.iterations ?? 30;
@@ -354,7 +386,9 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
   // 2. Warm the page cache (read every byte once), then time the first index call of this
   //    process: with the cache warm, what it adds over the steady state is JIT/module warm-up.
   const warm = await warmPageCache(files);
-  log(`page cache warmed: read ${fmtBytes(warm.bytes)} in ${fmtMs(warm.ms)} ms (${((warm.bytes / 1e6) / (warm.ms / 1e3)).toFixed(0)} MB/s)`);
+  log(
+    `page cache warmed: read ${fmtBytes(warm.bytes)} in ${fmtMs(warm.ms)} ms (${(warm.bytes / 1e6 / (warm.ms / 1e3)).toFixed(0)} MB/s)`,
+  );
   const t0 = now();
   const first = await indexSequential(files, 'fast');
   const firstCallMs = msSince(t0);
@@ -391,7 +425,15 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
     async () => floorSyncOpenRead16(files),
   ])) as [number[], number[], number[], number[]];
   const fastConc = await sample(iterations, warmups, () => Promise.all(files.map((f) => indexOne(f, 'fast'))));
-  const perFile: Array<{ file: string; totalMs: number[]; openMs: number[]; readMs: number[]; closeMs: number[]; reads: number; bytes: number }> = files.map((f) => ({
+  const perFile: Array<{
+    file: string;
+    totalMs: number[];
+    openMs: number[];
+    readMs: number[];
+    closeMs: number[];
+    reads: number;
+    bytes: number;
+  }> = files.map((f) => ({
     file: rel(f),
     totalMs: [],
     openMs: [],
@@ -418,7 +460,14 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
   const exactPerFile = [];
   for (const f of files) {
     const r = await indexMetered(f, 'exact');
-    exactPerFile.push({ file: rel(f), totalMs: round(r.totalMs), readMs: round(r.readMs), reads: r.reads, bytes: r.bytes, indexedBy: r.media.indexedBy });
+    exactPerFile.push({
+      file: rel(f),
+      totalMs: round(r.totalMs),
+      readMs: round(r.readMs),
+      reads: r.reads,
+      bytes: r.bytes,
+      indexedBy: r.media.indexedBy,
+    });
   }
   // Cross-check: both modes give the same fragment table (the fast one is only usable if so).
   const exactMedia = await indexSequential(files, 'exact');
@@ -429,8 +478,16 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
       const fa = a[t]!.fragments;
       const fb = b[t]?.fragments;
       const columns = ['times', 'durations', 'offsets', 'sizes', 'keyframes'] as const;
-      const differ = !fb || fa.count !== fb.count ? ['count'] : columns.filter((c) => (fa[c] as ArrayLike<unknown>).length !== (fb[c] as ArrayLike<unknown>).length || Array.prototype.some.call(fa[c], (x: unknown, k: number) => x !== (fb[c] as ArrayLike<unknown>)[k]));
-      if (differ.length > 0) odd.push(`${rel(files[i]!)} track ${t}: 'fast' and 'exact' fragment tables differ in ${differ.join(', ')}`);
+      const differ =
+        !fb || fa.count !== fb.count
+          ? ['count']
+          : columns.filter(
+              (c) =>
+                (fa[c] as ArrayLike<unknown>).length !== (fb[c] as ArrayLike<unknown>).length ||
+                Array.prototype.some.call(fa[c], (x: unknown, k: number) => x !== (fb[c] as ArrayLike<unknown>)[k]),
+            );
+      if (differ.length > 0)
+        odd.push(`${rel(files[i]!)} track ${t}: 'fast' and 'exact' fragment tables differ in ${differ.join(', ')}`);
     }
   }
 
@@ -474,11 +531,20 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
 
   // --- print ---
   log('');
-  log(`index benchmark: ${tracks.length} tracks, ${trackHours.toFixed(3)} track-hours (${hoursOf3Tracks.toFixed(3)} h of 3 tracks), ${machineLine()}`);
+  log(
+    `index benchmark: ${tracks.length} tracks, ${trackHours.toFixed(3)} track-hours (${hoursOf3Tracks.toFixed(3)} h of 3 tracks), ${machineLine()}`,
+  );
   log(
     table([
       ['file', 'track', 'fragments', 'seconds', 'size', 'table bytes'],
-      ...tracks.map((t, i) => [t.file, `${t.type} ${t.codecs}`, String(t.fragments), t.seconds.toFixed(1), fmtBytes(sources.details[i]?.size ?? 0), String(t.tableBytes)]),
+      ...tracks.map((t, i) => [
+        t.file,
+        `${t.type} ${t.codecs}`,
+        String(t.fragments),
+        t.seconds.toFixed(1),
+        fmtBytes(sources.details[i]?.size ?? 0),
+        String(t.tableBytes),
+      ]),
     ]),
   );
   log('');
@@ -495,7 +561,7 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
   log(
     table([
       ['measurement', 'n', 'min', 'median', 'p95', 'median/h of 3 tr', 'x floor16'],
-      row("fast (mfra), sequential  <- target", fast),
+      row('fast (mfra), sequential  <- target', fast),
       row('fast (mfra), 3 concurrent', conc),
       row('exact (moof walk), sequential', exact),
       row('floor: FileSource open+read 16 B+close', floor16),
@@ -503,7 +569,9 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
       row('ref: sync open+fstat+read 16 B+close', floorSync),
     ]),
   );
-  log(`first 'fast' call in this process (cold JIT, warm page cache): ${fmtMs(firstCallMs)} ms; mfra bytes of the 3 files: ${fmtBytes(mfraBytes)}`);
+  log(
+    `first 'fast' call in this process (cold JIT, warm page cache): ${fmtMs(firstCallMs)} ms; mfra bytes of the 3 files: ${fmtBytes(mfraBytes)}`,
+  );
   log('');
   log("'fast' per file (median ms): where the time goes");
   log(
@@ -514,9 +582,27 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
         const op = stats(p.openMs).median;
         const rd = stats(p.readMs).median;
         const cl = stats(p.closeMs).median;
-        return [p.file, fmtMs(tot), fmtMs(op), fmtMs(rd), fmtMs(cl), fmtMs(Math.max(0, tot - op - rd - cl)), String(p.reads), fmtBytes(p.bytes)];
+        return [
+          p.file,
+          fmtMs(tot),
+          fmtMs(op),
+          fmtMs(rd),
+          fmtMs(cl),
+          fmtMs(Math.max(0, tot - op - rd - cl)),
+          String(p.reads),
+          fmtBytes(p.bytes),
+        ];
       }),
-      ...exactPerFile.map((p) => [`${p.file} (exact, 1 run)`, fmtMs(p.totalMs), '', fmtMs(p.readMs), '', '', String(p.reads), fmtBytes(p.bytes)]),
+      ...exactPerFile.map((p) => [
+        `${p.file} (exact, 1 run)`,
+        fmtMs(p.totalMs),
+        '',
+        fmtMs(p.readMs),
+        '',
+        '',
+        String(p.reads),
+        fmtBytes(p.bytes),
+      ]),
     ]),
   );
   log('');
@@ -525,12 +611,36 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
     table([
       ['measurement', 'per 3-file index', 'per track-hour'],
       ['FragmentTable typed arrays (byteLength)', fmtBytes(typedBytes), fmtBytes(typedPerTrackHour)],
-      [`heap, 'fast', ${heapFast.copies} copies retained (heapUsed+arrayBuffers)`, fmtBytes(heapFast.bytesPerCopy), fmtBytes(heapPerTrackHour)],
-      [`  of which arrayBuffers`, fmtBytes(Math.round(heapFast.arrayBuffersDelta / heapFast.copies)), fmtBytes(Math.round(heapFast.arrayBuffersDelta / heapFast.copies / trackHours))],
-      [`  control: same loop, nothing retained`, fmtBytes(heapFast.controlBytesPerCopy), fmtBytes(Math.round(heapFast.controlBytesPerCopy / trackHours))],
-      [`heap, 'exact', ${heapExact.copies} copies retained`, fmtBytes(heapExact.bytesPerCopy), fmtBytes(heapExactPerTrackHour)],
-      [`  of which arrayBuffers`, fmtBytes(Math.round(heapExact.arrayBuffersDelta / heapExact.copies)), fmtBytes(Math.round(heapExact.arrayBuffersDelta / heapExact.copies / trackHours))],
-      [`  control: same loop, nothing retained`, fmtBytes(heapExact.controlBytesPerCopy), fmtBytes(Math.round(heapExact.controlBytesPerCopy / trackHours))],
+      [
+        `heap, 'fast', ${heapFast.copies} copies retained (heapUsed+arrayBuffers)`,
+        fmtBytes(heapFast.bytesPerCopy),
+        fmtBytes(heapPerTrackHour),
+      ],
+      [
+        `  of which arrayBuffers`,
+        fmtBytes(Math.round(heapFast.arrayBuffersDelta / heapFast.copies)),
+        fmtBytes(Math.round(heapFast.arrayBuffersDelta / heapFast.copies / trackHours)),
+      ],
+      [
+        `  control: same loop, nothing retained`,
+        fmtBytes(heapFast.controlBytesPerCopy),
+        fmtBytes(Math.round(heapFast.controlBytesPerCopy / trackHours)),
+      ],
+      [
+        `heap, 'exact', ${heapExact.copies} copies retained`,
+        fmtBytes(heapExact.bytesPerCopy),
+        fmtBytes(heapExactPerTrackHour),
+      ],
+      [
+        `  of which arrayBuffers`,
+        fmtBytes(Math.round(heapExact.arrayBuffersDelta / heapExact.copies)),
+        fmtBytes(Math.round(heapExact.arrayBuffersDelta / heapExact.copies / trackHours)),
+      ],
+      [
+        `  control: same loop, nothing retained`,
+        fmtBytes(heapExact.controlBytesPerCopy),
+        fmtBytes(Math.round(heapExact.controlBytesPerCopy / trackHours)),
+      ],
     ]),
   );
   log('');
@@ -538,7 +648,9 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
   for (const t of targets) {
     const shown = t.unit.startsWith('bytes') ? fmtBytes(t.measured) : fmtMs(t.measured);
     const limit = t.unit.startsWith('bytes') ? fmtBytes(t.limit) : `${t.limit}`;
-    log(`  ${t.pass ? 'PASS' : 'MISS'}  ${t.target}: ${shown} ${t.unit.replace(/^bytes /, '')} (target <= ${limit}; ${t.basis})`);
+    log(
+      `  ${t.pass ? 'PASS' : 'MISS'}  ${t.target}: ${shown} ${t.unit.replace(/^bytes /, '')} (target <= ${limit}; ${t.basis})`,
+    );
   }
   for (const o of odd) log(`  NOTE  ${o}`);
 
@@ -553,7 +665,13 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
       hoursOf3Tracks: round(hoursOf3Tracks, 4),
       generatedThisRun: sources.generated.map(rel),
       generationSecondsThisRun: sources.generationSeconds,
-      files: sources.details.map((d) => ({ file: rel(d.file), size: d.size, description: d.description, generatedAt: d.generatedAt, generationSeconds: d.generationSeconds })),
+      files: sources.details.map((d) => ({
+        file: rel(d.file),
+        size: d.size,
+        description: d.description,
+        generatedAt: d.generatedAt,
+        generationSeconds: d.generationSeconds,
+      })),
       tracks,
       mfraBytes,
       pageCacheWarmup: { bytes: warm.bytes, ms: round(warm.ms) },
@@ -574,7 +692,12 @@ export async function runIndexBench(options: IndexBenchOptions = {}): Promise<{ 
         bytesRead: p.bytes,
       })),
     },
-    exact: { unit: 'ms for all 3 files', sequential: exact, sequentialPerHourOf3Tracks: exactPerHour, perFile: exactPerFile },
+    exact: {
+      unit: 'ms for all 3 files',
+      sequential: exact,
+      sequentialPerHourOf3Tracks: exactPerHour,
+      perFile: exactPerFile,
+    },
     samplesMs: {
       fastSequential: fastSeq.map((x) => round(x)),
       fastConcurrent: fastConc.map((x) => round(x)),

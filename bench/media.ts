@@ -33,11 +33,36 @@ export interface LongSourceSpec {
 
 const GOP = 48; // 2 s at 24 fps
 const x264 = (w: number, h: number, kbps: number): string[] => [
-  '-f', 'lavfi', '-i', `testsrc2=size=${w}x${h}:rate=24`,
-  '-map_metadata', '-1', '-fflags', '+bitexact',
-  '-c:v', 'libx264', '-threads', '1', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p',
-  '-g', String(GOP), '-keyint_min', String(GOP), '-sc_threshold', '0', '-x264-params', 'open_gop=0',
-  '-b:v', `${kbps}k`, '-maxrate', `${kbps}k`, '-bufsize', `${2 * kbps}k`,
+  '-f',
+  'lavfi',
+  '-i',
+  `testsrc2=size=${w}x${h}:rate=24`,
+  '-map_metadata',
+  '-1',
+  '-fflags',
+  '+bitexact',
+  '-c:v',
+  'libx264',
+  '-threads',
+  '1',
+  '-preset',
+  'ultrafast',
+  '-pix_fmt',
+  'yuv420p',
+  '-g',
+  String(GOP),
+  '-keyint_min',
+  String(GOP),
+  '-sc_threshold',
+  '0',
+  '-x264-params',
+  'open_gop=0',
+  '-b:v',
+  `${kbps}k`,
+  '-maxrate',
+  `${kbps}k`,
+  '-bufsize',
+  `${2 * kbps}k`,
 ];
 
 /** The three tracks of one long presentation (file names carry the duration). */
@@ -63,9 +88,24 @@ export function longSourceSpecs(hours = 1): LongSourceSpec[] {
       kind: 'audio',
       description: 'AAC-LC stereo 48 kHz 64 kb/s (440 Hz sine, fast coder), 2 s fragments (-frag_duration 2000000)',
       args: [
-        '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000',
-        '-map_metadata', '-1', '-fflags', '+bitexact',
-        '-ac', '2', '-c:a', 'aac', '-aac_coder', 'fast', '-b:a', '64k', '-frag_duration', '2000000',
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=frequency=440:sample_rate=48000',
+        '-map_metadata',
+        '-1',
+        '-fflags',
+        '+bitexact',
+        '-ac',
+        '2',
+        '-c:a',
+        'aac',
+        '-aac_coder',
+        'fast',
+        '-b:a',
+        '64k',
+        '-frag_duration',
+        '2000000',
       ],
       cost: 22, // the native AAC encoder; its default 'twoloop' coder takes twice as long
     },
@@ -91,16 +131,61 @@ export interface EnsureOptions {
 export function httpBenchSpecs(minutes = 30): LongSourceSpec[] {
   const tag = `${minutes}m`;
   const aac = (hz: number, kbps: number): string[] => [
-    '-f', 'lavfi', '-i', `sine=frequency=${hz}:sample_rate=48000`,
-    '-map_metadata', '-1', '-fflags', '+bitexact',
-    '-ac', '2', '-c:a', 'aac', '-aac_coder', 'fast', '-b:a', `${kbps}k`, '-frag_duration', '2000000',
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=${hz}:sample_rate=48000`,
+    '-map_metadata',
+    '-1',
+    '-fflags',
+    '+bitexact',
+    '-ac',
+    '2',
+    '-c:a',
+    'aac',
+    '-aac_coder',
+    'fast',
+    '-b:a',
+    `${kbps}k`,
+    '-frag_duration',
+    '2000000',
   ];
   return [
-    { file: `video_1280x720_1500k_${tag}.ismv`, kind: 'video', description: 'H.264 1280x720 24 fps ultrafast ~1500 kb/s, closed 2 s GOPs', args: x264(1280, 720, 1500), cost: 300 },
-    { file: `video_854x480_800k_${tag}.ismv`, kind: 'video', description: 'H.264 854x480 24 fps ultrafast ~800 kb/s, closed 2 s GOPs', args: x264(854, 480, 800), cost: 140 },
-    { file: `video_640x360_400k_${tag}.ismv`, kind: 'video', description: 'H.264 640x360 24 fps ultrafast ~400 kb/s, closed 2 s GOPs', args: x264(640, 360, 400), cost: 80 },
-    { file: `audio_aac_128k_${tag}.isma`, kind: 'audio', description: 'AAC-LC stereo 48 kHz 128 kb/s (440 Hz sine, fast coder), 2 s fragments', args: aac(440, 128), cost: 22 },
-    { file: `audio_aac_64k_${tag}.isma`, kind: 'audio', description: 'AAC-LC stereo 48 kHz 64 kb/s (660 Hz sine, fast coder), 2 s fragments', args: aac(660, 64), cost: 22 },
+    {
+      file: `video_1280x720_1500k_${tag}.ismv`,
+      kind: 'video',
+      description: 'H.264 1280x720 24 fps ultrafast ~1500 kb/s, closed 2 s GOPs',
+      args: x264(1280, 720, 1500),
+      cost: 300,
+    },
+    {
+      file: `video_854x480_800k_${tag}.ismv`,
+      kind: 'video',
+      description: 'H.264 854x480 24 fps ultrafast ~800 kb/s, closed 2 s GOPs',
+      args: x264(854, 480, 800),
+      cost: 140,
+    },
+    {
+      file: `video_640x360_400k_${tag}.ismv`,
+      kind: 'video',
+      description: 'H.264 640x360 24 fps ultrafast ~400 kb/s, closed 2 s GOPs',
+      args: x264(640, 360, 400),
+      cost: 80,
+    },
+    {
+      file: `audio_aac_128k_${tag}.isma`,
+      kind: 'audio',
+      description: 'AAC-LC stereo 48 kHz 128 kb/s (440 Hz sine, fast coder), 2 s fragments',
+      args: aac(440, 128),
+      cost: 22,
+    },
+    {
+      file: `audio_aac_64k_${tag}.isma`,
+      kind: 'audio',
+      description: 'AAC-LC stereo 48 kHz 64 kb/s (660 Hz sine, fast coder), 2 s fragments',
+      args: aac(660, 64),
+      cost: 22,
+    },
   ];
 }
 
@@ -130,7 +215,10 @@ export function defaultCacheDir(): string {
 const ffmpegBin = (): string => process.env['FFMPEG'] ?? 'ffmpeg';
 
 /** Runs `ffmpeg args`, collecting stdout/stderr; rejects with a clear message when ffmpeg is absent. */
-function runFfmpeg(args: string[], onStdoutLine?: (line: string) => void): Promise<{ code: number; stdout: string; stderr: string }> {
+function runFfmpeg(
+  args: string[],
+  onStdoutLine?: (line: string) => void,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(ffmpegBin(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -175,10 +263,13 @@ let ffmpegChecked: Promise<string> | undefined;
 export function checkFfmpeg(): Promise<string> {
   ffmpegChecked ??= (async () => {
     const version = await runFfmpeg(['-hide_banner', '-version']);
-    if (version.code !== 0) throw new Error(`'${ffmpegBin()} -version' failed (exit ${version.code}): ${version.stderr.trim()}`);
+    if (version.code !== 0)
+      throw new Error(`'${ffmpegBin()} -version' failed (exit ${version.code}): ${version.stderr.trim()}`);
     const encoders = await runFfmpeg(['-hide_banner', '-encoders']);
     if (!/\blibx264\b/.test(encoders.stdout)) {
-      throw new Error(`this ffmpeg (${ffmpegBin()}) has no libx264 encoder; install a build with it: apt-get install -y ffmpeg`);
+      throw new Error(
+        `this ffmpeg (${ffmpegBin()}) has no libx264 encoder; install a build with it: apt-get install -y ffmpeg`,
+      );
     }
     if (!/\baac\b/.test(encoders.stdout)) throw new Error(`this ffmpeg (${ffmpegBin()}) has no aac encoder`);
     return version.stdout.split('\n')[0]?.trim() ?? 'ffmpeg (unknown version)';
@@ -233,7 +324,11 @@ async function cachedIsValid(file: string, spec: LongSourceSpec, seconds: number
     return 'no valid sidecar';
   }
   const st = statSync(file);
-  if (sidecar.recipeVersion !== RECIPE_VERSION || JSON.stringify(sidecar.args) !== JSON.stringify(fullArgs(spec, seconds))) return 'recipe changed';
+  if (
+    sidecar.recipeVersion !== RECIPE_VERSION ||
+    JSON.stringify(sidecar.args) !== JSON.stringify(fullArgs(spec, seconds))
+  )
+    return 'recipe changed';
   if (sidecar.size !== st.size || Math.abs(sidecar.mtimeMs - st.mtimeMs) > 1) return 'file changed since generation';
   return verify(file, spec, seconds);
 }
@@ -242,7 +337,12 @@ function fmtMB(bytes: number): string {
   return `${(bytes / 1e6).toFixed(1)} MB`;
 }
 
-async function generate(spec: LongSourceSpec, file: string, seconds: number, opts: Required<Pick<EnsureOptions, 'log' | 'progressEvery'>>): Promise<Sidecar> {
+async function generate(
+  spec: LongSourceSpec,
+  file: string,
+  seconds: number,
+  opts: Required<Pick<EnsureOptions, 'log' | 'progressEvery'>>,
+): Promise<Sidecar> {
   const ffmpeg = await checkFfmpeg();
   const tmp = `${file}.partial-${process.pid}`;
   const args = fullArgs(spec, seconds);
@@ -300,7 +400,30 @@ export async function concatCopies(source: string, copies: number, out: string):
   const list = `${out}.list-${process.pid}`;
   const tmp = `${out}.partial-${process.pid}`;
   await fs.writeFile(list, Array.from({ length: copies }, () => `file '${source.replace(/'/g, "'\\''")}'\n`).join(''));
-  const r = await runFfmpeg(['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', '-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', '-map_metadata', '-1', '-fflags', '+bitexact', '-frag_duration', '2000000', '-f', 'ismv', tmp]);
+  const r = await runFfmpeg([
+    '-nostdin',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'concat',
+    '-safe',
+    '0',
+    '-i',
+    list,
+    '-c',
+    'copy',
+    '-map_metadata',
+    '-1',
+    '-fflags',
+    '+bitexact',
+    '-frag_duration',
+    '2000000',
+    '-f',
+    'ismv',
+    tmp,
+  ]);
   await fs.rm(list, { force: true });
   if (r.code !== 0) {
     await fs.rm(tmp, { force: true });
@@ -361,7 +484,8 @@ export async function ensureLongSourcesReport(hours = 1, options: EnsureOptions 
   const todo: number[] = [];
   for (let i = 0; i < specs.length; i++) {
     const reason = await cachedIsValid(files[i]!, specs[i]!, seconds);
-    if (reason === undefined) log(`cached: ${path.relative(process.cwd(), files[i]!)} (${fmtMB(statSync(files[i]!).size)})`);
+    if (reason === undefined)
+      log(`cached: ${path.relative(process.cwd(), files[i]!)} (${fmtMB(statSync(files[i]!).size)})`);
     else {
       if (reason !== 'absent') log(`regenerating ${specs[i]!.file}: ${reason}`);
       todo.push(i);
@@ -372,7 +496,9 @@ export async function ensureLongSourcesReport(hours = 1, options: EnsureOptions 
   // Longest first, so the parallel processes finish together.
   todo.sort((a, b) => specs[b]!.cost - specs[a]!.cost);
   if (todo.length > 0) {
-    log(`generating ${todo.length} file(s) of ${seconds} s into ${cacheDir} with ${Math.min(concurrency, todo.length)} parallel ffmpeg process(es)`);
+    log(
+      `generating ${todo.length} file(s) of ${seconds} s into ${cacheDir} with ${Math.min(concurrency, todo.length)} parallel ffmpeg process(es)`,
+    );
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < todo.length) {
@@ -388,7 +514,13 @@ export async function ensureLongSourcesReport(hours = 1, options: EnsureOptions 
   const details = await Promise.all(
     specs.map(async (s, i) => {
       const sidecar = JSON.parse(await fs.readFile(sidecarPath(files[i]!), 'utf8')) as Sidecar;
-      return { file: files[i]!, size: sidecar.size, generationSeconds: sidecar.generationSeconds, generatedAt: sidecar.generatedAt, description: s.description };
+      return {
+        file: files[i]!,
+        size: sidecar.size,
+        generationSeconds: sidecar.generationSeconds,
+        generatedAt: sidecar.generatedAt,
+        description: s.description,
+      };
     }),
   );
   return {

@@ -26,12 +26,14 @@ interface Suite {
 const SUITES: Suite[] = [
   {
     name: 'index',
-    description: "time to a usable fragment index ('fast' mfra path and 'exact' moof walk) and its memory, on 1 h of 3 generated tracks",
+    description:
+      "time to a usable fragment index ('fast' mfra path and 'exact' moof walk) and its memory, on 1 h of 3 generated tracks",
     run: () => runIndexBench(),
   },
   {
     name: 'filter',
-    description: 'filter expression compiled once, evaluated against 20 tracks through the wasm boundary (ns per call), with JS and reference-evaluator baselines',
+    description:
+      'filter expression compiled once, evaluated against 20 tracks through the wasm boundary (ns per call), with JS and reference-evaluator baselines',
     run: () => runFilterBench(),
   },
   {
@@ -41,17 +43,20 @@ const SUITES: Suite[] = [
   },
   {
     name: 'edge',
-    description: 'proxy-wasm host overhead per request (pass-through plugin, in-process), and req/s through the embedded edge next to direct for a cached manifest',
+    description:
+      'proxy-wasm host overhead per request (pass-through plugin, in-process), and req/s through the embedded edge next to direct for a cached manifest',
     run: () => runEdgeBench(),
   },
   {
     name: 'http',
-    description: 'origin serve under wrk (1 and N workers): manifests cold/warm and segments next to a node:http fixed body and nginx static files, edge vs direct, RSS, a 256-connection soak (needs wrk and nginx)',
+    description:
+      'origin serve under wrk (1 and N workers): manifests cold/warm and segments next to a node:http fixed body and nginx static files, edge vs direct, RSS, a 256-connection soak (needs wrk and nginx)',
     run: () => runHttpBench(),
   },
   {
     name: 'edge-plugin',
-    description: 'plugin work per request (µs) for path normalisation, alias rewrite, token check, filter validation and Basic auth, callbacks driven in-process through the host',
+    description:
+      'plugin work per request (µs) for path normalisation, alias rewrite, token check, filter validation and Basic auth, callbacks driven in-process through the host',
     run: () => runEdgePluginBench(),
   },
 ];
@@ -93,7 +98,13 @@ function parseArgs(argv: string[]): { only: string[] | undefined; list: boolean 
     } else if (a === '--only' || a.startsWith('--only=')) {
       const value = a === '--only' ? argv[++i] : a.slice('--only='.length);
       if (!value) throw new Error('--only needs a suite name');
-      only = [...(only ?? []), ...value.split(',').map((s) => s.trim()).filter((s) => s !== '')];
+      only = [
+        ...(only ?? []),
+        ...value
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
+      ];
     } else {
       throw new Error(`unknown argument '${a}'\n${usage()}`);
     }
@@ -123,7 +134,9 @@ async function main(): Promise<number> {
       console.error(`=== ${suite.name}: ERROR ===\n${(e as Error)?.stack ?? String(e)}\n`);
     }
   }
-  console.log(`bench: ${selected.length - failed}/${selected.length} suite(s) ran in ${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s${failed ? `, ${failed} failed` : ''}`);
+  console.log(
+    `bench: ${selected.length - failed}/${selected.length} suite(s) ran in ${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s${failed ? `, ${failed} failed` : ''}`,
+  );
   return failed > 0 ? 1 : 0;
 }
 

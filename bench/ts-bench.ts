@@ -93,7 +93,10 @@ export async function runTsBench(options: TsBenchOptions = {}): Promise<Record<s
     const a = keyOf('audio');
     const segments = view.tracks.find((x) => x.track.properties.type === 'video')!.segments.length;
     const tsUrl = (n: number): string => `/bench.ism/bench-${a}-${v}-${n}.ts`;
-    const fmp4Urls = (n: number): string[] => [`/bench.ism/hls/bench-${v}-${n}.m4s`, `/bench.ism/hls/bench-${a}-${n}.m4s`];
+    const fmp4Urls = (n: number): string[] => [
+      `/bench.ism/hls/bench-${v}-${n}.m4s`,
+      `/bench.ism/hls/bench-${a}-${n}.m4s`,
+    ];
 
     // Cold: a fresh store, the first TS request pays the continuity scan; then the same segment again.
     const cold = newPlayoutContext(new PresentationStore(), selectAll);
@@ -142,7 +145,8 @@ export async function runTsBench(options: TsBenchOptions = {}): Promise<Record<s
     for (let pass = 0; pass < passes; pass++) {
       const start = now();
       let bytes = 0;
-      for (let i = 0; i < segments; i++) bytes += (await tsSegment(fixedView, rendition, i, ctx.files.opener)).byteLength;
+      for (let i = 0; i < segments; i++)
+        bytes += (await tsSegment(fixedView, rendition, i, ctx.files.opener)).byteLength;
       writerRates.push(bytes / 1e3 / ms(start));
     }
     const writer = stats(writerRates);
@@ -152,13 +156,25 @@ export async function runTsBench(options: TsBenchOptions = {}): Promise<Record<s
     const fmp4: Stats = stats(fmp4Rates);
     const perSegmentTs = stats(tsMs);
     const perSegmentFmp4 = stats(fmp4Ms);
-    log(`ts benchmark: ${hours} h of H.264 + AAC (${path.basename(video!)}, ${path.basename(audio!)}), ${segments} segments of 4 s, ${passes} passes, ${machineLine()}`);
+    log(
+      `ts benchmark: ${hours} h of H.264 + AAC (${path.basename(video!)}, ${path.basename(audio!)}), ${segments} segments of 4 s, ${passes} passes, ${machineLine()}`,
+    );
     log('');
-    log(`  MPEG-TS (multiplexed)   ${ts.median.toFixed(1)} MB/s output (min ${ts.min.toFixed(1)}, max ${ts.max.toFixed(1)}), ${perSegmentTs.median.toFixed(2)} ms per segment, ${(tsBytes / 1e6).toFixed(1)} MB per pass`);
-    log(`  fMP4 (video + audio)    ${fmp4.median.toFixed(1)} MB/s output (min ${fmp4.min.toFixed(1)}, max ${fmp4.max.toFixed(1)}), ${perSegmentFmp4.median.toFixed(2)} ms per segment pair, ${(fmp4Bytes / 1e6).toFixed(1)} MB per pass`);
-    log(`  TS writer alone         ${writer.median.toFixed(1)} MB/s output (min ${writer.min.toFixed(1)}, max ${writer.max.toFixed(1)}): tsSegment() on a prebuilt view`);
-    log(`  TS / fMP4: ${(ts.median / fmp4.median).toFixed(2)}x the throughput, ${((tsBytes / fmp4Bytes - 1) * 100).toFixed(1)} % more bytes`);
-    log(`  first TS request of a cold presentation (continuity scan of both tracks): ${firstTsMs.toFixed(0)} ms; the same segment again: ${warmTsMs.toFixed(1)} ms`);
+    log(
+      `  MPEG-TS (multiplexed)   ${ts.median.toFixed(1)} MB/s output (min ${ts.min.toFixed(1)}, max ${ts.max.toFixed(1)}), ${perSegmentTs.median.toFixed(2)} ms per segment, ${(tsBytes / 1e6).toFixed(1)} MB per pass`,
+    );
+    log(
+      `  fMP4 (video + audio)    ${fmp4.median.toFixed(1)} MB/s output (min ${fmp4.min.toFixed(1)}, max ${fmp4.max.toFixed(1)}), ${perSegmentFmp4.median.toFixed(2)} ms per segment pair, ${(fmp4Bytes / 1e6).toFixed(1)} MB per pass`,
+    );
+    log(
+      `  TS writer alone         ${writer.median.toFixed(1)} MB/s output (min ${writer.min.toFixed(1)}, max ${writer.max.toFixed(1)}): tsSegment() on a prebuilt view`,
+    );
+    log(
+      `  TS / fMP4: ${(ts.median / fmp4.median).toFixed(2)}x the throughput, ${((tsBytes / fmp4Bytes - 1) * 100).toFixed(1)} % more bytes`,
+    );
+    log(
+      `  first TS request of a cold presentation (continuity scan of both tracks): ${firstTsMs.toFixed(0)} ms; the same segment again: ${warmTsMs.toFixed(1)} ms`,
+    );
     const result = {
       suite: 'ts',
       date: new Date().toISOString(),

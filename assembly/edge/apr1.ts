@@ -15,11 +15,11 @@
 //           in "./0-9A-Za-z" (4 characters per group, 2 for the last).
 // Checked against `openssl passwd -apr1` in test/assembly/edge/crypto.test.ts.
 
-import { Md5 } from "./md5";
-import { utf8Bytes } from "./bytes";
+import { Md5 } from './md5';
+import { utf8Bytes } from './bytes';
 
-const MAGIC = "$apr1$";
-const CRYPT64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const MAGIC = '$apr1$';
+const CRYPT64 = './0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const APR1_SALT_MAX: i32 = 8;
 export const APR1_HASH_LENGTH: i32 = 22;
 
@@ -56,7 +56,7 @@ export function apr1Hash(password: Uint8Array, salt: Uint8Array): string {
     round.digestInto(digest);
   }
 
-  let out = "";
+  let out = '';
   out += crypt64(digest, 0, 6, 12, 4);
   out += crypt64(digest, 1, 7, 13, 4);
   out += crypt64(digest, 2, 8, 14, 4);
@@ -68,8 +68,9 @@ export function apr1Hash(password: Uint8Array, salt: Uint8Array): string {
 
 /** Bytes (hi, mid, lo) as a 24-bit number (-1 = 0), `count` characters from the low end. */
 function crypt64(digest: Uint8Array, hi: i32, mid: i32, lo: i32, count: i32): string {
-  let value: u32 = (hi >= 0 ? <u32>digest[hi] << 16 : 0) | (mid >= 0 ? <u32>digest[mid] << 8 : 0) | <u32>digest[lo];
-  let out = "";
+  let value: u32 =
+    (hi >= 0 ? (<u32>digest[hi]) << 16 : 0) | (mid >= 0 ? (<u32>digest[mid]) << 8 : 0) | (<u32>digest[lo]);
+  let out = '';
   for (let i = 0; i < count; i++) {
     out += CRYPT64.charAt(<i32>(value & 63));
     value >>= 6;

@@ -6,7 +6,7 @@
 // bits of the last character zero (RFC 4648 §3.5). Unpadded input is accepted (some clients
 // omit it) as long as its length is possible.
 
-const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 function sextet(c: i32): i32 {
   if (c >= 0x41 && c <= 0x5a) return c - 0x41;
@@ -37,13 +37,13 @@ export function base64Decode(text: string): Uint8Array | null {
   for (let i = 0; i < n; i++) {
     const v = sextet(text.charCodeAt(i));
     if (v < 0) return null;
-    bits = (bits << 6) | <u32>v;
+    bits = (bits << 6) | (<u32>v);
     count += 6;
     if (count >= 8) {
       count -= 8;
       if (at >= out.length) return null;
-      out[at++] = <u8>(bits >> <u32>count);
-      bits &= (<u32>1 << <u32>count) - 1;
+      out[at++] = <u8>(bits >> (<u32>count));
+      bits &= ((<u32>1) << (<u32>count)) - 1;
     }
   }
   if (bits != 0) return null; // non-zero unused bits: a second spelling of the same bytes
@@ -61,8 +61,8 @@ export function base64Encode(bytes: Uint8Array): string {
     const triple = (b0 << 16) | (b1 << 8) | b2;
     parts.push(ALPHABET.charAt((triple >> 18) & 63));
     parts.push(ALPHABET.charAt((triple >> 12) & 63));
-    parts.push(i + 1 < n ? ALPHABET.charAt((triple >> 6) & 63) : "=");
-    parts.push(i + 2 < n ? ALPHABET.charAt(triple & 63) : "=");
+    parts.push(i + 1 < n ? ALPHABET.charAt((triple >> 6) & 63) : '=');
+    parts.push(i + 2 < n ? ALPHABET.charAt(triple & 63) : '=');
   }
-  return parts.join("");
+  return parts.join('');
 }

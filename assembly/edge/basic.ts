@@ -12,11 +12,11 @@
 // SHA-1 of the credentials (the plain credentials are not kept), in a bounded set that is
 // emptied when full and dropped with the configuration.
 
-import { base64Decode } from "./base64";
-import { toHex, utf8Bytes } from "./bytes";
-import { Credential, SCHEME_APR1 } from "./htpasswd";
-import { Refusal, Verdict } from "./refusals";
-import { sha1 } from "./sha1";
+import { base64Decode } from './base64';
+import { toHex, utf8Bytes } from './bytes';
+import { Credential, SCHEME_APR1 } from './htpasswd';
+import { Refusal, Verdict } from './refusals';
+import { sha1 } from './sha1';
 
 /** Longest Authorization header value looked at (longer ones are refused unread). */
 export const MAX_AUTHORIZATION_BYTES: i32 = 4096;
@@ -34,18 +34,18 @@ export class BasicRule {
     /** Checked for unknown users: as costly as the costliest entry, matches nothing. */
     public decoy: Credential,
   ) {
-    this.challenge = "Basic realm=\"" + quotedStringBody(realm) + "\"";
+    this.challenge = 'Basic realm="' + quotedStringBody(realm) + '"';
   }
 
   /** null if `header` (the Authorization value's raw bytes, or null if absent) is accepted; else the 401. */
   check(header: Uint8Array | null): Verdict | null {
-    if (header === null) return this.refuse(Refusal.BasicMissing, "authentication required");
+    if (header === null) return this.refuse(Refusal.BasicMissing, 'authentication required');
     const authorization = asciiText(header);
-    if (authorization === null) return this.refuse(Refusal.BasicFailed, "authentication failed");
+    if (authorization === null) return this.refuse(Refusal.BasicFailed, 'authentication failed');
     const token = basicToken(authorization);
-    if (token === null) return this.refuse(Refusal.BasicMissing, "authentication required (Basic)");
+    if (token === null) return this.refuse(Refusal.BasicMissing, 'authentication required (Basic)');
     const decoded = base64Decode(token);
-    if (decoded === null) return this.refuse(Refusal.BasicFailed, "authentication failed");
+    if (decoded === null) return this.refuse(Refusal.BasicFailed, 'authentication failed');
     let colon = -1;
     for (let i = 0, n = decoded.length; i < n; i++) {
       if (decoded[i] == 0x3a) {
@@ -53,16 +53,16 @@ export class BasicRule {
         break;
       }
     }
-    if (colon < 0) return this.refuse(Refusal.BasicFailed, "authentication failed");
+    if (colon < 0) return this.refuse(Refusal.BasicFailed, 'authentication failed');
     const user = String.UTF8.decode(decoded.buffer.slice(0, colon), false);
     const password = decoded.slice(colon + 1);
     const known = this.users.has(user);
     const credential = known ? this.users.get(user) : this.decoy;
     const rememberable = known && credential.scheme == SCHEME_APR1;
-    const key = rememberable ? toHex(sha1(utf8Bytes(token))) : "";
+    const key = rememberable ? toHex(sha1(utf8Bytes(token))) : '';
     if (rememberable && this.remembered.has(key)) return null;
     const ok = credential.verify(password) && known;
-    if (!ok) return this.refuse(Refusal.BasicFailed, "authentication failed");
+    if (!ok) return this.refuse(Refusal.BasicFailed, 'authentication failed');
     if (rememberable) {
       if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
       this.remembered.add(key);
@@ -97,7 +97,7 @@ function basicToken(value: string): string | null {
   while (end > start && isSpace(value.charCodeAt(end - 1))) end--;
   if (end - start < 6) return null;
   const scheme = value.substring(start, start + 5);
-  if (scheme.toLowerCase() != "basic" || !isSpace(value.charCodeAt(start + 5))) return null;
+  if (scheme.toLowerCase() != 'basic' || !isSpace(value.charCodeAt(start + 5))) return null;
   let at = start + 6;
   while (at < end && isSpace(value.charCodeAt(at))) at++;
   const token = value.substring(at, end);
@@ -112,10 +112,10 @@ function isSpace(c: i32): bool {
 
 /** `text` escaped for a quoted-string (RFC 9110 §5.6.4): `"` and `\` get a backslash. */
 function quotedStringBody(text: string): string {
-  let out = "";
+  let out = '';
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c == 0x22 || c == 0x5c) out += "\\";
+    if (c == 0x22 || c == 0x5c) out += '\\';
     out += String.fromCharCode(c);
   }
   return out;

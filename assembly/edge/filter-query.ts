@@ -13,21 +13,21 @@
 // The origin applies the first `filter`; the edge checks every one (a later bad one is refused
 // rather than silently ignored).
 
-import { parse } from "../filter/parser";
-import { canonicalText } from "../filter/canonical";
-import { codeUnit } from "./bytes";
-import { encodeComponent, percentDecode } from "./target";
+import { parse } from '../filter/parser';
+import { canonicalText } from '../filter/canonical';
+import { codeUnit } from './bytes';
+import { encodeComponent, percentDecode } from './target';
 
 export class FilterCheck {
   /** The query to send on (raw, without "?"); meaningful when error is "". */
-  query: string = "";
+  query: string = '';
   /** "" or the origin's error text. */
-  error: string = "";
+  error: string = '';
 }
 
 export function checkFilters(rawQuery: string): FilterCheck {
   const result = new FilterCheck();
-  if (rawQuery.indexOf("ilter") < 0 && rawQuery.indexOf("%") < 0) {
+  if (rawQuery.indexOf('ilter') < 0 && rawQuery.indexOf('%') < 0) {
     result.query = rawQuery; // fast path: no part can be named "filter"
     return result;
   }
@@ -46,7 +46,7 @@ export function checkFilters(rawQuery: string): FilterCheck {
     if (eq < 0 || !isFilterName(rawQuery, at, eq)) continue;
     if (eq + 1 == partEnd) continue; // an empty value means no filter
     const answer = checkedRawFilter(rawQuery, eq + 1, partEnd);
-    if (answer.startsWith("!")) {
+    if (answer.startsWith('!')) {
       result.error = answer.substring(1);
       return result;
     }
@@ -61,17 +61,20 @@ export function checkFilters(rawQuery: string): FilterCheck {
     return result;
   }
   out.push(rawQuery.substring(copied));
-  result.query = out.join("");
+  result.query = out.join('');
   return result;
 }
 
 /** The part's name rawQuery[start, end) percent-decodes to "filter". */
 function isFilterName(text: string, start: i32, end: i32): bool {
   if (indexOfChar(text, 0x25, start, end) < 0) {
-    return end - start == 6 && memory.compare(changetype<usize>(text) + (<usize>start << 1), changetype<usize>("filter"), 12) == 0;
+    return (
+      end - start == 6 &&
+      memory.compare(changetype<usize>(text) + ((<usize>start) << 1), changetype<usize>('filter'), 12) == 0
+    );
   }
   const name = percentDecode(text.substring(start, end));
-  return name !== null && name == "filter";
+  return name !== null && name == 'filter';
 }
 
 function indexOfChar(text: string, c: i32, start: i32, end: i32): i32 {
@@ -82,7 +85,10 @@ function indexOfChar(text: string, c: i32, start: i32, end: i32): i32 {
 /** a equals text[start, end). */
 function sameText(a: string, text: string, start: i32, end: i32): bool {
   const len = end - start;
-  return a.length == len && memory.compare(changetype<usize>(a), changetype<usize>(text) + (<usize>start << 1), <usize>len << 1) == 0;
+  return (
+    a.length == len &&
+    memory.compare(changetype<usize>(a), changetype<usize>(text) + ((<usize>start) << 1), (<usize>len) << 1) == 0
+  );
 }
 
 /** FNV-1a over UTF-16 units text[start, end). */
@@ -90,7 +96,7 @@ function hashRange(text: string, start: i32, end: i32): u32 {
   const p = changetype<usize>(text);
   let h: u32 = 2166136261;
   for (let i = start; i < end; i++) {
-    h ^= <u32>load<u16>(p + (<usize>i << 1));
+    h ^= <u32>load<u16>(p + ((<usize>i) << 1));
     h *= 16777619;
   }
   return h;
@@ -120,7 +126,7 @@ class FilterCache {
   /** The answer cached for text[start, end), or null. */
   find(text: string, start: i32, end: i32): string | null {
     const mask = SLOT_COUNT - 1;
-    let slot = <i32>hashRange(text, start, end) & mask;
+    let slot = (<i32>hashRange(text, start, end)) & mask;
     while (true) {
       const entry = unchecked(this.slots[slot]);
       if (entry == 0) return null;
@@ -132,7 +138,7 @@ class FilterCache {
   add(key: string, answer: string): void {
     if (this.keys.length >= MAX_CACHED_FILTERS) this.clear();
     const mask = SLOT_COUNT - 1;
-    let slot = <i32>hashRange(key, 0, key.length) & mask;
+    let slot = (<i32>hashRange(key, 0, key.length)) & mask;
     while (unchecked(this.slots[slot]) != 0) slot = (slot + 1) & mask;
     this.keys.push(key);
     this.answers.push(answer);
@@ -164,7 +170,7 @@ function checkedRawFilter(text: string, start: i32, end: i32): string {
   if (hit !== null) return hit;
   const raw = text.substring(start, end);
   const value = percentDecode(raw);
-  const answer = value === null ? "!filter: malformed percent-encoding" : checkedFilter(value);
+  const answer = value === null ? '!filter: malformed percent-encoding' : checkedFilter(value);
   checked.add(raw, answer);
   return answer;
 }
@@ -172,10 +178,10 @@ function checkedRawFilter(text: string, start: i32, end: i32): string {
 /** "filter=<encoded canonical>" or "!<error text>" for a decoded, non-empty expression. */
 function checkedFilter(expression: string): string {
   const canonical = canonicalFilter(expression);
-  return canonical !== null ? "filter=" + encodeComponent(canonical) : "!" + lastFilterError;
+  return canonical !== null ? 'filter=' + encodeComponent(canonical) : '!' + lastFilterError;
 }
 
-let lastFilterError: string = "";
+let lastFilterError: string = '';
 
 /** The canonical text of `expression`, or null with lastFilterError set. */
 function canonicalFilter(expression: string): string | null {
@@ -184,15 +190,15 @@ function canonicalFilter(expression: string): string | null {
   if (node === null) {
     const e = parsed.error;
     if (e === null) {
-      lastFilterError = "filter: does not parse";
+      lastFilterError = 'filter: does not parse';
       return null;
     }
     // The origin's engine adds this hint (host-glue/filter/filter-engine.ts): queries are decoded
     // without turning "+" into a space, so a form-encoded space arrives as "+".
-    if (e.message == "unexpected \"+\"" && e.hint.length == 0) {
-      e.hint = "\"+\" is not decoded to a space: write a space as %20 in a URL, or leave it out";
+    if (e.message == 'unexpected "+"' && e.hint.length == 0) {
+      e.hint = '"+" is not decoded to a space: write a space as %20 in a URL, or leave it out';
     }
-    lastFilterError = "filter: " + e.format();
+    lastFilterError = 'filter: ' + e.format();
     return null;
   }
   const canonical = canonicalText(node);
@@ -202,8 +208,10 @@ function canonicalFilter(expression: string): string | null {
     const again = parse(canonical);
     if (again.node === null) {
       const inner = again.error;
-      lastFilterError = "filter: canonical form past the limits (" + (inner !== null ? inner.message : "") +
-        ") at 0: it parenthesises && inside ||; shorten the filter or nest less";
+      lastFilterError =
+        'filter: canonical form past the limits (' +
+        (inner !== null ? inner.message : '') +
+        ') at 0: it parenthesises && inside ||; shorten the filter or nest less';
       return null;
     }
   }

@@ -9,14 +9,14 @@
 
 /** Per-step additive constants: floor(abs(sin(i + 1)) * 2^32), i = 0..63 (RFC 1321 §3.4). */
 const K: StaticArray<u32> = [
-  0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
-  0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
-  0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
-  0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
-  0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
-  0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
-  0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
-  0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+  0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501, 0x698098d8,
+  0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340,
+  0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8, 0x21e1cde6, 0xc33707d6, 0xf4d50d87,
+  0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c,
+  0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70, 0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039,
+  0xe6db99e5, 0x1fa27cf8, 0xc4ac5665, 0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92,
+  0xffeff47d, 0x85845dd1, 0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb,
+  0xeb86d391,
 ];
 
 /** Left-rotation amounts, four per round (RFC 1321 §3.4). */
@@ -71,7 +71,7 @@ export class Md5 {
     const block = changetype<usize>(this.block);
     const chars = changetype<usize>(text);
     for (let at = max(start, 0); at < stop; at++) {
-      store<u8>(block + <usize>this.fill, <u8>load<u16>(chars + (<usize>at << 1)));
+      store<u8>(block + <usize>this.fill, <u8>load<u16>(chars + ((<usize>at) << 1)));
       this.fill++;
       this.total++;
       if (this.fill == 64) {
@@ -132,7 +132,7 @@ export class Md5 {
       const t = d;
       d = c;
       c = b;
-      b += rotl<u32>(a + f + unchecked(K[i]) + load<u32>(x + (<usize>i << 2)), unchecked(R[i & 3]));
+      b += rotl<u32>(a + f + unchecked(K[i]) + load<u32>(x + ((<usize>i) << 2)), unchecked(R[i & 3]));
       a = t;
     }
     for (let i = 16; i < 32; i++) {
@@ -140,7 +140,10 @@ export class Md5 {
       const t = d;
       d = c;
       c = b;
-      b += rotl<u32>(a + f + unchecked(K[i]) + load<u32>(x + (<usize>((5 * i + 1) & 15) << 2)), unchecked(R[4 + (i & 3)]));
+      b += rotl<u32>(
+        a + f + unchecked(K[i]) + load<u32>(x + ((<usize>((5 * i + 1) & 15)) << 2)),
+        unchecked(R[4 + (i & 3)]),
+      );
       a = t;
     }
     for (let i = 32; i < 48; i++) {
@@ -148,7 +151,10 @@ export class Md5 {
       const t = d;
       d = c;
       c = b;
-      b += rotl<u32>(a + f + unchecked(K[i]) + load<u32>(x + (<usize>((3 * i + 5) & 15) << 2)), unchecked(R[8 + (i & 3)]));
+      b += rotl<u32>(
+        a + f + unchecked(K[i]) + load<u32>(x + ((<usize>((3 * i + 5) & 15)) << 2)),
+        unchecked(R[8 + (i & 3)]),
+      );
       a = t;
     }
     for (let i = 48; i < 64; i++) {
@@ -156,7 +162,10 @@ export class Md5 {
       const t = d;
       d = c;
       c = b;
-      b += rotl<u32>(a + f + unchecked(K[i]) + load<u32>(x + (<usize>((7 * i) & 15) << 2)), unchecked(R[12 + (i & 3)]));
+      b += rotl<u32>(
+        a + f + unchecked(K[i]) + load<u32>(x + ((<usize>((7 * i) & 15)) << 2)),
+        unchecked(R[12 + (i & 3)]),
+      );
       a = t;
     }
     this.a += a;

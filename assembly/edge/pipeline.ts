@@ -13,12 +13,12 @@
 // Pure: the caller hands in the raw bytes of :path and of the Authorization header (only needed
 // for auth_basic) and the time; the answer is a Verdict. No host call happens here.
 
-import { applyRewrite } from "./rewrite";
-import { EdgeConfig } from "./config";
-import { checkFilters } from "./filter-query";
-import { Refusal, Verdict } from "./refusals";
-import { MAX_QUERY_BYTES, checkDecodedPath, checkQuery, encodePath, parseTargetBytes } from "./target";
-import { checkToken } from "./token";
+import { applyRewrite } from './rewrite';
+import { EdgeConfig } from './config';
+import { checkFilters } from './filter-query';
+import { Refusal, Verdict } from './refusals';
+import { MAX_QUERY_BYTES, checkDecodedPath, checkQuery, encodePath, parseTargetBytes } from './target';
+import { checkToken } from './token';
 
 /** `now`: seconds since the epoch (only read by auth_token). */
 export function decide(config: EdgeConfig, rawTarget: Uint8Array, authorization: Uint8Array | null, now: i64): Verdict {
@@ -48,8 +48,10 @@ export function decide(config: EdgeConfig, rawTarget: Uint8Array, authorization:
       const rewritten = applyRewrite(rules, path, query);
       if (rewritten !== null) {
         const problem = checkDecodedPath(rewritten.path);
-        if (problem.length > 0) return Verdict.refuse(Refusal.RewriteBadPath, "the rewritten path is refused: " + problem);
-        const queryProblem = rewritten.query.length > MAX_QUERY_BYTES ? "rewritten query too long" : checkQuery(rewritten.query);
+        if (problem.length > 0)
+          return Verdict.refuse(Refusal.RewriteBadPath, 'the rewritten path is refused: ' + problem);
+        const queryProblem =
+          rewritten.query.length > MAX_QUERY_BYTES ? 'rewritten query too long' : checkQuery(rewritten.query);
         if (queryProblem.length > 0) return Verdict.refuse(Refusal.BadQuery, queryProblem);
         path = rewritten.path;
         query = rewritten.query;
@@ -68,10 +70,10 @@ export function decide(config: EdgeConfig, rawTarget: Uint8Array, authorization:
 function joinTarget(path: string, query: string): string {
   const p = path.length;
   const q = query.length;
-  const out = changetype<string>(__new(<usize>(p + 1 + q) << 1, idof<string>()));
+  const out = changetype<string>(__new((<usize>(p + 1 + q)) << 1, idof<string>()));
   const o = changetype<usize>(out);
-  memory.copy(o, changetype<usize>(path), <usize>p << 1);
-  store<u16>(o + (<usize>p << 1), 0x3f);
-  memory.copy(o + (<usize>(p + 1) << 1), changetype<usize>(query), <usize>q << 1);
+  memory.copy(o, changetype<usize>(path), (<usize>p) << 1);
+  store<u16>(o + ((<usize>p) << 1), 0x3f);
+  memory.copy(o + ((<usize>(p + 1)) << 1), changetype<usize>(query), (<usize>q) << 1);
   return out;
 }

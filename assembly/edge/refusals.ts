@@ -32,48 +32,78 @@ export enum Refusal {
 
 export function refusalStatus(r: Refusal): u32 {
   switch (r) {
-    case Refusal.UrlTooLong: return 414;
-    case Refusal.TokenMalformed: return 401;
-    case Refusal.TokenExpired: return 410;
-    case Refusal.TokenMismatch: return 403;
-    case Refusal.TokenFuture: return 403;
-    case Refusal.BasicMissing: return 401;
-    case Refusal.BasicFailed: return 401;
-    default: return 400;
+    case Refusal.UrlTooLong:
+      return 414;
+    case Refusal.TokenMalformed:
+      return 401;
+    case Refusal.TokenExpired:
+      return 410;
+    case Refusal.TokenMismatch:
+      return 403;
+    case Refusal.TokenFuture:
+      return 403;
+    case Refusal.BasicMissing:
+      return 401;
+    case Refusal.BasicFailed:
+      return 401;
+    default:
+      return 400;
   }
 }
 
 /** Envoy response-code details (no spaces: Envoy would turn them into '_'). */
 export function refusalDetails(r: Refusal): string {
   switch (r) {
-    case Refusal.BadPath: return "edge_bad_path";
-    case Refusal.UrlTooLong: return "edge_url_too_long";
-    case Refusal.BadQuery: return "edge_bad_query";
-    case Refusal.BadFilter: return "edge_bad_filter";
-    case Refusal.TokenMalformed: return "edge_token_malformed";
-    case Refusal.TokenExpired: return "edge_token_expired";
-    case Refusal.TokenMismatch: return "edge_token_mismatch";
-    case Refusal.TokenFuture: return "edge_token_future";
-    case Refusal.BasicMissing: return "edge_basic_auth_missing";
-    case Refusal.BasicFailed: return "edge_basic_auth_failed";
-    default: return "edge_rewrite_bad_path";
+    case Refusal.BadPath:
+      return 'edge_bad_path';
+    case Refusal.UrlTooLong:
+      return 'edge_url_too_long';
+    case Refusal.BadQuery:
+      return 'edge_bad_query';
+    case Refusal.BadFilter:
+      return 'edge_bad_filter';
+    case Refusal.TokenMalformed:
+      return 'edge_token_malformed';
+    case Refusal.TokenExpired:
+      return 'edge_token_expired';
+    case Refusal.TokenMismatch:
+      return 'edge_token_mismatch';
+    case Refusal.TokenFuture:
+      return 'edge_token_future';
+    case Refusal.BasicMissing:
+      return 'edge_basic_auth_missing';
+    case Refusal.BasicFailed:
+      return 'edge_basic_auth_failed';
+    default:
+      return 'edge_rewrite_bad_path';
   }
 }
 
 /** The `x-origin-error` value. */
 export function refusalCode(r: Refusal): string {
   switch (r) {
-    case Refusal.BadPath: return "bad-path";
-    case Refusal.UrlTooLong: return "url-too-long";
-    case Refusal.BadQuery: return "bad-query";
-    case Refusal.BadFilter: return "bad-filter";
-    case Refusal.TokenMalformed: return "token-malformed";
-    case Refusal.TokenExpired: return "token-expired";
-    case Refusal.TokenMismatch: return "token-invalid";
-    case Refusal.TokenFuture: return "token-not-yet-valid";
-    case Refusal.BasicMissing: return "unauthorized";
-    case Refusal.BasicFailed: return "unauthorized";
-    default: return "bad-path";
+    case Refusal.BadPath:
+      return 'bad-path';
+    case Refusal.UrlTooLong:
+      return 'url-too-long';
+    case Refusal.BadQuery:
+      return 'bad-query';
+    case Refusal.BadFilter:
+      return 'bad-filter';
+    case Refusal.TokenMalformed:
+      return 'token-malformed';
+    case Refusal.TokenExpired:
+      return 'token-expired';
+    case Refusal.TokenMismatch:
+      return 'token-invalid';
+    case Refusal.TokenFuture:
+      return 'token-not-yet-valid';
+    case Refusal.BasicMissing:
+      return 'unauthorized';
+    case Refusal.BasicFailed:
+      return 'unauthorized';
+    default:
+      return 'bad-path';
   }
 }
 
@@ -82,11 +112,11 @@ export class Verdict {
   /** A refusal, or -1 when the request goes on. */
   refusal: i32 = -1;
   /** One line for the body and the debug log (no secrets, no credentials). */
-  message: string = "";
+  message: string = '';
   /** The `:path` to send upstream (path and query, percent-encoded), when it goes on. */
-  target: string = "";
+  target: string = '';
   /** auth_basic refusals: the WWW-Authenticate value. */
-  challenge: string = "";
+  challenge: string = '';
 
   static pass(target: string): Verdict {
     const v = new Verdict();

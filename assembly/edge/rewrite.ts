@@ -25,12 +25,19 @@
 // Everything is compiled in parseRewriteConfig; applyRewrite matches without allocating and
 // builds its result in one reused buffer. Nothing here traps: bad input is null.
 
-import { JsonKind, JsonValue, parseJsonText } from "../json";
-import { DEFAULT_RULES_JSON } from "./rewrite-defaults";
-import { ElementKind, Pattern, compilePattern, isIdentifier, lastPatternError, partCanMatch } from "./rewrite-pattern";
+import { JsonKind, JsonValue, parseJsonText } from '../json';
+import { DEFAULT_RULES_JSON } from './rewrite-defaults';
+import { ElementKind, Pattern, compilePattern, isIdentifier, lastPatternError, partCanMatch } from './rewrite-pattern';
 import {
-  Template, TextBuffer, compileTemplate, encodeQueryText, isSafePath, lastTemplateError, queryTextProblem, writeTemplate,
-} from "./rewrite-template";
+  Template,
+  TextBuffer,
+  compileTemplate,
+  encodeQueryText,
+  isSafePath,
+  lastTemplateError,
+  queryTextProblem,
+  writeTemplate,
+} from './rewrite-template';
 
 export const MAX_RULES: i32 = 64;
 export const MAX_QUERY_ITEMS: i32 = 16;
@@ -43,10 +50,10 @@ export const MAX_PATH_CHARS: i32 = 8192;
 export const MAX_QUERY_CHARS: i32 = 16384;
 
 /** The maps the default rules read: always present, empty unless the configuration gives them. */
-const STANDARD_MAPS: string[] = ["filter", "timeline", "alter"];
+const STANDARD_MAPS: string[] = ['filter', 'timeline', 'alter'];
 /** Directories the origin writes itself: as alias formats the default rules would take its own
  * URLs (`<ism>/keyframes/<name>-<key>.m3u8` would read as a media-playlist alias). */
-const RESERVED_FORMATS: string[] = ["hls", "keyframes", "dash"];
+const RESERVED_FORMATS: string[] = ['hls', 'keyframes', 'dash'];
 
 const enum ItemKind {
   Literal = 0,
@@ -71,7 +78,7 @@ class RewriteMap {
   /** Key index + 1 per slot, 0 for empty; a power of two at least twice the key count. */
   private slots: StaticArray<i32> = new StaticArray<i32>(0);
   /** Where the entries came from, for messages. */
-  member: string = "";
+  member: string = '';
   constructor(public name: string) {}
 
   add(key: string, value: string): void {
@@ -86,7 +93,7 @@ class RewriteMap {
     const slots = new StaticArray<i32>(size);
     for (let i = 0, n = this.keys.length; i < n; i++) {
       const key = this.keys[i];
-      let slot = <i32>hashUnits(changetype<usize>(key), 0, key.length) & (size - 1);
+      let slot = (<i32>hashUnits(changetype<usize>(key), 0, key.length)) & (size - 1);
       while (slots[slot] != 0) slot = (slot + 1) & (size - 1);
       slots[slot] = i + 1;
     }
@@ -99,13 +106,13 @@ class RewriteMap {
     const mask = slots.length - 1;
     if (mask < 0) return -1;
     const len = end - start;
-    const at = text16 + (<usize>start << 1);
-    let slot = <i32>hashUnits(text16, start, end) & mask;
+    const at = text16 + ((<usize>start) << 1);
+    let slot = (<i32>hashUnits(text16, start, end)) & mask;
     while (true) {
       const entry = unchecked(slots[slot]);
       if (entry == 0) return -1;
       const key = unchecked(this.keys[entry - 1]);
-      if (key.length == len && memory.compare(at, changetype<usize>(key), <usize>len << 1) == 0) return entry - 1;
+      if (key.length == len && memory.compare(at, changetype<usize>(key), (<usize>len) << 1) == 0) return entry - 1;
       slot = (slot + 1) & mask;
     }
   }
@@ -115,14 +122,14 @@ class RewriteMap {
 function hashUnits(text16: usize, start: i32, end: i32): u32 {
   let h: u32 = 2166136261;
   for (let i = start; i < end; i++) {
-    h ^= <u32>load<u16>(text16 + (<usize>i << 1));
+    h ^= <u32>load<u16>(text16 + ((<usize>i) << 1));
     h *= 16777619;
   }
   return h;
 }
 
 class QueryItem {
-  text: string = "";
+  text: string = '';
   template: Template | null = null;
   map: RewriteMap | null = null;
   part: i32 = -1;
@@ -131,7 +138,11 @@ class QueryItem {
 }
 
 class Rule {
-  constructor(public pattern: Pattern, public to: Template, public items: QueryItem[]) {}
+  constructor(
+    public pattern: Pattern,
+    public to: Template,
+    public items: QueryItem[],
+  ) {}
 }
 
 /** Compiled rules and maps of one location. */
@@ -154,12 +165,15 @@ export class RewriteConfig {
 
 /** The rewritten request target: `path` decoded, starting with "/"; `query` raw, without "?" ("" for none). */
 export class RewriteResult {
-  constructor(public path: string, public query: string) {}
+  constructor(
+    public path: string,
+    public query: string,
+  ) {}
 }
 
 // ------------------------------------------------------------------------------------ configure
 
-let lastError: string = "";
+let lastError: string = '';
 
 /** The error of the last failed parseRewriteConfig: "rewrite.<member path>: <what>". */
 export function lastRewriteConfigError(): string {
@@ -167,45 +181,49 @@ export function lastRewriteConfigError(): string {
 }
 
 function fail(member: string, message: string): RewriteConfig | null {
-  lastError = member + ": " + message;
+  lastError = member + ': ' + message;
   return null;
 }
 
 /** Compiles a location's "rewrite" member; null on error (see lastRewriteConfigError). */
 export function parseRewriteConfig(value: JsonValue): RewriteConfig | null {
-  lastError = "";
-  if (!value.isObject()) return fail("rewrite", "must be an object with \"rules\" and \"maps\"");
+  lastError = '';
+  if (!value.isObject()) return fail('rewrite', 'must be an object with "rules" and "maps"');
   const names = value.keys();
   for (let i = 0; i < names.length; i++) {
-    if (names[i] != "rules" && names[i] != "maps") return fail("rewrite." + names[i], "unknown member (rewrite has \"rules\" and \"maps\")");
+    if (names[i] != 'rules' && names[i] != 'maps')
+      return fail('rewrite.' + names[i], 'unknown member (rewrite has "rules" and "maps")');
   }
   const cfg = new RewriteConfig();
-  if (!parseMaps(cfg, value.get("maps"))) return null;
-  const rules = value.get("rules");
+  if (!parseMaps(cfg, value.get('maps'))) return null;
+  const rules = value.get('rules');
   let defaults = false;
-  if (rules === null || rules.asString() == "default") {
+  if (rules === null || rules.asString() == 'default') {
     defaults = true;
     if (!addDefaultRules(cfg)) return null;
   } else if (rules.isArray()) {
-    if (rules.length == 0) return fail("rewrite.rules", "empty (give rules, or \"default\")");
+    if (rules.length == 0) return fail('rewrite.rules', 'empty (give rules, or "default")');
     for (let i = 0; i < rules.length; i++) {
       const rule = rules.at(i)!;
-      const member = "rewrite.rules[" + i.toString() + "]";
-      if (rule.asString() == "default") {
+      const member = 'rewrite.rules[' + i.toString() + ']';
+      if (rule.asString() == 'default') {
         defaults = true;
         if (!addDefaultRules(cfg)) return null;
       } else if (!addRule(cfg, rule, member)) return null;
     }
   } else {
-    return fail("rewrite.rules", "must be \"default\" or an array of rules (objects or \"default\")");
+    return fail('rewrite.rules', 'must be "default" or an array of rules (objects or "default")');
   }
-  if (cfg.rules.length > MAX_RULES) return fail("rewrite.rules", "more than " + MAX_RULES.toString() + " rules");
+  if (cfg.rules.length > MAX_RULES) return fail('rewrite.rules', 'more than ' + MAX_RULES.toString() + ' rules');
   if (!checkKeys(cfg)) return null;
   if (defaults) {
-    const alter = cfg.findMap("alter")!;
+    const alter = cfg.findMap('alter')!;
     for (let i = 0; i < RESERVED_FORMATS.length; i++) {
       if (alter.keys.includes(RESERVED_FORMATS[i])) {
-        return fail(alter.member + "." + RESERVED_FORMATS[i], "the origin writes this directory itself; the default rules would take its own URLs for aliases (name the format otherwise)");
+        return fail(
+          alter.member + '.' + RESERVED_FORMATS[i],
+          'the origin writes this directory itself; the default rules would take its own URLs for aliases (name the format otherwise)',
+        );
       }
     }
   }
@@ -216,16 +234,17 @@ export function parseRewriteConfig(value: JsonValue): RewriteConfig | null {
 function parseMaps(cfg: RewriteConfig, maps: JsonValue | null): bool {
   for (let i = 0; i < STANDARD_MAPS.length; i++) {
     const m = new RewriteMap(STANDARD_MAPS[i]);
-    m.member = "rewrite.maps." + m.name;
+    m.member = 'rewrite.maps.' + m.name;
     cfg.maps.push(m);
   }
   if (maps === null) return true;
-  if (!maps.isObject()) return fail("rewrite.maps", "must be an object of maps") !== null;
-  if (maps.length > MAX_MAPS) return fail("rewrite.maps", "more than " + MAX_MAPS.toString() + " maps") !== null;
+  if (!maps.isObject()) return fail('rewrite.maps', 'must be an object of maps') !== null;
+  if (maps.length > MAX_MAPS) return fail('rewrite.maps', 'more than ' + MAX_MAPS.toString() + ' maps') !== null;
   for (let i = 0; i < maps.length; i++) {
     const name = maps.keyAt(i)!;
-    const member = "rewrite.maps." + name;
-    if (!isIdentifier(name)) return fail(member, "a map name is letters, digits and _ (not starting with a digit)") !== null;
+    const member = 'rewrite.maps.' + name;
+    if (!isIdentifier(name))
+      return fail(member, 'a map name is letters, digits and _ (not starting with a digit)') !== null;
     let m = cfg.findMap(name);
     if (m === null) {
       m = new RewriteMap(name);
@@ -238,19 +257,22 @@ function parseMaps(cfg: RewriteConfig, maps: JsonValue | null): bool {
 }
 
 function parseEntries(m: RewriteMap, entries: JsonValue, member: string): bool {
-  if (!entries.isObject()) return fail(member, "must be an object of \"key\": \"query fragment\"") !== null;
-  if (entries.length > MAX_MAP_ENTRIES) return fail(member, "more than " + MAX_MAP_ENTRIES.toString() + " entries") !== null;
+  if (!entries.isObject()) return fail(member, 'must be an object of "key": "query fragment"') !== null;
+  if (entries.length > MAX_MAP_ENTRIES)
+    return fail(member, 'more than ' + MAX_MAP_ENTRIES.toString() + ' entries') !== null;
   for (let k = 0; k < entries.length; k++) {
     const key = entries.keyAt(k)!;
-    const where = member + "." + key;
+    const where = member + '.' + key;
     const value = entries.at(k)!.asString();
-    if (value === null) return fail(where, "must be a string (a query fragment such as \"hls_fmp4=true\")") !== null;
-    if (key.length == 0 || key.length > MAX_KEY_CHARS) return fail(where, "a key is 1 to " + MAX_KEY_CHARS.toString() + " characters") !== null;
+    if (value === null) return fail(where, 'must be a string (a query fragment such as "hls_fmp4=true")') !== null;
+    if (key.length == 0 || key.length > MAX_KEY_CHARS)
+      return fail(where, 'a key is 1 to ' + MAX_KEY_CHARS.toString() + ' characters') !== null;
     for (let c = 0; c < key.length; c++) {
       const unit = key.charCodeAt(c);
-      if (unit <= 0x20 || unit == 0x7f) return fail(where, "a key holds no whitespace or control characters") !== null;
+      if (unit <= 0x20 || unit == 0x7f) return fail(where, 'a key holds no whitespace or control characters') !== null;
     }
-    if (value.length > MAX_VALUE_CHARS) return fail(where, "longer than " + MAX_VALUE_CHARS.toString() + " characters") !== null;
+    if (value.length > MAX_VALUE_CHARS)
+      return fail(where, 'longer than ' + MAX_VALUE_CHARS.toString() + ' characters') !== null;
     const problem = queryTextProblem(value);
     if (problem.length > 0) return fail(where, problem) !== null;
     m.add(key, encodeQueryText(value));
@@ -261,44 +283,50 @@ function parseEntries(m: RewriteMap, entries: JsonValue, member: string): bool {
 function addDefaultRules(cfg: RewriteConfig): bool {
   const parsed = parseJsonText(DEFAULT_RULES_JSON);
   const rules = parsed.value;
-  if (rules === null || !rules.isArray()) return fail("rewrite.rules", "the default rule set does not parse: " + parsed.error) !== null;
+  if (rules === null || !rules.isArray())
+    return fail('rewrite.rules', 'the default rule set does not parse: ' + parsed.error) !== null;
   for (let i = 0; i < rules.length; i++) {
-    if (!addRule(cfg, rules.at(i)!, "rewrite.rules(default)[" + i.toString() + "]")) return false;
+    if (!addRule(cfg, rules.at(i)!, 'rewrite.rules(default)[' + i.toString() + ']')) return false;
   }
   return true;
 }
 
 function addRule(cfg: RewriteConfig, rule: JsonValue, member: string): bool {
-  if (!rule.isObject()) return fail(member, "must be an object {\"match\", \"to\", \"query\"} or \"default\"") !== null;
+  if (!rule.isObject()) return fail(member, 'must be an object {"match", "to", "query"} or "default"') !== null;
   const names = rule.keys();
   for (let i = 0; i < names.length; i++) {
     const n = names[i];
-    if (n != "match" && n != "to" && n != "query") return fail(member + "." + n, "unknown member (a rule has \"match\", \"to\" and \"query\")") !== null;
+    if (n != 'match' && n != 'to' && n != 'query')
+      return fail(member + '.' + n, 'unknown member (a rule has "match", "to" and "query")') !== null;
   }
-  const matchText = rule.getString("match");
-  if (matchText === null) return fail(member + ".match", "required, a path pattern such as \"<ism>/<format:name>/<bundle:name>.m3u8\"") !== null;
+  const matchText = rule.getString('match');
+  if (matchText === null)
+    return (
+      fail(member + '.match', 'required, a path pattern such as "<ism>/<format:name>/<bundle:name>.m3u8"') !== null
+    );
   const pattern = compilePattern(matchText);
-  if (pattern === null) return fail(member + ".match", lastPatternError()) !== null;
+  if (pattern === null) return fail(member + '.match', lastPatternError()) !== null;
   const matchProblem = pathTextProblem(matchText);
-  if (matchProblem.length > 0) return fail(member + ".match", matchProblem) !== null;
-  const toText = rule.getString("to");
-  if (toText === null) return fail(member + ".to", "required, a path template such as \"<ism>/.m3u8\"") !== null;
+  if (matchProblem.length > 0) return fail(member + '.match', matchProblem) !== null;
+  const toText = rule.getString('to');
+  if (toText === null) return fail(member + '.to', 'required, a path template such as "<ism>/.m3u8"') !== null;
   const to = compileTemplate(toText, pattern);
-  if (to === null) return fail(member + ".to", lastTemplateError()) !== null;
+  if (to === null) return fail(member + '.to', lastTemplateError()) !== null;
   const toProblem = pathTextProblem(toText);
-  if (toProblem.length > 0) return fail(member + ".to", toProblem) !== null;
+  if (toProblem.length > 0) return fail(member + '.to', toProblem) !== null;
   if (!startsWithSlash(to, pattern)) {
-    return fail(member + ".to", "must start with '/' or with the part the pattern starts with") !== null;
+    return fail(member + '.to', "must start with '/' or with the part the pattern starts with") !== null;
   }
   const items = new Array<QueryItem>(0);
-  const query = rule.get("query");
+  const query = rule.get('query');
   if (query !== null) {
-    if (!query.isArray()) return fail(member + ".query", "must be an array of query items") !== null;
-    if (query.length > MAX_QUERY_ITEMS) return fail(member + ".query", "more than " + MAX_QUERY_ITEMS.toString() + " items") !== null;
+    if (!query.isArray()) return fail(member + '.query', 'must be an array of query items') !== null;
+    if (query.length > MAX_QUERY_ITEMS)
+      return fail(member + '.query', 'more than ' + MAX_QUERY_ITEMS.toString() + ' items') !== null;
     for (let i = 0; i < query.length; i++) {
-      const where = member + ".query[" + i.toString() + "]";
+      const where = member + '.query[' + i.toString() + ']';
       const text = query.at(i)!.asString();
-      if (text === null) return fail(where, "must be a string") !== null;
+      if (text === null) return fail(where, 'must be a string') !== null;
       const item = compileItem(cfg, text, pattern, where);
       if (item === null) return false;
       items.push(item);
@@ -315,45 +343,53 @@ function addRule(cfg: RewriteConfig, rule: JsonValue, member: string): bool {
 function pathTextProblem(text: string): string {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c < 0x20 || c == 0x7f) return "a control character at character " + i.toString();
-    if (c == 0x5c) return "a backslash at character " + i.toString();
-    if (c == 0x25) return "'%' at character " + i.toString() + " (paths are matched and written decoded: write the character itself)";
-    if (c == 0x3f) return "'?' at character " + i.toString() + " (the query is not part of the path: use \"query\")";
+    if (c < 0x20 || c == 0x7f) return 'a control character at character ' + i.toString();
+    if (c == 0x5c) return 'a backslash at character ' + i.toString();
+    if (c == 0x25)
+      return (
+        "'%' at character " + i.toString() + ' (paths are matched and written decoded: write the character itself)'
+      );
+    if (c == 0x3f) return "'?' at character " + i.toString() + ' (the query is not part of the path: use "query")';
   }
-  return "";
+  return '';
 }
 
 /** The result path starts with "/": a literal "/" or the part that matched from the path's start. */
 function startsWithSlash(to: Template, pattern: Pattern): bool {
   if (to.parts.length == 0) return false;
   const part = to.parts[0];
-  if (part < 0) return to.literals[0].startsWith("/");
+  if (part < 0) return to.literals[0].startsWith('/');
   const first = pattern.elements[0];
   return first.part == part;
 }
 
 function compileItem(cfg: RewriteConfig, text: string, pattern: Pattern, where: string): QueryItem | null {
   if (text.length == 0) {
-    lastError = where + ": empty";
+    lastError = where + ': empty';
     return null;
   }
-  if (text == "$query") return new QueryItem(ItemKind.RequestQuery);
-  const open = text.indexOf("[");
-  const close = text.indexOf("]");
-  if (open > 0 && close > open && isIdentifier(text.substring(0, open)) && isIdentifier(text.substring(open + 1, close))) {
+  if (text == '$query') return new QueryItem(ItemKind.RequestQuery);
+  const open = text.indexOf('[');
+  const close = text.indexOf(']');
+  if (
+    open > 0 &&
+    close > open &&
+    isIdentifier(text.substring(0, open)) &&
+    isIdentifier(text.substring(open + 1, close))
+  ) {
     return compileLookup(cfg, text, open, close, pattern, where);
   }
   const template = compileTemplate(text, pattern);
   if (template === null) {
-    lastError = where + ": " + lastTemplateError();
+    lastError = where + ': ' + lastTemplateError();
     return null;
   }
   // Check the literal text with each part standing for one ordinary character.
   const probe = new Array<string>(0);
-  for (let i = 0; i < template.parts.length; i++) probe.push(template.parts[i] >= 0 ? "x" : template.literals[i]);
-  const problem = queryTextProblem(probe.join(""));
+  for (let i = 0; i < template.parts.length; i++) probe.push(template.parts[i] >= 0 ? 'x' : template.literals[i]);
+  const problem = queryTextProblem(probe.join(''));
   if (problem.length > 0) {
-    lastError = where + ": " + problem;
+    lastError = where + ': ' + problem;
     return null;
   }
   let literal = true;
@@ -367,17 +403,24 @@ function compileItem(cfg: RewriteConfig, text: string, pattern: Pattern, where: 
   return item;
 }
 
-function compileLookup(cfg: RewriteConfig, text: string, open: i32, close: i32, pattern: Pattern, where: string): QueryItem | null {
+function compileLookup(
+  cfg: RewriteConfig,
+  text: string,
+  open: i32,
+  close: i32,
+  pattern: Pattern,
+  where: string,
+): QueryItem | null {
   const mapName = text.substring(0, open);
   const partName = text.substring(open + 1, close);
   const map = cfg.findMap(mapName);
   if (map === null) {
-    lastError = where + ": no map \"" + mapName + "\" in rewrite.maps";
+    lastError = where + ': no map "' + mapName + '" in rewrite.maps';
     return null;
   }
   const part = pattern.partIndex(partName);
   if (part < 0) {
-    lastError = where + ": <" + partName + "> is not a part of the pattern " + pattern.text;
+    lastError = where + ': <' + partName + '> is not a part of the pattern ' + pattern.text;
     return null;
   }
   const item = new QueryItem(ItemKind.Lookup);
@@ -385,18 +428,24 @@ function compileLookup(cfg: RewriteConfig, text: string, open: i32, close: i32, 
   item.part = part;
   const rest = text.substring(close + 1);
   if (rest.length == 0) item.missing = Missing.Refuse;
-  else if (rest == "?") item.missing = Missing.Skip;
-  else if (rest.startsWith("|")) {
+  else if (rest == '?') item.missing = Missing.Skip;
+  else if (rest.startsWith('|')) {
     item.missing = Missing.Fallback;
     const fallback = rest.substring(1);
-    const problem = fallback.length > 0 ? queryTextProblem(fallback) : "";
+    const problem = fallback.length > 0 ? queryTextProblem(fallback) : '';
     if (problem.length > 0) {
-      lastError = where + ": the fallback has " + problem;
+      lastError = where + ': the fallback has ' + problem;
       return null;
     }
     item.text = encodeQueryText(fallback);
   } else {
-    lastError = where + ": after \"" + mapName + "[" + partName + "]\" comes nothing, \"?\" (unknown key adds nothing) or \"|<fallback>\"";
+    lastError =
+      where +
+      ': after "' +
+      mapName +
+      '[' +
+      partName +
+      ']" comes nothing, "?" (unknown key adds nothing) or "|<fallback>"';
     return null;
   }
   return item;
@@ -423,9 +472,18 @@ function checkKeys(cfg: RewriteConfig): bool {
           reachable = partCanMatch(kind, rule.pattern.partChoices[item.part], key);
         }
       }
-      if (!looked) return fail(map.member, "no rule looks this map up") !== null;
+      if (!looked) return fail(map.member, 'no rule looks this map up') !== null;
       if (!reachable) {
-        return fail(map.member + "." + key, "no rule can look this key up: the parts that read map " + map.name + " (" + lookupParts(cfg, map) + ") cannot hold it") !== null;
+        return (
+          fail(
+            map.member + '.' + key,
+            'no rule can look this key up: the parts that read map ' +
+              map.name +
+              ' (' +
+              lookupParts(cfg, map) +
+              ') cannot hold it',
+          ) !== null
+        );
       }
     }
   }
@@ -441,13 +499,21 @@ function lookupParts(cfg: RewriteConfig, map: RewriteMap): string {
       if (item.kind != ItemKind.Lookup || item.map !== map) continue;
       const p = rule.pattern;
       const kind = p.partKinds[item.part];
-      const cls = kind == ElementKind.Name ? "name: no '-', '@' or '/'" : kind == ElementKind.Seg ? "seg: no '/'" :
-        kind == ElementKind.Ism ? "ism" : kind == ElementKind.Choice ? p.partChoices[item.part].join("|") : "path";
-      const text = "<" + p.partNames[item.part] + "> (" + cls + ")";
+      const cls =
+        kind == ElementKind.Name
+          ? "name: no '-', '@' or '/'"
+          : kind == ElementKind.Seg
+            ? "seg: no '/'"
+            : kind == ElementKind.Ism
+              ? 'ism'
+              : kind == ElementKind.Choice
+                ? p.partChoices[item.part].join('|')
+                : 'path';
+      const text = '<' + p.partNames[item.part] + '> (' + cls + ')';
       if (!seen.includes(text)) seen.push(text);
     }
   }
-  return seen.join(", ");
+  return seen.join(', ');
 }
 
 // ------------------------------------------------------------------------------------- rewrite
@@ -479,9 +545,15 @@ function build(out: TextBuffer, rule: Rule, path: string, query: string): Rewrit
     if (mark > 0) out.appendChar(0x26); // "&"
     const start = out.length;
     switch (item.kind) {
-      case ItemKind.Literal: out.append(item.text); break;
-      case ItemKind.Template: writeTemplate(out, item.template!, pattern, path, true); break;
-      case ItemKind.RequestQuery: out.append(query); break;
+      case ItemKind.Literal:
+        out.append(item.text);
+        break;
+      case ItemKind.Template:
+        writeTemplate(out, item.template!, pattern, path, true);
+        break;
+      case ItemKind.RequestQuery:
+        out.append(query);
+        break;
       default: {
         const map = item.map!;
         const found = map.find(changetype<usize>(path), pattern.partStart(item.part), pattern.partEnd(item.part));

@@ -73,7 +73,7 @@ export class Sha1 {
     const w = this.w;
     const block = this.block;
     const x = changetype<usize>(block);
-    for (let t = 0; t < 16; t++) unchecked((w[t] = bswap<u32>(load<u32>(x + (<usize>t << 2)))));
+    for (let t = 0; t < 16; t++) unchecked((w[t] = bswap<u32>(load<u32>(x + ((<usize>t) << 2)))));
     for (let t = 16; t < 80; t++) {
       unchecked((w[t] = rotl<u32>(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1)));
     }

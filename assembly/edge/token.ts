@@ -20,9 +20,9 @@
 // player resolves them under the same /<prefix>/<hash>/<timestamp>/ and each one is checked the
 // same way against the same scope.
 
-import { codeUnit, constantTimeEqualHexIgnoreCase, hexValue, toHex, utf8Bytes } from "./bytes";
-import { MD5_BYTES, Md5 } from "./md5";
-import { Refusal, Verdict } from "./refusals";
+import { codeUnit, constantTimeEqualHexIgnoreCase, hexValue, toHex, utf8Bytes } from './bytes';
+import { MD5_BYTES, Md5 } from './md5';
+import { Refusal, Verdict } from './refusals';
 
 export const HASH_DIGITS: i32 = 32;
 export const TIMESTAMP_DIGITS: i32 = 8;
@@ -49,7 +49,7 @@ export class TokenRule {
 /** The outcome: a refusal, or the path with the token segments removed. */
 export class TokenCheck {
   verdict: Verdict | null = null;
-  path: string = "";
+  path: string = '';
 }
 
 /** The digest of the current check: one hasher and one output block per VM (one request at a
@@ -62,7 +62,10 @@ export function checkToken(rule: TokenRule, path: string, now: i64): TokenCheck 
   const result = new TokenCheck();
   const prefix = rule.prefix;
   if (!path.startsWith(prefix)) {
-    result.verdict = Verdict.refuse(Refusal.TokenMalformed, "missing token: this location needs URLs of the form " + prefix + "<hash>/<timestamp>/...");
+    result.verdict = Verdict.refuse(
+      Refusal.TokenMalformed,
+      'missing token: this location needs URLs of the form ' + prefix + '<hash>/<timestamp>/...',
+    );
     return result;
   }
   const at = prefix.length;
@@ -70,23 +73,33 @@ export function checkToken(rule: TokenRule, path: string, now: i64): TokenCheck 
   // Checked in place: charCodeAt answers -1 past the end, which is neither hex nor "/".
   const tsStart = at + HASH_DIGITS + 1;
   const relStart = tsStart + TIMESTAMP_DIGITS;
-  if (!isHexRange(path, at, HASH_DIGITS) || path.charCodeAt(at + HASH_DIGITS) != 0x2f ||
-      !isHexRange(path, tsStart, TIMESTAMP_DIGITS) || path.charCodeAt(relStart) != 0x2f) {
-    result.verdict = Verdict.refuse(Refusal.TokenMalformed, "malformed token: expected " + prefix + "<32 hex digits>/<8 hex digits>/...");
+  if (
+    !isHexRange(path, at, HASH_DIGITS) ||
+    path.charCodeAt(at + HASH_DIGITS) != 0x2f ||
+    !isHexRange(path, tsStart, TIMESTAMP_DIGITS) ||
+    path.charCodeAt(relStart) != 0x2f
+  ) {
+    result.verdict = Verdict.refuse(
+      Refusal.TokenMalformed,
+      'malformed token: expected ' + prefix + '<32 hex digits>/<8 hex digits>/...',
+    );
     return result;
   }
   const issued = parseHex(path, tsStart, TIMESTAMP_DIGITS);
   if (now > issued + rule.timeout) {
-    result.verdict = Verdict.refuse(Refusal.TokenExpired, "token expired");
+    result.verdict = Verdict.refuse(Refusal.TokenExpired, 'token expired');
     return result;
   }
   digestInto(DIGEST, rule.secret, path, relStart, relStart + manifestScopeLength(path, relStart), tsStart, relStart);
   if (!constantTimeEqualHexIgnoreCase(path, at, DIGEST)) {
-    result.verdict = Verdict.refuse(Refusal.TokenMismatch, "token does not match this URL");
+    result.verdict = Verdict.refuse(Refusal.TokenMismatch, 'token does not match this URL');
     return result;
   }
   if (issued > now + rule.skew) {
-    result.verdict = Verdict.refuse(Refusal.TokenFuture, "token not valid yet: its timestamp is ahead of the edge's clock");
+    result.verdict = Verdict.refuse(
+      Refusal.TokenFuture,
+      "token not valid yet: its timestamp is ahead of the edge's clock",
+    );
     return result;
   }
   result.path = baseAndRest(rule.base, path, relStart);
@@ -95,7 +108,15 @@ export function checkToken(rule: TokenRule, path: string, now: i64): TokenCheck 
 
 /** MD5(secret ‖ UTF-8 of text[scopeStart, scopeEnd) ‖ text[tsStart, tsEnd)) into out (16 bytes).
  * The timestamp is hex digits (ASCII); the scope is fed without a copy when it is ASCII. */
-function digestInto(out: Uint8Array, secret: Uint8Array, text: string, scopeStart: i32, scopeEnd: i32, tsStart: i32, tsEnd: i32): void {
+function digestInto(
+  out: Uint8Array,
+  secret: Uint8Array,
+  text: string,
+  scopeStart: i32,
+  scopeEnd: i32,
+  tsStart: i32,
+  tsEnd: i32,
+): void {
   const md5 = HASHER.reset().update(secret);
   if (isAsciiRange(text, scopeStart, scopeEnd)) md5.updateAscii(text, scopeStart, scopeEnd);
   else md5.update(utf8Bytes(text.substring(scopeStart, scopeEnd)));
@@ -128,10 +149,10 @@ function manifestScopeLength(text: string, relStart: i32): i32 {
 function baseAndRest(base: string, text: string, start: i32): string {
   const b = base.length;
   const r = text.length - start;
-  const out = changetype<string>(__new(<usize>(b + r) << 1, idof<string>()));
+  const out = changetype<string>(__new((<usize>(b + r)) << 1, idof<string>()));
   const o = changetype<usize>(out);
-  memory.copy(o, changetype<usize>(base), <usize>b << 1);
-  memory.copy(o + (<usize>b << 1), changetype<usize>(text) + (<usize>start << 1), <usize>r << 1);
+  memory.copy(o, changetype<usize>(base), (<usize>b) << 1);
+  memory.copy(o + ((<usize>b) << 1), changetype<usize>(text) + ((<usize>start) << 1), (<usize>r) << 1);
   return out;
 }
 
@@ -151,9 +172,22 @@ function isHexRange(text: string, start: i32, count: i32): bool {
 /** rel[start, end) ends with ".ism" or ".isml", ASCII case-insensitively (as the origin's /\.ism$/i). */
 function endsWithManifest(rel: string, start: i32, end: i32): bool {
   const size = end - start;
-  if (size >= 4 && lowerAt(rel, end - 4) == 0x2e && lowerAt(rel, end - 3) == 0x69 && lowerAt(rel, end - 2) == 0x73 && lowerAt(rel, end - 1) == 0x6d) return true;
-  return size >= 5 && lowerAt(rel, end - 5) == 0x2e && lowerAt(rel, end - 4) == 0x69 && lowerAt(rel, end - 3) == 0x73 &&
-    lowerAt(rel, end - 2) == 0x6d && lowerAt(rel, end - 1) == 0x6c;
+  if (
+    size >= 4 &&
+    lowerAt(rel, end - 4) == 0x2e &&
+    lowerAt(rel, end - 3) == 0x69 &&
+    lowerAt(rel, end - 2) == 0x73 &&
+    lowerAt(rel, end - 1) == 0x6d
+  )
+    return true;
+  return (
+    size >= 5 &&
+    lowerAt(rel, end - 5) == 0x2e &&
+    lowerAt(rel, end - 4) == 0x69 &&
+    lowerAt(rel, end - 3) == 0x73 &&
+    lowerAt(rel, end - 2) == 0x6d &&
+    lowerAt(rel, end - 1) == 0x6c
+  );
 }
 
 function lowerAt(text: string, i: i32): i32 {
@@ -164,6 +198,6 @@ function lowerAt(text: string, i: i32): i32 {
 /** Value of text[start, start + count), already checked to be 1-8 hex digits. */
 function parseHex(text: string, start: i32, count: i32): i64 {
   let value: i64 = 0;
-  for (let i = start; i < start + count; i++) value = (value << 4) | <i64>hexValue(codeUnit(text, i));
+  for (let i = start; i < start + count; i++) value = (value << 4) | (<i64>hexValue(codeUnit(text, i)));
   return value;
 }

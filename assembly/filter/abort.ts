@@ -7,13 +7,13 @@ let abortMessage: string | null = null;
 
 export function lastAbort(): string {
   const m = abortMessage;
-  return m === null ? "" : m;
+  return m === null ? '' : m;
 }
 
 export function filterAbort(message: string | null, fileName: string | null, line: u32, column: u32): void {
-  let text = "abort";
-  if (message !== null) text += ": " + message;
-  text += " at ";
-  text += fileName !== null ? fileName : "?";
-  abortMessage = text + ":" + line.toString() + ":" + column.toString();
+  let text = 'abort';
+  if (message !== null) text += ': ' + message;
+  text += ' at ';
+  text += fileName !== null ? fileName : '?';
+  abortMessage = text + ':' + line.toString() + ':' + column.toString();
 }

@@ -3,7 +3,7 @@
 // && and || are n-ary (a chain `a&&b&&c` is one node), which keeps the tree shallow for long
 // chains and makes the canonical form unique.
 
-import { TYPE_CONDITION, TYPE_NUMBER, TYPE_STRING, VARIABLE_TYPES } from "./variables";
+import { TYPE_CONDITION, TYPE_NUMBER, TYPE_STRING, VARIABLE_TYPES } from './variables';
 
 export const N_BOOL: i32 = 1; // flag
 export const N_NUMBER: i32 = 2; // num/den (den 1 for an integer literal, kept as written)
@@ -22,7 +22,7 @@ export const OP_LT: i32 = 2;
 export const OP_LE: i32 = 3;
 export const OP_GT: i32 = 4;
 export const OP_GE: i32 = 5;
-export const OP_TEXT: StaticArray<string> = ["==", "!=", "<", "<=", ">", ">="];
+export const OP_TEXT: StaticArray<string> = ['==', '!=', '<', '<=', '>', '>='];
 
 export class Node {
   index: i32 = 0;
@@ -30,12 +30,16 @@ export class Node {
   flag: bool = false; // N_BOOL: the value; N_NUMBER: written as a rational; N_COMPARE: strings
   num: i64 = 0;
   den: i64 = 1;
-  str: string = "";
+  str: string = '';
   left: Node | null = null;
   right: Node | null = null;
   items: Array<Node> | null = null;
 
-  constructor(public kind: i32, public start: i32, public end: i32) {}
+  constructor(
+    public kind: i32,
+    public start: i32,
+    public end: i32,
+  ) {}
 }
 
 /** What a node yields: TYPE_CONDITION, TYPE_NUMBER or TYPE_STRING. */

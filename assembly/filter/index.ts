@@ -13,23 +13,30 @@
 //   evaluateMask(handle) -> the same for tracks 0..31 as bits (bit 31 makes it negative)
 //   variableNames() -> the variable table, canonical names joined by "," in index order
 
-export { lastAbort } from "./abort";
-import { parse } from "./parser";
-import { canonicalText } from "./canonical";
-import { Node } from "./ast";
-import { FilterError } from "./errors";
-import { TrackTable, MAX_TRACKS, evaluateAll } from "./evaluate";
-import { Program, compileProgram, intern } from "./program";
+export { lastAbort } from './abort';
+import { parse } from './parser';
+import { canonicalText } from './canonical';
+import { Node } from './ast';
+import { FilterError } from './errors';
+import { TrackTable, MAX_TRACKS, evaluateAll } from './evaluate';
+import { Program, compileProgram, intern } from './program';
 import {
-  VARIABLE_NAMES, VARIABLE_TYPES, VARIABLE_COUNT, TYPE_NUMBER, TYPE_STRING,
+  VARIABLE_NAMES,
+  VARIABLE_TYPES,
+  VARIABLE_COUNT,
+  TYPE_NUMBER,
+  TYPE_STRING,
   variableIndex as lookupVariable,
-} from "./variables";
+} from './variables';
 
-export { FILTER_MAX_BYTES, FILTER_MAX_DEPTH } from "./parser";
+export { FILTER_MAX_BYTES, FILTER_MAX_DEPTH } from './parser';
 export const MAX_COMPILED: i32 = 4096;
 
 class Compiled {
-  constructor(public tree: Node, public program: Program) {}
+  constructor(
+    public tree: Node,
+    public program: Program,
+  ) {}
 }
 
 const compiled = new Map<i32, Compiled>();
@@ -40,7 +47,7 @@ const results = new StaticArray<u8>(MAX_TRACKS);
 
 export function compile(text: string): i32 {
   if (compiled.size >= MAX_COMPILED) {
-    lastFailure = new FilterError("too many compiled filters", 0, "release() filters no longer used");
+    lastFailure = new FilterError('too many compiled filters', 0, 'release() filters no longer used');
     return 0;
   }
   const parsed = parse(text);
@@ -55,8 +62,11 @@ export function compile(text: string): i32 {
   if (canonicalForm != text) {
     const again = parse(canonicalForm);
     if (again.node === null) {
-      lastFailure = new FilterError("canonical form past the limits (" + again.error!.message + ")", 0,
-        "it parenthesises && inside ||; shorten the filter or nest less");
+      lastFailure = new FilterError(
+        'canonical form past the limits (' + again.error!.message + ')',
+        0,
+        'it parenthesises && inside ||; shorten the filter or nest less',
+      );
       return 0;
     }
   }
@@ -70,17 +80,17 @@ export function compile(text: string): i32 {
 
 export function lastError(): string {
   const e = lastFailure;
-  return e === null ? "" : e.format();
+  return e === null ? '' : e.format();
 }
 
 export function lastErrorMessage(): string {
   const e = lastFailure;
-  return e === null ? "" : e.message;
+  return e === null ? '' : e.message;
 }
 
 export function lastErrorHint(): string {
   const e = lastFailure;
-  return e === null ? "" : e.hint;
+  return e === null ? '' : e.hint;
 }
 
 export function lastErrorOffset(): i32 {
@@ -89,7 +99,7 @@ export function lastErrorOffset(): i32 {
 }
 
 export function canonical(handle: i32): string {
-  return compiled.has(handle) ? canonicalText(compiled.get(handle).tree) : "";
+  return compiled.has(handle) ? canonicalText(compiled.get(handle).tree) : '';
 }
 
 export function release(handle: i32): void {
@@ -167,8 +177,8 @@ export function variableCount(): i32 {
 }
 
 export function variableNames(): string {
-  let out = "";
-  for (let i = 0; i < VARIABLE_COUNT; i++) out += (i > 0 ? "," : "") + VARIABLE_NAMES[i];
+  let out = '';
+  for (let i = 0; i < VARIABLE_COUNT; i++) out += (i > 0 ? ',' : '') + VARIABLE_NAMES[i];
   return out;
 }
 

@@ -1,7 +1,7 @@
 // Tokens of the filter language: {kind, start, end} over the text (end exclusive, UTF-16 code
 // units). String escapes are resolved by the parser from the token's span; numbers too.
 
-import { FilterError, quote } from "./errors";
+import { FilterError, quote } from './errors';
 
 export const T_END: i32 = 0;
 export const T_INT: i32 = 1; // [0-9]+
@@ -22,7 +22,11 @@ export const T_GT: i32 = 14;
 export const T_GE: i32 = 15;
 
 export class Token {
-  constructor(public kind: i32, public start: i32, public end: i32) {}
+  constructor(
+    public kind: i32,
+    public start: i32,
+    public end: i32,
+  ) {}
 }
 
 export class LexResult {
@@ -36,7 +40,10 @@ export function lex(text: string): LexResult {
   const n = text.length;
   while (at < n) {
     const c = text.charCodeAt(at);
-    if (c == 32 || c == 9 || c == 10 || c == 13) { at++; continue; }
+    if (c == 32 || c == 9 || c == 10 || c == 13) {
+      at++;
+      continue;
+    }
     const start = at;
     let kind = -1;
     if (isDigit(c)) {
@@ -86,8 +93,11 @@ function stringEnd(text: string, open: i32, result: LexResult): i32 {
     if (c == 92) {
       const e = at + 1 < text.length ? text.charCodeAt(at + 1) : -1;
       if (e != 34 && e != 92) {
-        result.error = new FilterError("invalid escape " + quote(text.substring(at, at + 2)), at,
-          "only \\\" and \\\\ are escapes; write \\\\ for a backslash");
+        result.error = new FilterError(
+          'invalid escape ' + quote(text.substring(at, at + 2)),
+          at,
+          'only \\" and \\\\ are escapes; write \\\\ for a backslash',
+        );
         return -1;
       }
       at += 2;
@@ -95,17 +105,17 @@ function stringEnd(text: string, open: i32, result: LexResult): i32 {
     }
     at++;
   }
-  result.error = new FilterError("unterminated string", open, "close it with \"");
+  result.error = new FilterError('unterminated string', open, 'close it with "');
   return -1;
 }
 
 function unexpectedCharacter(text: string, at: i32, c: i32, next: i32): FilterError {
   const here = quote(text.substring(at, at + 1));
-  if (c == 61) return new FilterError("unexpected " + here, at, "did you mean \"==\"?");
-  if (c == 38) return new FilterError("unexpected " + here, at, "did you mean \"&&\"?");
-  if (c == 124) return new FilterError("unexpected " + here, at, "did you mean \"||\"?");
-  if (c == 39) return new FilterError("unexpected " + here, at, "strings are written in double quotes: \"...\"");
-  return new FilterError("unexpected " + here, at, "");
+  if (c == 61) return new FilterError('unexpected ' + here, at, 'did you mean "=="?');
+  if (c == 38) return new FilterError('unexpected ' + here, at, 'did you mean "&&"?');
+  if (c == 124) return new FilterError('unexpected ' + here, at, 'did you mean "||"?');
+  if (c == 39) return new FilterError('unexpected ' + here, at, 'strings are written in double quotes: "..."');
+  return new FilterError('unexpected ' + here, at, '');
 }
 
 function isDigit(c: i32): bool {

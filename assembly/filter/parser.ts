@@ -33,32 +33,74 @@
 // the input, compile() (index.ts) also parses it and refuses a filter whose canonical form is
 // past the limits, so a canonical text always compiles back to itself.
 
-import { FilterError, quote } from "./errors";
+import { FilterError, quote } from './errors';
 import {
-  lex, Token, T_END, T_INT, T_STRING, T_IDENT, T_LPAREN, T_RPAREN, T_SLASH, T_NOT, T_AND, T_OR,
-  T_EQ, T_GE,
-} from "./lexer";
+  lex,
+  Token,
+  T_END,
+  T_INT,
+  T_STRING,
+  T_IDENT,
+  T_LPAREN,
+  T_RPAREN,
+  T_SLASH,
+  T_NOT,
+  T_AND,
+  T_OR,
+  T_EQ,
+  T_GE,
+} from './lexer';
 import {
-  Node, typeOf, N_BOOL, N_NUMBER, N_STRING, N_VARIABLE, N_CONSTANT, N_COUNT, N_NOT, N_AND, N_OR,
-  N_COMPARE, OP_EQ, OP_NE, OP_TEXT,
-} from "./ast";
+  Node,
+  typeOf,
+  N_BOOL,
+  N_NUMBER,
+  N_STRING,
+  N_VARIABLE,
+  N_CONSTANT,
+  N_COUNT,
+  N_NOT,
+  N_AND,
+  N_OR,
+  N_COMPARE,
+  OP_EQ,
+  OP_NE,
+  OP_TEXT,
+} from './ast';
 import {
-  TYPE_CONDITION, TYPE_NUMBER, TYPE_STRING, VARIABLE_NAMES, CONSTANT_NAMES, CONSTANT_VALUES,
-  variableIndex, constantIndex, closestName, sameName,
-} from "./variables";
+  TYPE_CONDITION,
+  TYPE_NUMBER,
+  TYPE_STRING,
+  VARIABLE_NAMES,
+  CONSTANT_NAMES,
+  CONSTANT_VALUES,
+  variableIndex,
+  constantIndex,
+  closestName,
+  sameName,
+} from './variables';
 
 export const FILTER_MAX_BYTES: i32 = 4096;
 export const FILTER_MAX_DEPTH: i32 = 64;
 
 export class ParseResult {
-  constructor(public node: Node | null, public error: FilterError | null) {}
+  constructor(
+    public node: Node | null,
+    public error: FilterError | null,
+  ) {}
 }
 
 export function parse(text: string): ParseResult {
   const tooLong = offsetPastBytes(text, FILTER_MAX_BYTES);
   if (tooLong >= 0) {
-    return new ParseResult(null, new FilterError("filter longer than " + FILTER_MAX_BYTES.toString() + " bytes", tooLong,
-      "shorten the expression"));
+    return new ParseResult(
+      null,
+      new FilterError(
+        'filter longer than ' + FILTER_MAX_BYTES.toString() + ' bytes',
+        tooLong,
+        'shorten the expression',
+      ),
+    );
   }
   const lexed = lex(text);
   if (lexed.error !== null) return new ParseResult(null, lexed.error);
@@ -72,7 +114,10 @@ class Parser {
   private at: i32 = 0;
   private depth: i32 = 0;
 
-  constructor(private text: string, private tokens: Array<Token>) {}
+  constructor(
+    private text: string,
+    private tokens: Array<Token>,
+  ) {}
 
   // filter := or END
   filter(): Node | null {
@@ -80,9 +125,10 @@ class Parser {
     if (node === null) return null;
     const t = this.peek();
     if (t.kind != T_END) {
-      const hint = t.kind >= T_EQ && t.kind <= T_GE
-        ? "comparisons do not chain; join them with &&"
-        : "expected \"&&\", \"||\" or the end of the filter";
+      const hint =
+        t.kind >= T_EQ && t.kind <= T_GE
+          ? 'comparisons do not chain; join them with &&'
+          : 'expected "&&", "||" or the end of the filter';
       return this.fail(this.unexpected(t), t.start, hint);
     }
     return this.requireCondition(node);
@@ -134,7 +180,7 @@ class Parser {
     node.right = right;
     const after = this.peek();
     if (after.kind >= T_EQ && after.kind <= T_GE) {
-      return this.fail(this.unexpected(after), after.start, "comparisons do not chain; join them with &&");
+      return this.fail(this.unexpected(after), after.start, 'comparisons do not chain; join them with &&');
     }
     return node;
   }
@@ -165,9 +211,8 @@ class Parser {
       return node;
     }
     if (t.kind == T_IDENT) return this.name();
-    const hint = t.kind == T_SLASH
-      ? "\"/\" only writes a rational such as 30000/1001"
-      : "expected a value, a property, \"(\" or \"!\"";
+    const hint =
+      t.kind == T_SLASH ? '"/" only writes a rational such as 30000/1001' : 'expected a value, a property, "(" or "!"';
     return this.fail(this.unexpected(t), t.start, hint);
   }
 
@@ -187,12 +232,12 @@ class Parser {
     const t = this.peek();
     const name = this.text.substring(t.start, t.end);
     this.at++;
-    if (sameName(name, "true") || sameName(name, "false")) {
+    if (sameName(name, 'true') || sameName(name, 'false')) {
       const node = new Node(N_BOOL, t.start, t.end);
-      node.flag = sameName(name, "true");
+      node.flag = sameName(name, 'true');
       return node;
     }
-    if (sameName(name, "count")) return this.count(t);
+    if (sameName(name, 'count')) return this.count(t);
     const v = variableIndex(name);
     if (v >= 0) {
       const node = new Node(N_VARIABLE, t.start, t.end);
@@ -206,14 +251,18 @@ class Parser {
       node.num = CONSTANT_VALUES[c];
       return node;
     }
-    return this.fail("unknown variable " + quote(name), t.start, "did you mean \"" + closestName(name) + "\"?");
+    return this.fail('unknown variable ' + quote(name), t.start, 'did you mean "' + closestName(name) + '"?');
   }
 
   // "count" "(" or ")"
   private count(keyword: Token): Node | null {
     const open = this.peek();
     if (open.kind != T_LPAREN) {
-      return this.fail(this.unexpected(open), open.start, "count takes a condition in parentheses: count(type==\"audio\")");
+      return this.fail(
+        this.unexpected(open),
+        open.start,
+        'count takes a condition in parentheses: count(type=="audio")',
+      );
     }
     if (!this.enter(open)) return null;
     this.at++;
@@ -237,10 +286,11 @@ class Parser {
     if (this.peek().kind != T_SLASH) return node;
     this.at++;
     const d = this.peek();
-    if (d.kind != T_INT) return this.fail(this.unexpected(d), d.start, "a rational is written <integer>/<integer>: 30000/1001");
+    if (d.kind != T_INT)
+      return this.fail(this.unexpected(d), d.start, 'a rational is written <integer>/<integer>: 30000/1001');
     this.at++;
     if (!this.integer(d)) return null;
-    if (this.value == 0) return this.fail("zero denominator", d.start, "a rational needs a denominator above 0");
+    if (this.value == 0) return this.fail('zero denominator', d.start, 'a rational needs a denominator above 0');
     node.den = this.value;
     node.flag = true; // written as a rational: canonical() keeps the "/"
     node.end = d.end;
@@ -255,7 +305,7 @@ class Parser {
     for (let i = t.start; i < t.end; i++) {
       const digit = <i64>(this.text.charCodeAt(i) - 48);
       if (v > (i64.MAX_VALUE - digit) / 10) {
-        this.fail("number too large", t.start, "at most 9223372036854775807");
+        this.fail('number too large', t.start, 'at most 9223372036854775807');
         return false;
       }
       v = v * 10 + digit;
@@ -270,18 +320,18 @@ class Parser {
     const rt = typeOf(right);
     const opText = quote(this.text.substring(op.start, op.end));
     if (lt == TYPE_CONDITION || rt == TYPE_CONDITION) {
-      this.fail("cannot compare a condition with " + opText, op.start, "combine conditions with &&, || and !");
+      this.fail('cannot compare a condition with ' + opText, op.start, 'combine conditions with &&, || and !');
       return false;
     }
     if (lt != rt) {
       const stringSide = lt == TYPE_STRING ? left : right;
       const numberSide = lt == TYPE_STRING ? right : left;
-      this.fail("cannot compare a string with a number", op.start, this.mismatchHint(stringSide, numberSide));
+      this.fail('cannot compare a string with a number', op.start, this.mismatchHint(stringSide, numberSide));
       return false;
     }
     const opCode = op.kind - T_EQ;
     if (lt == TYPE_STRING && opCode != OP_EQ && opCode != OP_NE) {
-      this.fail("strings cannot be ordered with " + opText, op.start, "strings take only == and !=");
+      this.fail('strings cannot be ordered with ' + opText, op.start, 'strings take only == and !=');
       return false;
     }
     return true;
@@ -289,31 +339,35 @@ class Parser {
 
   private mismatchHint(stringSide: Node, numberSide: Node): string {
     if (stringSide.kind == N_VARIABLE) {
-      return VARIABLE_NAMES[stringSide.index] + " is a string: quote the value, e.g. \"" +
-        this.text.substring(numberSide.start, numberSide.end) + "\"";
+      return (
+        VARIABLE_NAMES[stringSide.index] +
+        ' is a string: quote the value, e.g. "' +
+        this.text.substring(numberSide.start, numberSide.end) +
+        '"'
+      );
     }
     if (numberSide.kind == N_VARIABLE) {
-      return VARIABLE_NAMES[numberSide.index] + " is a number: write the value without quotes";
+      return VARIABLE_NAMES[numberSide.index] + ' is a number: write the value without quotes';
     }
-    return "compare numbers with numbers and strings with strings";
+    return 'compare numbers with numbers and strings with strings';
   }
 
   private requireCondition(node: Node): Node | null {
     const type = typeOf(node);
     if (type == TYPE_CONDITION) return node;
-    const what = type == TYPE_STRING ? "a string" : "a number";
-    let subject = type == TYPE_STRING ? "a string" : "a number";
-    let example = type == TYPE_STRING ? "==\"...\"" : ">0";
+    const what = type == TYPE_STRING ? 'a string' : 'a number';
+    let subject = type == TYPE_STRING ? 'a string' : 'a number';
+    let example = type == TYPE_STRING ? '=="..."' : '>0';
     if (node.kind == N_VARIABLE) {
       subject = VARIABLE_NAMES[node.index];
-      if (node.index == 0) example = "==\"video\"";
+      if (node.index == 0) example = '=="video"';
     } else if (node.kind == N_CONSTANT) {
       subject = CONSTANT_NAMES[node.index];
     } else if (node.kind == N_COUNT) {
-      subject = "count(...)";
+      subject = 'count(...)';
     }
-    const message = subject == what ? what + " is not a condition" : subject + " is " + what + ", not a condition";
-    return this.fail(message, node.start, "compare it, e.g. " + this.text.substring(node.start, node.end) + example);
+    const message = subject == what ? what + ' is not a condition' : subject + ' is ' + what + ', not a condition';
+    return this.fail(message, node.start, 'compare it, e.g. ' + this.text.substring(node.start, node.end) + example);
   }
 
   private expectClose(open: Token): bool {
@@ -322,14 +376,17 @@ class Parser {
       this.at++;
       return true;
     }
-    this.fail(this.unexpected(t), t.start, "expected \")\" to close \"(\" at " + open.start.toString());
+    this.fail(this.unexpected(t), t.start, 'expected ")" to close "(" at ' + open.start.toString());
     return false;
   }
 
   private enter(t: Token): bool {
     if (this.depth >= FILTER_MAX_DEPTH) {
-      this.fail("nesting deeper than " + FILTER_MAX_DEPTH.toString() + " levels", t.start,
-        "every \"(\" and \"!\" opens a level; simplify the expression");
+      this.fail(
+        'nesting deeper than ' + FILTER_MAX_DEPTH.toString() + ' levels',
+        t.start,
+        'every "(" and "!" opens a level; simplify the expression',
+      );
       return false;
     }
     this.depth++;
@@ -337,8 +394,8 @@ class Parser {
   }
 
   private unexpected(t: Token): string {
-    if (t.kind == T_END) return "unexpected end of filter";
-    return "unexpected " + quote(this.text.substring(t.start, t.end));
+    if (t.kind == T_END) return 'unexpected end of filter';
+    return 'unexpected ' + quote(this.text.substring(t.start, t.end));
   }
 
   private peek(): Token {
@@ -364,8 +421,8 @@ function appendFlat(items: Array<Node>, node: Node, kind: i32): void {
 
 // The characters between the quotes with \" and \\ resolved (the lexer allowed no others).
 function unescape(text: string, start: i32, end: i32): string {
-  if (text.substring(start, end).indexOf("\\") < 0) return text.substring(start, end);
-  let out = "";
+  if (text.substring(start, end).indexOf('\\') < 0) return text.substring(start, end);
+  let out = '';
   let at = start;
   while (at < end) {
     const c = text.charCodeAt(at);

@@ -14,9 +14,7 @@
 // Each count() has its own code, ending with END, placed before the code that uses it and
 // evaluated once per evaluation (it does not depend on the track being evaluated).
 
-import {
-  Node, N_BOOL, N_NUMBER, N_STRING, N_VARIABLE, N_CONSTANT, N_COUNT, N_NOT, N_AND, N_OR,
-} from "./ast";
+import { Node, N_BOOL, N_NUMBER, N_STRING, N_VARIABLE, N_CONSTANT, N_COUNT, N_NOT, N_AND, N_OR } from './ast';
 
 export const I_SET: i32 = 0;
 export const I_NOT: i32 = 1;
@@ -68,8 +66,12 @@ export function compileProgram(root: Node): Program {
   const main = p.code.length;
   relocate(p.code, body, main);
   return new Program(
-    StaticArray.fromArray(p.code), StaticArray.fromArray(p.nums), StaticArray.fromArray(p.dens),
-    StaticArray.fromArray(p.countStarts), new StaticArray<i64>(p.countStarts.length), main,
+    StaticArray.fromArray(p.code),
+    StaticArray.fromArray(p.nums),
+    StaticArray.fromArray(p.dens),
+    StaticArray.fromArray(p.countStarts),
+    new StaticArray<i64>(p.countStarts.length),
+    main,
   );
 }
 

@@ -12,31 +12,63 @@ export const TYPE_STRING: i32 = 2;
 export const VAR_FRAME_RATE: i32 = 17;
 
 export const VARIABLE_NAMES: StaticArray<string> = [
-  "type", "FourCC", "trackID", "trackName", "AudioTag", "Channels", "SamplingRate",
-  "BitsPerSample", "MaxWidth", "MaxHeight", "DisplayWidth", "DisplayHeight", "TimeScale",
-  "avc_level", "avc_profile", "systemBitrate", "systemLanguage", "FrameRate", "ScanType", "Roles",
+  'type',
+  'FourCC',
+  'trackID',
+  'trackName',
+  'AudioTag',
+  'Channels',
+  'SamplingRate',
+  'BitsPerSample',
+  'MaxWidth',
+  'MaxHeight',
+  'DisplayWidth',
+  'DisplayHeight',
+  'TimeScale',
+  'avc_level',
+  'avc_profile',
+  'systemBitrate',
+  'systemLanguage',
+  'FrameRate',
+  'ScanType',
+  'Roles',
 ];
 
 export const VARIABLE_TYPES: StaticArray<i32> = [
-  TYPE_STRING, TYPE_STRING, TYPE_NUMBER, TYPE_STRING, TYPE_NUMBER, TYPE_NUMBER, TYPE_NUMBER,
-  TYPE_NUMBER, TYPE_NUMBER, TYPE_NUMBER, TYPE_NUMBER, TYPE_NUMBER, TYPE_NUMBER,
-  TYPE_NUMBER, TYPE_NUMBER, TYPE_NUMBER, TYPE_STRING, TYPE_NUMBER, TYPE_STRING, TYPE_STRING,
+  TYPE_STRING,
+  TYPE_STRING,
+  TYPE_NUMBER,
+  TYPE_STRING,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_NUMBER,
+  TYPE_STRING,
+  TYPE_NUMBER,
+  TYPE_STRING,
+  TYPE_STRING,
 ];
 
 export const VARIABLE_COUNT: i32 = 20;
 
 // Other spellings accepted on input; canonical() prints the target's canonical name.
-const ALIAS_NAMES: StaticArray<string> = ["SampleRate"];
+const ALIAS_NAMES: StaticArray<string> = ['SampleRate'];
 const ALIAS_TARGETS: StaticArray<i32> = [6];
 
 // Named numeric constants (H.264 Annex A profile_idc values).
-export const CONSTANT_NAMES: StaticArray<string> = [
-  "AVC_PROFILE_BASELINE", "AVC_PROFILE_MAIN", "AVC_PROFILE_HIGH",
-];
+export const CONSTANT_NAMES: StaticArray<string> = ['AVC_PROFILE_BASELINE', 'AVC_PROFILE_MAIN', 'AVC_PROFILE_HIGH'];
 export const CONSTANT_VALUES: StaticArray<i64> = [66, 77, 100];
 
 // Reserved words of the grammar (matched case-insensitively like every name).
-export const KEYWORDS: StaticArray<string> = ["true", "false", "count"];
+export const KEYWORDS: StaticArray<string> = ['true', 'false', 'count'];
 
 /** ASCII-only case-insensitive equality: identifiers are ASCII by the lexer's rule. */
 export function sameName(a: string, b: string): bool {
@@ -116,7 +148,7 @@ function editDistance(a: string, b: string): i32 {
 }
 
 function lowerAsciiString(s: string): string {
-  let out = "";
+  let out = '';
   for (let i = 0; i < s.length; i++) out += String.fromCharCode(lowerAscii(s.charCodeAt(i)));
   return out;
 }

@@ -92,7 +92,7 @@ class Big {
 
 /** Significant digits and exponent of the number text: value = digits x 10^exponent. */
 class Decimal {
-  digits: string = "";
+  digits: string = '';
   exponent: i32 = 0;
   sticky: bool = false;
 }
@@ -145,8 +145,8 @@ function decompose(base: usize, length: i32): Decimal {
   }
   // trailing zeros of the kept digits move into the exponent
   let end = kept.length;
-  while (end > 0 && kept[end - 1] == "0") end--;
-  d.digits = kept.slice(0, end).join("");
+  while (end > 0 && kept[end - 1] == '0') end--;
+  d.digits = kept.slice(0, end).join('');
   d.exponent = exponent - pointShift + dropped + (kept.length - end);
   return d;
 }
@@ -199,8 +199,10 @@ function guess(d: Decimal): f64 {
 }
 
 /** Exact product of two doubles below 2^53 and 10^22: one rounding, the correct result. */
-const EXACT_POWERS: StaticArray<f64> = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+const EXACT_POWERS: StaticArray<f64> = [
+  1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+  1e21, 1e22,
+];
 
 /** Nearest f64 to the validated JSON number text at base[0, length). */
 export function decimalToF64(base: usize, length: i32): f64 {

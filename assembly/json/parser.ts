@@ -14,8 +14,8 @@
 // (JsonLimits), so recursion depth and memory are bounded; nothing here aborts on any input.
 // Errors carry a message and the byte offset (0-based) of the offending byte.
 
-import { decimalToF64 } from "./decimal";
-import { JsonValue } from "./value";
+import { decimalToF64 } from './decimal';
+import { JsonValue } from './value';
 
 /** Ceiling on JsonLimits.maxDepth whatever the caller asks: the parser recurses once per level
  * (two or three wasm frames), and exhausting the engine's stack is a trap. */
@@ -49,11 +49,11 @@ export class JsonResult {
 export function parseJson(bytes: ArrayBuffer, limits: JsonLimits | null = null): JsonResult {
   const bounds = limits !== null ? limits : new JsonLimits();
   if (bytes.byteLength > bounds.maxBytes) {
-    return new JsonResult(null, "document larger than " + bounds.maxBytes.toString() + " bytes", bounds.maxBytes);
+    return new JsonResult(null, 'document larger than ' + bounds.maxBytes.toString() + ' bytes', bounds.maxBytes);
   }
   const parser = new Parser(bytes, bounds);
   const value = parser.parseDocument();
-  return value !== null ? new JsonResult(value, "", -1) : new JsonResult(null, parser.error, parser.errorAt);
+  return value !== null ? new JsonResult(value, '', -1) : new JsonResult(null, parser.error, parser.errorAt);
 }
 
 /** Parses a JSON document held in a string (positions are UTF-8 byte offsets). */
@@ -77,22 +77,26 @@ class Parser {
   private readonly end: i32;
   private pos: i32 = 0;
   private depth: i32 = 0;
-  error: string = "";
+  error: string = '';
   errorAt: i32 = -1;
 
-  constructor(private readonly bytes: ArrayBuffer, private readonly limits: JsonLimits) {
+  constructor(
+    private readonly bytes: ArrayBuffer,
+    private readonly limits: JsonLimits,
+  ) {
     this.base = changetype<usize>(bytes);
     this.end = bytes.byteLength;
   }
 
   parseDocument(): JsonValue | null {
     if (this.end >= 3 && this.at(0) == 0xef && this.at(1) == 0xbb && this.at(2) == 0xbf) {
-      return this.fail("byte-order mark before the document", 0);
+      return this.fail('byte-order mark before the document', 0);
     }
     const value = this.parseValue();
     if (value === null) return null;
     this.skipWhitespace();
-    if (this.pos < this.end) return this.fail("unexpected " + this.describe(this.pos) + " after the document", this.pos);
+    if (this.pos < this.end)
+      return this.fail('unexpected ' + this.describe(this.pos) + ' after the document', this.pos);
     return value;
   }
 
@@ -113,9 +117,9 @@ class Parser {
 
   private describe(offset: i32): string {
     const c = this.at(offset);
-    if (c < 0) return "end of input";
+    if (c < 0) return 'end of input';
     if (c >= 0x20 && c < 0x7f) return "character '" + String.fromCharCode(c) + "'";
-    return "byte 0x" + (c < 16 ? "0" : "") + c.toString(16);
+    return 'byte 0x' + (c < 16 ? '0' : '') + c.toString(16);
   }
 
   private skipWhitespace(): void {
@@ -130,7 +134,7 @@ class Parser {
     const start = this.pos;
     for (let i = 0, n = word.length; i < n; i++) {
       if (this.at(start + i) != word.charCodeAt(i)) {
-        return this.fail("unexpected " + this.describe(start + i) + " (expected '" + word + "')", start + i);
+        return this.fail('unexpected ' + this.describe(start + i) + " (expected '" + word + "')", start + i);
       }
     }
     this.pos = start + word.length;
@@ -148,17 +152,17 @@ class Parser {
       const text = this.parseString();
       return text !== null ? JsonValue.ofString(text) : null;
     }
-    if (c == 0x74) return this.expectLiteral("true", JsonValue.ofBool(true));
-    if (c == 0x66) return this.expectLiteral("false", JsonValue.ofBool(false));
-    if (c == 0x6e) return this.expectLiteral("null", JsonValue.ofNull());
+    if (c == 0x74) return this.expectLiteral('true', JsonValue.ofBool(true));
+    if (c == 0x66) return this.expectLiteral('false', JsonValue.ofBool(false));
+    if (c == 0x6e) return this.expectLiteral('null', JsonValue.ofNull());
     if (c == MINUS || (c >= ZERO && c <= NINE)) return this.parseNumber();
-    return this.fail("unexpected " + this.describe(this.pos) + " (expected a value)", this.pos);
+    return this.fail('unexpected ' + this.describe(this.pos) + ' (expected a value)', this.pos);
   }
 
   private enter(): bool {
     const maxDepth = min(this.limits.maxDepth, HARD_MAX_DEPTH);
     if (this.depth >= maxDepth) {
-      this.fail("nesting deeper than " + maxDepth.toString() + " levels", this.pos);
+      this.fail('nesting deeper than ' + maxDepth.toString() + ' levels', this.pos);
       return false;
     }
     this.depth++;
@@ -179,18 +183,18 @@ class Parser {
       this.skipWhitespace();
       const nameAt = this.pos;
       if (this.at(nameAt) != QUOTE) {
-        return this.fail("unexpected " + this.describe(nameAt) + " (expected a member name in double quotes)", nameAt);
+        return this.fail('unexpected ' + this.describe(nameAt) + ' (expected a member name in double quotes)', nameAt);
       }
       const name = this.parseString();
       if (name === null) return null;
       this.skipWhitespace();
       if (this.at(this.pos) != COLON) {
-        return this.fail("unexpected " + this.describe(this.pos) + " (expected ':' after a member name)", this.pos);
+        return this.fail('unexpected ' + this.describe(this.pos) + " (expected ':' after a member name)", this.pos);
       }
       this.pos++;
       const value = this.parseValue();
       if (value === null) return null;
-      if (!object.add(name, value)) return this.fail("duplicate member name " + quoteForMessage(name), nameAt);
+      if (!object.add(name, value)) return this.fail('duplicate member name ' + quoteForMessage(name), nameAt);
       this.skipWhitespace();
       const c = this.at(this.pos);
       if (c == COMMA) {
@@ -202,7 +206,7 @@ class Parser {
         this.depth--;
         return object;
       }
-      return this.fail("unexpected " + this.describe(this.pos) + " (expected ',' or '}')", this.pos);
+      return this.fail('unexpected ' + this.describe(this.pos) + " (expected ',' or '}')", this.pos);
     }
   }
 
@@ -231,7 +235,7 @@ class Parser {
         this.depth--;
         return array;
       }
-      return this.fail("unexpected " + this.describe(this.pos) + " (expected ',' or ']')", this.pos);
+      return this.fail('unexpected ' + this.describe(this.pos) + " (expected ',' or ']')", this.pos);
     }
   }
 
@@ -247,11 +251,11 @@ class Parser {
     } else if (first > ZERO && first <= NINE) {
       while (isDigit(this.at(p))) p++;
     } else {
-      return this.fail("unexpected " + this.describe(p) + " (expected a digit)", p);
+      return this.fail('unexpected ' + this.describe(p) + ' (expected a digit)', p);
     }
     if (this.at(p) == DOT) {
       p++;
-      if (!isDigit(this.at(p))) return this.fail("unexpected " + this.describe(p) + " (expected a digit after '.')", p);
+      if (!isDigit(this.at(p))) return this.fail('unexpected ' + this.describe(p) + " (expected a digit after '.')", p);
       while (isDigit(this.at(p))) p++;
     }
     const e = this.at(p);
@@ -259,13 +263,14 @@ class Parser {
       p++;
       const sign = this.at(p);
       if (sign == PLUS || sign == MINUS) p++;
-      if (!isDigit(this.at(p))) return this.fail("unexpected " + this.describe(p) + " (expected a digit in the exponent)", p);
+      if (!isDigit(this.at(p)))
+        return this.fail('unexpected ' + this.describe(p) + ' (expected a digit in the exponent)', p);
       while (isDigit(this.at(p))) p++;
     }
     this.pos = p;
     // Correctly rounded, as JSON.parse reads it (decimal.ts).
     const value = decimalToF64(this.base + <usize>start, p - start);
-    if (!isFinite(value)) return this.fail("number out of range", start);
+    if (!isFinite(value)) return this.fail('number out of range', start);
     return JsonValue.ofNumber(value);
   }
 
@@ -280,12 +285,12 @@ class Parser {
     for (;;) {
       const c = this.at(p);
       if (c < 0) {
-        this.fail("unterminated string", open);
+        this.fail('unterminated string', open);
         return null;
       }
       if (c == QUOTE) break;
       if (c < 0x20) {
-        this.fail("control character " + this.describe(p) + " in a string (must be escaped)", p);
+        this.fail('control character ' + this.describe(p) + ' in a string (must be escaped)', p);
         return null;
       }
       if (c == BACKSLASH) {
@@ -299,7 +304,7 @@ class Parser {
       } else {
         const length = this.utf8Length(p);
         if (length == 0) {
-          this.fail("invalid UTF-8 in a string", p);
+          this.fail('invalid UTF-8 in a string', p);
           return null;
         }
         p += length;
@@ -341,21 +346,22 @@ class Parser {
   /** Length of the escape at p (2 or 6), or 0 after fail(). */
   private escapeLength(p: i32): i32 {
     const e = this.at(p + 1);
-    if (e == QUOTE || e == BACKSLASH || e == 0x2f || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74) return 2;
+    if (e == QUOTE || e == BACKSLASH || e == 0x2f || e == 0x62 || e == 0x66 || e == 0x6e || e == 0x72 || e == 0x74)
+      return 2;
     if (e == 0x75) {
       for (let i = 2; i < 6; i++) {
         if (hexValue(this.at(p + i)) < 0) {
-          this.fail("invalid \\u escape: expected 4 hex digits", p);
+          this.fail('invalid \\u escape: expected 4 hex digits', p);
           return 0;
         }
       }
       return 6;
     }
     if (e < 0) {
-      this.fail("unterminated string", p);
+      this.fail('unterminated string', p);
       return 0;
     }
-    this.fail("invalid escape \\" + (e >= 0x20 && e < 0x7f ? String.fromCharCode(e) : "?") + " in a string", p);
+    this.fail('invalid escape \\' + (e >= 0x20 && e < 0x7f ? String.fromCharCode(e) : '?') + ' in a string', p);
     return 0;
   }
 
@@ -368,8 +374,12 @@ class Parser {
     if (e == 0x72) return 0x0d;
     if (e == 0x74) return 0x09;
     if (e != 0x75) return e; // " \ /
-    return (hexValue(this.at(p + 2)) << 12) | (hexValue(this.at(p + 3)) << 8) |
-      (hexValue(this.at(p + 4)) << 4) | hexValue(this.at(p + 5));
+    return (
+      (hexValue(this.at(p + 2)) << 12) |
+      (hexValue(this.at(p + 3)) << 8) |
+      (hexValue(this.at(p + 4)) << 4) |
+      hexValue(this.at(p + 5))
+    );
   }
 
   /** Length of the well-formed UTF-8 sequence at p (RFC 3629 §4: no overlongs, no surrogates,
@@ -396,7 +406,9 @@ class Parser {
     const b0 = this.at(p);
     if (length == 2) return ((b0 & 0x1f) << 6) | (this.at(p + 1) & 0x3f);
     if (length == 3) return ((b0 & 0x0f) << 12) | ((this.at(p + 1) & 0x3f) << 6) | (this.at(p + 2) & 0x3f);
-    return ((b0 & 0x07) << 18) | ((this.at(p + 1) & 0x3f) << 12) | ((this.at(p + 2) & 0x3f) << 6) | (this.at(p + 3) & 0x3f);
+    return (
+      ((b0 & 0x07) << 18) | ((this.at(p + 1) & 0x3f) << 12) | ((this.at(p + 2) & 0x3f) << 6) | (this.at(p + 3) & 0x3f)
+    );
   }
 }
 
@@ -417,5 +429,5 @@ function hexValue(c: i32): i32 {
 
 /** A name for an error message: quoted, cut to 40 characters. */
 function quoteForMessage(name: string): string {
-  return "\"" + (name.length > 40 ? name.substring(0, 40) + "..." : name) + "\"";
+  return '"' + (name.length > 40 ? name.substring(0, 40) + '...' : name) + '"';
 }

@@ -20,7 +20,7 @@ const MAX_SAFE_INTEGER: f64 = 9007199254740991.0;
 export class JsonValue {
   private boolValue: bool = false;
   private numberValue: f64 = 0;
-  private stringValue: string = "";
+  private stringValue: string = '';
   /** Array elements, or object member values in document order. */
   private items: JsonValue[] = [];
   /** Object member names, parallel to items. */
@@ -30,7 +30,9 @@ export class JsonValue {
   /** Use the static factories. */
   constructor(public readonly kind: JsonKind) {}
 
-  static ofNull(): JsonValue { return new JsonValue(JsonKind.Null); }
+  static ofNull(): JsonValue {
+    return new JsonValue(JsonKind.Null);
+  }
 
   static ofBool(value: bool): JsonValue {
     const v = new JsonValue(JsonKind.Bool);
@@ -50,15 +52,31 @@ export class JsonValue {
     return v;
   }
 
-  static newArray(): JsonValue { return new JsonValue(JsonKind.Array); }
-  static newObject(): JsonValue { return new JsonValue(JsonKind.Object); }
+  static newArray(): JsonValue {
+    return new JsonValue(JsonKind.Array);
+  }
+  static newObject(): JsonValue {
+    return new JsonValue(JsonKind.Object);
+  }
 
-  isNull(): bool { return this.kind == JsonKind.Null; }
-  isBool(): bool { return this.kind == JsonKind.Bool; }
-  isNumber(): bool { return this.kind == JsonKind.Number; }
-  isString(): bool { return this.kind == JsonKind.String; }
-  isArray(): bool { return this.kind == JsonKind.Array; }
-  isObject(): bool { return this.kind == JsonKind.Object; }
+  isNull(): bool {
+    return this.kind == JsonKind.Null;
+  }
+  isBool(): bool {
+    return this.kind == JsonKind.Bool;
+  }
+  isNumber(): bool {
+    return this.kind == JsonKind.Number;
+  }
+  isString(): bool {
+    return this.kind == JsonKind.String;
+  }
+  isArray(): bool {
+    return this.kind == JsonKind.Array;
+  }
+  isObject(): bool {
+    return this.kind == JsonKind.Object;
+  }
 
   // ------------------------------------------------------------------------------- scalars
 
@@ -191,33 +209,41 @@ export class JsonValue {
   toJson(): string {
     const parts = new Array<string>(0);
     this.write(parts);
-    return parts.join("");
+    return parts.join('');
   }
 
   private write(parts: string[]): void {
     switch (this.kind) {
-      case JsonKind.Null: parts.push("null"); break;
-      case JsonKind.Bool: parts.push(this.boolValue ? "true" : "false"); break;
-      case JsonKind.Number: parts.push(formatNumber(this.numberValue)); break;
-      case JsonKind.String: parts.push(quoteJson(this.stringValue)); break;
+      case JsonKind.Null:
+        parts.push('null');
+        break;
+      case JsonKind.Bool:
+        parts.push(this.boolValue ? 'true' : 'false');
+        break;
+      case JsonKind.Number:
+        parts.push(formatNumber(this.numberValue));
+        break;
+      case JsonKind.String:
+        parts.push(quoteJson(this.stringValue));
+        break;
       case JsonKind.Array: {
-        parts.push("[");
+        parts.push('[');
         for (let i = 0, n = this.items.length; i < n; i++) {
-          if (i > 0) parts.push(",");
+          if (i > 0) parts.push(',');
           this.items[i].write(parts);
         }
-        parts.push("]");
+        parts.push(']');
         break;
       }
       default: {
-        parts.push("{");
+        parts.push('{');
         for (let i = 0, n = this.items.length; i < n; i++) {
-          if (i > 0) parts.push(",");
+          if (i > 0) parts.push(',');
           parts.push(quoteJson(this.names[i]));
-          parts.push(":");
+          parts.push(':');
           this.items[i].write(parts);
         }
-        parts.push("}");
+        parts.push('}');
       }
     }
   }
@@ -226,32 +252,32 @@ export class JsonValue {
 /** Shortest round-trip text; integral values without a fraction. Never Infinity/NaN: the parser
  * refuses numbers out of f64 range. */
 function formatNumber(n: f64): string {
-  if (n == 0) return 1 / n < 0 ? "-0" : "0";
+  if (n == 0) return 1 / n < 0 ? '-0' : '0';
   if (Math.floor(n) == n && Math.abs(n) < 1e21) {
     if (Math.abs(n) <= MAX_SAFE_INTEGER) return (<i64>n).toString();
   }
   const text = n.toString();
-  return text.endsWith(".0") ? text.slice(0, text.length - 2) : text;
+  return text.endsWith('.0') ? text.slice(0, text.length - 2) : text;
 }
 
-const HEX = "0123456789abcdef";
+const HEX = '0123456789abcdef';
 
 /** A JSON string literal for `text`, escaping like ES2019 JSON.stringify (lone surrogates too). */
 export function quoteJson(text: string): string {
   const parts = new Array<string>(0);
-  parts.push("\"");
+  parts.push('"');
   let runStart = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const unit = text.charCodeAt(i);
     let escape: string | null = null;
-    if (unit == 0x22) escape = "\\\"";
-    else if (unit == 0x5c) escape = "\\\\";
-    else if (unit == 0x08) escape = "\\b";
-    else if (unit == 0x0c) escape = "\\f";
-    else if (unit == 0x0a) escape = "\\n";
-    else if (unit == 0x0d) escape = "\\r";
-    else if (unit == 0x09) escape = "\\t";
+    if (unit == 0x22) escape = '\\"';
+    else if (unit == 0x5c) escape = '\\\\';
+    else if (unit == 0x08) escape = '\\b';
+    else if (unit == 0x0c) escape = '\\f';
+    else if (unit == 0x0a) escape = '\\n';
+    else if (unit == 0x0d) escape = '\\r';
+    else if (unit == 0x09) escape = '\\t';
     else if (unit < 0x20) escape = unicodeEscape(unit);
     else if (unit >= 0xd800 && unit <= 0xdfff) {
       const high = unit <= 0xdbff;
@@ -269,11 +295,16 @@ export function quoteJson(text: string): string {
     }
   }
   if (n > runStart) parts.push(text.substring(runStart, n));
-  parts.push("\"");
-  return parts.join("");
+  parts.push('"');
+  return parts.join('');
 }
 
 function unicodeEscape(unit: i32): string {
-  return "\\u" + HEX.charAt((unit >> 12) & 15) + HEX.charAt((unit >> 8) & 15) +
-    HEX.charAt((unit >> 4) & 15) + HEX.charAt(unit & 15);
+  return (
+    '\\u' +
+    HEX.charAt((unit >> 12) & 15) +
+    HEX.charAt((unit >> 8) & 15) +
+    HEX.charAt((unit >> 4) & 15) +
+    HEX.charAt(unit & 15)
+  );
 }

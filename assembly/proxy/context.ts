@@ -12,7 +12,7 @@
 //   * a local reply is run through this plugin's own onResponseHeaders/onResponseBody (§2.6);
 //   * end of stream is onLog, then onDone, then onDelete in Envoy; do not rely on the order (§1.3).
 
-import { Action } from "./enums";
+import { Action } from './enums';
 
 export class RootContext {
   constructor(public readonly id: u32) {}
@@ -46,7 +46,10 @@ export class RootContext {
 }
 
 export class HttpContext {
-  constructor(public readonly id: u32, public readonly root: RootContext) {}
+  constructor(
+    public readonly id: u32,
+    public readonly root: RootContext,
+  ) {}
 
   /** `headerCount` entries are readable now with getRequestHeader(s). */
   onRequestHeaders(headerCount: u32, endOfStream: bool): Action {

@@ -5,9 +5,9 @@
 // HttpContext, or a host that calls out of order): it does nothing and answers Continue / true.
 // AssemblyScript's Map.get throws on a missing key, which would trap, so lookups go through has().
 
-import { Action, BufferType } from "./enums";
-import { HttpContext, RootContext, RootContextFactory } from "./context";
-import { getBuffer, logError } from "./hostcalls";
+import { Action, BufferType } from './enums';
+import { HttpContext, RootContext, RootContextFactory } from './context';
+import { getBuffer, logError } from './hostcalls';
 
 /** Largest plugin / VM configuration the layer reads (bytes). */
 export const MAX_CONFIGURATION_BYTES: u32 = 1 << 20;
@@ -41,24 +41,26 @@ export function onContextCreate(contextId: u32, parentContextId: u32): void {
 function readConfiguration(type: BufferType, size: u32, what: string): ArrayBuffer | null {
   if (size == 0) return new ArrayBuffer(0);
   if (size > MAX_CONFIGURATION_BYTES) {
-    logError(what + " is " + size.toString() + " bytes, more than the " + MAX_CONFIGURATION_BYTES.toString() + " accepted");
+    logError(
+      what + ' is ' + size.toString() + ' bytes, more than the ' + MAX_CONFIGURATION_BYTES.toString() + ' accepted',
+    );
     return null;
   }
   const bytes = getBuffer(type, 0, size);
-  if (bytes === null) logError(what + " of " + size.toString() + " bytes could not be read");
+  if (bytes === null) logError(what + ' of ' + size.toString() + ' bytes could not be read');
   return bytes;
 }
 
 export function onVmStart(rootContextId: u32, vmConfigurationSize: u32): bool {
   if (!roots.has(rootContextId)) return true;
-  const bytes = readConfiguration(BufferType.VmConfiguration, vmConfigurationSize, "VM configuration");
+  const bytes = readConfiguration(BufferType.VmConfiguration, vmConfigurationSize, 'VM configuration');
   if (bytes === null) return false;
   return roots.get(rootContextId).onVmStart(bytes);
 }
 
 export function onConfigure(rootContextId: u32, pluginConfigurationSize: u32): bool {
   if (!roots.has(rootContextId)) return true;
-  const bytes = readConfiguration(BufferType.PluginConfiguration, pluginConfigurationSize, "plugin configuration");
+  const bytes = readConfiguration(BufferType.PluginConfiguration, pluginConfigurationSize, 'plugin configuration');
   if (bytes === null) return false;
   return roots.get(rootContextId).onConfigure(bytes);
 }

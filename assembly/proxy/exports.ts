@@ -9,9 +9,9 @@
 // TCP callbacks, and `malloc` (Envoy prefers `malloc` when present, §1.1; exporting only
 // proxy_on_memory_allocate leaves one allocator and one code path).
 
-import "./abort";
-import { allocateForHost } from "./memory";
-import * as dispatch from "./dispatcher";
+import './abort';
+import { allocateForHost } from './memory';
+import * as dispatch from './dispatcher';
 
 /** ABI marker: Envoy picks ABI 0.2.1 by the presence of this function; never called (§0). */
 export function proxy_abi_version_0_2_1(): void {}

@@ -3,10 +3,10 @@
 // Semantics are Envoy's (../shared/reference/proxy-wasm-abi.md §2.3-§2.6, §3.3): where a wrapper
 // returns null, the host said NOT_FOUND, refused the call, or returned something impossible.
 
-import * as raw from "./imports";
-import { BufferType, GRPC_STATUS_NONE, LogLevel, MapType, MetricType, Status, StreamType } from "./enums";
-import { RET_PTR, RET_SIZE, RET_U64, clearReturnSlots, dataOf, sizeOf, takeBytes, takeString } from "./memory";
-import { Header, decodePairs, encodePairs } from "./pairs";
+import * as raw from './imports';
+import { BufferType, GRPC_STATUS_NONE, LogLevel, MapType, MetricType, Status, StreamType } from './enums';
+import { RET_PTR, RET_SIZE, RET_U64, clearReturnSlots, dataOf, sizeOf, takeBytes, takeString } from './memory';
+import { Header, decodePairs, encodePairs } from './pairs';
 
 function utf8(text: string): ArrayBuffer {
   return String.UTF8.encode(text, false);
@@ -23,7 +23,7 @@ function asciiKey(name: string): i32 {
   if (n > KEY_CAPACITY) return -1;
   const chars = changetype<usize>(name);
   for (let i = 0; i < n; i++) {
-    const c = load<u16>(chars + (<usize>i << 1));
+    const c = load<u16>(chars + ((<usize>i) << 1));
     if (c >= 0x80) return -1;
     store<u8>(KEY + <usize>i, <u8>c);
   }
@@ -39,12 +39,24 @@ export function log(level: LogLevel, message: string): Status {
   return <Status>raw.proxy_log(<u32>level, dataOf(bytes), sizeOf(bytes));
 }
 
-export function logTrace(message: string): void { log(LogLevel.Trace, message); }
-export function logDebug(message: string): void { log(LogLevel.Debug, message); }
-export function logInfo(message: string): void { log(LogLevel.Info, message); }
-export function logWarn(message: string): void { log(LogLevel.Warn, message); }
-export function logError(message: string): void { log(LogLevel.Error, message); }
-export function logCritical(message: string): void { log(LogLevel.Critical, message); }
+export function logTrace(message: string): void {
+  log(LogLevel.Trace, message);
+}
+export function logDebug(message: string): void {
+  log(LogLevel.Debug, message);
+}
+export function logInfo(message: string): void {
+  log(LogLevel.Info, message);
+}
+export function logWarn(message: string): void {
+  log(LogLevel.Warn, message);
+}
+export function logError(message: string): void {
+  log(LogLevel.Error, message);
+}
+export function logCritical(message: string): void {
+  log(LogLevel.Critical, message);
+}
 
 /** Envoy's current `wasm` log level (0..5, 6 = off); Trace if the host cannot say. */
 export function getLogLevel(): LogLevel {
@@ -77,9 +89,9 @@ export function setTickPeriodMilliseconds(milliseconds: u32): Status {
 
 /** Path segments joined by 0x00 (§3.3): ["request", "path"], never "request.path". */
 function propertyPath(path: string[]): ArrayBuffer {
-  let joined = "";
+  let joined = '';
   for (let i = 0, n = path.length; i < n; i++) {
-    if (i > 0) joined += "\0";
+    if (i > 0) joined += '\0';
     joined += path[i];
   }
   return utf8(joined);
@@ -194,7 +206,9 @@ export function addHeader(map: MapType, name: string, value: string): Status {
 export function replaceHeader(map: MapType, name: string, value: string): Status {
   const n = asciiKey(name);
   if (n >= 0 && asciiValue(value)) {
-    return <Status>raw.proxy_replace_header_map_value(<u32>map, KEY, <usize>n, dataOf(valueBuffer), <usize>value.length);
+    return <Status>(
+      raw.proxy_replace_header_map_value(<u32>map, KEY, <usize>n, dataOf(valueBuffer), <usize>value.length)
+    );
   }
   const key = utf8(name);
   const bytes = utf8(value);
@@ -214,7 +228,7 @@ function asciiValue(value: string): bool {
   const out = changetype<usize>(valueBuffer);
   const chars = changetype<usize>(value);
   for (let i = 0; i < n; i++) {
-    const c = load<u16>(chars + (<usize>i << 1));
+    const c = load<u16>(chars + ((<usize>i) << 1));
     if (c >= 0x80) return false;
     store<u8>(out + <usize>i, <u8>c);
   }
@@ -227,20 +241,46 @@ export function removeHeader(map: MapType, name: string): Status {
   return <Status>raw.proxy_remove_header_map_value(<u32>map, dataOf(key), sizeOf(key));
 }
 
-export function getRequestHeader(name: string): string | null { return getHeader(MapType.HttpRequestHeaders, name); }
-export function getRequestHeaders(): Header[] { return getHeaders(MapType.HttpRequestHeaders); }
-export function getRequestHeaderBytes(name: string): ArrayBuffer | null { return getHeaderBytes(MapType.HttpRequestHeaders, name); }
-export function setRequestHeaders(headers: Header[]): Status { return setHeaders(MapType.HttpRequestHeaders, headers); }
-export function addRequestHeader(name: string, value: string): Status { return addHeader(MapType.HttpRequestHeaders, name, value); }
-export function replaceRequestHeader(name: string, value: string): Status { return replaceHeader(MapType.HttpRequestHeaders, name, value); }
-export function removeRequestHeader(name: string): Status { return removeHeader(MapType.HttpRequestHeaders, name); }
+export function getRequestHeader(name: string): string | null {
+  return getHeader(MapType.HttpRequestHeaders, name);
+}
+export function getRequestHeaders(): Header[] {
+  return getHeaders(MapType.HttpRequestHeaders);
+}
+export function getRequestHeaderBytes(name: string): ArrayBuffer | null {
+  return getHeaderBytes(MapType.HttpRequestHeaders, name);
+}
+export function setRequestHeaders(headers: Header[]): Status {
+  return setHeaders(MapType.HttpRequestHeaders, headers);
+}
+export function addRequestHeader(name: string, value: string): Status {
+  return addHeader(MapType.HttpRequestHeaders, name, value);
+}
+export function replaceRequestHeader(name: string, value: string): Status {
+  return replaceHeader(MapType.HttpRequestHeaders, name, value);
+}
+export function removeRequestHeader(name: string): Status {
+  return removeHeader(MapType.HttpRequestHeaders, name);
+}
 
-export function getResponseHeader(name: string): string | null { return getHeader(MapType.HttpResponseHeaders, name); }
-export function getResponseHeaders(): Header[] { return getHeaders(MapType.HttpResponseHeaders); }
-export function setResponseHeaders(headers: Header[]): Status { return setHeaders(MapType.HttpResponseHeaders, headers); }
-export function addResponseHeader(name: string, value: string): Status { return addHeader(MapType.HttpResponseHeaders, name, value); }
-export function replaceResponseHeader(name: string, value: string): Status { return replaceHeader(MapType.HttpResponseHeaders, name, value); }
-export function removeResponseHeader(name: string): Status { return removeHeader(MapType.HttpResponseHeaders, name); }
+export function getResponseHeader(name: string): string | null {
+  return getHeader(MapType.HttpResponseHeaders, name);
+}
+export function getResponseHeaders(): Header[] {
+  return getHeaders(MapType.HttpResponseHeaders);
+}
+export function setResponseHeaders(headers: Header[]): Status {
+  return setHeaders(MapType.HttpResponseHeaders, headers);
+}
+export function addResponseHeader(name: string, value: string): Status {
+  return addHeader(MapType.HttpResponseHeaders, name, value);
+}
+export function replaceResponseHeader(name: string, value: string): Status {
+  return replaceHeader(MapType.HttpResponseHeaders, name, value);
+}
+export function removeResponseHeader(name: string): Status {
+  return removeHeader(MapType.HttpResponseHeaders, name);
+}
 
 // ------------------------------------------------------------------------------ stream control
 
@@ -258,12 +298,17 @@ export function sendLocalResponse(
   const pairs = encodePairs(headers);
   if (pairs === null) return Status.BadArgument;
   const detailBytes = utf8(details);
-  return <Status>raw.proxy_send_local_response(
-    statusCode,
-    dataOf(detailBytes), sizeOf(detailBytes),
-    dataOf(body), sizeOf(body),
-    dataOf(pairs), sizeOf(pairs),
-    grpcStatus,
+  return <Status>(
+    raw.proxy_send_local_response(
+      statusCode,
+      dataOf(detailBytes),
+      sizeOf(detailBytes),
+      dataOf(body),
+      sizeOf(body),
+      dataOf(pairs),
+      sizeOf(pairs),
+      grpcStatus,
+    )
   );
 }
 
@@ -277,8 +322,12 @@ export function continueStream(stream: StreamType): Status {
   return <Status>raw.proxy_continue_stream(<u32>stream);
 }
 
-export function continueRequest(): Status { return continueStream(StreamType.HttpRequest); }
-export function continueResponse(): Status { return continueStream(StreamType.HttpResponse); }
+export function continueRequest(): Status {
+  return continueStream(StreamType.HttpRequest);
+}
+export function continueResponse(): Status {
+  return continueStream(StreamType.HttpResponse);
+}
 
 /** Resets the stream (deferred; details `wasm_close_stream`). */
 export function closeStream(stream: StreamType): Status {
@@ -299,7 +348,10 @@ export function done(): Status {
 
 /** A value of the per-vm_id store shared by all workers, with its compare-and-swap token. */
 export class SharedData {
-  constructor(public value: ArrayBuffer, public cas: u32) {}
+  constructor(
+    public value: ArrayBuffer,
+    public cas: u32,
+  ) {}
 }
 
 export function getSharedData(key: string): SharedData | null {

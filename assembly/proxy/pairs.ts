@@ -12,7 +12,10 @@
 
 /** One header (or trailer / metadata) entry. Names are lower-case when they come from Envoy. */
 export class Header {
-  constructor(public name: string, public value: string) {}
+  constructor(
+    public name: string,
+    public value: string,
+  ) {}
 }
 
 /** cpp-host PROXY_WASM_HOST_PAIRS_MAX_COUNT / _MAX_BYTES (include/proxy-wasm/limits.h). */
@@ -26,7 +29,7 @@ function validatePairs(ptr: usize, size: usize): i32 {
   const count = load<u32>(ptr);
   if (count > MAX_PAIRS_COUNT) return -1;
   let remaining = size - 4;
-  const sizesBytes = <usize>count << 3; // <= 8 KiB, cannot wrap
+  const sizesBytes = (<usize>count) << 3; // <= 8 KiB, cannot wrap
   if (sizesBytes > remaining) return -1;
   remaining -= sizesBytes;
   let sizeAt = ptr + 4;
@@ -52,7 +55,7 @@ export function parsePairsAt(ptr: usize, size: usize): Header[] | null {
   const headers = new Array<Header>(0);
   if (count == 0) return headers;
   let sizeAt = ptr + 4;
-  let dataAt = sizeAt + (<usize>count << 3);
+  let dataAt = sizeAt + ((<usize>count) << 3);
   for (let i = 0; i < count; i++) {
     const nameLength = <usize>load<u32>(sizeAt);
     const valueLength = <usize>load<u32>(sizeAt + 4);
@@ -100,7 +103,7 @@ export function encodePairs(headers: Header[]): ArrayBuffer | null {
   const base = changetype<usize>(out);
   store<u32>(base, <u32>count);
   let sizeAt = base + 4;
-  let dataAt = sizeAt + (<usize>count << 3);
+  let dataAt = sizeAt + ((<usize>count) << 3);
   for (let i = 0; i < count; i++) {
     const name = names[i];
     const value = values[i];

@@ -98,7 +98,12 @@ export interface RequestHead {
 export function requestHeaderList(req: RequestLine, o: RequestHeaderOptions): RequestHead {
   const raw = req.rawHeaders;
   const named = connectionTokens(raw);
-  const headers: HeaderList = [[':authority', o.defaultAuthority], [':path', req.url], [':method', req.method], [':scheme', o.scheme]];
+  const headers: HeaderList = [
+    [':authority', o.defaultAuthority],
+    [':path', req.url],
+    [':method', req.method],
+    [':scheme', o.scheme],
+  ];
   let host = false;
   let hasRequestId = false;
   let proto = false;
@@ -106,7 +111,8 @@ export function requestHeaderList(req: RequestLine, o: RequestHeaderOptions): Re
   let chunked = false;
   for (let i = 0; i < raw.length; i += 2) {
     const name = lowerName(raw[i]!);
-    if (name.length === 14 && name === 'content-length') length ??= raw[i + 1]!; // Node keeps the first too
+    if (name.length === 14 && name === 'content-length')
+      length ??= raw[i + 1]!; // Node keeps the first too
     else if (name.length === 17 && name === 'transfer-encoding') chunked = true;
     if (isHopByHop(name) || named?.has(name)) continue;
     if (name === 'host') {
@@ -162,10 +168,15 @@ export function upstreamRequestHead(headers: HeaderList): UpstreamRequestHead {
 
 /** The response map the filter sees: `:status`, the end-to-end headers, plus what Envoy's router
  * adds (x-envoy-upstream-service-time, unless the router's suppress_envoy_headers: undefined). */
-export function responseHeaderList(statusCode: number, rawHeaders: readonly string[], upstreamServiceTimeMs: number | undefined): HeaderList {
+export function responseHeaderList(
+  statusCode: number,
+  rawHeaders: readonly string[],
+  upstreamServiceTimeMs: number | undefined,
+): HeaderList {
   const list = endToEnd(rawHeaders);
   list.unshift([':status', String(statusCode)]);
-  if (upstreamServiceTimeMs !== undefined) list.push(['x-envoy-upstream-service-time', String(Math.round(upstreamServiceTimeMs))]);
+  if (upstreamServiceTimeMs !== undefined)
+    list.push(['x-envoy-upstream-service-time', String(Math.round(upstreamServiceTimeMs))]);
   return list;
 }
 
@@ -207,7 +218,8 @@ export function downstreamFields(status: number, fields: readonly string[], serv
       if (server.transformation !== 'OVERWRITE') flat.push(k, fields[i + 1]!);
     } else if (!isHopByHop(k)) flat.push(k, fields[i + 1]!);
   }
-  if (server.transformation === 'OVERWRITE' || (server.transformation === 'APPEND_IF_ABSENT' && !hasServer)) flat.push('server', server.name);
+  if (server.transformation === 'OVERWRITE' || (server.transformation === 'APPEND_IF_ABSENT' && !hasServer))
+    flat.push('server', server.name);
   // A filter that sets a :status outside 100..599 made a response no client can read: Envoy's
   // codec would reset the stream; we answer 502 instead of throwing inside writeHead.
   if (!Number.isInteger(status) || status < 100 || status > 599) status = 502;

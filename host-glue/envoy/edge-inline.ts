@@ -25,8 +25,26 @@
 import * as http from 'node:http';
 import { Socket } from 'node:net';
 import { drained, streamInfoOf } from './edge-proxy';
-import { DownstreamHead, downstreamFields, downstreamHead, lowerName, requestHeaderList, responseHasBody, ServerHeader } from './edge-headers';
-import { Awaitable, BodyVerdict, HeaderList, HttpFilterFactory, HttpFilterStream, LocalResponse, RequestHeadersVerdict, ResponseHeadersVerdict, StreamInfo } from '../proxy-wasm/http-filter';
+import {
+  DownstreamHead,
+  downstreamFields,
+  downstreamHead,
+  lowerName,
+  requestHeaderList,
+  responseHasBody,
+  ServerHeader,
+} from './edge-headers';
+import {
+  Awaitable,
+  BodyVerdict,
+  HeaderList,
+  HttpFilterFactory,
+  HttpFilterStream,
+  LocalResponse,
+  RequestHeadersVerdict,
+  ResponseHeadersVerdict,
+  StreamInfo,
+} from '../proxy-wasm/http-filter';
 
 export interface InlineEdgeOptions {
   factory: HttpFilterFactory;
@@ -75,22 +93,36 @@ export class EdgeResponse extends http.ServerResponse {
   // The overloads of ServerResponse, taken loosely: the exchange sorts the arguments out.
   override writeHead(status: number, a?: unknown, b?: unknown): this {
     const t = this.tapped;
-    if (t === undefined) return (REAL.writeHead as (this: http.ServerResponse, ...x: unknown[]) => this).call(this, status, a, b);
+    if (t === undefined)
+      return (REAL.writeHead as (this: http.ServerResponse, ...x: unknown[]) => this).call(this, status, a, b);
     t.captureHead(status, typeof a === 'string' ? b : a);
     return this;
   }
 
   override write(chunk: unknown, a?: unknown, b?: unknown): boolean {
     const t = this.tapped;
-    if (t === undefined) return (REAL.write as (this: http.ServerResponse, ...x: unknown[]) => boolean).call(this, chunk, a, b);
+    if (t === undefined)
+      return (REAL.write as (this: http.ServerResponse, ...x: unknown[]) => boolean).call(this, chunk, a, b);
     t.captureHead(this.statusCode, undefined);
-    return t.enqueue(chunk, false, typeof a === 'function' ? (a as WriteCallback) : typeof b === 'function' ? (b as WriteCallback) : undefined);
+    return t.enqueue(
+      chunk,
+      false,
+      typeof a === 'function' ? (a as WriteCallback) : typeof b === 'function' ? (b as WriteCallback) : undefined,
+    );
   }
 
   override end(chunk?: unknown, a?: unknown, b?: unknown): this {
     const t = this.tapped;
-    if (t === undefined) return (REAL.end as (this: http.ServerResponse, ...x: unknown[]) => this).call(this, chunk, a, b);
-    const done = typeof chunk === 'function' ? (chunk as WriteCallback) : typeof a === 'function' ? (a as WriteCallback) : typeof b === 'function' ? (b as WriteCallback) : undefined;
+    if (t === undefined)
+      return (REAL.end as (this: http.ServerResponse, ...x: unknown[]) => this).call(this, chunk, a, b);
+    const done =
+      typeof chunk === 'function'
+        ? (chunk as WriteCallback)
+        : typeof a === 'function'
+          ? (a as WriteCallback)
+          : typeof b === 'function'
+            ? (b as WriteCallback)
+            : undefined;
     const data = typeof chunk === 'function' ? undefined : chunk;
     t.captureHead(this.statusCode, undefined, true, data);
     t.finish(data, done);
@@ -100,7 +132,10 @@ export class EdgeResponse extends http.ServerResponse {
 
 /** A request listener that runs every request through the filter before `handler`; its server
  * must be made with `ServerResponse: EdgeResponse`. */
-export function inlineEdge(o: InlineEdgeOptions, handler: Handler): { listener: Handler; stats: InlineEdgeStats; ServerResponse: typeof EdgeResponse } {
+export function inlineEdge(
+  o: InlineEdgeOptions,
+  handler: Handler,
+): { listener: Handler; stats: InlineEdgeStats; ServerResponse: typeof EdgeResponse } {
   const stats: InlineEdgeStats = { requests: 0, localReplies: 0 };
   // The downstream connection's facts, made once per connection (and per protocol version: a
   // keep-alive connection may carry HTTP/1.0 and HTTP/1.1 requests). The stream only reads them.
@@ -108,13 +143,18 @@ export function inlineEdge(o: InlineEdgeOptions, handler: Handler): { listener: 
   let connections = 0;
   const listener: Handler = (req, res) => {
     stats.requests++;
-    if (!(res instanceof EdgeResponse)) throw new TypeError('inlineEdge: the server must be created with ServerResponse: EdgeResponse');
+    if (!(res instanceof EdgeResponse))
+      throw new TypeError('inlineEdge: the server must be created with ServerResponse: EdgeResponse');
     const socket = req.socket;
     let d = downstreams.get(socket);
     if (d === undefined || d.httpVersion !== req.httpVersion) {
       const info = Object.freeze(streamInfoOf(req, d?.info.connectionId ?? ++connections));
       // `:authority` of a request without Host (HTTP/1.0): the address it came in on.
-      d = { info, httpVersion: req.httpVersion, authority: info.localAddress !== '' ? `${info.localAddress}:${info.localPort}` : '' };
+      d = {
+        info,
+        httpVersion: req.httpVersion,
+        authority: info.localAddress !== '' ? `${info.localAddress}:${info.localPort}` : '',
+      };
       downstreams.set(socket, d);
     }
     const stream = o.factory.newStream(d.info);
@@ -220,7 +260,9 @@ class InlineExchange {
       return this.sendLocal(verdict.response);
     }
     if (!hasBody) return this.forward(verdict.headers);
-    this.requestBody().then((go) => go && this.forward(verdict.headers)).catch((e: unknown) => this.internalError(e));
+    this.requestBody()
+      .then((go) => go && this.forward(verdict.headers))
+      .catch((e: unknown) => this.internalError(e));
   }
 
   /** The request body through the filter, then dropped; false when the filter answered. */
@@ -289,7 +331,8 @@ class InlineExchange {
     if (ending) impliedContentLength(status, fields, data);
     // Node adds Date when it writes the head; upstream of Envoy the filter sees the origin's.
     if (!hasField(fields, 'date')) fields.push('date', httpNow());
-    if (!this.o.suppressEnvoyHeaders) fields.push('x-envoy-upstream-service-time', String(Math.round(performance.now() - this.handlerStarted)));
+    if (!this.o.suppressEnvoyHeaders)
+      fields.push('x-envoy-upstream-service-time', String(Math.round(performance.now() - this.handlerStarted)));
     if (this.stream.responsePassesThrough?.() === true) return this.passHead(status, fields);
     const list: HeaderList = [[':status', String(status)]];
     for (let i = 0; i < fields.length; i += 2) list.push([fields[i]!, fields[i + 1]!]);
@@ -337,7 +380,12 @@ class InlineExchange {
       if (done !== undefined) queueMicrotask(() => done(this.closed ? new Error('the response is closed') : null));
       return false;
     }
-    const data = chunk === undefined || chunk === null ? EMPTY : typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array);
+    const data =
+      chunk === undefined || chunk === null
+        ? EMPTY
+        : typeof chunk === 'string'
+          ? Buffer.from(chunk)
+          : (chunk as Uint8Array);
     if (this.passing) return this.passChunk(data, eos, done);
     this.queue.push({ data, eos, done });
     this.queued += data.byteLength;
@@ -374,13 +422,16 @@ class InlineExchange {
       return this.internalError(e);
     }
     if (wait !== undefined) {
-      wait.then(() => {
-        this.pumping = false;
-        this.pump();
-      }, (e: unknown) => {
-        this.pumping = false;
-        this.internalError(e);
-      });
+      wait.then(
+        () => {
+          this.pumping = false;
+          this.pump();
+        },
+        (e: unknown) => {
+          this.pumping = false;
+          this.internalError(e);
+        },
+      );
       return;
     }
     this.pumping = false;
@@ -589,6 +640,11 @@ function clearDate(): void {
 function impliedContentLength(status: number, fields: string[], data: unknown): void {
   if (status === 204 || status === 304 || status < 200) return;
   if (hasField(fields, 'content-length') || hasField(fields, 'transfer-encoding')) return;
-  const length = data === undefined || data === null ? 0 : typeof data === 'string' ? Buffer.byteLength(data) : (data as Uint8Array).byteLength;
+  const length =
+    data === undefined || data === null
+      ? 0
+      : typeof data === 'string'
+        ? Buffer.byteLength(data)
+        : (data as Uint8Array).byteLength;
   fields.push('content-length', String(length));
 }

@@ -17,7 +17,13 @@
 import * as http from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import {
-  downstreamHead, envoyReplyHeaders, requestHeaderList, responseHasBody, responseHeaderList, ServerHeader, upstreamRequestHead,
+  downstreamHead,
+  envoyReplyHeaders,
+  requestHeaderList,
+  responseHasBody,
+  responseHeaderList,
+  ServerHeader,
+  upstreamRequestHead,
 } from './edge-headers';
 import { RouteTable, RouteTarget } from './edge-routes';
 import { EdgeConfig } from './envoy-config';
@@ -120,9 +126,20 @@ export async function startEdgeProxy(o: EdgeProxyOptions): Promise<RunningEdge> 
 
 /** Upstream failures before response headers, as Envoy's router words them. */
 function upstreamFailure(e: NodeJS.ErrnoException): { status: number; body: string; details: string } {
-  if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN') return { status: 503, body: 'no healthy upstream', details: 'no_healthy_upstream' };
-  if (e instanceof ConnectTimeout) return { status: 503, body: `${UPSTREAM_RESET_PREFIX}connection timeout`, details: 'upstream_reset_before_response_started{connection_timeout}' };
-  if (e.code === 'ECONNREFUSED' || e.code === 'EHOSTUNREACH' || e.code === 'ENETUNREACH' || e.code === 'EADDRNOTAVAIL') {
+  if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN')
+    return { status: 503, body: 'no healthy upstream', details: 'no_healthy_upstream' };
+  if (e instanceof ConnectTimeout)
+    return {
+      status: 503,
+      body: `${UPSTREAM_RESET_PREFIX}connection timeout`,
+      details: 'upstream_reset_before_response_started{connection_timeout}',
+    };
+  if (
+    e.code === 'ECONNREFUSED' ||
+    e.code === 'EHOSTUNREACH' ||
+    e.code === 'ENETUNREACH' ||
+    e.code === 'EADDRNOTAVAIL'
+  ) {
     const errno = Math.abs(e.errno ?? 0);
     return {
       status: 503,
@@ -130,7 +147,11 @@ function upstreamFailure(e: NodeJS.ErrnoException): { status: number; body: stri
       details: `upstream_reset_before_response_started{remote_connection_failure,delayed_connect_error:_${errno}}`,
     };
   }
-  return { status: 503, body: `${UPSTREAM_RESET_PREFIX}connection termination`, details: 'upstream_reset_before_response_started{connection_termination}' };
+  return {
+    status: 503,
+    body: `${UPSTREAM_RESET_PREFIX}connection termination`,
+    details: 'upstream_reset_before_response_started{connection_termination}',
+  };
 }
 
 class ConnectTimeout extends Error {
@@ -184,13 +205,21 @@ class Exchange {
       return this.envoyReply(404, '', 'route_not_found');
     }
     if (target.route.hostRewrite !== undefined) head.headers[1] = target.route.hostRewrite;
-    if (target.route.timeoutMs > 0 && !this.s.suppressEnvoyHeaders) head.headers.push('x-envoy-expected-rq-timeout-ms', String(target.route.timeoutMs));
+    if (target.route.timeoutMs > 0 && !this.s.suppressEnvoyHeaders)
+      head.headers.push('x-envoy-expected-rq-timeout-ms', String(target.route.timeoutMs));
     this.forward(target, head.method, head.headers, hasBody);
   }
 
   private forward(target: RouteTarget, method: string, headers: string[], hasBody: boolean): void {
     const sent = process.hrtime.bigint();
-    const up = http.request({ agent: this.s.agent, host: target.endpoint.host, port: target.endpoint.port, method, path: target.path, headers });
+    const up = http.request({
+      agent: this.s.agent,
+      host: target.endpoint.host,
+      port: target.endpoint.port,
+      method,
+      path: target.path,
+      headers,
+    });
     this.upstream = up;
     this.s.stats.upstreamRequests++;
     this.note = `${target.endpoint.host}:${target.endpoint.port}`;
@@ -199,7 +228,10 @@ class Exchange {
       this.s.seenSockets.add(socket);
       this.s.stats.upstreamConnections++;
       if (!socket.connecting) return;
-      const timer = setTimeout(() => up.destroy(new ConnectTimeout('connect timeout')), target.cluster.connectTimeoutMs);
+      const timer = setTimeout(
+        () => up.destroy(new ConnectTimeout('connect timeout')),
+        target.cluster.connectTimeoutMs,
+      );
       socket.once('connect', () => clearTimeout(timer));
       socket.once('close', () => clearTimeout(timer));
     });
@@ -257,7 +289,10 @@ class Exchange {
     if (this.ended) return void ur.destroy();
     const status = ur.statusCode ?? 502;
     const hasBody = responseHasBody(this.req.method ?? 'GET', status, ur.headers['content-length']);
-    const verdict = await this.stream.responseHeaders(responseHeaderList(status, ur.rawHeaders, this.s.suppressEnvoyHeaders ? undefined : serviceMs), !hasBody);
+    const verdict = await this.stream.responseHeaders(
+      responseHeaderList(status, ur.rawHeaders, this.s.suppressEnvoyHeaders ? undefined : serviceMs),
+      !hasBody,
+    );
     if (this.ended) return void ur.destroy();
     if (verdict.kind === 'respond') {
       ur.destroy();
@@ -320,12 +355,23 @@ class Exchange {
     return this.closed ? 'stop' : 'go';
   }
 
-  private onUpstreamError(e: NodeJS.ErrnoException, target: RouteTarget, method: string, headers: string[], hasBody: boolean): void {
+  private onUpstreamError(
+    e: NodeJS.ErrnoException,
+    target: RouteTarget,
+    method: string,
+    headers: string[],
+    hasBody: boolean,
+  ): void {
     if (this.ended || this.upstreamResponse !== undefined) return; // mid-body resets surface in pumpResponseBody
     this.clearRouteTimer();
     // A kept-alive connection the origin closed just as we reused it: retry once on another
     // (only for requests without a body, which nothing has consumed yet).
-    if (this.upstream?.reusedSocket === true && !hasBody && !this.retried && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+    if (
+      this.upstream?.reusedSocket === true &&
+      !hasBody &&
+      !this.retried &&
+      (e.code === 'ECONNRESET' || e.code === 'EPIPE')
+    ) {
       this.retried = true;
       return this.forward(target, method, headers, false);
     }
@@ -342,7 +388,10 @@ class Exchange {
       if (this.ended) return;
       this.upstream?.destroy();
       if (this.res.headersSent) this.reset('upstream timeout after the response started');
-      else this.envoyReply(504, 'upstream request timeout', 'upstream_response_timeout').catch((e: unknown) => this.internalError(e));
+      else
+        this.envoyReply(504, 'upstream request timeout', 'upstream_response_timeout').catch((e: unknown) =>
+          this.internalError(e),
+        );
     }, ms);
   }
 
@@ -425,7 +474,9 @@ class Exchange {
     if (this.s.log !== undefined) {
       const ms = Number(process.hrtime.bigint() - this.started) / 1e6;
       const status = this.res.headersSent ? this.res.statusCode : 0;
-      this.s.log(`${this.req.method} ${String(this.req.url).slice(0, 512)} ${status} ${ms.toFixed(1)} ms ${this.note}${this.res.writableFinished ? '' : ' (aborted)'}`);
+      this.s.log(
+        `${this.req.method} ${String(this.req.url).slice(0, 512)} ${status} ${ms.toFixed(1)} ms ${this.note}${this.res.writableFinished ? '' : ' (aborted)'}`,
+      );
     }
   }
 }

@@ -53,7 +53,10 @@ export class RouteTable {
       if (cluster === undefined) return undefined;
       const i = this.next.get(cluster.name) ?? 0;
       this.next.set(cluster.name, (i + 1) % cluster.endpoints.length);
-      const rewritten = route.prefixRewrite !== undefined && route.match.kind !== 'path' ? route.prefixRewrite + path.slice(route.match.value.length) : path;
+      const rewritten =
+        route.prefixRewrite !== undefined && route.match.kind !== 'path'
+          ? route.prefixRewrite + path.slice(route.match.value.length)
+          : path;
       return { route, cluster, endpoint: cluster.endpoints[i]!, path: rewritten };
     }
     return undefined;
@@ -63,7 +66,7 @@ export class RouteTable {
     const found = this.lookup(authority);
     if (found !== undefined) return found;
     const port = /:\d+$/.exec(authority);
-    return port !== null ? this.lookup(authority.slice(0, port.index)) ?? this.any : this.any;
+    return port !== null ? (this.lookup(authority.slice(0, port.index)) ?? this.any) : this.any;
   }
 
   private lookup(host: string): VirtualHost | undefined {

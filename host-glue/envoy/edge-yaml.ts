@@ -40,7 +40,11 @@ export class YamlCursor {
     const first = doc.errors[0];
     if (first !== undefined) {
       const line = first.linePos?.[0].line;
-      throw new EdgeConfigError(`${file}${line !== undefined ? `:${line}` : ''}: not valid YAML: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`, file, line);
+      throw new EdgeConfigError(
+        `${file}${line !== undefined ? `:${line}` : ''}: not valid YAML: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+        file,
+        line,
+      );
     }
     return new YamlCursor({ file, lines }, doc.contents, '', 1);
   }
@@ -53,14 +57,19 @@ export class YamlCursor {
   fail(message: string): never {
     const line = this.line();
     const where = this.path === '' ? '' : ` ${this.path}:`;
-    throw new EdgeConfigError(`${this.source.file}${line !== undefined ? `:${line}` : ''}:${where} ${message}`, this.source.file, line);
+    throw new EdgeConfigError(
+      `${this.source.file}${line !== undefined ? `:${line}` : ''}:${where} ${message}`,
+      this.source.file,
+      line,
+    );
   }
 
   /** The field `key` of this map, or undefined when absent (explicit null counts as absent). */
   field(key: string): YamlCursor | undefined {
     if (!isMap(this.node)) this.fail(`expected a mapping with "${key}"`);
     const pair = this.node.items.find((p) => (isScalar(p.key) ? String(p.key.value) : undefined) === key);
-    if (pair === undefined || pair.value === null || (isScalar(pair.value) && pair.value.value === null)) return undefined;
+    if (pair === undefined || pair.value === null || (isScalar(pair.value) && pair.value.value === null))
+      return undefined;
     return new YamlCursor(this.source, pair.value, this.path === '' ? key : `${this.path}.${key}`, this.line());
   }
 
@@ -92,18 +101,21 @@ export class YamlCursor {
   }
 
   str(): string {
-    if (!isScalar(this.node) || typeof this.node.value !== 'string') this.fail(`expected a string, found ${this.describe()}`);
+    if (!isScalar(this.node) || typeof this.node.value !== 'string')
+      this.fail(`expected a string, found ${this.describe()}`);
     return this.node.value as string;
   }
 
   /** A string, or a number written without quotes (YAML reads `vm_id: 1` as a number). */
   text(): string {
-    if (isScalar(this.node) && (typeof this.node.value === 'number' || typeof this.node.value === 'boolean')) return String(this.node.value);
+    if (isScalar(this.node) && (typeof this.node.value === 'number' || typeof this.node.value === 'boolean'))
+      return String(this.node.value);
     return this.str();
   }
 
   bool(): boolean {
-    if (!isScalar(this.node) || typeof this.node.value !== 'boolean') this.fail(`expected true or false, found ${this.describe()}`);
+    if (!isScalar(this.node) || typeof this.node.value !== 'boolean')
+      this.fail(`expected true or false, found ${this.describe()}`);
     return this.node.value as boolean;
   }
 
@@ -130,13 +142,16 @@ export class YamlCursor {
 
   /** The plain JavaScript value (for google.protobuf.Struct configurations). */
   plain(): unknown {
-    return (this.node as { toJSON?: () => unknown } | null)?.toJSON?.() ?? (isScalar(this.node) ? this.node.value : null);
+    return (
+      (this.node as { toJSON?: () => unknown } | null)?.toJSON?.() ?? (isScalar(this.node) ? this.node.value : null)
+    );
   }
 
   private describe(): string {
     if (isMap(this.node)) return 'a mapping';
     if (isSeq(this.node)) return 'a list';
-    if (isScalar(this.node)) return typeof this.node.value === 'string' ? `"${this.node.value}"` : String(this.node.value);
+    if (isScalar(this.node))
+      return typeof this.node.value === 'string' ? `"${this.node.value}"` : String(this.node.value);
     return 'nothing';
   }
 }

@@ -33,7 +33,12 @@ export const TYPE_URL = {
 } as const;
 
 /** Runtimes a bootstrap may name; all run the module in V8 here (Node is V8). `null` is native code. */
-const WASM_RUNTIMES = ['envoy.wasm.runtime.v8', 'envoy.wasm.runtime.wasmtime', 'envoy.wasm.runtime.wamr', 'envoy.wasm.runtime.wavm'];
+const WASM_RUNTIMES = [
+  'envoy.wasm.runtime.v8',
+  'envoy.wasm.runtime.wasmtime',
+  'envoy.wasm.runtime.wamr',
+  'envoy.wasm.runtime.wavm',
+];
 
 export type ServerHeaderTransformation = 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
 
@@ -116,7 +121,11 @@ export async function loadEdgeConfig(file: string, options: { cwd?: string } = {
   try {
     text = await fs.readFile(file, 'utf8');
   } catch (e) {
-    throw new EdgeConfigError(`${file}: cannot read the Envoy configuration: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, file, undefined);
+    throw new EdgeConfigError(
+      `${file}: cannot read the Envoy configuration: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      file,
+      undefined,
+    );
   }
   const config = parseEnvoyConfig(text, file);
   const code = config.plugin.code;
@@ -127,10 +136,19 @@ export async function loadEdgeConfig(file: string, options: { cwd?: string } = {
   try {
     wasm = new Uint8Array(await fs.readFile(filename));
   } catch (e) {
-    const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : ((e as NodeJS.ErrnoException).code ?? (e as Error).message);
-    const relative = path.isAbsolute(code.filename) ? '' : ` (a relative path resolves against the working directory ${cwd}, as in Envoy)`;
+    const why =
+      (e as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'no such file'
+        : ((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+    const relative = path.isAbsolute(code.filename)
+      ? ''
+      : ` (a relative path resolves against the working directory ${cwd}, as in Envoy)`;
     const hint = /edge\.wasm$/.test(filename) ? '; `npm run build:wasm` builds build/edge.wasm' : '';
-    throw new EdgeConfigError(`${file}${code.line !== undefined ? `:${code.line}` : ''}: vm_config.code.local.filename: ${filename}: ${why}${relative}${hint}`, file, code.line);
+    throw new EdgeConfigError(
+      `${file}${code.line !== undefined ? `:${code.line}` : ''}: vm_config.code.local.filename: ${filename}: ${why}${relative}${hint}`,
+      file,
+      code.line,
+    );
   }
   return { ...config, plugin: { ...config.plugin, code: { ...code, filename } }, wasm };
 }
@@ -142,7 +160,8 @@ export function parseEnvoyConfig(text: string, file: string): EdgeConfig {
   const resources = root.need('static_resources', 'origin edge reads a static bootstrap');
   const found = findWasmListener(resources);
   const hcm = found.hcm;
-  if (hcm.has('rds') || !hcm.has('route_config')) (hcm.field('rds') ?? hcm).fail('origin edge needs an inline route_config (rds is dynamic configuration)');
+  if (hcm.has('rds') || !hcm.has('route_config'))
+    (hcm.field('rds') ?? hcm).fail('origin edge needs an inline route_config (rds is dynamic configuration)');
   const virtualHosts = readVirtualHosts(hcm.need('route_config'));
   const clusters = readClusters(resources, virtualHosts, warnings);
   return {
@@ -153,7 +172,11 @@ export function parseEnvoyConfig(text: string, file: string): EdgeConfig {
     clusters,
     server: {
       name: hcm.field('server_name')?.str() ?? 'envoy',
-      transformation: enumOf(hcm.field('server_header_transformation'), ['OVERWRITE', 'APPEND_IF_ABSENT', 'PASS_THROUGH'], 'OVERWRITE'),
+      transformation: enumOf(
+        hcm.field('server_header_transformation'),
+        ['OVERWRITE', 'APPEND_IF_ABSENT', 'PASS_THROUGH'],
+        'OVERWRITE',
+      ),
     },
     generateRequestId: boolValue(hcm.field('generate_request_id')) ?? true,
     suppressEnvoyHeaders: found.filters.router.field('suppress_envoy_headers')?.bool() ?? false,
@@ -181,8 +204,16 @@ function findWasmListener(resources: YamlCursor): WasmListener {
       }
     }
   }
-  if (candidates.length === 0) resources.need('listeners').fail(`no listener has an HTTP connection manager with an envoy.filters.http.wasm filter (typed_config "@type": ${TYPE_URL.wasm})`);
-  if (candidates.length > 1) resources.need('listeners').fail(`origin edge runs one listener with one wasm filter; ${candidates.length} filter chains have one`);
+  if (candidates.length === 0)
+    resources
+      .need('listeners')
+      .fail(
+        `no listener has an HTTP connection manager with an envoy.filters.http.wasm filter (typed_config "@type": ${TYPE_URL.wasm})`,
+      );
+  if (candidates.length > 1)
+    resources
+      .need('listeners')
+      .fail(`origin edge runs one listener with one wasm filter; ${candidates.length} filter chains have one`);
   return candidates[0]!;
 }
 
@@ -190,43 +221,84 @@ function readListenerAddress(l: YamlCursor): EdgeConfig['listener'] {
   const socket = l.need('address').need('socket_address', 'origin edge listens on TCP');
   const protocol = socket.field('protocol')?.str() ?? 'TCP';
   if (protocol !== 'TCP') socket.need('protocol').fail(`origin edge listens on TCP, not ${protocol}`);
-  return { name: l.field('name')?.str() ?? '', host: socket.need('address').str(), port: socket.need('port_value').uint(65535) };
+  return {
+    name: l.field('name')?.str() ?? '',
+    host: socket.need('address').str(),
+    port: socket.need('port_value').uint(65535),
+  };
 }
 
 /** The wasm filter's and the router's typed_config when this filter chain has a wasm filter
  * (then the chain is checked: the wasm filter, then the router last); undefined otherwise. */
 function readHttpFilters(hcm: YamlCursor): { wasm: YamlCursor; router: YamlCursor } | undefined {
-  const filters = hcm.need('http_filters').list().filter((f) => f.field('disabled')?.bool() !== true);
-  const typeOf = (f: YamlCursor): string | undefined => (f.has('typed_config') ? typeUrl(f.need('typed_config')) : undefined);
+  const filters = hcm
+    .need('http_filters')
+    .list()
+    .filter((f) => f.field('disabled')?.bool() !== true);
+  const typeOf = (f: YamlCursor): string | undefined =>
+    f.has('typed_config') ? typeUrl(f.need('typed_config')) : undefined;
   const wasm = filters.filter((f) => typeOf(f) === TYPE_URL.wasm);
   if (wasm.length === 0) return undefined;
   if (wasm.length > 1) wasm[1]!.fail('origin edge runs one wasm filter per listener; this is the second');
   filters.forEach((f, i) => {
-    if (f.has('config_discovery')) f.need('config_discovery').fail('origin edge needs the filter inline (typed_config), not config_discovery');
+    if (f.has('config_discovery'))
+      f.need('config_discovery').fail('origin edge needs the filter inline (typed_config), not config_discovery');
     const type = typeOf(f) ?? f.need('typed_config', 'Envoy picks the filter by its "@type"').str();
     if (type === TYPE_URL.router) {
       if (i !== filters.length - 1) f.fail('the router (envoy.filters.http.router) must be the last HTTP filter');
     } else if (type !== TYPE_URL.wasm) {
-      f.need('typed_config').need('@type').fail(`origin edge runs only the wasm filter and the router; it cannot run ${type}`);
+      f.need('typed_config')
+        .need('@type')
+        .fail(`origin edge runs only the wasm filter and the router; it cannot run ${type}`);
     }
   });
   const last = filters[filters.length - 1]!;
-  if (typeOf(last) !== TYPE_URL.router) hcm.need('http_filters').fail(`the last HTTP filter must be the router (typed_config "@type": ${TYPE_URL.router})`);
+  if (typeOf(last) !== TYPE_URL.router)
+    hcm.need('http_filters').fail(`the last HTTP filter must be the router (typed_config "@type": ${TYPE_URL.router})`);
   return { wasm: wasm[0]!.need('typed_config'), router: last.need('typed_config') };
 }
 
-const PLUGIN_FIELDS = ['name', 'root_id', 'vm_config', 'configuration', 'fail_open', 'failure_policy', 'allow_on_headers_stop_iteration', 'capability_restriction_config', 'reload_config'];
-const VM_FIELDS = ['vm_id', 'runtime', 'code', 'configuration', 'allow_precompiled', 'nack_on_code_cache_miss', 'environment_variables'];
+const PLUGIN_FIELDS = [
+  'name',
+  'root_id',
+  'vm_config',
+  'configuration',
+  'fail_open',
+  'failure_policy',
+  'allow_on_headers_stop_iteration',
+  'capability_restriction_config',
+  'reload_config',
+];
+const VM_FIELDS = [
+  'vm_id',
+  'runtime',
+  'code',
+  'configuration',
+  'allow_precompiled',
+  'nack_on_code_cache_miss',
+  'environment_variables',
+];
 
 function readPlugin(typed: YamlCursor): WasmPluginConfig {
   const config = typed.need('config', 'envoy.extensions.wasm.v3.PluginConfig');
   knownFields(config, PLUGIN_FIELDS, 'PluginConfig');
-  if (config.has('capability_restriction_config')) config.need('capability_restriction_config').fail('capability restrictions are not supported by origin edge; remove them to run it here');
-  if (config.field('allow_on_headers_stop_iteration')?.bool() === true) config.need('allow_on_headers_stop_iteration').fail('origin edge treats a PAUSE from a headers callback as Envoy does by default (stop all iteration); allow_on_headers_stop_iteration: true is not supported');
+  if (config.has('capability_restriction_config'))
+    config
+      .need('capability_restriction_config')
+      .fail('capability restrictions are not supported by origin edge; remove them to run it here');
+  if (config.field('allow_on_headers_stop_iteration')?.bool() === true)
+    config
+      .need('allow_on_headers_stop_iteration')
+      .fail(
+        'origin edge treats a PAUSE from a headers callback as Envoy does by default (stop all iteration); allow_on_headers_stop_iteration: true is not supported',
+      );
   const vm = config.need('vm_config');
   knownFields(vm, VM_FIELDS, 'VmConfig');
   const runtime = vm.field('runtime')?.str() ?? WASM_RUNTIMES[0]!;
-  if (!WASM_RUNTIMES.includes(runtime)) vm.need('runtime').fail(`"${runtime}" is not a WebAssembly runtime origin edge can stand in for (${WASM_RUNTIMES.join(', ')})`);
+  if (!WASM_RUNTIMES.includes(runtime))
+    vm.need('runtime').fail(
+      `"${runtime}" is not a WebAssembly runtime origin edge can stand in for (${WASM_RUNTIMES.join(', ')})`,
+    );
   const configuration = readAny(config.field('configuration'));
   return {
     name: config.field('name')?.text() ?? '',
@@ -243,7 +315,8 @@ function readPlugin(typed: YamlCursor): WasmPluginConfig {
 }
 
 function readCode(code: YamlCursor): WasmPluginConfig['code'] {
-  if (code.has('remote')) code.need('remote').fail('origin edge loads local modules only: download the module and name it in local.filename');
+  if (code.has('remote'))
+    code.need('remote').fail('origin edge loads local modules only: download the module and name it in local.filename');
   const local = code.need('local');
   knownFields(local, ['filename', 'inline_bytes', 'inline_string', 'environment_variable'], 'DataSource');
   const filename = local.field('filename');
@@ -254,7 +327,12 @@ function readCode(code: YamlCursor): WasmPluginConfig['code'] {
 }
 
 function readFailurePolicy(config: YamlCursor): FailurePolicy {
-  const policy = enumOf(config.field('failure_policy'), ['UNSPECIFIED', 'FAIL_RELOAD', 'FAIL_CLOSED', 'FAIL_OPEN'], 'UNSPECIFIED', [0, 1, 2, 3]);
+  const policy = enumOf(
+    config.field('failure_policy'),
+    ['UNSPECIFIED', 'FAIL_RELOAD', 'FAIL_CLOSED', 'FAIL_OPEN'],
+    'UNSPECIFIED',
+    [0, 1, 2, 3],
+  );
   if (policy !== 'UNSPECIFIED') return policy;
   return config.field('fail_open')?.bool() === true ? 'FAIL_OPEN' : 'FAIL_CLOSED';
 }
@@ -271,34 +349,65 @@ function readAny(any: YamlCursor | undefined): { bytes: Uint8Array; type: Config
       return { bytes: value === undefined ? new Uint8Array(0) : base64(value), type: 'BytesValue' };
     case TYPE_URL.struct: {
       const v = value?.plain() ?? {};
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) any.need('value').fail('a google.protobuf.Struct value must be a mapping');
+      if (typeof v !== 'object' || v === null || Array.isArray(v))
+        any.need('value').fail('a google.protobuf.Struct value must be a mapping');
       return { bytes: new TextEncoder().encode(JSON.stringify(v)), type: 'Struct' };
     }
     default:
-      return any.need('@type').fail(`origin edge passes ${TYPE_URL.stringValue}, ${TYPE_URL.bytesValue} or ${TYPE_URL.struct} configurations; ${type} would reach the plugin as serialized protobuf`);
+      return any
+        .need('@type')
+        .fail(
+          `origin edge passes ${TYPE_URL.stringValue}, ${TYPE_URL.bytesValue} or ${TYPE_URL.struct} configurations; ${type} would reach the plugin as serialized protobuf`,
+        );
   }
 }
 
 /** route_config.virtual_hosts, keeping each cursor for the clusters check. */
-function readVirtualHosts(routeConfig: YamlCursor): Array<{ value: VirtualHost; routes: Array<{ cluster: YamlCursor }> }> {
-  return routeConfig.need('virtual_hosts').list().map((vh) => {
-    const routes = vh.need('routes').list().map((r) => readRoute(r));
-    const domains = vh.need('domains').list().map((d) => d.str().toLowerCase());
-    if (domains.length === 0) vh.need('domains').fail('a virtual host needs at least one domain ("*" for any)');
-    return { value: { name: vh.field('name')?.str() ?? '', domains, routes: routes.map((r) => r.value) }, routes };
-  });
+function readVirtualHosts(
+  routeConfig: YamlCursor,
+): Array<{ value: VirtualHost; routes: Array<{ cluster: YamlCursor }> }> {
+  return routeConfig
+    .need('virtual_hosts')
+    .list()
+    .map((vh) => {
+      const routes = vh
+        .need('routes')
+        .list()
+        .map((r) => readRoute(r));
+      const domains = vh
+        .need('domains')
+        .list()
+        .map((d) => d.str().toLowerCase());
+      if (domains.length === 0) vh.need('domains').fail('a virtual host needs at least one domain ("*" for any)');
+      return { value: { name: vh.field('name')?.str() ?? '', domains, routes: routes.map((r) => r.value) }, routes };
+    });
 }
 
 function readRoute(r: YamlCursor): { value: RouteEntry; cluster: YamlCursor } {
   const m = r.need('match');
   const kinds = (['prefix', 'path', 'path_separated_prefix'] as const).filter((k) => m.has(k));
   if (kinds.length !== 1) m.fail('origin edge matches routes by exactly one of prefix, path or path_separated_prefix');
-  if (m.has('headers') || m.has('query_parameters')) m.fail('origin edge matches routes by path only (no headers or query_parameters)');
+  if (m.has('headers') || m.has('query_parameters'))
+    m.fail('origin edge matches routes by path only (no headers or query_parameters)');
   const kind = kinds[0]!;
-  if (r.has('direct_response') || r.has('redirect')) r.fail('origin edge supports routes to a cluster only (no direct_response or redirect)');
+  if (r.has('direct_response') || r.has('redirect'))
+    r.fail('origin edge supports routes to a cluster only (no direct_response or redirect)');
   const action = r.need('route', 'the route action naming the cluster');
-  for (const unsupported of ['cluster_header', 'weighted_clusters', 'cluster_specifier_plugin', 'regex_rewrite', 'path_rewrite_policy', 'host_rewrite_header', 'host_rewrite_path_regex']) {
-    if (action.has(unsupported)) action.need(unsupported).fail('not supported by origin edge (it routes to a named cluster, with prefix_rewrite and host_rewrite_literal)');
+  for (const unsupported of [
+    'cluster_header',
+    'weighted_clusters',
+    'cluster_specifier_plugin',
+    'regex_rewrite',
+    'path_rewrite_policy',
+    'host_rewrite_header',
+    'host_rewrite_path_regex',
+  ]) {
+    if (action.has(unsupported))
+      action
+        .need(unsupported)
+        .fail(
+          'not supported by origin edge (it routes to a named cluster, with prefix_rewrite and host_rewrite_literal)',
+        );
   }
   const cluster = action.need('cluster');
   return {
@@ -313,7 +422,11 @@ function readRoute(r: YamlCursor): { value: RouteEntry; cluster: YamlCursor } {
   };
 }
 
-function readClusters(resources: YamlCursor, virtualHosts: ReturnType<typeof readVirtualHosts>, warnings: string[]): Map<string, Cluster> {
+function readClusters(
+  resources: YamlCursor,
+  virtualHosts: ReturnType<typeof readVirtualHosts>,
+  warnings: string[],
+): Map<string, Cluster> {
   const byName = new Map<string, YamlCursor>();
   for (const c of resources.field('clusters')?.list() ?? []) byName.set(c.need('name').str(), c);
   const clusters = new Map<string, Cluster>();
@@ -321,7 +434,11 @@ function readClusters(resources: YamlCursor, virtualHosts: ReturnType<typeof rea
     for (const route of vh.routes) {
       const name = route.cluster.str();
       if (clusters.has(name)) continue;
-      const c = byName.get(name) ?? route.cluster.fail(`unknown cluster "${name}" (static_resources.clusters has ${[...byName.keys()].map((n) => `"${n}"`).join(', ') || 'none'})`);
+      const c =
+        byName.get(name) ??
+        route.cluster.fail(
+          `unknown cluster "${name}" (static_resources.clusters has ${[...byName.keys()].map((n) => `"${n}"`).join(', ') || 'none'})`,
+        );
       clusters.set(name, readCluster(c, warnings));
     }
   }
@@ -330,9 +447,14 @@ function readClusters(resources: YamlCursor, virtualHosts: ReturnType<typeof rea
 
 function readCluster(c: YamlCursor, warnings: string[]): Cluster {
   const type = c.field('type')?.str() ?? 'STATIC';
-  if (!['STATIC', 'STRICT_DNS', 'LOGICAL_DNS'].includes(type)) c.need('type').fail(`origin edge needs the endpoints in the file (STATIC, STRICT_DNS or LOGICAL_DNS), not ${type}`);
-  if (c.has('transport_socket')) c.need('transport_socket').fail('origin edge connects to the origin over plain HTTP/1.1 (no upstream TLS)');
-  if (c.has('typed_extension_protocol_options')) warnings.push(`${c.path}.typed_extension_protocol_options: origin edge speaks HTTP/1.1 to the origin whatever these options say`);
+  if (!['STATIC', 'STRICT_DNS', 'LOGICAL_DNS'].includes(type))
+    c.need('type').fail(`origin edge needs the endpoints in the file (STATIC, STRICT_DNS or LOGICAL_DNS), not ${type}`);
+  if (c.has('transport_socket'))
+    c.need('transport_socket').fail('origin edge connects to the origin over plain HTTP/1.1 (no upstream TLS)');
+  if (c.has('typed_extension_protocol_options'))
+    warnings.push(
+      `${c.path}.typed_extension_protocol_options: origin edge speaks HTTP/1.1 to the origin whatever these options say`,
+    );
   const endpoints: Endpoint[] = [];
   for (const group of c.need('load_assignment', 'the endpoints').need('endpoints').list()) {
     for (const lb of group.need('lb_endpoints').list()) {
@@ -350,7 +472,12 @@ function typeUrl(any: YamlCursor): string {
   return any.need('@type', 'the type URL of this google.protobuf.Any').str();
 }
 
-function enumOf<T extends string>(c: YamlCursor | undefined, names: readonly T[], fallback: T, numbers?: readonly number[]): T {
+function enumOf<T extends string>(
+  c: YamlCursor | undefined,
+  names: readonly T[],
+  fallback: T,
+  numbers?: readonly number[],
+): T {
   if (c === undefined) return fallback;
   const v = c.text();
   const byNumber = numbers?.indexOf(Number(v)) ?? -1;
@@ -373,5 +500,6 @@ function base64(c: YamlCursor): Uint8Array {
 
 /** Envoy rejects unknown fields; here they are typos the plugin would silently not get. */
 function knownFields(c: YamlCursor, known: readonly string[], message: string): void {
-  for (const k of c.keys()) if (!known.includes(k)) c.need(k).fail(`unknown field of ${message} (known: ${known.join(', ')})`);
+  for (const k of c.keys())
+    if (!known.includes(k)) c.need(k).fail(`unknown field of ${message} (known: ${known.join(', ')})`);
 }

@@ -131,11 +131,26 @@ type Kind = 'string' | 'number' | 'rational';
  * variable added to the module must be added here and to Snapshot below.
  */
 const PROPERTY_KINDS: Readonly<Record<string, Kind>> = {
-  type: 'string', FourCC: 'string', trackID: 'number', trackName: 'string', AudioTag: 'number',
-  Channels: 'number', SamplingRate: 'number', BitsPerSample: 'number', MaxWidth: 'number',
-  MaxHeight: 'number', DisplayWidth: 'number', DisplayHeight: 'number', TimeScale: 'number',
-  avc_level: 'number', avc_profile: 'number', systemBitrate: 'number', systemLanguage: 'string',
-  FrameRate: 'rational', ScanType: 'string', Roles: 'string',
+  type: 'string',
+  FourCC: 'string',
+  trackID: 'number',
+  trackName: 'string',
+  AudioTag: 'number',
+  Channels: 'number',
+  SamplingRate: 'number',
+  BitsPerSample: 'number',
+  MaxWidth: 'number',
+  MaxHeight: 'number',
+  DisplayWidth: 'number',
+  DisplayHeight: 'number',
+  TimeScale: 'number',
+  avc_level: 'number',
+  avc_profile: 'number',
+  systemBitrate: 'number',
+  systemLanguage: 'string',
+  FrameRate: 'rational',
+  ScanType: 'string',
+  Roles: 'string',
 };
 
 interface Variable {
@@ -213,7 +228,11 @@ export class WasmFilterEngine implements FilterEngine {
 
   private load(tracks: readonly TrackProperties[]): void {
     if (tracks.length > MAX_FILTER_TRACKS) {
-      throw new OriginError('unsupported-media', `a filter evaluates at most ${MAX_FILTER_TRACKS} tracks; this presentation has ${tracks.length}`, 'filter');
+      throw new OriginError(
+        'unsupported-media',
+        `a filter evaluates at most ${MAX_FILTER_TRACKS} tracks; this presentation has ${tracks.length}`,
+        'filter',
+      );
     }
     if (this.holds(tracks)) return;
     this.countStrings(tracks);
@@ -296,7 +315,8 @@ export class WasmFilterEngine implements FilterEngine {
       let hint = r.__getString(r.lastErrorHint());
       // Query strings are decoded without turning "+" into a space (options/registry.ts
       // parseQuery), so a form-encoded space arrives as "+": say so.
-      if (reason === 'unexpected "+"' && hint === '') hint = '"+" is not decoded to a space: write a space as %20 in a URL, or leave it out';
+      if (reason === 'unexpected "+"' && hint === '')
+        hint = '"+" is not decoded to a space: write a space as %20 in a URL, or leave it out';
       return { ok: false, reason, offset: r.lastErrorOffset(), hint };
     });
   }
@@ -336,7 +356,12 @@ export class WasmFilterEngine implements FilterEngine {
     const names = raw.__getString(raw.variableNames()).split(',');
     const variables: Variable[] = names.map((name, index) => {
       const kind = PROPERTY_KINDS[name];
-      if (kind === undefined) throw new OriginError('internal', `build/filter.wasm has a variable "${name}" this host does not know: rebuild (npm run build)`, 'filter');
+      if (kind === undefined)
+        throw new OriginError(
+          'internal',
+          `build/filter.wasm has a variable "${name}" this host does not know: rebuild (npm run build)`,
+          'filter',
+        );
       return { index, key: name as keyof TrackProperties, kind };
     });
     this.raw = raw;
@@ -377,30 +402,79 @@ export class WasmFilterEngine implements FilterEngine {
  * monomorphic loads). Every key of PROPERTY_KINDS, FrameRate as its two integers.
  */
 interface Snapshot {
-  type: unknown; FourCC: unknown; trackID: unknown; trackName: unknown; AudioTag: unknown; Channels: unknown;
-  SamplingRate: unknown; BitsPerSample: unknown; MaxWidth: unknown; MaxHeight: unknown; DisplayWidth: unknown;
-  DisplayHeight: unknown; TimeScale: unknown; avc_level: unknown; avc_profile: unknown; systemBitrate: unknown;
-  systemLanguage: unknown; frameRateNum: unknown; frameRateDen: unknown; ScanType: unknown; Roles: unknown;
+  type: unknown;
+  FourCC: unknown;
+  trackID: unknown;
+  trackName: unknown;
+  AudioTag: unknown;
+  Channels: unknown;
+  SamplingRate: unknown;
+  BitsPerSample: unknown;
+  MaxWidth: unknown;
+  MaxHeight: unknown;
+  DisplayWidth: unknown;
+  DisplayHeight: unknown;
+  TimeScale: unknown;
+  avc_level: unknown;
+  avc_profile: unknown;
+  systemBitrate: unknown;
+  systemLanguage: unknown;
+  frameRateNum: unknown;
+  frameRateDen: unknown;
+  ScanType: unknown;
+  Roles: unknown;
 }
 
 function snapshotOf(t: TrackProperties): Snapshot {
   return {
-    type: t.type, FourCC: t.FourCC, trackID: t.trackID, trackName: t.trackName, AudioTag: t.AudioTag, Channels: t.Channels,
-    SamplingRate: t.SamplingRate, BitsPerSample: t.BitsPerSample, MaxWidth: t.MaxWidth, MaxHeight: t.MaxHeight,
-    DisplayWidth: t.DisplayWidth, DisplayHeight: t.DisplayHeight, TimeScale: t.TimeScale, avc_level: t.avc_level,
-    avc_profile: t.avc_profile, systemBitrate: t.systemBitrate, systemLanguage: t.systemLanguage,
-    frameRateNum: t.FrameRate?.num, frameRateDen: t.FrameRate?.den, ScanType: t.ScanType, Roles: t.Roles,
+    type: t.type,
+    FourCC: t.FourCC,
+    trackID: t.trackID,
+    trackName: t.trackName,
+    AudioTag: t.AudioTag,
+    Channels: t.Channels,
+    SamplingRate: t.SamplingRate,
+    BitsPerSample: t.BitsPerSample,
+    MaxWidth: t.MaxWidth,
+    MaxHeight: t.MaxHeight,
+    DisplayWidth: t.DisplayWidth,
+    DisplayHeight: t.DisplayHeight,
+    TimeScale: t.TimeScale,
+    avc_level: t.avc_level,
+    avc_profile: t.avc_profile,
+    systemBitrate: t.systemBitrate,
+    systemLanguage: t.systemLanguage,
+    frameRateNum: t.FrameRate?.num,
+    frameRateDen: t.FrameRate?.den,
+    ScanType: t.ScanType,
+    Roles: t.Roles,
   };
 }
 
 function sameAsSnapshot(t: TrackProperties, s: Snapshot): boolean {
-  return t.type === s.type && t.FourCC === s.FourCC && t.trackID === s.trackID && t.trackName === s.trackName &&
-    t.AudioTag === s.AudioTag && t.Channels === s.Channels && t.SamplingRate === s.SamplingRate &&
-    t.BitsPerSample === s.BitsPerSample && t.MaxWidth === s.MaxWidth && t.MaxHeight === s.MaxHeight &&
-    t.DisplayWidth === s.DisplayWidth && t.DisplayHeight === s.DisplayHeight && t.TimeScale === s.TimeScale &&
-    t.avc_level === s.avc_level && t.avc_profile === s.avc_profile && t.systemBitrate === s.systemBitrate &&
-    t.systemLanguage === s.systemLanguage && t.FrameRate?.num === s.frameRateNum && t.FrameRate?.den === s.frameRateDen &&
-    t.ScanType === s.ScanType && t.Roles === s.Roles;
+  return (
+    t.type === s.type &&
+    t.FourCC === s.FourCC &&
+    t.trackID === s.trackID &&
+    t.trackName === s.trackName &&
+    t.AudioTag === s.AudioTag &&
+    t.Channels === s.Channels &&
+    t.SamplingRate === s.SamplingRate &&
+    t.BitsPerSample === s.BitsPerSample &&
+    t.MaxWidth === s.MaxWidth &&
+    t.MaxHeight === s.MaxHeight &&
+    t.DisplayWidth === s.DisplayWidth &&
+    t.DisplayHeight === s.DisplayHeight &&
+    t.TimeScale === s.TimeScale &&
+    t.avc_level === s.avc_level &&
+    t.avc_profile === s.avc_profile &&
+    t.systemBitrate === s.systemBitrate &&
+    t.systemLanguage === s.systemLanguage &&
+    t.FrameRate?.num === s.frameRateNum &&
+    t.FrameRate?.den === s.frameRateDen &&
+    t.ScanType === s.ScanType &&
+    t.Roles === s.Roles
+  );
 }
 
 function setValue(r: RawFilterExports, track: number, v: Variable, value: unknown): void {
@@ -420,7 +494,10 @@ function setValue(r: RawFilterExports, track: number, v: Variable, value: unknow
 }
 
 /** An engine over a given .wasm file; OriginError('internal') naming the file when it is missing. */
-export function createFilterEngine(wasmPath: string = filterWasmPath(), cacheSize = EXPRESSION_CACHE_SIZE): WasmFilterEngine {
+export function createFilterEngine(
+  wasmPath: string = filterWasmPath(),
+  cacheSize = EXPRESSION_CACHE_SIZE,
+): WasmFilterEngine {
   const relative = path.relative(projectRoot(), wasmPath).split(path.sep).join('/');
   const shown = relative.startsWith('..') || path.isAbsolute(relative) ? wasmPath : relative;
   let bytes: Uint8Array<ArrayBuffer>;
@@ -433,7 +510,10 @@ export function createFilterEngine(wasmPath: string = filterWasmPath(), cacheSiz
   try {
     module = new WebAssembly.Module(bytes);
   } catch (e) {
-    throw new OriginError('internal', `${shown} is not a valid WebAssembly module (${(e as Error).message}): run npm run build`);
+    throw new OriginError(
+      'internal',
+      `${shown} is not a valid WebAssembly module (${(e as Error).message}): run npm run build`,
+    );
   }
   return new WasmFilterEngine(module, cacheSize);
 }
@@ -473,7 +553,10 @@ export function applyTrackFilters(
       throw e instanceof FilterSyntaxError ? e.forParameter(name) : e;
     }
   }
-  const results = engine.selectAll(given.map(([, text]) => text), tracks);
+  const results = engine.selectAll(
+    given.map(([, text]) => text),
+    tracks,
+  );
   const candidates = tracks.filter((t) => !passthrough(t)).length;
   const keep = tracks.map(() => true);
   results.forEach((selected, g) => {
@@ -483,7 +566,10 @@ export function applyTrackFilters(
     const [name, text] = given[g]!;
     const alive = tracks.filter((t, i) => keep[i] && !passthrough(t)).length;
     if (candidates > 0 && alive === 0) {
-      const scope = g === 0 ? `the ${candidates} tracks` : `the ${tracks.filter((t, i) => results[0]![i] && !passthrough(t)).length} tracks that track_filter ${given[0]![1]} keeps`;
+      const scope =
+        g === 0
+          ? `the ${candidates} tracks`
+          : `the ${tracks.filter((t, i) => results[0]![i] && !passthrough(t)).length} tracks that track_filter ${given[0]![1]} keeps`;
       throw new OriginError('bad-request', `${text} keeps none of ${scope}`, name);
     }
   });

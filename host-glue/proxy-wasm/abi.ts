@@ -174,9 +174,21 @@ export type ModuleFunctionName = keyof typeof MODULE_FUNCTIONS;
 export const START_ALLOWED: ReadonlySet<string> = new Set([
   'env.emscripten_notify_memory_growth',
   'env.proxy_log',
-  ...['fd_write', 'args_sizes_get', 'args_get', 'environ_sizes_get', 'environ_get', 'clock_time_get',
-    'clock_res_get', 'random_get', 'poll_oneoff', 'fd_fdstat_get', 'fd_fdstat_set_flags',
-    'fd_prestat_get', 'fd_prestat_dir_name'].flatMap((f) => WASI_MODULES.map((m) => `${m}.${f}`)),
+  ...[
+    'fd_write',
+    'args_sizes_get',
+    'args_get',
+    'environ_sizes_get',
+    'environ_get',
+    'clock_time_get',
+    'clock_res_get',
+    'random_get',
+    'poll_oneoff',
+    'fd_fdstat_get',
+    'fd_fdstat_set_flags',
+    'fd_prestat_get',
+    'fd_prestat_dir_name',
+  ].flatMap((f) => WASI_MODULES.map((m) => `${m}.${f}`)),
 ]);
 
 /** §1.1: hostcalls allowed while the allocator runs inside a hostcall (WasmBase::allocMemory). */

@@ -50,7 +50,11 @@ export abstract class ContextBase {
   /** cpp-host in_vm_context_created_. */
   inVmContextCreated = false;
 
-  constructor(readonly vm: WasmVm, readonly plugin: PluginInfo, id: number) {
+  constructor(
+    readonly vm: WasmVm,
+    readonly plugin: PluginInfo,
+    id: number,
+  ) {
     this.id = id;
     vm.contexts.set(id, this);
   }
@@ -207,7 +211,8 @@ export class RootContext extends ContextBase implements QueueOwner {
       this.stopTicks();
       return Promise.resolve();
     }
-    const doneNow = !this.vm.has('proxy_on_done') ||
+    const doneNow =
+      !this.vm.has('proxy_on_done') ||
       this.vm.withAfterCallActions(() => this.vm.callWord(this, 'proxy_on_done', this.id) !== 0);
     if (doneNow || this.failed) {
       this.onDelete();

@@ -68,8 +68,12 @@ export class ProxyWasmPlugin implements HttpFilterFactory {
   private reloadCount = 0;
   private shuttingDown: Promise<void> | null = null;
 
-  constructor(private readonly checked: CheckedModule, private readonly plugin: PluginInfo,
-    worker: { vm: WasmVm; root: RootContext } | null, private readonly reloadBackoffMs: number) {
+  constructor(
+    private readonly checked: CheckedModule,
+    private readonly plugin: PluginInfo,
+    worker: { vm: WasmVm; root: RootContext } | null,
+    private readonly reloadBackoffMs: number,
+  ) {
     this.worker = worker;
   }
 

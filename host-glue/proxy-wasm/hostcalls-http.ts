@@ -57,7 +57,14 @@ export function removeHeader(map: HeaderList, key: string): void {
 
 const badMap = (type: number): boolean => type >>> 0 > MAP_TYPE_MAX;
 
-function proxy_get_header_map_value(vm: WasmVm, type: number, keyPtr: number, keySize: number, retPtr: number, retSize: number): number {
+function proxy_get_header_map_value(
+  vm: WasmVm,
+  type: number,
+  keyPtr: number,
+  keySize: number,
+  retPtr: number,
+  retSize: number,
+): number {
   if (badMap(type)) return WasmResult.BadArgument;
   const ctx = vm.context;
   const key = vm.memory.readLatin1(keyPtr, keySize);
@@ -77,8 +84,15 @@ function proxy_get_header_map_pairs(vm: WasmVm, type: number, retPtr: number, re
 }
 
 /** add / replace share the reads and the availability check. */
-function writeHeader(vm: WasmVm, type: number, keyPtr: number, keySize: number, valuePtr: number, valueSize: number,
-  apply: (map: HeaderList, key: string, value: string) => void): number {
+function writeHeader(
+  vm: WasmVm,
+  type: number,
+  keyPtr: number,
+  keySize: number,
+  valuePtr: number,
+  valueSize: number,
+  apply: (map: HeaderList, key: string, value: string) => void,
+): number {
   if (badMap(type)) return WasmResult.BadArgument;
   const ctx = vm.context;
   const key = vm.memory.readLatin1(keyPtr, keySize);
@@ -101,7 +115,14 @@ function replaceHeader(map: HeaderList, key: string, value: string): void {
   addHeader(map, key, value);
 }
 
-function proxy_replace_header_map_value(vm: WasmVm, type: number, k: number, ks: number, v: number, vs: number): number {
+function proxy_replace_header_map_value(
+  vm: WasmVm,
+  type: number,
+  k: number,
+  ks: number,
+  v: number,
+  vs: number,
+): number {
   return writeHeader(vm, type, k, ks, v, vs, replaceHeader);
 }
 
@@ -143,7 +164,14 @@ function proxy_get_header_map_size(vm: WasmVm, type: number, retSize: number): n
 const badBuffer = (type: number): boolean => type >>> 0 > BUFFER_TYPE_MAX;
 
 /** §2.5: clamp to the buffer; nothing to copy -> OK with 0/0, no allocation. */
-function proxy_get_buffer_bytes(vm: WasmVm, type: number, start: number, length: number, retPtr: number, retSize: number): number {
+function proxy_get_buffer_bytes(
+  vm: WasmVm,
+  type: number,
+  start: number,
+  length: number,
+  retPtr: number,
+  retSize: number,
+): number {
   if (badBuffer(type)) return WasmResult.BadArgument;
   const buffer = vm.context.getBuffer(type as BufferType);
   if (buffer === null) return WasmResult.NotFound;
@@ -155,7 +183,9 @@ function proxy_get_buffer_bytes(vm: WasmVm, type: number, start: number, length:
   if (count === 0) {
     return vm.memory.setU32(retPtr, 0) && vm.memory.setU32(retSize, 0) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
   }
-  return vm.copyOut(buffer.bytes.slice(from, from + count), retPtr, retSize) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
+  return vm.copyOut(buffer.bytes.slice(from, from + count), retPtr, retSize)
+    ? WasmResult.Ok
+    : WasmResult.InvalidMemoryAccess;
 }
 
 function proxy_get_buffer_status(vm: WasmVm, type: number, lengthPtr: number, flagsPtr: number): number {
@@ -166,7 +196,14 @@ function proxy_get_buffer_status(vm: WasmVm, type: number, lengthPtr: number, fl
   return vm.memory.setU32(flagsPtr, 0) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
 }
 
-function proxy_set_buffer_bytes(vm: WasmVm, type: number, start: number, length: number, dataPtr: number, dataSize: number): number {
+function proxy_set_buffer_bytes(
+  vm: WasmVm,
+  type: number,
+  start: number,
+  length: number,
+  dataPtr: number,
+  dataSize: number,
+): number {
   if (badBuffer(type)) return WasmResult.BadArgument;
   const buffer = vm.context.getBuffer(type as BufferType);
   if (buffer === null) return WasmResult.NotFound;
@@ -175,8 +212,17 @@ function proxy_set_buffer_bytes(vm: WasmVm, type: number, start: number, length:
   return buffer.copyFrom(start >>> 0, length >>> 0, data);
 }
 
-function proxy_send_local_response(vm: WasmVm, status: number, detailsPtr: number, detailsSize: number, bodyPtr: number,
-  bodySize: number, headersPtr: number, headersSize: number, grpcStatus: number): number {
+function proxy_send_local_response(
+  vm: WasmVm,
+  status: number,
+  detailsPtr: number,
+  detailsSize: number,
+  bodyPtr: number,
+  bodySize: number,
+  headersPtr: number,
+  headersSize: number,
+  grpcStatus: number,
+): number {
   const ctx = vm.context;
   const details = vm.memory.read(detailsPtr, detailsSize);
   const body = vm.memory.read(bodyPtr, bodySize);

@@ -50,7 +50,13 @@ function proxy_get_property(vm: WasmVm, pathPtr: number, pathSize: number, retPt
   return vm.copyOut(value!, retPtr, retSize) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
 }
 
-function proxy_set_property(vm: WasmVm, pathPtr: number, pathSize: number, valuePtr: number, valueSize: number): number {
+function proxy_set_property(
+  vm: WasmVm,
+  pathPtr: number,
+  pathSize: number,
+  valuePtr: number,
+  valueSize: number,
+): number {
   const path = vm.memory.read(pathPtr, pathSize);
   const value = vm.memory.read(valuePtr, valueSize);
   if (path === null || value === null) return WasmResult.InvalidMemoryAccess;
@@ -73,7 +79,14 @@ function proxy_get_status(vm: WasmVm, codePtr: number, msgPtr: number, msgSize: 
 
 // -------------------------------------------------------------------------------- shared data & queues
 
-function proxy_get_shared_data(vm: WasmVm, keyPtr: number, keySize: number, retPtr: number, retSize: number, casPtr: number): number {
+function proxy_get_shared_data(
+  vm: WasmVm,
+  keyPtr: number,
+  keySize: number,
+  retPtr: number,
+  retSize: number,
+  casPtr: number,
+): number {
   const key = vm.memory.read(keyPtr, keySize);
   if (key === null) return WasmResult.InvalidMemoryAccess;
   const { result, value, cas } = shared.getSharedData(vm.plugin.vmId, latin1String(key));
@@ -82,7 +95,14 @@ function proxy_get_shared_data(vm: WasmVm, keyPtr: number, keySize: number, retP
   return vm.memory.setU32(casPtr, cas!) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
 }
 
-function proxy_set_shared_data(vm: WasmVm, keyPtr: number, keySize: number, valuePtr: number, valueSize: number, cas: number): number {
+function proxy_set_shared_data(
+  vm: WasmVm,
+  keyPtr: number,
+  keySize: number,
+  valuePtr: number,
+  valueSize: number,
+  cas: number,
+): number {
   const key = vm.memory.read(keyPtr, keySize);
   const value = vm.memory.read(valuePtr, valueSize);
   if (key === null || value === null) return WasmResult.InvalidMemoryAccess;
@@ -96,7 +116,14 @@ function proxy_register_shared_queue(vm: WasmVm, namePtr: number, nameSize: numb
   return vm.memory.setU32(tokenPtr, token) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
 }
 
-function proxy_resolve_shared_queue(vm: WasmVm, vmIdPtr: number, vmIdSize: number, namePtr: number, nameSize: number, tokenPtr: number): number {
+function proxy_resolve_shared_queue(
+  vm: WasmVm,
+  vmIdPtr: number,
+  vmIdSize: number,
+  namePtr: number,
+  nameSize: number,
+  tokenPtr: number,
+): number {
   const vmId = vm.memory.read(vmIdPtr, vmIdSize);
   const name = vm.memory.read(namePtr, nameSize);
   if (vmId === null || name === null) return WasmResult.InvalidMemoryAccess;
@@ -170,9 +197,25 @@ function proxy_get_metric(vm: WasmVm, id: number, retValue: number): number {
 // -------------------------------------------------------------------------------- callouts
 
 /** No clusters exist in this host: Envoy answers BAD_ARGUMENT for an unknown cluster. */
-function proxy_http_call(vm: WasmVm, upPtr: number, upSize: number, hdrPtr: number, hdrSize: number, bodyPtr: number,
-  bodySize: number, trlPtr: number, trlSize: number, _timeout: number, tokenPtr: number): number {
-  const reads = [vm.memory.read(upPtr, upSize), vm.memory.read(hdrPtr, hdrSize), vm.memory.read(bodyPtr, bodySize), vm.memory.read(trlPtr, trlSize)];
+function proxy_http_call(
+  vm: WasmVm,
+  upPtr: number,
+  upSize: number,
+  hdrPtr: number,
+  hdrSize: number,
+  bodyPtr: number,
+  bodySize: number,
+  trlPtr: number,
+  trlSize: number,
+  _timeout: number,
+  tokenPtr: number,
+): number {
+  const reads = [
+    vm.memory.read(upPtr, upSize),
+    vm.memory.read(hdrPtr, hdrSize),
+    vm.memory.read(bodyPtr, bodySize),
+    vm.memory.read(trlPtr, trlSize),
+  ];
   if (reads.includes(null)) return WasmResult.InvalidMemoryAccess;
   toHeaderList(reads[1]!); // parsed like Envoy, unused
   if (!vm.memory.setU32(tokenPtr, 0)) return WasmResult.InvalidMemoryAccess;
@@ -181,15 +224,38 @@ function proxy_http_call(vm: WasmVm, upPtr: number, upSize: number, hdrPtr: numb
 
 /** gRPC to an unknown cluster: Envoy answers PARSE_FAILURE (kept for ABI 0.1 compatibility). */
 function grpcUnknownCluster(vm: WasmVm, ...spans: number[]): number {
-  for (let i = 0; i + 1 < spans.length; i += 2) if (vm.memory.read(spans[i]!, spans[i + 1]!) === null) return WasmResult.InvalidMemoryAccess;
+  for (let i = 0; i + 1 < spans.length; i += 2)
+    if (vm.memory.read(spans[i]!, spans[i + 1]!) === null) return WasmResult.InvalidMemoryAccess;
   return WasmResult.ParseFailure;
 }
 
-function proxy_grpc_call(vm: WasmVm, a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number): number {
+function proxy_grpc_call(
+  vm: WasmVm,
+  a: number,
+  b: number,
+  c: number,
+  d: number,
+  e: number,
+  f: number,
+  g: number,
+  h: number,
+  i: number,
+  j: number,
+): number {
   return grpcUnknownCluster(vm, a, b, c, d, e, f, g, h, i, j);
 }
 
-function proxy_grpc_stream(vm: WasmVm, a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number): number {
+function proxy_grpc_stream(
+  vm: WasmVm,
+  a: number,
+  b: number,
+  c: number,
+  d: number,
+  e: number,
+  f: number,
+  g: number,
+  h: number,
+): number {
   return grpcUnknownCluster(vm, a, b, c, d, e, f, g, h);
 }
 
@@ -203,8 +269,15 @@ function proxy_grpc_send(vm: WasmVm, _token: number, ptr: number, size: number):
  * Envoy's foreign functions; only `clear_route_cache` (1.33+) means something here, and it is a
  * no-op: the proxy routes after the filter anyway (§3.4).
  */
-function proxy_call_foreign_function(vm: WasmVm, namePtr: number, nameSize: number, argsPtr: number, argsSize: number,
-  resultsPtr: number, resultsSizePtr: number): number {
+function proxy_call_foreign_function(
+  vm: WasmVm,
+  namePtr: number,
+  nameSize: number,
+  argsPtr: number,
+  argsSize: number,
+  resultsPtr: number,
+  resultsSizePtr: number,
+): number {
   const name = vm.memory.read(namePtr, nameSize);
   if (name === null || vm.memory.read(argsPtr, argsSize) === null) return WasmResult.InvalidMemoryAccess;
   if (latin1String(name) !== 'clear_route_cache') return WasmResult.NotFound;
@@ -244,4 +317,3 @@ export const ENV_HOSTCALLS: Record<string, Hostcall> = {
   emscripten_notify_memory_growth: () => undefined,
   pthread_equal: (_vm: WasmVm, a: number, b: number) => (a === b ? 1 : 0),
 };
-

@@ -29,7 +29,10 @@ import { WasmBinaryError, readModuleLayout, type ModuleLayout } from './wasm-bin
 /** The reasons Envoy would log, first one first; the load is refused. */
 export class LoadFailure extends Error {
   override name = 'LoadFailure';
-  constructor(readonly failState: FailState, readonly reasons: string[]) {
+  constructor(
+    readonly failState: FailState,
+    readonly reasons: string[],
+  ) {
     super(reasons[0]);
   }
 }
@@ -64,9 +67,11 @@ function linkError(layout: ModuleLayout, host: Map<string, FuncSig>): string | n
     const want = host.get(key);
     if (want === undefined) return `Failed to load Wasm module due to a missing import: ${key}`;
     if (!sameSig(i.type!, want)) {
-      return `Failed to load Wasm module due to an import type mismatch: ${key}, want: ` +
+      return (
+        `Failed to load Wasm module due to an import type mismatch: ${key}, want: ` +
         `${printValTypes(i.type!.params)} -> ${printValTypes(i.type!.results)}, but host exports: ` +
-        `${printValTypes(want.params)} -> ${printValTypes(want.results)}`;
+        `${printValTypes(want.params)} -> ${printValTypes(want.results)}`
+      );
     }
   }
   return null;
@@ -82,9 +87,11 @@ function bindFunctions(layout: ModuleLayout): { functions: Set<ModuleFunctionNam
     if (type === undefined) return false;
     const want = MODULE_FUNCTIONS[name]!;
     if (!sameSig(type, want)) {
-      reasons.push(`Bad function signature for: ${name}, want: ${printValTypes(want.params)} -> ` +
-        `${printValTypes(want.results)}, but the module exports: ${printValTypes(type.params)} -> ` +
-        `${printValTypes(type.results)}`);
+      reasons.push(
+        `Bad function signature for: ${name}, want: ${printValTypes(want.params)} -> ` +
+          `${printValTypes(want.results)}, but the module exports: ${printValTypes(type.params)} -> ` +
+          `${printValTypes(type.results)}`,
+      );
       return false;
     }
     functions.add(name);
@@ -113,10 +120,13 @@ export async function loadModule(bytes: Uint8Array): Promise<CheckedModule> {
     throw new LoadFailure(FailState.UnableToInitializeCode, ['Failed to parse corrupted Wasm module', e.message]);
   }
   const abi = abiVersionOf(layout);
-  if (abi === null) throw new LoadFailure(FailState.UnableToInitializeCode, ['Missing or unknown Proxy-Wasm ABI version']);
+  if (abi === null)
+    throw new LoadFailure(FailState.UnableToInitializeCode, ['Missing or unknown Proxy-Wasm ABI version']);
   if (abi === '0.1.0') {
     // Envoy accepts 0.1.0 with different callback arities and hostcalls; this host does not (§6.1).
-    throw new LoadFailure(FailState.UnableToInitializeCode, ['Proxy-Wasm ABI 0.1.0 is not supported by this host (only 0.2.0 and 0.2.1)']);
+    throw new LoadFailure(FailState.UnableToInitializeCode, [
+      'Proxy-Wasm ABI 0.1.0 is not supported by this host (only 0.2.0 and 0.2.1)',
+    ]);
   }
   let module: WebAssembly.Module;
   try {
@@ -130,8 +140,10 @@ export async function loadModule(bytes: Uint8Array): Promise<CheckedModule> {
   const { functions, reasons } = bindFunctions(layout);
   if (reasons.length > 0) {
     const missingMalloc = reasons.includes('Wasm module is missing malloc function.') && reasons.length === 1;
-    throw new LoadFailure(missingMalloc ? FailState.MissingFunction : FailState.UnableToInitializeCode,
-      [...reasons, 'Failed to initialize Wasm code']);
+    throw new LoadFailure(missingMalloc ? FailState.MissingFunction : FailState.UnableToInitializeCode, [
+      ...reasons,
+      'Failed to initialize Wasm code',
+    ]);
   }
   const allocator = functions.has('malloc') ? 'malloc' : 'proxy_on_memory_allocate';
   return { module, abi, layout, hostFunctions, functions, allocator };

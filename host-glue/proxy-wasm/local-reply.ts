@@ -56,7 +56,13 @@ export const FAIL_STREAM_DETAILS = 'wasm_fail_stream';
 export const CLOSE_STREAM_DETAILS = 'wasm_close_stream';
 
 export function failStreamReply(): LocalResponse {
-  return prepareLocalReply({ status: 503, body: new Uint8Array(0), headers: [], details: FAIL_STREAM_DETAILS, isHeadRequest: false });
+  return prepareLocalReply({
+    status: 503,
+    body: new Uint8Array(0),
+    headers: [],
+    details: FAIL_STREAM_DETAILS,
+    isHeadRequest: false,
+  });
 }
 
 /** A stream reset, in LocalResponse form (`reset: true`, a bare 503 for proxies that cannot reset). */

@@ -23,7 +23,10 @@ export class PluginLog {
   constructor(spec: Pick<PluginSpec, 'name' | 'rootId' | 'vmId' | 'log' | 'logLevel'>) {
     this.sink = spec.log ?? defaultSink;
     this.threshold = LOG_LEVELS.indexOf(spec.logLevel ?? 'info');
-    this.prefix = [spec.name, spec.rootId, spec.vmId].filter((p) => p !== '').map((p) => ` ${p}`).join('');
+    this.prefix = [spec.name, spec.rootId, spec.vmId]
+      .filter((p) => p !== '')
+      .map((p) => ` ${p}`)
+      .join('');
   }
 
   enabled(level: number): boolean {

@@ -122,7 +122,8 @@ function responseAttributes(s: StreamFacts): MapValue {
 
 /** Envoy's address attributes: `address` is "ip:port" ("[v6]:port"), `port` an int64. */
 function endpoint(address: string | undefined, port: number | undefined): MapValue {
-  const hostPort = address === undefined ? undefined : address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+  const hostPort =
+    address === undefined ? undefined : address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
   return attributes({
     address: () => (hostPort === undefined ? undefined : str(hostPort)),
     port: () => (port === undefined ? undefined : int64(port)),
@@ -143,7 +144,8 @@ function topLevel(name: string, scope: PropertyScope): Value | undefined {
         return endpoint(s.info.localAddress, s.info.localPort);
       case 'connection':
         return attributes({
-          id: () => (s.info.connectionId === undefined ? undefined : { kind: 'uint64', value: BigInt(s.info.connectionId) }),
+          id: () =>
+            s.info.connectionId === undefined ? undefined : { kind: 'uint64', value: BigInt(s.info.connectionId) },
           mtls: () => ({ kind: 'bool', value: false }),
           requested_server_name: () => str(''),
         });

@@ -15,7 +15,9 @@ let nextCas = 1;
 
 export function getSharedData(vmId: string, key: string): { result: WasmResult; value?: Uint8Array; cas?: number } {
   const entry = data.get(vmId)?.get(key);
-  return entry === undefined ? { result: WasmResult.NotFound } : { result: WasmResult.Ok, value: entry.value, cas: entry.cas };
+  return entry === undefined
+    ? { result: WasmResult.NotFound }
+    : { result: WasmResult.Ok, value: entry.value, cas: entry.cas };
 }
 
 export function setSharedData(vmId: string, key: string, value: Uint8Array, cas: number): WasmResult {

@@ -194,7 +194,11 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
   /** The stream's answer once decided (local reply, 503, reset): every later seam call gets it. */
   private outcome: LocalResponse | null = null;
 
-  constructor(vm: WasmVm, plugin: PluginInfo, private readonly info: StreamInfo) {
+  constructor(
+    vm: WasmVm,
+    plugin: PluginInfo,
+    private readonly info: StreamInfo,
+  ) {
     super(vm, plugin, vm.allocContextId());
   }
 
@@ -232,7 +236,9 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
 
   responseBody(chunk: Uint8Array, endOfStream: boolean): Awaitable<BodyVerdict> {
     const v = this.run(this.response, Step.ResponseBody, endOfStream, chunk);
-    return v instanceof Promise ? v.then((r) => this.sent(this.bodyVerdict(this.response, r))) : this.sent(this.bodyVerdict(this.response, v));
+    return v instanceof Promise
+      ? v.then((r) => this.sent(this.bodyVerdict(this.response, r)))
+      : this.sent(this.bodyVerdict(this.response, v));
   }
 
   responsePassesThrough(): boolean {
@@ -359,7 +365,12 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     return stopped ? 'stop' : 'continue';
   }
 
-  private bodyStep(side: Side, callback: 'proxy_on_request_body' | 'proxy_on_response_body', chunk: Uint8Array, endOfStream: boolean): Outcome {
+  private bodyStep(
+    side: Side,
+    callback: 'proxy_on_request_body' | 'proxy_on_response_body',
+    chunk: Uint8Array,
+    endOfStream: boolean,
+  ): Outcome {
     // Envoy decodeData/encodeData: no VM call before on_context_create or after the 503.
     if (!this.inVmContextCreated || (side === this.response && this.failureLocalReplySent)) {
       side.held.data = concat(side.held.data, chunk);
@@ -418,7 +429,11 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
   }
 
   /** cpp-host ContextBase::onRequestHeaders/onResponseHeaders with CHECK_FAIL_HTTP; true = stopped. */
-  private onHeaders(callback: 'proxy_on_request_headers' | 'proxy_on_response_headers', count: number, endOfStream: boolean): boolean {
+  private onHeaders(
+    callback: 'proxy_on_request_headers' | 'proxy_on_response_headers',
+    count: number,
+    endOfStream: boolean,
+  ): boolean {
     const before = this.checkFail();
     if (before !== 'ok') return before === 'closed';
     if (!this.vm.has(callback)) return false;
@@ -432,7 +447,11 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     }
   }
 
-  private onBody(callback: 'proxy_on_request_body' | 'proxy_on_response_body', size: number, endOfStream: boolean): DataStatus {
+  private onBody(
+    callback: 'proxy_on_request_body' | 'proxy_on_response_body',
+    size: number,
+    endOfStream: boolean,
+  ): DataStatus {
     const before = this.checkFail();
     if (before !== 'ok') return before === 'open' ? DataStatus.Continue : DataStatus.StopIterationNoBuffer;
     if (!this.vm.has(callback)) return DataStatus.Continue;

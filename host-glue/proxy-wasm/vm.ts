@@ -12,12 +12,7 @@
 //   * context ids (0 = VM context, root = 1, streams 2, 3, ...), the effective context (§2.3)
 //     and the after-VM-call actions (§6.11).
 
-import {
-  FailState,
-  MALLOC_ALLOWED,
-  START_ALLOWED,
-  type ModuleFunctionName,
-} from './abi';
+import { FailState, MALLOC_ALLOWED, START_ALLOWED, type ModuleFunctionName } from './abi';
 import { RootContext, VmContext, type ContextBase, type PluginInfo } from './context';
 import { ENV_HOSTCALLS, type Hostcall } from './hostcalls';
 import type { CheckedModule } from './loader';
@@ -53,7 +48,9 @@ function wasmFrameOffsets(err: Error): number[] {
     Error.prepareStackTrace = saved;
   }
   if (Array.isArray(stack)) {
-    return (stack as CallSiteLike[]).filter((s) => s.getFileName()?.startsWith('wasm://') === true).map((s) => s.getPosition());
+    return (stack as CallSiteLike[])
+      .filter((s) => s.getFileName()?.startsWith('wasm://') === true)
+      .map((s) => s.getPosition());
   }
   return [...String(stack ?? '').matchAll(/wasm-function\[\d+\]:0x([0-9a-f]+)/g)].map((m) => parseInt(m[1]!, 16));
 }
@@ -65,9 +62,18 @@ function wasmFrameOffsets(err: Error): number[] {
  * of them leaves responses alone; on_done and on_delete run after the response.
  */
 const RESPONSE_REACHING: readonly ModuleFunctionName[] = [
-  'proxy_on_response_headers', 'proxy_on_response_body', 'proxy_on_response_trailers', 'proxy_on_response_metadata',
-  'proxy_on_log', 'proxy_on_tick', 'proxy_on_http_call_response', 'proxy_on_grpc_receive', 'proxy_on_grpc_close',
-  'proxy_on_grpc_receive_initial_metadata', 'proxy_on_grpc_receive_trailing_metadata', 'proxy_on_queue_ready',
+  'proxy_on_response_headers',
+  'proxy_on_response_body',
+  'proxy_on_response_trailers',
+  'proxy_on_response_metadata',
+  'proxy_on_log',
+  'proxy_on_tick',
+  'proxy_on_http_call_response',
+  'proxy_on_grpc_receive',
+  'proxy_on_grpc_close',
+  'proxy_on_grpc_receive_initial_metadata',
+  'proxy_on_grpc_receive_trailing_metadata',
+  'proxy_on_queue_ready',
   'proxy_on_foreign_function',
 ];
 
@@ -126,7 +132,8 @@ export class ContextTable {
       return;
     }
     // Live and dead slots under half the table: probe runs stay short and always end.
-    if ((this.count + this.dead + 1) * 2 > this.keys.length) this.rebuild((this.count + 1) * 4 > this.keys.length ? this.keys.length * 2 : this.keys.length);
+    if ((this.count + this.dead + 1) * 2 > this.keys.length)
+      this.rebuild((this.count + 1) * 4 > this.keys.length ? this.keys.length * 2 : this.keys.length);
     const keys = this.keys;
     const mask = this.mask;
     let i = id & mask;
@@ -187,7 +194,10 @@ export class WasmVm {
   private readonly failListeners: Array<(state: FailState) => void> = [];
   private disposed = false;
 
-  constructor(readonly checked: CheckedModule, readonly plugin: PluginInfo) {
+  constructor(
+    readonly checked: CheckedModule,
+    readonly plugin: PluginInfo,
+  ) {
     this.vmContext = new VmContext(this, plugin);
   }
 
@@ -217,18 +227,26 @@ export class WasmVm {
         ns[i.name] = this.hostFunction(i.module, i.name, i.type?.params.length ?? -1);
       } else if (i.kind === 'memory') {
         const { min, max, shared } = i.limits!;
-        const memory = new WebAssembly.Memory(max === undefined ? { initial: min } : { initial: min, maximum: max, shared });
+        const memory = new WebAssembly.Memory(
+          max === undefined ? { initial: min } : { initial: min, maximum: max, shared },
+        );
         this.memory = new GuestMemory(memory);
         ns[i.name] = memory;
       } else if (i.kind === 'table') {
         const { min, max } = i.limits!;
-        ns[i.name] = new WebAssembly.Table(max === undefined ? { element: 'anyfunc', initial: min } : { element: 'anyfunc', initial: min, maximum: max });
+        ns[i.name] = new WebAssembly.Table(
+          max === undefined ? { element: 'anyfunc', initial: min } : { element: 'anyfunc', initial: min, maximum: max },
+        );
       }
     }
     return imports;
   }
 
-  private hostFunction(module: string, name: string, arity: number): (...args: Array<number | bigint>) => number | void {
+  private hostFunction(
+    module: string,
+    name: string,
+    arity: number,
+  ): (...args: Array<number | bigint>) => number | void {
     const key = `${module}.${name}`;
     const impl: Hostcall | undefined = module === 'env' ? ENV_HOSTCALLS[name] : WASI_HOSTCALLS[name];
     if (impl === undefined) throw new Error(`no implementation for registered hostcall ${key}`);
@@ -250,16 +268,26 @@ export class WasmVm {
     // checks and the trace are the same as the generic one below.
     type A = number | bigint;
     switch (arity) {
-      case 1: return (a: A) => { if (log.tracing || this.current === null || this.allowed !== null) enter([a]); return leave(f(this, a)); };
-      case 3: return (a: A, b: A, c: A) => { if (log.tracing || this.current === null || this.allowed !== null) enter([a, b, c]); return leave(f(this, a, b, c)); };
-      case 5: return (a: A, b: A, c: A, d: A, e: A) => {
-        if (log.tracing || this.current === null || this.allowed !== null) enter([a, b, c, d, e]);
-        return leave(f(this, a, b, c, d, e));
-      };
-      default: return (...args: A[]) => {
-        enter(args);
-        return leave(f(this, ...args));
-      };
+      case 1:
+        return (a: A) => {
+          if (log.tracing || this.current === null || this.allowed !== null) enter([a]);
+          return leave(f(this, a));
+        };
+      case 3:
+        return (a: A, b: A, c: A) => {
+          if (log.tracing || this.current === null || this.allowed !== null) enter([a, b, c]);
+          return leave(f(this, a, b, c));
+        };
+      case 5:
+        return (a: A, b: A, c: A, d: A, e: A) => {
+          if (log.tracing || this.current === null || this.allowed !== null) enter([a, b, c, d, e]);
+          return leave(f(this, a, b, c, d, e));
+        };
+      default:
+        return (...args: A[]) => {
+          enter(args);
+          return leave(f(this, ...args));
+        };
     }
   }
 
@@ -296,16 +324,40 @@ export class WasmVm {
     return this.exports.has(name);
   }
 
-  callWord(ctx: ContextBase, name: ModuleFunctionName, a?: number, b?: number, c?: number, d?: number, e?: number): number {
+  callWord(
+    ctx: ContextBase,
+    name: ModuleFunctionName,
+    a?: number,
+    b?: number,
+    c?: number,
+    d?: number,
+    e?: number,
+  ): number {
     return this.call(ctx, name, a, b, c, d, e) ?? 0;
   }
 
-  callVoid(ctx: ContextBase, name: ModuleFunctionName, a?: number, b?: number, c?: number, d?: number, e?: number): void {
+  callVoid(
+    ctx: ContextBase,
+    name: ModuleFunctionName,
+    a?: number,
+    b?: number,
+    c?: number,
+    d?: number,
+    e?: number,
+  ): void {
     this.call(ctx, name, a, b, c, d, e);
   }
 
   /** Up to five i32 arguments (every proxy_on_* callback); undefined ones are not passed. */
-  private call(ctx: ContextBase, name: ModuleFunctionName, a?: number, b?: number, c?: number, d?: number, e?: number): number | undefined {
+  private call(
+    ctx: ContextBase,
+    name: ModuleFunctionName,
+    a?: number,
+    b?: number,
+    c?: number,
+    d?: number,
+    e?: number,
+  ): number | undefined {
     const fn = this.exports.get(name);
     if (fn === undefined || this.disposed) return undefined;
     const savedCurrent = this.current;
@@ -315,8 +367,18 @@ export class WasmVm {
     const log = this.plugin.log;
     if (log.tracing) log.trace(`[host->vm] ${name}(${printValues([a, b, c, d, e].filter((x) => x !== undefined))})`);
     try {
-      const result = e !== undefined ? fn(a!, b!, c!, d!, e) : d !== undefined ? fn(a!, b!, c!, d) : c !== undefined ? fn(a!, b!, c)
-        : b !== undefined ? fn(a!, b) : a !== undefined ? fn(a) : fn();
+      const result =
+        e !== undefined
+          ? fn(a!, b!, c!, d!, e)
+          : d !== undefined
+            ? fn(a!, b!, c!, d)
+            : c !== undefined
+              ? fn(a!, b!, c)
+              : b !== undefined
+                ? fn(a!, b)
+                : a !== undefined
+                  ? fn(a)
+                  : fn();
       if (log.tracing) log.trace(`[host<-vm] ${name} return: ${result === undefined ? 'void' : result >>> 0}`);
       return result === undefined ? undefined : result >>> 0;
     } catch (err) {
@@ -336,7 +398,8 @@ export class WasmVm {
     if (layout.functionNames.size === 0) return message;
     const lines = wasmFrameOffsets(err).map((offset, i) => {
       const index = functionAt(layout, offset);
-      const fname = index === undefined ? 'unknown' : layout.functionNames.get(index) ?? `unknown(function index:${index})`;
+      const fname =
+        index === undefined ? 'unknown' : (layout.functionNames.get(index) ?? `unknown(function index:${index})`);
       return `${String(i).padStart(3)}:  0x${offset.toString(16)} - ${fname}`;
     });
     return lines.length === 0 ? message : [message, 'Proxy-Wasm plugin in-VM backtrace:', ...lines].join('\n');

@@ -34,10 +34,12 @@ function fd_write(vm: WasmVm, fd: number, iovs: number, iovsLen: number, nwritte
 }
 
 /** Envoy's Context::error() for the calls it merely notes: a trace line. */
-const noted = (what: string) => (vm: WasmVm): number => {
-  vm.plugin.log.trace(`wasi_unstable ${what}`);
-  return Errno.Success;
-};
+const noted =
+  (what: string) =>
+  (vm: WasmVm): number => {
+    vm.plugin.log.trace(`wasi_unstable ${what}`);
+    return Errno.Success;
+  };
 
 function fd_fdstat_get(vm: WasmVm, fd: number, statPtr: number): number {
   if (fd !== 1 && fd !== 2) return Errno.Badf;

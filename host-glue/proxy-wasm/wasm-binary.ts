@@ -52,13 +52,23 @@ export class WasmBinaryError extends Error {
 }
 
 const VAL_TYPES: Record<number, ValType> = {
-  0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64', 0x7b: 'v128', 0x70: 'funcref', 0x6f: 'externref',
+  0x7f: 'i32',
+  0x7e: 'i64',
+  0x7d: 'f32',
+  0x7c: 'f64',
+  0x7b: 'v128',
+  0x70: 'funcref',
+  0x6f: 'externref',
 };
 const KINDS: ExternKind[] = ['function', 'table', 'memory', 'global'];
 
 /** A bounds-checked cursor; every read names the offset it failed at. */
 class Reader {
-  constructor(private readonly bytes: Uint8Array, public at = 0, private readonly end = bytes.length) {}
+  constructor(
+    private readonly bytes: Uint8Array,
+    public at = 0,
+    private readonly end = bytes.length,
+  ) {}
 
   get done(): boolean {
     return this.at >= this.end;
@@ -97,7 +107,8 @@ class Reader {
   valType(): ValType {
     const code = this.byte();
     const t = VAL_TYPES[code];
-    if (t === undefined) throw new WasmBinaryError(`unknown value type 0x${code.toString(16)} at offset ${this.at - 1}`);
+    if (t === undefined)
+      throw new WasmBinaryError(`unknown value type 0x${code.toString(16)} at offset ${this.at - 1}`);
     return t;
   }
 

@@ -75,7 +75,13 @@ export class ManifestCache {
    * (or a document evicted) a render costs the render and the encode, not a hash of the text
    * again. The ETag stays the hash of the very text sent.
    */
-  async get(p: Presentation, requestKey: string, canonicalKey: string, render: () => string, view?: object): Promise<RenderedManifest> {
+  async get(
+    p: Presentation,
+    requestKey: string,
+    canonicalKey: string,
+    render: () => string,
+    view?: object,
+  ): Promise<RenderedManifest> {
     const renderNow = (): RenderedManifest => {
       this.counts.renders++;
       const text = render();
@@ -95,7 +101,10 @@ export class ManifestCache {
     const value = await doc;
     const id = `${p.path}\n${requestKey}`;
     this.byRequest.delete(id);
-    await this.byRequest.get(id, identity, async () => ({ value: canonicalKey, cost: (id.length + canonicalKey.length) * 2 + ENTRY_OVERHEAD }));
+    await this.byRequest.get(id, identity, async () => ({
+      value: canonicalKey,
+      cost: (id.length + canonicalKey.length) * 2 + ENTRY_OVERHEAD,
+    }));
     return value;
   }
 
@@ -133,7 +142,19 @@ export function canonicalViewKey(view: PlayoutView, route: string, tail: string)
   const clip = view.clip === undefined ? '' : `${view.clip.start}-${view.clip.end ?? ''}`;
   const tracks = view.tracks.map((t) => t.track.index).join(',');
   const sets = view.variantSets === undefined ? '' : view.variantSets.map((s) => s.join(',')).join(';');
-  return [view.presentation.path, route, tail, view.format, view.name, options, clip, tracks, sets, view.carriedQuery, view.playlistQuery ?? '\0'].join('\n');
+  return [
+    view.presentation.path,
+    route,
+    tail,
+    view.format,
+    view.name,
+    options,
+    clip,
+    tracks,
+    sets,
+    view.carriedQuery,
+    view.playlistQuery ?? '\0',
+  ].join('\n');
 }
 
 function optionText(v: OptionValue): string {

@@ -153,7 +153,10 @@ export class PresentationStore {
     if (this.stats.size >= MAX_STATS) this.stats.clear();
     const entry: StatEntry = { until: now + this.statTtlMs, stat };
     this.stats.set(p, entry);
-    stat.then((v) => (entry.settled = v), () => undefined);
+    stat.then(
+      (v) => (entry.settled = v),
+      () => undefined,
+    );
     // A failed stat is not remembered: the next request looks again.
     stat.catch(() => {
       if (this.stats.get(p)?.stat === stat) this.stats.delete(p);
@@ -216,7 +219,12 @@ export class PresentationStore {
 
   private async load(ismPath: string): Promise<Presentation> {
     const stat = await this.stat(ismPath);
-    if (stat.size > MAX_SERVER_MANIFEST_BYTES) throw new OriginError('corrupt-media', `server manifest of ${stat.size} bytes exceeds ${MAX_SERVER_MANIFEST_BYTES}`, ismPath);
+    if (stat.size > MAX_SERVER_MANIFEST_BYTES)
+      throw new OriginError(
+        'corrupt-media',
+        `server manifest of ${stat.size} bytes exceeds ${MAX_SERVER_MANIFEST_BYTES}`,
+        ismPath,
+      );
     return this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
       const text = await this.storage.readText(ismPath);
       const value = await buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));

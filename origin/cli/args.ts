@@ -37,7 +37,8 @@ const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'erro
 
 /** A plugin log threshold (proxy_get_log_level), as `origin edge --log-level` and `origin serve --edge-log-level` take it. */
 export function logLevelArg(flag: string, v: string): LogLevel {
-  if (!LOG_LEVELS.includes(v as LogLevel)) throw new UsageError(`${flag} must be one of ${LOG_LEVELS.join(', ')}, not "${v}"`);
+  if (!LOG_LEVELS.includes(v as LogLevel))
+    throw new UsageError(`${flag} must be one of ${LOG_LEVELS.join(', ')}, not "${v}"`);
   return v as LogLevel;
 }
 

@@ -17,10 +17,53 @@ const ROOT = projectRoot(__dirname);
 
 /** The README's device classes over the sample content. */
 export const DEMO_CLASSES: Record<string, string[]> = {
-  phones: ['video_baseline_400k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'text_eng.ismt', 'text_nld.ismt'],
-  tablets: ['video_baseline_400k.ismv', 'video_sar_500k.ismv', 'video_2997_600k.ismv', 'video_main_900k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'text_eng.ismt', 'text_nld.ismt'],
-  consoles: ['video_baseline_400k.ismv', 'video_sar_500k.ismv', 'video_2997_600k.ismv', 'video_main_900k.ismv', 'video_high_1600k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'audio_ac3_384k.isma', 'text_eng.ismt', 'text_nld.ismt'],
-  settop: ['video_baseline_400k.ismv', 'video_main_900k.ismv', 'video_high_1600k.ismv', 'video_sar_500k.ismv', 'video_2997_600k.ismv', 'video_interlaced_800k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'audio_ac3_384k.isma', 'audio_eac3_256k.isma', 'text_eng.ismt', 'text_nld.ismt'],
+  phones: [
+    'video_baseline_400k.ismv',
+    'audio_eng_64k.isma',
+    'audio_eng_128k.isma',
+    'audio_nld_128k.isma',
+    'text_eng.ismt',
+    'text_nld.ismt',
+  ],
+  tablets: [
+    'video_baseline_400k.ismv',
+    'video_sar_500k.ismv',
+    'video_2997_600k.ismv',
+    'video_main_900k.ismv',
+    'audio_eng_64k.isma',
+    'audio_eng_128k.isma',
+    'audio_nld_128k.isma',
+    'text_eng.ismt',
+    'text_nld.ismt',
+  ],
+  consoles: [
+    'video_baseline_400k.ismv',
+    'video_sar_500k.ismv',
+    'video_2997_600k.ismv',
+    'video_main_900k.ismv',
+    'video_high_1600k.ismv',
+    'audio_eng_64k.isma',
+    'audio_eng_128k.isma',
+    'audio_nld_128k.isma',
+    'audio_ac3_384k.isma',
+    'text_eng.ismt',
+    'text_nld.ismt',
+  ],
+  settop: [
+    'video_baseline_400k.ismv',
+    'video_main_900k.ismv',
+    'video_high_1600k.ismv',
+    'video_sar_500k.ismv',
+    'video_2997_600k.ismv',
+    'video_interlaced_800k.ismv',
+    'audio_eng_64k.isma',
+    'audio_eng_128k.isma',
+    'audio_nld_128k.isma',
+    'audio_ac3_384k.isma',
+    'audio_eac3_256k.isma',
+    'text_eng.ismt',
+    'text_nld.ismt',
+  ],
 };
 
 export interface DemoArgs {
@@ -38,7 +81,14 @@ export interface DemoArgs {
 const DEMO_USAGE = 'origin demo [--port N] [--edge-port N] [--host A] [--out DIR] [--no-edge] [--no-serve]';
 
 export function parseDemoArgs(argv: readonly string[]): DemoArgs {
-  const a: DemoArgs = { outDir: path.join(ROOT, 'build', 'demo'), port: 8081, host: '127.0.0.1', noServe: false, edgePort: 8080, noEdge: false };
+  const a: DemoArgs = {
+    outDir: path.join(ROOT, 'build', 'demo'),
+    port: 8081,
+    host: '127.0.0.1',
+    noServe: false,
+    edgePort: 8080,
+    noEdge: false,
+  };
   const port = (flag: string, v: string): number => {
     if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`${flag} must be 0..65535, not "${v}"`);
     return Number(v);
@@ -60,26 +110,48 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
 }
 
 /** Packages the device classes, then serves them and prints one URL per format and the player page. */
-export async function runDemo(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function runDemo(
+  argv: readonly string[],
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const a = parseDemoArgs(argv);
   const mediaDir = path.join(ROOT, 'fixtures', 'media');
   await fs.mkdir(a.outDir, { recursive: true });
   out.write(`Sample content: ${mediaDir}\n\n`);
   for (const [name, files] of Object.entries(DEMO_CLASSES)) {
     const target = path.join(a.outDir, `${name}.ism`);
-    const manifest = await buildServerManifest({ output: target, inputs: files.map((f) => ({ path: path.join(mediaDir, f), trackType: undefined })), options: new StreamOptions() });
+    const manifest = await buildServerManifest({
+      output: target,
+      inputs: files.map((f) => ({ path: path.join(mediaDir, f), trackType: undefined })),
+      options: new StreamOptions(),
+    });
     await writeServerManifestFile(target, manifest);
     out.write(`${target}\n`);
     manifest.tracks.forEach((t, i) => {
       const p = ismTrackToProperties(t, i);
-      const detail = p.type === 'video' ? `${p.DisplayWidth}x${p.DisplayHeight} ${p.codecs}` : p.type === 'audio' ? `${p.Channels} ch ${p.codecs}` : p.codecs;
+      const detail =
+        p.type === 'video'
+          ? `${p.DisplayWidth}x${p.DisplayHeight} ${p.codecs}`
+          : p.type === 'audio'
+            ? `${p.Channels} ch ${p.codecs}`
+            : p.codecs;
       out.write(`  ${p.trackName}=${p.systemBitrate}  ${p.type} ${detail} ${p.systemLanguage}\n`);
     });
   }
   if (a.noServe) return 0;
   const { serve, untilSignal } = require('./serve-command') as typeof import('./serve-command');
   const server = await serve(
-    { root: a.outDir, host: a.host, port: a.port, manifestCacheControl: 'no-cache', segmentCacheControl: 'no-cache', playerPage: true, quiet: true, help: false },
+    {
+      root: a.outDir,
+      host: a.host,
+      port: a.port,
+      manifestCacheControl: 'no-cache',
+      segmentCacheControl: 'no-cache',
+      playerPage: true,
+      quiet: true,
+      help: false,
+    },
     (line) => err.write(`${line}\n`),
   );
   const direct = server.url;
@@ -90,22 +162,36 @@ export async function runDemo(argv: readonly string[], out: NodeJS.WritableStrea
     const config = path.join(ROOT, 'envoy-config', 'envoy.yaml');
     try {
       edge = await startEdge(
-        { config, port: a.edgePort, host: a.host, upstream: new URL(direct), logLevel: 'info', quiet: true, help: false },
+        {
+          config,
+          port: a.edgePort,
+          host: a.host,
+          upstream: new URL(direct),
+          logLevel: 'info',
+          quiet: true,
+          help: false,
+        },
         { cwd: ROOT, pluginLog: (_level, line) => err.write(`${line}\n`) },
       );
     } catch (e) {
       await server.close();
-      const { EdgeConfigError } = require('../../host-glue/envoy/envoy-config') as typeof import('../../host-glue/envoy/envoy-config');
-      const { PluginLoadError } = require('../../host-glue/proxy-wasm/http-filter') as typeof import('../../host-glue/proxy-wasm/http-filter');
+      const { EdgeConfigError } =
+        require('../../host-glue/envoy/envoy-config') as typeof import('../../host-glue/envoy/envoy-config');
+      const { PluginLoadError } =
+        require('../../host-glue/proxy-wasm/http-filter') as typeof import('../../host-glue/proxy-wasm/http-filter');
       if (!(e instanceof EdgeConfigError) && !(e instanceof PluginLoadError)) throw e;
-      err.write(`origin demo: error: the edge did not start: ${e.message}\n(--edge-port <n> picks another port; --no-edge serves the origin alone)\n`);
+      err.write(
+        `origin demo: error: the edge did not start: ${e.message}\n(--edge-port <n> picks another port; --no-edge serves the origin alone)\n`,
+      );
       return 1;
     }
   }
   const base = edge?.edge.url ?? direct;
   out.write(`\nServing ${a.outDir}\n`);
   if (edge !== undefined) {
-    out.write(`  through the edge  ${base}/   (build/edge.wasm as envoy-config/envoy.yaml runs it, ${edge.config.plugin.failurePolicy})\n`);
+    out.write(
+      `  through the edge  ${base}/   (build/edge.wasm as envoy-config/envoy.yaml runs it, ${edge.config.plugin.failurePolicy})\n`,
+    );
     out.write(`  origin, direct    ${direct}/\n\n`);
   } else out.write(`  origin            ${direct}/   (no edge: --no-edge)\n\n`);
   out.write(`  player page (every presentation, every format):  ${base}/\n`);
@@ -115,7 +201,9 @@ export async function runDemo(argv: readonly string[], out: NodeJS.WritableStrea
     out.write(`    DASH              ${base}/${name}.ism/.mpd\n`);
     out.write(`    HLS (fMP4)        ${base}/${name}.ism/.m3u8?hls_fmp4=true\n`);
   }
-  out.write(`\n  Try a filter: ${base}/tablets.ism/.mpd?filter=${encodeURIComponent('type!="video"||systemBitrate<800000')}\n`);
+  out.write(
+    `\n  Try a filter: ${base}/tablets.ism/.mpd?filter=${encodeURIComponent('type!="video"||systemBitrate<800000')}\n`,
+  );
   out.write(`\nCtrl-C stops ${edge !== undefined ? 'the edge and the origin' : 'the server'}.\n`);
   await untilSignal();
   await edge?.close();

@@ -46,7 +46,15 @@ export interface EdgeArgs {
 }
 
 export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
-  const a: EdgeArgs = { config: '', port: undefined, host: undefined, upstream: undefined, logLevel: 'info', quiet: false, help: false };
+  const a: EdgeArgs = {
+    config: '',
+    port: undefined,
+    host: undefined,
+    upstream: undefined,
+    logLevel: 'info',
+    quiet: false,
+    help: false,
+  };
   eachArg(argv, ({ arg, flag, value }) => {
     switch (flag) {
       case '-h':
@@ -80,7 +88,8 @@ export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
         throw new UsageError(`unknown argument "${arg}" (origin edge --help)`);
     }
   });
-  if (!a.help && a.config === '') throw new UsageError('--config <envoy.yaml> is required (the repository has envoy-config/envoy.yaml)');
+  if (!a.help && a.config === '')
+    throw new UsageError('--config <envoy.yaml> is required (the repository has envoy-config/envoy.yaml)');
   return a;
 }
 
@@ -92,8 +101,10 @@ function parseUpstream(v: string): URL {
   } catch {
     throw new UsageError(`--upstream must be a URL such as http://127.0.0.1:8081, not "${v}"`);
   }
-  if (u.protocol !== 'http:') throw new UsageError(`--upstream: origin edge speaks plain HTTP to the origin, not ${u.protocol.slice(0, -1)}`);
-  if ((u.pathname !== '/' && u.pathname !== '') || u.search !== '' || u.username !== '') throw new UsageError(`--upstream names a server (http://host:port), not a path: "${v}"`);
+  if (u.protocol !== 'http:')
+    throw new UsageError(`--upstream: origin edge speaks plain HTTP to the origin, not ${u.protocol.slice(0, -1)}`);
+  if ((u.pathname !== '/' && u.pathname !== '') || u.search !== '' || u.username !== '')
+    throw new UsageError(`--upstream names a server (http://host:port), not a path: "${v}"`);
   return u;
 }
 
@@ -118,7 +129,15 @@ export interface StartEdgeOptions {
 
 /** Loads the configuration and the plugin, applies the overrides and starts listening. */
 /** The envoy.yaml and its wasm filter, loaded through the proxy-wasm host (one worker VM). */
-export async function loadEdgeFilter(file: string, o: { cwd?: string | undefined; logLevel: LogLevel; pluginLog?: ((level: LogLevel, line: string) => void) | undefined; createPlugin?: CreatePlugin | undefined }): Promise<{ config: LoadedEdgeConfig; factory: HttpFilterFactory }> {
+export async function loadEdgeFilter(
+  file: string,
+  o: {
+    cwd?: string | undefined;
+    logLevel: LogLevel;
+    pluginLog?: ((level: LogLevel, line: string) => void) | undefined;
+    createPlugin?: CreatePlugin | undefined;
+  },
+): Promise<{ config: LoadedEdgeConfig; factory: HttpFilterFactory }> {
   const config = await loadEdgeConfig(file, { cwd: o.cwd });
   const createPlugin = o.createPlugin ?? defaultHost();
   const factory = await createPlugin({
@@ -137,17 +156,32 @@ export async function loadEdgeFilter(file: string, o: { cwd?: string | undefined
 }
 
 export async function startEdge(a: EdgeArgs, o: StartEdgeOptions = {}): Promise<StartedEdge> {
-  const loaded = await loadEdgeFilter(a.config, { cwd: o.cwd, logLevel: a.logLevel, pluginLog: o.pluginLog, createPlugin: o.createPlugin });
+  const loaded = await loadEdgeFilter(a.config, {
+    cwd: o.cwd,
+    logLevel: a.logLevel,
+    pluginLog: o.pluginLog,
+    createPlugin: o.createPlugin,
+  });
   const config = applyOverrides(loaded.config, a);
   const factory = loaded.factory;
   let edge: RunningEdge;
   try {
-    edge = await startEdgeProxy({ factory, config, host: config.listener.host, port: config.listener.port, log: o.log });
+    edge = await startEdgeProxy({
+      factory,
+      config,
+      host: config.listener.host,
+      port: config.listener.port,
+      log: o.log,
+    });
   } catch (e) {
     await factory.shutdown();
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-      throw new EdgeConfigError(`cannot listen on ${config.listener.host}:${config.listener.port}: ${code}${code === 'EADDRINUSE' ? ' (something already listens there: pick another with --port)' : ''}`, config.file, undefined);
+      throw new EdgeConfigError(
+        `cannot listen on ${config.listener.host}:${config.listener.port}: ${code}${code === 'EADDRINUSE' ? ' (something already listens there: pick another with --port)' : ''}`,
+        config.file,
+        undefined,
+      );
     }
     throw e;
   }
@@ -183,8 +217,13 @@ export function describeEdge(s: StartedEdge, a: EdgeArgs): string[] {
   const p = c.plugin;
   const module = p.code.kind === 'file' ? p.code.filename : '(inline_bytes)';
   const digest = createHash('sha256').update(c.wasm).digest('hex').slice(0, 16);
-  const routes = c.virtualHosts.flatMap((vh) => vh.routes.map((r) => `${vh.domains.join(',')} ${r.match.kind} ${r.match.value} → ${r.cluster}`));
-  const clusters = [...c.clusters.values()].map((cl) => `${cl.name} → ${cl.endpoints.map((e) => `${e.host}:${e.port}`).join(', ')}${a.upstream !== undefined ? ' (--upstream)' : ''}`);
+  const routes = c.virtualHosts.flatMap((vh) =>
+    vh.routes.map((r) => `${vh.domains.join(',')} ${r.match.kind} ${r.match.value} → ${r.cluster}`),
+  );
+  const clusters = [...c.clusters.values()].map(
+    (cl) =>
+      `${cl.name} → ${cl.endpoints.map((e) => `${e.host}:${e.port}`).join(', ')}${a.upstream !== undefined ? ' (--upstream)' : ''}`,
+  );
   return [
     `origin edge listening on ${s.edge.url}/ (Ctrl-C stops)`,
     `  config         ${c.file} (listener ${c.listener.name || '(unnamed)'}${a.port !== undefined || a.host !== undefined ? ', address from the command line' : ''})`,
@@ -196,7 +235,11 @@ export function describeEdge(s: StartedEdge, a: EdgeArgs): string[] {
   ];
 }
 
-export async function runEdge(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function runEdge(
+  argv: readonly string[],
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const a = parseEdgeArgs(argv);
   if (a.help) {
     out.write(EDGE_USAGE);
@@ -204,7 +247,10 @@ export async function runEdge(argv: readonly string[], out: NodeJS.WritableStrea
   }
   let started: StartedEdge;
   try {
-    started = await startEdge(a, { log: a.quiet ? undefined : (line) => err.write(`${line}\n`), pluginLog: (_level, line) => err.write(`${line}\n`) });
+    started = await startEdge(a, {
+      log: a.quiet ? undefined : (line) => err.write(`${line}\n`),
+      pluginLog: (_level, line) => err.write(`${line}\n`),
+    });
   } catch (e) {
     if (e instanceof EdgeConfigError) {
       err.write(`origin edge: error: ${e.message}\n`);

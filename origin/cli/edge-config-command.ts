@@ -45,7 +45,13 @@ export interface EdgeConfigArgs {
 }
 
 export function parseEdgeConfigArgs(argv: readonly string[]): EdgeConfigArgs {
-  const a: EdgeConfigArgs = { description: '', config: path.join('envoy-config', 'envoy.yaml'), print: false, check: true, help: false };
+  const a: EdgeConfigArgs = {
+    description: '',
+    config: path.join('envoy-config', 'envoy.yaml'),
+    print: false,
+    check: true,
+    help: false,
+  };
   eachArg(argv, ({ arg, flag, value }) => {
     switch (flag) {
       case '-h':
@@ -71,7 +77,8 @@ export function parseEdgeConfigArgs(argv: readonly string[]): EdgeConfigArgs {
         a.description = arg;
     }
   });
-  if (!a.help && a.description === '') throw new UsageError('a description file is required (the demo\'s is envoy-config/maps/edge-config.yaml)');
+  if (!a.help && a.description === '')
+    throw new UsageError("a description file is required (the demo's is envoy-config/maps/edge-config.yaml)");
   return a;
 }
 
@@ -102,9 +109,11 @@ export function queryFragmentProblem(value: string): string | undefined {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
     if (c === 0x20) return `a space at character ${i} (write %20)`;
-    if (c < 0x20 || c >= 0x7f) return `character U+${c.toString(16).toUpperCase().padStart(4, '0')} at character ${i} (a value is percent-encoded ASCII)`;
+    if (c < 0x20 || c >= 0x7f)
+      return `character U+${c.toString(16).toUpperCase().padStart(4, '0')} at character ${i} (a value is percent-encoded ASCII)`;
     if (c === 0x23) return `'#' at character ${i} (write %23)`;
-    if (c === 0x25 && !/^%[0-9A-Fa-f]{2}/.test(value.slice(i))) return `'%' at character ${i} not followed by two hex digits (write %25)`;
+    if (c === 0x25 && !/^%[0-9A-Fa-f]{2}/.test(value.slice(i)))
+      return `'%' at character ${i} not followed by two hex digits (write %25)`;
     if (c === 0x26 && (i === 0 || i === value.length - 1 || value[i + 1] === '&')) {
       return `an empty parameter at character ${i} (a leading, trailing or doubled '&'; inside a filter write && as %26%26)`;
     }
@@ -128,10 +137,13 @@ export function parseMapFile(text: string, file: string): MapEntry[] {
     const key = m[1]!;
     const value = m[2];
     const rest = m[3]!;
-    if (value === undefined) fail(`"${key.slice(0, 64)}" has no value (a line is: key, whitespace, a query fragment such as hls_fmp4=true)`);
-    if (rest !== '' && !rest.startsWith('#')) fail(`more than a key and a value: "${rest.slice(0, 64)}" (a value holds no whitespace: write %20)`);
+    if (value === undefined)
+      fail(`"${key.slice(0, 64)}" has no value (a line is: key, whitespace, a query fragment such as hls_fmp4=true)`);
+    if (rest !== '' && !rest.startsWith('#'))
+      fail(`more than a key and a value: "${rest.slice(0, 64)}" (a value holds no whitespace: write %20)`);
     if (key.length > MAX_KEY_CHARS) fail(`the key is longer than ${MAX_KEY_CHARS} characters`);
-    if ([...key].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) fail('the key holds a control character');
+    if ([...key].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
+      fail('the key holds a control character');
     if (value!.length > MAX_VALUE_CHARS) fail(`the value is longer than ${MAX_VALUE_CHARS} characters`);
     const problem = queryFragmentProblem(value!);
     if (problem !== undefined) fail(`the value of "${key.slice(0, 64)}" has ${problem}`);
@@ -170,7 +182,9 @@ export async function buildConfiguration(descriptionFile: string): Promise<Built
   try {
     text = await fs.readFile(descriptionFile, 'utf8');
   } catch (e) {
-    throw new EdgeConfigFileError(`${descriptionFile}: cannot read the description: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new EdgeConfigFileError(
+      `${descriptionFile}: cannot read the description: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   const value = parseDescription(text, descriptionFile);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -188,7 +202,9 @@ function parseDescription(text: string, file: string): Json {
     } catch (e) {
       const at = /position (\d+)/.exec((e as Error).message);
       const line = at !== null ? text.slice(0, Number(at[1])).split('\n').length : undefined;
-      throw new EdgeConfigFileError(`${file}${line !== undefined ? `:${line}` : ''}: not valid JSON: ${(e as Error).message}`);
+      throw new EdgeConfigFileError(
+        `${file}${line !== undefined ? `:${line}` : ''}: not valid JSON: ${(e as Error).message}`,
+      );
     }
   }
   const lines = new LineCounter();
@@ -196,13 +212,21 @@ function parseDescription(text: string, file: string): Json {
   const first = doc.errors[0];
   if (first !== undefined) {
     const line = first.linePos?.[0].line;
-    throw new EdgeConfigFileError(`${file}${line !== undefined ? `:${line}` : ''}: not valid YAML: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
+    throw new EdgeConfigFileError(
+      `${file}${line !== undefined ? `:${line}` : ''}: not valid YAML: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+    );
   }
   return doc.toJS() as Json;
 }
 
 /** Replaces every `rewrite.maps.<name>` that is a string by the map file it names. */
-async function readMapFiles(node: Json, member: string, dir: string, description: string, out: LoadedMap[]): Promise<void> {
+async function readMapFiles(
+  node: Json,
+  member: string,
+  dir: string,
+  description: string,
+  out: LoadedMap[],
+): Promise<void> {
   if (Array.isArray(node)) {
     for (let i = 0; i < node.length; i++) await readMapFiles(node[i]!, `${member}[${i}]`, dir, description, out);
     return;
@@ -220,7 +244,9 @@ async function readMapFiles(node: Json, member: string, dir: string, description
           try {
             text = await fs.readFile(file, 'utf8');
           } catch (e) {
-            throw new EdgeConfigFileError(`${description}: ${here}.maps.${name}: cannot read the map file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+            throw new EdgeConfigFileError(
+              `${description}: ${here}.maps.${name}: cannot read the map file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+            );
           }
           const entries = parseMapFile(text, file);
           maps[name] = Object.fromEntries(entries.map((e) => [e.key, e.value]));
@@ -235,7 +261,8 @@ async function readMapFiles(node: Json, member: string, dir: string, description
 // --------------------------------------------------------------------------------- envoy.yaml
 
 const WASM_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm';
-const HCM_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+const HCM_TYPE =
+  'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const STRING_VALUE_TYPE = 'type.googleapis.com/google.protobuf.StringValue';
 
 function get(node: unknown, key: string): unknown {
@@ -281,22 +308,40 @@ export function writeConfiguration(yamlText: string, file: string, json: string)
   const lineOf = (n: YamlNode | undefined): number => (n?.range ? lines.linePos(n.range[0]).line : 1);
   const first = doc.errors[0];
   if (first !== undefined) {
-    throw new EdgeConfigFileError(`${file}:${first.linePos?.[0].line ?? 1}: not valid YAML: ${first.message.split('\n')[0]}`);
+    throw new EdgeConfigFileError(
+      `${file}:${first.linePos?.[0].line ?? 1}: not valid YAML: ${first.message.split('\n')[0]}`,
+    );
   }
   const configs = wasmPluginConfigs(doc.contents);
-  if (configs.length === 0) throw new EdgeConfigFileError(`${file}: no envoy.filters.http.wasm filter (typed_config "@type": ${WASM_TYPE}) in an HTTP connection manager`);
-  if (configs.length > 1) throw new EdgeConfigFileError(`${file}:${lineOf(configs[1])}: a second wasm filter; origin edge-config writes a bootstrap with one`);
+  if (configs.length === 0)
+    throw new EdgeConfigFileError(
+      `${file}: no envoy.filters.http.wasm filter (typed_config "@type": ${WASM_TYPE}) in an HTTP connection manager`,
+    );
+  if (configs.length > 1)
+    throw new EdgeConfigFileError(
+      `${file}:${lineOf(configs[1])}: a second wasm filter; origin edge-config writes a bootstrap with one`,
+    );
   const config = configs[0]!;
   const configuration = get(config, 'configuration');
   if (!isMap(configuration)) {
-    throw new EdgeConfigFileError(`${file}:${lineOf(config)}: the wasm filter's config has no configuration map; add configuration: { "@type": ${STRING_VALUE_TYPE}, value: "{}" }`);
+    throw new EdgeConfigFileError(
+      `${file}:${lineOf(config)}: the wasm filter's config has no configuration map; add configuration: { "@type": ${STRING_VALUE_TYPE}, value: "{}" }`,
+    );
   }
   if (typeOf(configuration) !== STRING_VALUE_TYPE) {
-    throw new EdgeConfigFileError(`${file}:${lineOf(configuration)}: configuration "@type" must be ${STRING_VALUE_TYPE} (the plugin reads its JSON raw)`);
+    throw new EdgeConfigFileError(
+      `${file}:${lineOf(configuration)}: configuration "@type" must be ${STRING_VALUE_TYPE} (the plugin reads its JSON raw)`,
+    );
   }
   const pair = configuration.items.find((p) => isScalar(p.key) && p.key.value === 'value');
   const value = pair?.value;
-  if (pair === undefined || !isScalar(value) || value.range === undefined || value.range === null || !isScalar(pair.key)) {
+  if (
+    pair === undefined ||
+    !isScalar(value) ||
+    value.range === undefined ||
+    value.range === null ||
+    !isScalar(pair.key)
+  ) {
     throw new EdgeConfigFileError(`${file}:${lineOf(configuration)}: configuration has no string value to replace`);
   }
   const [start, end] = value.range;
@@ -307,7 +352,10 @@ export function writeConfiguration(yamlText: string, file: string, json: string)
     const keyStart = pair.key.range![0];
     const keyColumn = keyStart - (yamlText.lastIndexOf('\n', keyStart - 1) + 1);
     const indent = content !== null ? content[1]! : ' '.repeat(keyColumn + 2);
-    replacement = `|\n${json.split('\n').map((l) => (l === '' ? '' : indent + l)).join('\n')}${old.endsWith('\n') ? '\n' : ''}`;
+    replacement = `|\n${json
+      .split('\n')
+      .map((l) => (l === '' ? '' : indent + l))
+      .join('\n')}${old.endsWith('\n') ? '\n' : ''}`;
   } else {
     replacement = JSON.stringify(json.replace(/\n\s*/g, ' '));
   }
@@ -329,10 +377,18 @@ export function readConfiguration(yamlText: string): string | undefined {
  * Envoy would (canary VM + worker): the plugin's own checks decide. Throws EdgeConfigFileError
  * with the plugin's reason, a map entry's error pointing at its file and line.
  */
-export async function checkWithPlugin(yamlText: string, file: string, cwd: string, built: BuiltConfiguration): Promise<void> {
-  const { parseEnvoyConfig } = require('../../host-glue/envoy/envoy-config') as typeof import('../../host-glue/envoy/envoy-config');
-  const { createProxyWasmPlugin } = require('../../host-glue/proxy-wasm/host') as typeof import('../../host-glue/proxy-wasm/host');
-  const { PluginLoadError } = require('../../host-glue/proxy-wasm/http-filter') as typeof import('../../host-glue/proxy-wasm/http-filter');
+export async function checkWithPlugin(
+  yamlText: string,
+  file: string,
+  cwd: string,
+  built: BuiltConfiguration,
+): Promise<void> {
+  const { parseEnvoyConfig } =
+    require('../../host-glue/envoy/envoy-config') as typeof import('../../host-glue/envoy/envoy-config');
+  const { createProxyWasmPlugin } =
+    require('../../host-glue/proxy-wasm/host') as typeof import('../../host-glue/proxy-wasm/host');
+  const { PluginLoadError } =
+    require('../../host-glue/proxy-wasm/http-filter') as typeof import('../../host-glue/proxy-wasm/http-filter');
   let config: ReturnType<typeof parseEnvoyConfig>;
   try {
     config = parseEnvoyConfig(yamlText, file);
@@ -347,7 +403,9 @@ export async function checkWithPlugin(yamlText: string, file: string, cwd: strin
     try {
       wasm = new Uint8Array(await fs.readFile(module));
     } catch (e) {
-      throw new EdgeConfigFileError(`${file}: cannot check the configuration: the module ${module} does not read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; \`npm run build:wasm\` builds build/edge.wasm, or pass --no-check)`);
+      throw new EdgeConfigFileError(
+        `${file}: cannot check the configuration: the module ${module} does not read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; \`npm run build:wasm\` builds build/edge.wasm, or pass --no-check)`,
+      );
     }
   }
   const errors: string[] = [];
@@ -370,7 +428,9 @@ export async function checkWithPlugin(yamlText: string, file: string, cwd: strin
     if (!(e instanceof PluginLoadError)) throw e;
     // The plugin's own lines (proxy_log: `wasm log <name> <root_id> <vm_id>: <message>`), not the host's summary.
     const reasons = errors.filter((l) => l.startsWith('wasm log ')).map((l) => l.replace(/^wasm log [^:]*: /, ''));
-    throw new EdgeConfigFileError(`the plugin refuses the configuration: ${[...new Set(reasons.map((r) => withMapLine(r, built.maps)))].join('; ') || e.message}`);
+    throw new EdgeConfigFileError(
+      `the plugin refuses the configuration: ${[...new Set(reasons.map((r) => withMapLine(r, built.maps)))].join('; ') || e.message}`,
+    );
   }
 }
 
@@ -388,7 +448,12 @@ export function withMapLine(message: string, maps: readonly LoadedMap[]): string
 
 // --------------------------------------------------------------------------------------- command
 
-export async function runEdgeConfig(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream, cwd = process.cwd()): Promise<number> {
+export async function runEdgeConfig(
+  argv: readonly string[],
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+  cwd = process.cwd(),
+): Promise<number> {
   const a = parseEdgeConfigArgs(argv);
   if (a.help) {
     out.write(EDGE_CONFIG_USAGE);
@@ -402,7 +467,9 @@ export async function runEdgeConfig(argv: readonly string[], out: NodeJS.Writabl
       try {
         yamlText = await fs.readFile(yamlFile, 'utf8');
       } catch (e) {
-        throw new EdgeConfigFileError(`${a.config}: cannot read the Envoy bootstrap: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        throw new EdgeConfigFileError(
+          `${a.config}: cannot read the Envoy bootstrap: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        );
       }
     }
     const written = yamlText !== undefined ? writeConfiguration(yamlText, a.config, built.json) : undefined;

@@ -29,14 +29,27 @@ read, 2 a bad expression (the message points at its position) or command line.
 
 /** Properties shown after the common columns, per track type, in the filter's own spelling. */
 const DETAIL: Record<TrackProperties['type'], ReadonlyArray<keyof TrackProperties>> = {
-  video: ['avc_profile', 'avc_level', 'MaxWidth', 'MaxHeight', 'DisplayWidth', 'DisplayHeight', 'FrameRate', 'ScanType'],
+  video: [
+    'avc_profile',
+    'avc_level',
+    'MaxWidth',
+    'MaxHeight',
+    'DisplayWidth',
+    'DisplayHeight',
+    'FrameRate',
+    'ScanType',
+  ],
   audio: ['Channels', 'SamplingRate', 'BitsPerSample', 'AudioTag'],
   textstream: [],
   data: [],
 };
 const COMMON_DETAIL: ReadonlyArray<keyof TrackProperties> = ['Roles', 'trackID', 'TimeScale'];
 
-export async function runFilter(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function runFilter(
+  argv: readonly string[],
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const args = parseFilterArgs(argv);
   if (args.help) {
     out.write(FILTER_USAGE);
@@ -49,7 +62,10 @@ export async function runFilter(argv: readonly string[], out: NodeJS.WritableStr
     canonical = engine.canonical(args.expression);
   } catch (e) {
     if (!(e instanceof FilterSyntaxError)) throw e;
-    if (args.json) out.write(`${JSON.stringify({ expression: args.expression, error: { message: e.reason, offset: e.offset, hint: e.hint, text: e.detail } }, null, 2)}\n`);
+    if (args.json)
+      out.write(
+        `${JSON.stringify({ expression: args.expression, error: { message: e.reason, offset: e.offset, hint: e.hint, text: e.detail } }, null, 2)}\n`,
+      );
     throw new UsageError(showFilterError(e, ''));
   }
   const { tracks, trackFilter } = await readTracks(args.ism);
@@ -58,13 +74,17 @@ export async function runFilter(argv: readonly string[], out: NodeJS.WritableStr
   const context = trackFilterContext(trackFilter, tracks, keep);
 
   if (args.json) {
-    out.write(`${JSON.stringify({ expression: args.expression, canonical, kept, total: tracks.length, ...(context ? { trackFilter: context.json } : {}), tracks: tracks.map((t, i) => trackJson(t, i, keep[i]!)) }, null, 2)}\n`);
+    out.write(
+      `${JSON.stringify({ expression: args.expression, canonical, kept, total: tracks.length, ...(context ? { trackFilter: context.json } : {}), tracks: tracks.map((t, i) => trackJson(t, i, keep[i]!)) }, null, 2)}\n`,
+    );
   } else {
     out.write(`${trackTable(tracks, keep)}\n\ncanonical: ${canonical}\n${kept} of ${tracks.length} tracks kept\n`);
     if (context) out.write(`${context.text}\n`);
   }
   if (kept === 0) {
-    err.write(`origin filter: ${args.expression} keeps none of the ${tracks.length} tracks of ${args.ism}: a request with this filter gets 400\n`);
+    err.write(
+      `origin filter: ${args.expression} keeps none of the ${tracks.length} tracks of ${args.ism}: a request with this filter gets 400\n`,
+    );
     return 1;
   }
   return 0;
@@ -93,7 +113,9 @@ function parseFilterArgs(argv: readonly string[]): FilterArgs {
   }
   if (help) return { expression: '', ism: '', json, help };
   if (positional.length !== 2) {
-    throw new UsageError(`expected an expression and a server manifest, got ${positional.length} argument${positional.length === 1 ? '' : 's'}\n${FILTER_USAGE}`);
+    throw new UsageError(
+      `expected an expression and a server manifest, got ${positional.length} argument${positional.length === 1 ? '' : 's'}\n${FILTER_USAGE}`,
+    );
   }
   return { expression: positional[0]!, ism: positional[1]!, json, help };
 }
@@ -103,7 +125,11 @@ async function readTracks(file: string): Promise<{ tracks: TrackProperties[]; tr
   try {
     text = await fs.readFile(file, 'utf8');
   } catch (e) {
-    throw new OriginError('not-found', `cannot read the server manifest (${(e as NodeJS.ErrnoException).code ?? 'error'})`, file);
+    throw new OriginError(
+      'not-found',
+      `cannot read the server manifest (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+      file,
+    );
   }
   const manifest = parseServerManifest(text, file);
   const tracks = manifest.tracks.map((t, i) => ismTrackToProperties(t, i));
@@ -115,7 +141,11 @@ async function readTracks(file: string): Promise<{ tracks: TrackProperties[]; tr
  * The manifest's own track_filter also applies to every request (before `filter`): say what the
  * two keep together, so the table is not mistaken for what a request gets.
  */
-function trackFilterContext(trackFilter: string | undefined, tracks: TrackProperties[], keep: boolean[]): { text: string; json: object } | undefined {
+function trackFilterContext(
+  trackFilter: string | undefined,
+  tracks: TrackProperties[],
+  keep: boolean[],
+): { text: string; json: object } | undefined {
   if (trackFilter === undefined || trackFilter === '') return undefined;
   try {
     const base = filterEngine().select(trackFilter, tracks);
@@ -126,7 +156,10 @@ function trackFilterContext(trackFilter: string | undefined, tracks: TrackProper
     };
   } catch (e) {
     if (!(e instanceof FilterSyntaxError)) throw e;
-    return { text: `the server manifest's track_filter is invalid: ${e.detail}`, json: { expression: trackFilter, error: e.detail } };
+    return {
+      text: `the server manifest's track_filter is invalid: ${e.detail}`,
+      json: { expression: trackFilter, error: e.detail },
+    };
   }
 }
 
@@ -145,22 +178,38 @@ function trackTable(tracks: TrackProperties[], keep: boolean[]): string {
     p.FourCC,
     String(p.systemBitrate),
     p.systemLanguage,
-    [...DETAIL[p.type], ...COMMON_DETAIL].flatMap((k) => {
-      const v = shown(p, k);
-      return v === undefined ? [] : [`${k}=${v}`];
-    }).join(' '),
+    [...DETAIL[p.type], ...COMMON_DETAIL]
+      .flatMap((k) => {
+        const v = shown(p, k);
+        return v === undefined ? [] : [`${k}=${v}`];
+      })
+      .join(' '),
   ]);
   const header = ['#', 'filter', 'trackName', 'type', 'FourCC', 'systemBitrate', 'systemLanguage', 'properties'];
   const rightAligned = new Set([0, 5]);
   const all = [header, ...rows];
   const widths = header.map((_, c) => Math.max(...all.map((r) => r[c]!.length)));
-  const line = (r: string[]): string => r.map((cell, c) => (c === r.length - 1 ? cell : rightAligned.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd();
+  const line = (r: string[]): string =>
+    r
+      .map((cell, c) =>
+        c === r.length - 1 ? cell : rightAligned.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!),
+      )
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((w, c) => '-'.repeat(c === widths.length - 1 ? header[c]!.length : w));
   return [line(header), line(rule), ...rows.map(line)].join('\n');
 }
 
 function trackJson(p: TrackProperties, index: number, keep: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = { index, keep, trackName: p.trackName, type: p.type, FourCC: p.FourCC, systemBitrate: p.systemBitrate, systemLanguage: p.systemLanguage };
+  const out: Record<string, unknown> = {
+    index,
+    keep,
+    trackName: p.trackName,
+    type: p.type,
+    FourCC: p.FourCC,
+    systemBitrate: p.systemBitrate,
+    systemLanguage: p.systemLanguage,
+  };
   for (const k of [...DETAIL[p.type], ...COMMON_DETAIL]) {
     const v = p[k];
     if (v !== undefined) out[k] = typeof v === 'object' ? formatRational(v) : v;
@@ -181,7 +230,7 @@ export function showFilterError(e: FilterSyntaxError, subject: string | undefine
 export function caretLines(text: string, offset: number, indent = '    '): string {
   // Code points with their UTF-16 offsets (the error offset counts UTF-16 units).
   const points: Array<{ at: number; ch: string }> = [];
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     const ch = String.fromCodePoint(text.codePointAt(at)!);
     points.push({ at, ch: /[\u0000-\u001f\u007f]/.test(ch) ? (/[\t\n\r]/.test(ch) ? ' ' : '?') : ch });
     at += ch.length;
@@ -191,7 +240,10 @@ export function caretLines(text: string, offset: number, indent = '    '): strin
   const from = Math.max(0, column - 60);
   const to = Math.min(points.length, column + 20);
   const before = from > 0 ? '...' : '';
-  const visible = points.slice(from, to).map((p) => p.ch).join('');
+  const visible = points
+    .slice(from, to)
+    .map((p) => p.ch)
+    .join('');
   const after = to < points.length ? '...' : '';
   return `${indent}${before}${visible}${after}\n${indent}${' '.repeat(before.length + column - from)}^`;
 }

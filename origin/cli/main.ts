@@ -31,8 +31,10 @@ const COMMANDS: Record<string, Command> = {
   // Loaded on use: the packaging and filter commands need none of the HTTP stack.
   serve: (argv, out, err) => (require('./serve-command') as typeof import('./serve-command')).runServe(argv, out, err),
   edge: (argv, out, err) => (require('./edge-command') as typeof import('./edge-command')).runEdge(argv, out, err),
-  'sign-url': (argv, out, err) => (require('./sign-url-command') as typeof import('./sign-url-command')).runSignUrl(argv, out, err),
-  'edge-config': (argv, out, err) => (require('./edge-config-command') as typeof import('./edge-config-command')).runEdgeConfig(argv, out, err),
+  'sign-url': (argv, out, err) =>
+    (require('./sign-url-command') as typeof import('./sign-url-command')).runSignUrl(argv, out, err),
+  'edge-config': (argv, out, err) =>
+    (require('./edge-config-command') as typeof import('./edge-config-command')).runEdgeConfig(argv, out, err),
   demo: runDemo,
   version: async (_argv, out) => {
     out.write(`${VERSION}\n`);
@@ -40,7 +42,11 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-export async function main(argv: readonly string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     out.write(USAGE);

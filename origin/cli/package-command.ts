@@ -5,7 +5,15 @@ import { FilterSyntaxError, filterEngine } from '../../host-glue/filter/filter-e
 import { OriginError } from '../errors';
 import { writeServerManifest } from '../ism/server-manifest';
 import { applyCliOption, OPTIONS, optionByCli, StreamOptions } from '../options/registry';
-import { buildServerManifest, checkOutput, creatorLine, PackageInput, STDOUT, TrackTypeOption, writeServerManifestFile } from '../package/packager';
+import {
+  buildServerManifest,
+  checkOutput,
+  creatorLine,
+  PackageInput,
+  STDOUT,
+  TrackTypeOption,
+  writeServerManifestFile,
+} from '../package/packager';
 import { closest, UsageError } from './args';
 import { showFilterError } from './filter-command';
 
@@ -29,7 +37,16 @@ Options:
 
 export function packageHelp(): string {
   const lines = OPTIONS.filter((o) => o.stored).map((o) => {
-    const shape = o.type === 'boolean' ? '[=true|false]' : o.type === 'enum' ? `=${o.values!.join('|')}` : o.type === 'integer' ? '=<integer>' : o.type === 'rational' ? '=<seconds>' : '=<text>';
+    const shape =
+      o.type === 'boolean'
+        ? '[=true|false]'
+        : o.type === 'enum'
+          ? `=${o.values!.join('|')}`
+          : o.type === 'integer'
+            ? '=<integer>'
+            : o.type === 'rational'
+              ? '=<seconds>'
+              : '=<text>';
     const dflt = o.default !== undefined ? ` (default ${o.default})` : '';
     return `  --${o.cli}${shape}${o.repeatable ? ' (repeatable)' : ''}\n      ${o.description}${dflt}`;
   });
@@ -47,7 +64,13 @@ interface ParsedPackageArgs {
 const TRACK_TYPES: readonly TrackTypeOption[] = ['video', 'audio', 'text'];
 
 export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
-  const parsed: ParsedPackageArgs = { output: undefined, inputs: [], options: new StreamOptions(), quiet: false, help: false };
+  const parsed: ParsedPackageArgs = {
+    output: undefined,
+    inputs: [],
+    options: new StreamOptions(),
+    quiet: false,
+    help: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '-h' || arg === '--help') {
@@ -67,7 +90,8 @@ export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
         value ??= argv[++i];
         const last = parsed.inputs[parsed.inputs.length - 1];
         if (last === undefined) throw new UsageError('--track_type must follow the input it applies to');
-        if (!TRACK_TYPES.includes(value as TrackTypeOption)) throw new UsageError(`--track_type=${value ?? ''}: use one of ${TRACK_TYPES.join(', ')}`);
+        if (!TRACK_TYPES.includes(value as TrackTypeOption))
+          throw new UsageError(`--track_type=${value ?? ''}: use one of ${TRACK_TYPES.join(', ')}`);
         if (last.trackType !== undefined) throw new UsageError(`--track_type is given twice for ${last.path}`);
         last.trackType = value as TrackTypeOption;
         continue;
@@ -76,7 +100,9 @@ export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
       if (spec === undefined) {
         const names = ['track_type', ...OPTIONS.filter((o) => o.stored).map((o) => o.cli)];
         const guess = closest(flag, names);
-        throw new UsageError(`unknown option --${flag}${guess ? `; did you mean --${guess}?` : ''} (see origin package --help)`);
+        throw new UsageError(
+          `unknown option --${flag}${guess ? `; did you mean --${guess}?` : ''} (see origin package --help)`,
+        );
       }
       // `--opt value` for options that need a value; booleans take only the `=` form.
       if (value === undefined && spec.type !== 'boolean') value = argv[++i];
@@ -108,7 +134,11 @@ function checkFilterExpression(shownAs: string, expression: string): void {
   }
 }
 
-export async function runPackage(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function runPackage(
+  argv: readonly string[],
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const args = parsePackageArgs(argv);
   if (args.help) {
     out.write(packageHelp());
@@ -121,7 +151,10 @@ export async function runPackage(argv: readonly string[], out: NodeJS.WritableSt
   const first = args.inputs[0];
   if (first !== undefined && /\.isml?$/i.test(first.path)) return renderClientManifest(args, out);
 
-  const manifest = await buildServerManifest({ output: args.output, inputs: args.inputs, options: args.options }, progress);
+  const manifest = await buildServerManifest(
+    { output: args.output, inputs: args.inputs, options: args.options },
+    progress,
+  );
   if (args.output === STDOUT) {
     out.write(writeServerManifest(manifest, creatorLine()));
   } else {
@@ -136,19 +169,28 @@ const CLIENT_MANIFEST = /(^|\/)(manifest|[^/]*\.mpd|[^/]*\.m3u8|[^/]*\.f4m)$/i;
 
 async function renderClientManifest(args: ParsedPackageArgs, out: NodeJS.WritableStream): Promise<number> {
   const [ism, request, ...rest] = args.inputs;
-  if (args.output !== STDOUT) throw new UsageError('a server manifest as input renders a client manifest: use -o stdout:');
-  if (request === undefined || rest.length > 0) throw new UsageError(`give exactly one client-manifest path after ${ism!.path}, e.g. .mpd, Manifest or .m3u8?filter=...`);
+  if (args.output !== STDOUT)
+    throw new UsageError('a server manifest as input renders a client manifest: use -o stdout:');
+  if (request === undefined || rest.length > 0)
+    throw new UsageError(
+      `give exactly one client-manifest path after ${ism!.path}, e.g. .mpd, Manifest or .m3u8?filter=...`,
+    );
   const q = request.path.indexOf('?');
   const pathPart = q < 0 ? request.path : request.path.slice(0, q);
   const query = q < 0 ? '' : request.path.slice(q + 1);
-  if (!CLIENT_MANIFEST.test(pathPart)) throw new UsageError(`"${request.path}" is not a client-manifest path (Manifest, <name>.mpd, <name>.m3u8, <name>.f4m)`);
+  if (!CLIENT_MANIFEST.test(pathPart))
+    throw new UsageError(
+      `"${request.path}" is not a client-manifest path (Manifest, <name>.mpd, <name>.m3u8, <name>.f4m)`,
+    );
   // The same code as HTTP: the route table, the playout handler, the filter engine.
   const { decodePath, matchPresentationRoute } = require('../server/routes') as typeof import('../server/routes');
   const { handlePlayout, newPlayoutContext } = require('../server/handlers') as typeof import('../server/handlers');
   const { PresentationStore } = require('../cache/presentation-store') as typeof import('../cache/presentation-store');
   const { wasmTrackSelector } = require('../server/select') as typeof import('../server/select');
   const absolute = path.resolve(ism!.path);
-  const segments = decodePath(`/${encodeURIComponent(path.basename(absolute))}/${pathPart.split('/').map(encodeURIComponent).join('/')}`);
+  const segments = decodePath(
+    `/${encodeURIComponent(path.basename(absolute))}/${pathPart.split('/').map(encodeURIComponent).join('/')}`,
+  );
   const route = matchPresentationRoute(segments);
   if (route === undefined) throw new UsageError(`"${request.path}" is not a client-manifest path`);
   const ctx = newPlayoutContext(new PresentationStore(), wasmTrackSelector);

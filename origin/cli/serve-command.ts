@@ -11,7 +11,6 @@ import { eachArg, logLevelArg, UsageError } from './args';
 import { DEFAULT_LIMITS } from '../cache/presentation-store';
 import type { HttpFilterFactory, LogLevel } from '../../host-glue/proxy-wasm/http-filter';
 
-
 export const SERVE_USAGE = `Usage: origin serve --root <dir> [options]
 
 Serves every server manifest (.ism) under <dir> as Smooth Streaming, DASH and HLS
@@ -78,7 +77,19 @@ export function defaultWorkers(): number {
 }
 
 export function parseServeArgs(argv: readonly string[]): ServeArgs {
-  const a: ServeArgs = { root: '', host: '127.0.0.1', port: 8081, manifestCacheControl: DEFAULT_CACHE_CONTROL.manifest, segmentCacheControl: DEFAULT_CACHE_CONTROL.segment, playerPage: true, quiet: false, help: false, workers: defaultWorkers(), manifestCacheBytes: DEFAULT_MANIFEST_CACHE_BYTES, warmUpRounds: WARM_UP_ROUNDS };
+  const a: ServeArgs = {
+    root: '',
+    host: '127.0.0.1',
+    port: 8081,
+    manifestCacheControl: DEFAULT_CACHE_CONTROL.manifest,
+    segmentCacheControl: DEFAULT_CACHE_CONTROL.segment,
+    playerPage: true,
+    quiet: false,
+    help: false,
+    workers: defaultWorkers(),
+    manifestCacheBytes: DEFAULT_MANIFEST_CACHE_BYTES,
+    warmUpRounds: WARM_UP_ROUNDS,
+  };
   eachArg(argv, ({ arg, flag, value }) => {
     switch (flag) {
       case '-h':
@@ -138,12 +149,14 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
 
 function integer(flag: string, v: string, min: number, max: number): number {
   const n = Number(v);
-  if (!/^\d{1,13}$/.test(v) || n < min || n > max) throw new UsageError(`${flag} must be an integer in ${min}..${max}, not "${v.slice(0, 32)}"`);
+  if (!/^\d{1,13}$/.test(v) || n < min || n > max)
+    throw new UsageError(`${flag} must be an integer in ${min}..${max}, not "${v.slice(0, 32)}"`);
   return n;
 }
 
 function headerValue(flag: string, v: string): string {
-  if (/[\r\n\0]/.test(v) || v.length > 256) throw new UsageError(`${flag} must be one header line of at most 256 characters`);
+  if (/[\r\n\0]/.test(v) || v.length > 256)
+    throw new UsageError(`${flag} must be one header line of at most 256 characters`);
   return v;
 }
 
@@ -152,11 +165,15 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
   const root = path.resolve(a.root);
   const stat = await fs.stat(root).catch(() => undefined);
   if (stat === undefined || !stat.isDirectory()) throw new UsageError(`--root ${a.root} is not a directory`);
-  let edge: { factory: HttpFilterFactory; config: import('../../host-glue/envoy/envoy-config').LoadedEdgeConfig } | undefined;
+  let edge:
+    { factory: HttpFilterFactory; config: import('../../host-glue/envoy/envoy-config').LoadedEdgeConfig } | undefined;
   if (a.edgeConfig !== undefined) {
     // Loaded on use, like `origin edge` (the host and the YAML reader are not needed otherwise).
     const { loadEdgeFilter } = require('./edge-command') as typeof import('./edge-command');
-    edge = await loadEdgeFilter(a.edgeConfig, { logLevel: a.edgeLogLevel ?? 'info', pluginLog: (_level, line) => log(line) });
+    edge = await loadEdgeFilter(a.edgeConfig, {
+      logLevel: a.edgeLogLevel ?? 'info',
+      pluginLog: (_level, line) => log(line),
+    });
   }
   const server = await startServer({
     root,
@@ -170,7 +187,16 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
     statTtlMs: a.statTtlMs ?? DEFAULT_LIMITS.statTtlMs,
     warmUpRounds: a.warmUpRounds ?? WARM_UP_ROUNDS,
     log: a.quiet ? undefined : log,
-    ...(edge !== undefined ? { edge: { factory: edge.factory, server: edge.config.server, generateRequestId: edge.config.generateRequestId, suppressEnvoyHeaders: edge.config.suppressEnvoyHeaders } } : {}),
+    ...(edge !== undefined
+      ? {
+          edge: {
+            factory: edge.factory,
+            server: edge.config.server,
+            generateRequestId: edge.config.generateRequestId,
+            suppressEnvoyHeaders: edge.config.suppressEnvoyHeaders,
+          },
+        }
+      : {}),
   }).catch(async (e: unknown) => {
     await edge?.factory.shutdown();
     throw e;
@@ -191,12 +217,17 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
 function edgeLoadFailure(e: unknown, a: ServeArgs, err: NodeJS.WritableStream): number | undefined {
   const name = (e as Error)?.name;
   if (name === 'EdgeConfigError') err.write(`origin serve: error: ${(e as Error).message}\n`);
-  else if (name === 'PluginLoadError') err.write(`origin serve: error: ${a.edgeConfig}: the wasm filter does not load: ${(e as Error).message}\n`);
+  else if (name === 'PluginLoadError')
+    err.write(`origin serve: error: ${a.edgeConfig}: the wasm filter does not load: ${(e as Error).message}\n`);
   else return undefined;
   return 1;
 }
 
-export async function runServe(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function runServe(
+  argv: readonly string[],
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const a = parseServeArgs(argv);
   if (a.help) {
     out.write(SERVE_USAGE);
@@ -255,7 +286,8 @@ async function runPrimary(a: ServeArgs, out: NodeJS.WritableStream, log: (line: 
   const fork = (): Promise<string> =>
     new Promise((resolve, reject) => {
       const w: Worker = cluster.fork();
-      const onExit = (code: number | null, signal: string | null): void => reject(new Error(`worker ${w.process.pid} exited (${signal ?? code}) before listening`));
+      const onExit = (code: number | null, signal: string | null): void =>
+        reject(new Error(`worker ${w.process.pid} exited (${signal ?? code}) before listening`));
       w.once('exit', onExit);
       w.on('message', (m: WorkerReady) => {
         if (m?.origin !== 'ready') return;

@@ -51,7 +51,16 @@ export interface SignUrlArgs {
 const MAX_TIMESTAMP = 0xffffffff;
 
 export function parseSignUrlArgs(argv: readonly string[]): SignUrlArgs {
-  const a: SignUrlArgs = { secret: undefined, prefix: 'token', time: undefined, expires: undefined, timeout: undefined, base: '', path: undefined, help: false };
+  const a: SignUrlArgs = {
+    secret: undefined,
+    prefix: 'token',
+    time: undefined,
+    expires: undefined,
+    timeout: undefined,
+    base: '',
+    path: undefined,
+    help: false,
+  };
   eachArg(argv, ({ arg, flag, value }) => {
     switch (flag) {
       case '-h':
@@ -86,7 +95,8 @@ export function parseSignUrlArgs(argv: readonly string[]): SignUrlArgs {
 }
 
 function seconds(flag: string, text: string, min: number, max: number): number {
-  if (!/^\d{1,10}$/.test(text) || Number(text) < min || Number(text) > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, not "${text}"`);
+  if (!/^\d{1,10}$/.test(text) || Number(text) < min || Number(text) > max)
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}, not "${text}"`);
   return Number(text);
 }
 
@@ -94,7 +104,8 @@ function seconds(flag: string, text: string, min: number, max: number): number {
 function parseTime(text: string): number {
   if (/^\d{1,10}$/.test(text)) return Number(text);
   const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw new UsageError(`--expires must be seconds since the epoch or an ISO 8601 date, not "${text}"`);
+  if (Number.isNaN(ms))
+    throw new UsageError(`--expires must be seconds since the epoch or an ISO 8601 date, not "${text}"`);
   return Math.floor(ms / 1000);
 }
 
@@ -114,9 +125,14 @@ export function signUrl(r: SignRequest): string {
   const rawPath = q < 0 ? r.path : r.path.slice(0, q);
   const query = q < 0 ? '' : r.path.slice(q);
   const decoded = decodePathOnce(rawPath);
-  if (!Number.isInteger(r.timestamp) || r.timestamp < 0 || r.timestamp > MAX_TIMESTAMP) throw new UsageError(`the timestamp must fit in 8 hex digits (0 to ${MAX_TIMESTAMP}), not ${r.timestamp}`);
+  if (!Number.isInteger(r.timestamp) || r.timestamp < 0 || r.timestamp > MAX_TIMESTAMP)
+    throw new UsageError(`the timestamp must fit in 8 hex digits (0 to ${MAX_TIMESTAMP}), not ${r.timestamp}`);
   const ts = r.timestamp.toString(16).padStart(8, '0');
-  const hash = createHash('md5').update(Buffer.from(r.secret, 'utf8')).update(Buffer.from(manifestScope(decoded), 'utf8')).update(ts).digest('hex');
+  const hash = createHash('md5')
+    .update(Buffer.from(r.secret, 'utf8'))
+    .update(Buffer.from(manifestScope(decoded), 'utf8'))
+    .update(ts)
+    .digest('hex');
   return `${normalisePrefix(r.prefix)}${hash}/${ts}${encodePath(decoded)}${query}`;
 }
 
@@ -138,22 +154,30 @@ export function manifestScope(path: string): string {
 
 /** Decodes once with the edge's refusals (assembly/edge/target.ts). */
 function decodePathOnce(raw: string): string {
-  if (!raw.startsWith('/')) throw new UsageError(`the path must start with / (the directory of the presentation), not "${raw}"`);
+  if (!raw.startsWith('/'))
+    throw new UsageError(`the path must start with / (the directory of the presentation), not "${raw}"`);
   const segments = raw.slice(1).split('/');
-  return '/' + segments.map((segment, i) => {
-    if (/%(2f|5c|00|2e|25)/i.test(segment)) throw new UsageError(`"${segment}": the edge refuses encoded / \\ NUL . and % in paths`);
-    if (/[\\#\s]|[^\x21-\x7e]/.test(segment)) throw new UsageError(`"${segment}": backslash, "#", space or non-ASCII character (percent-encode it)`);
-    let s: string;
-    try {
-      s = decodeURIComponent(segment);
-    } catch {
-      throw new UsageError(`"${segment}": malformed percent-encoding`);
-    }
-    if (s === '.' || s === '..') throw new UsageError('dot segments (. and ..) are refused by the edge');
-    if (s === '' && i < segments.length - 1) throw new UsageError('empty segments (//) are refused by the edge');
-    if (/[\x00-\x1f\x7f]/.test(s)) throw new UsageError(`"${segment}": encoded control character`);
-    return s;
-  }).join('/');
+  return (
+    '/' +
+    segments
+      .map((segment, i) => {
+        if (/%(2f|5c|00|2e|25)/i.test(segment))
+          throw new UsageError(`"${segment}": the edge refuses encoded / \\ NUL . and % in paths`);
+        if (/[\\#\s]|[^\x21-\x7e]/.test(segment))
+          throw new UsageError(`"${segment}": backslash, "#", space or non-ASCII character (percent-encode it)`);
+        let s: string;
+        try {
+          s = decodeURIComponent(segment);
+        } catch {
+          throw new UsageError(`"${segment}": malformed percent-encoding`);
+        }
+        if (s === '.' || s === '..') throw new UsageError('dot segments (. and ..) are refused by the edge');
+        if (s === '' && i < segments.length - 1) throw new UsageError('empty segments (//) are refused by the edge');
+        if (/[\x00-\x1f\x7f]/.test(s)) throw new UsageError(`"${segment}": encoded control character`);
+        return s;
+      })
+      .join('/')
+  );
 }
 
 /** The edge's canonical spelling: RFC 3986 segment characters raw, everything else %XX. */
@@ -166,22 +190,35 @@ function encodePath(path: string): string {
   return out;
 }
 
-export async function runSignUrl(argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function runSignUrl(
+  argv: readonly string[],
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const a = parseSignUrlArgs(argv);
   if (a.help) {
     out.write(SIGN_URL_USAGE);
     return 0;
   }
-  if (a.secret === undefined || a.secret === '') throw new UsageError('--secret is required (the location\'s auth_token.secret)');
+  if (a.secret === undefined || a.secret === '')
+    throw new UsageError("--secret is required (the location's auth_token.secret)");
   if (a.path === undefined) throw new UsageError('give the path to sign, e.g. /vod/tears.ism/.m3u8');
   if (a.expires !== undefined && a.time !== undefined) throw new UsageError('give --time or --expires, not both');
-  if (a.expires !== undefined && a.timeout === undefined) throw new UsageError('--expires needs --timeout (the location\'s auth_token.timeout): the URL is signed with expires - timeout');
+  if (a.expires !== undefined && a.timeout === undefined)
+    throw new UsageError(
+      "--expires needs --timeout (the location's auth_token.timeout): the URL is signed with expires - timeout",
+    );
   const now = Math.floor(Date.now() / 1000);
-  const timestamp = a.expires !== undefined ? a.expires - a.timeout! : a.time ?? now;
+  const timestamp = a.expires !== undefined ? a.expires - a.timeout! : (a.time ?? now);
   out.write(`${a.base}${signUrl({ secret: a.secret, prefix: a.prefix, path: a.path, timestamp })}\n`);
   if (a.timeout !== undefined) {
-    err.write(`valid until ${new Date((timestamp + a.timeout) * 1000).toISOString()} (timestamp + timeout ${a.timeout} s)\n`);
+    err.write(
+      `valid until ${new Date((timestamp + a.timeout) * 1000).toISOString()} (timestamp + timeout ${a.timeout} s)\n`,
+    );
   }
-  if (timestamp > now) err.write(`note: the timestamp is ${timestamp - now} s in the future; the edge refuses it while that exceeds the location's skew\n`);
+  if (timestamp > now)
+    err.write(
+      `note: the timestamp is ${timestamp - now} s in the future; the edge refuses it while that exceeds the location's skew\n`,
+    );
   return 0;
 }

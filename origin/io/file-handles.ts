@@ -151,14 +151,34 @@ export class FileHandles {
  * form of read on the descriptor: FileHandle.read's promise machinery cost more than the call.
  * Settles only once no read into `target` is running.
  */
-async function readInto(fd: number, name: string, size: number, target: Uint8Array, offset: number, length: number): Promise<void> {
-  if (!(Number.isSafeInteger(offset) && Number.isSafeInteger(length) && offset >= 0 && length >= 0 && offset + length <= size && length <= target.byteLength)) {
-    throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end of the file (${size} bytes)`, name);
+async function readInto(
+  fd: number,
+  name: string,
+  size: number,
+  target: Uint8Array,
+  offset: number,
+  length: number,
+): Promise<void> {
+  if (!(
+    Number.isSafeInteger(offset) &&
+    Number.isSafeInteger(length) &&
+    offset >= 0 &&
+    length >= 0 &&
+    offset + length <= size &&
+    length <= target.byteLength
+  )) {
+    throw new OriginError(
+      'corrupt-media',
+      `read of ${length} bytes at ${offset} is past the end of the file (${size} bytes)`,
+      name,
+    );
   }
   let done = 0;
   while (done < length) {
     const bytesRead = await new Promise<number>((resolve, reject) => {
-      readCallback(fd, target, done, length - done, offset + done, (err, n) => (err ? reject(ioError(name, err)) : resolve(n)));
+      readCallback(fd, target, done, length - done, offset + done, (err, n) =>
+        err ? reject(ioError(name, err)) : resolve(n),
+      );
     });
     if (bytesRead === 0) throw new OriginError('io', `file shrank while reading at ${offset + done}`, name);
     done += bytesRead;

@@ -53,9 +53,19 @@ export async function openRegularFile(path: string): Promise<{ handle: fs.FileHa
 }
 
 /** Exactly `length` bytes at `offset` of an open file of `size` bytes, or an OriginError. */
-export async function readFully(handle: fs.FileHandle, name: string, size: number, offset: number, length: number): Promise<Uint8Array> {
+export async function readFully(
+  handle: fs.FileHandle,
+  name: string,
+  size: number,
+  offset: number,
+  length: number,
+): Promise<Uint8Array> {
   if (offset < 0 || length < 0 || offset + length > size) {
-    throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end of the file (${size} bytes)`, name);
+    throw new OriginError(
+      'corrupt-media',
+      `read of ${length} bytes at ${offset} is past the end of the file (${size} bytes)`,
+      name,
+    );
   }
   const buffer = Buffer.allocUnsafe(length);
   let done = 0;
@@ -86,7 +96,11 @@ export class BufferSource implements ByteSource {
   }
   async read(offset: number, length: number): Promise<Uint8Array> {
     if (offset < 0 || length < 0 || offset + length > this.size) {
-      throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end (${this.size} bytes)`, this.name);
+      throw new OriginError(
+        'corrupt-media',
+        `read of ${length} bytes at ${offset} is past the end (${this.size} bytes)`,
+        this.name,
+      );
     }
     return this.bytes.subarray(offset, offset + length);
   }

@@ -22,7 +22,12 @@ const ELEMENT_OF: Record<TrackType, TrackElement | undefined> = {
 
 export function propertiesToIsmTrack(p: TrackProperties, src: string): IsmTrack {
   const element = ELEMENT_OF[p.type];
-  if (element === undefined) throw new OriginError('unsupported-media', `track ${p.trackID} of type '${p.type}' cannot be stored in a server manifest yet`, src);
+  if (element === undefined)
+    throw new OriginError(
+      'unsupported-media',
+      `track ${p.trackID} of type '${p.type}' cannot be stored in a server manifest yet`,
+      src,
+    );
   const params: IsmParam[] = [];
   const add = (name: string, value: string | number | undefined): void => {
     if (value !== undefined && value !== '') params.push({ name, value: String(value), valueType: 'data' });
@@ -48,7 +53,14 @@ export function propertiesToIsmTrack(p: TrackProperties, src: string): IsmTrack 
   add('FourCC', p.FourCC);
   add('CodecPrivateData', p.CodecPrivateData);
   add('Roles', p.Roles);
-  return { element, src, systemBitrate: p.systemBitrate, systemLanguage: p.systemLanguage, extraAttributes: [], params };
+  return {
+    element,
+    src,
+    systemBitrate: p.systemBitrate,
+    systemLanguage: p.systemLanguage,
+    extraAttributes: [],
+    params,
+  };
 }
 
 export function ismTrackToProperties(t: IsmTrack, index: number): TrackProperties {
@@ -107,12 +119,14 @@ function readVideo(
   const fr = text('FrameRate');
   if (fr !== undefined) {
     const r = parseRational(fr);
-    if (r === undefined || r.num <= 0) fail(`param FrameRate="${fr}" is not a positive integer or rational like 30000/1001`);
+    if (r === undefined || r.num <= 0)
+      fail(`param FrameRate="${fr}" is not a positive integer or rational like 30000/1001`);
     p.FrameRate = r;
   }
   const scan = text('ScanType');
   if (scan !== undefined) {
-    if (scan !== 'progressive' && scan !== 'interlaced') fail(`param ScanType="${scan}" must be progressive or interlaced`);
+    if (scan !== 'progressive' && scan !== 'interlaced')
+      fail(`param ScanType="${scan}" must be progressive or interlaced`);
     p.ScanType = scan as 'progressive' | 'interlaced';
   }
 }

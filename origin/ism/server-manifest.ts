@@ -93,7 +93,8 @@ export function parseServerManifest(text: string, fileName = 'server manifest', 
   }
   const doc = (fast ? plainSmil(text) : undefined) ?? parseXml(text, fileName);
   const smil = doc.find((n) => tagOf(n) === 'smil');
-  if (smil === undefined) throw new OriginError('bad-request', 'no <smil> root element: not a server manifest', fileName);
+  if (smil === undefined)
+    throw new OriginError('bad-request', 'no <smil> root element: not a server manifest', fileName);
   const fail = (what: string): never => {
     throw new OriginError('bad-request', what, fileName);
   };
@@ -106,7 +107,12 @@ export function parseServerManifest(text: string, fileName = 'server manifest', 
         if (itemTag === 'meta') manifest.meta.push(readMeta(item, fail));
         else if (itemTag === 'paramGroup') {
           const id = attrs(item)['id'] ?? fail('<paramGroup> without id');
-          manifest.paramGroups.push({ id, meta: childrenOf(item).filter((n) => tagOf(n) === 'meta').map((n) => readMeta(n, fail)) });
+          manifest.paramGroups.push({
+            id,
+            meta: childrenOf(item)
+              .filter((n) => tagOf(n) === 'meta')
+              .map((n) => readMeta(n, fail)),
+          });
         }
       }
     } else if (tag === 'body') {
@@ -128,7 +134,11 @@ export function parseServerManifest(text: string, fileName = 'server manifest', 
 function parseXml(text: string, fileName: string): Node[] {
   const valid = XMLValidator.validate(text);
   if (valid !== true) {
-    throw new OriginError('bad-request', `not well-formed XML at line ${valid.err.line}, column ${valid.err.col}: ${valid.err.msg}`, fileName);
+    throw new OriginError(
+      'bad-request',
+      `not well-formed XML at line ${valid.err.line}, column ${valid.err.col}: ${valid.err.msg}`,
+      fileName,
+    );
   }
   return parser.parse(text) as Node[];
 }
@@ -144,7 +154,8 @@ function parseXml(text: string, fileName: string): Node[] {
 // text, prefixed names, control characters or padding in attribute values) returns undefined, and
 // the general parser (and its validator's error messages) takes the document.
 
-const DECLARATION = /<\?xml version="1\.0"(?: encoding="[A-Za-z][A-Za-z0-9._-]*")?(?: standalone="(?:yes|no)")?[ \t\r\n]*\?>/y;
+const DECLARATION =
+  /<\?xml version="1\.0"(?: encoding="[A-Za-z][A-Za-z0-9._-]*")?(?: standalone="(?:yes|no)")?[ \t\r\n]*\?>/y;
 const SPACE = /[ \t\r\n]*/y;
 const COMMENT = /<!--(?:[^-]|-[^-])*-->/y;
 const OPEN_NAME = /<([A-Za-z_][A-Za-z0-9._-]*)/y;
@@ -229,8 +240,11 @@ function readTrack(node: Node, element: TrackElement, index: number, fail: (what
   const src = a['src'] ?? fail(`${where} has no src attribute`);
   if (src === '') fail(`${where} has an empty src attribute`);
   const bitrateText = a['systemBitrate'] ?? fail(`${where} (src="${src}") has no systemBitrate attribute`);
-  if (!/^\d{1,12}$/.test(bitrateText)) fail(`${where} (src="${src}"): systemBitrate "${bitrateText}" is not a non-negative integer`);
-  const extraAttributes = Object.entries(a).filter(([k]) => k !== 'src' && k !== 'systemBitrate' && k !== 'systemLanguage');
+  if (!/^\d{1,12}$/.test(bitrateText))
+    fail(`${where} (src="${src}"): systemBitrate "${bitrateText}" is not a non-negative integer`);
+  const extraAttributes = Object.entries(a).filter(
+    ([k]) => k !== 'src' && k !== 'systemBitrate' && k !== 'systemLanguage',
+  );
   const params: IsmParam[] = [];
   for (const p of childrenOf(node)) {
     if (tagOf(p) !== 'param') continue;
@@ -238,21 +252,41 @@ function readTrack(node: Node, element: TrackElement, index: number, fail: (what
     const name = pa['name'] ?? fail(`${where} (src="${src}") has a <param> without name`);
     params.push({ name, value: pa['value'] ?? '', valueType: pa['valueType'] ?? pa['valuetype'] });
   }
-  return { element, src, systemBitrate: Number(bitrateText), systemLanguage: a['systemLanguage'], extraAttributes, params };
+  return {
+    element,
+    src,
+    systemBitrate: Number(bitrateText),
+    systemLanguage: a['systemLanguage'],
+    extraAttributes,
+    params,
+  };
 }
 
 const escapeXml = (s: string): string =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/\r/g, '&#13;').replace(/\n/g, '&#10;').replace(/\t/g, '&#9;');
+  s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/\r/g, '&#13;')
+    .replace(/\n/g, '&#10;')
+    .replace(/\t/g, '&#9;');
 
 const attr = (name: string, value: string): string => ` ${name}="${escapeXml(value)}"`;
 
 /** Writes the server manifest in the reference product's layout (two-space indent, `valueType`). */
 export function writeServerManifest(m: ServerManifest, creator: string): string {
-  const lines = ['<?xml version="1.0" encoding="utf-8"?>', `<!-- Created with ${creator.replace(/--/g, '- -')} -->`, `<smil xmlns="${SMIL_NAMESPACE}">`, '  <head>'];
+  const lines = [
+    '<?xml version="1.0" encoding="utf-8"?>',
+    `<!-- Created with ${creator.replace(/--/g, '- -')} -->`,
+    `<smil xmlns="${SMIL_NAMESPACE}">`,
+    '  <head>',
+  ];
   for (const meta of m.meta) lines.push(`    <meta${attr('name', meta.name)}${attr('content', meta.content)} />`);
   for (const group of m.paramGroups) {
     lines.push(`    <paramGroup${attr('id', group.id)}>`);
-    for (const meta of group.meta) lines.push(`      <meta${attr('name', meta.name)}${attr('content', meta.content)} />`);
+    for (const meta of group.meta)
+      lines.push(`      <meta${attr('name', meta.name)}${attr('content', meta.content)} />`);
     lines.push('    </paramGroup>');
   }
   lines.push('  </head>', '  <body>', '    <switch>');
@@ -266,7 +300,9 @@ export function writeServerManifest(m: ServerManifest, creator: string): string 
     }
     lines.push(`${open}>`);
     for (const p of t.params) {
-      lines.push(`        <param${attr('name', p.name)}${attr('value', p.value)}${p.valueType !== undefined ? attr('valueType', p.valueType) : ''} />`);
+      lines.push(
+        `        <param${attr('name', p.name)}${attr('value', p.value)}${p.valueType !== undefined ? attr('valueType', p.valueType) : ''} />`,
+      );
     }
     lines.push(`      </${t.element}>`);
   }

@@ -64,7 +64,12 @@ export function writeMpd(view: PlayoutView): string {
       ['profiles', PROFILE],
     ])}>`,
   );
-  lines.push(`  <Period${attributes([['id', '1'], ['start', 'PT0S']])}>`);
+  lines.push(
+    `  <Period${attributes([
+      ['id', '1'],
+      ['start', 'PT0S'],
+    ])}>`,
+  );
   groups.forEach((g, i) => lines.push(...adaptationSet(view, g, i + 1, start)));
   lines.push('  </Period>', '</MPD>', '');
   return lines.join('\n');
@@ -80,7 +85,8 @@ function viewStart(view: PlayoutView): Instant {
   let best: Instant | undefined;
   for (const t of view.tracks) {
     const candidate = { ticks: firstTime(t), timescale: t.track.properties.TimeScale };
-    if (best === undefined || candidate.ticks * BigInt(best.timescale) < best.ticks * BigInt(candidate.timescale)) best = candidate;
+    if (best === undefined || candidate.ticks * BigInt(best.timescale) < best.ticks * BigInt(candidate.timescale))
+      best = candidate;
   }
   return best!;
 }
@@ -113,18 +119,23 @@ function adaptationGroups(tracks: ViewTrack[]): AdaptationGroup[] {
 function dashType(p: TrackProperties): DashType {
   if (p.type === 'video' || p.type === 'audio') return p.type;
   if (p.type === 'textstream') return 'text';
-  throw new OriginError('unsupported-media', `DASH output has no AdaptationSet type for ${p.type} track ${p.trackName}`);
+  throw new OriginError(
+    'unsupported-media',
+    `DASH output has no AdaptationSet type for ${p.type} track ${p.trackName}`,
+  );
 }
 
 function sameSet(a: ViewTrack, b: ViewTrack): boolean {
   const p = a.track.properties;
   const q = b.track.properties;
-  if (p.sampleEntry !== q.sampleEntry || p.systemLanguage !== q.systemLanguage || roles(p).join() !== roles(q).join()) return false;
+  if (p.sampleEntry !== q.sampleEntry || p.systemLanguage !== q.systemLanguage || roles(p).join() !== roles(q).join())
+    return false;
   if (p.TimeScale !== q.TimeScale || segmentCount(a) !== segmentCount(b)) return false;
   // Equal times and durations: with offsets[0] = 0, equal bases and equal columns.
   const x = segmentColumns(a);
   const y = segmentColumns(b);
-  if (x !== undefined && y !== undefined) return x.base === y.base && sameNumbers(x.offsets, y.offsets) && sameNumbers(x.durations, y.durations);
+  if (x !== undefined && y !== undefined)
+    return x.base === y.base && sameNumbers(x.offsets, y.offsets) && sameNumbers(x.durations, y.durations);
   return a.segments.every((s, i) => s.time === b.segments[i]!.time && s.duration === b.segments[i]!.duration);
 }
 
@@ -132,14 +143,18 @@ function sameNumbers(a: Float64Array, b: Float64Array): boolean {
   if (a.length !== b.length) return false;
   // Equal bytes are equal numbers (the columns hold no NaN), compared natively; unequal bytes
   // can still be equal numbers (0 and −0), so they take the loop.
-  if (Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))) return true;
+  if (Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength)))
+    return true;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 
 /** Role values (§5.8.5.5); main for audio and video, subtitle for text when the .ism names none. */
 function roles(p: TrackProperties): string[] {
-  const named = (p.Roles ?? '').split(',').map((r) => r.trim()).filter((r) => r !== '');
+  const named = (p.Roles ?? '')
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r !== '');
   if (named.length > 0) return named;
   return [p.type === 'textstream' ? 'subtitle' : 'main'];
 }
@@ -149,7 +164,9 @@ function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start:
   const p = first.track.properties;
   const reps = g.members.map((m) => representation(m));
   const bandwidths = reps.map((r) => Number(r.attrs.find(([k]) => k === 'bandwidth')![1]));
-  const hoisted = HOISTED.map((name): Attr => [name, common(reps.map((r) => value(r.attrs, name)))]).filter(([, v]) => v !== undefined);
+  const hoisted = HOISTED.map((name): Attr => [name, common(reps.map((r) => value(r.attrs, name)))]).filter(
+    ([, v]) => v !== undefined,
+  );
   const channels = common(reps.map((r) => r.channels));
   const attrs: Attr[] = [
     ['id', id],
@@ -160,7 +177,8 @@ function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start:
   if (g.type === 'video') {
     attrs.push(['par', common(g.members.map((m) => displayAspect(m.track.properties)))]);
   }
-  if (g.members.length > 1) attrs.push(['minBandwidth', Math.min(...bandwidths)], ['maxBandwidth', Math.max(...bandwidths)]);
+  if (g.members.length > 1)
+    attrs.push(['minBandwidth', Math.min(...bandwidths)], ['maxBandwidth', Math.max(...bandwidths)]);
   if (g.type === 'video') {
     attrs.push(['maxWidth', Math.max(...g.members.map((m) => m.track.properties.MaxWidth ?? 0))]);
     attrs.push(['maxHeight', Math.max(...g.members.map((m) => m.track.properties.MaxHeight ?? 0))]);
@@ -171,14 +189,24 @@ function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start:
   const out = [`    <AdaptationSet${attributes(attrs)}>`];
   // Element order of AdaptationSetType: RepresentationBase children, then Role, then SegmentTemplate.
   if (channels !== undefined) out.push(`      ${channelConfiguration(channels)}`);
-  for (const r of roles(p)) out.push(`      <Role${attributes([['schemeIdUri', ROLE_SCHEME], ['value', r]])} />`);
+  for (const r of roles(p))
+    out.push(
+      `      <Role${attributes([
+        ['schemeIdUri', ROLE_SCHEME],
+        ['value', r],
+      ])} />`,
+    );
   out.push(...segmentTemplate(view, first, start));
   for (const r of reps) {
     const own = r.attrs.filter(([k]) => !hoisted.some(([h]) => h === k));
     if (channels !== undefined || r.channels === undefined) {
       out.push(`      <Representation${attributes(own)} />`);
     } else {
-      out.push(`      <Representation${attributes(own)}>`, `        ${channelConfiguration(r.channels)}`, '      </Representation>');
+      out.push(
+        `      <Representation${attributes(own)}>`,
+        `        ${channelConfiguration(r.channels)}`,
+        '      </Representation>',
+      );
     }
   }
   out.push('    </AdaptationSet>');
@@ -196,10 +224,20 @@ function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start:
  */
 function representation(m: ViewTrack): { attrs: Attr[]; channels: number | undefined } {
   const p = m.track.properties;
-  const attrs: Attr[] = [['id', trackKey(m.track)], ['bandwidth', bitrates(m).peak]];
+  const attrs: Attr[] = [
+    ['id', trackKey(m.track)],
+    ['bandwidth', bitrates(m).peak],
+  ];
   if (p.type === 'video') {
     attrs.push(['width', p.MaxWidth], ['height', p.MaxHeight], ['sar', sampleAspect(p)]);
-    attrs.push(['frameRate', p.FrameRate === undefined ? undefined : p.FrameRate.den === 1 ? String(p.FrameRate.num) : `${p.FrameRate.num}/${p.FrameRate.den}`]);
+    attrs.push([
+      'frameRate',
+      p.FrameRate === undefined
+        ? undefined
+        : p.FrameRate.den === 1
+          ? String(p.FrameRate.num)
+          : `${p.FrameRate.num}/${p.FrameRate.den}`,
+    ]);
   }
   if (p.type === 'audio') attrs.push(['audioSamplingRate', p.SamplingRate]);
   attrs.push(['codecs', p.codecs]);
@@ -208,7 +246,10 @@ function representation(m: ViewTrack): { attrs: Attr[]; channels: number | undef
 }
 
 function channelConfiguration(channels: number): string {
-  return `<AudioChannelConfiguration${attributes([['schemeIdUri', CHANNELS_SCHEME], ['value', channels]])} />`;
+  return `<AudioChannelConfiguration${attributes([
+    ['schemeIdUri', CHANNELS_SCHEME],
+    ['value', channels],
+  ])} />`;
 }
 
 /**
@@ -229,13 +270,21 @@ function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): strin
   ];
   // The `<S>` lines as one block (joined by '\n' like the document); a view track has segments.
   const s = timelineMemo.get(t, '', () => timelineText(t));
-  return [`      <SegmentTemplate${attributes(attrs)}>`, '        <SegmentTimeline>', ...(s !== '' ? [s] : []), '        </SegmentTimeline>', '      </SegmentTemplate>'];
+  return [
+    `      <SegmentTemplate${attributes(attrs)}>`,
+    '        <SegmentTimeline>',
+    ...(s !== '' ? [s] : []),
+    '        </SegmentTimeline>',
+    '      </SegmentTemplate>',
+  ];
 }
 
 /** The `<S>` lines of a track, indented, joined by '\n'. */
 function timelineText(t: ViewTrack): string {
   const columns = segmentColumns(t);
-  return (columns !== undefined ? columnTimeline(columns) : timeline(t.segments)).map((x) => `          ${x}`).join('\n');
+  return (columns !== undefined ? columnTimeline(columns) : timeline(t.segments))
+    .map((x) => `          ${x}`)
+    .join('\n');
 }
 
 /**
@@ -248,7 +297,7 @@ export function columnTimeline(c: SegmentColumns): string[] {
   const out: string[] = [];
   // The offset the next segment starts at when contiguous; NaN equals nothing (the first gets @t).
   let expected = NaN;
-  for (let i = 0; i < c.count; ) {
+  for (let i = 0; i < c.count;) {
     const d = c.durations[i]!;
     let r = 0;
     for (let j = i + 1; j < c.count; j++) {
@@ -256,7 +305,9 @@ export function columnTimeline(c: SegmentColumns): string[] {
       r++;
     }
     const offset = c.offsets[i]!;
-    out.push(`<S${offset !== expected ? ` t="${c.base + BigInt(offset)}"` : ''} d="${d}"${r > 0 ? ` r="${r}"` : ''} />`);
+    out.push(
+      `<S${offset !== expected ? ` t="${c.base + BigInt(offset)}"` : ''} d="${d}"${r > 0 ? ` r="${r}"` : ''} />`,
+    );
     expected = c.offsets[i + r]! + c.durations[i + r]!;
     i += r + 1;
   }
@@ -267,7 +318,7 @@ export function columnTimeline(c: SegmentColumns): string[] {
 export function timeline(segments: readonly Segment[]): string[] {
   const out: string[] = [];
   let expected: bigint | undefined;
-  for (let i = 0; i < segments.length; ) {
+  for (let i = 0; i < segments.length;) {
     const s = segments[i]!;
     let r = 0;
     for (let j = i + 1; j < segments.length; j++) {
@@ -354,13 +405,15 @@ export function isoDuration(ms: bigint): string {
   let out = 'PT';
   if (h > 0n) out += `${h}H`;
   if (m > 0n) out += `${m}M`;
-  if (s > 0n || frac > 0n || out === 'PT') out += frac > 0n ? `${s}.${String(frac).padStart(3, '0').replace(/0+$/, '')}S` : `${s}S`;
+  if (s > 0n || frac > 0n || out === 'PT')
+    out += frac > 0n ? `${s}.${String(frac).padStart(3, '0').replace(/0+$/, '')}S` : `${s}S`;
   return out;
 }
 
 function sampleAspect(p: TrackProperties): string | undefined {
   const { MaxWidth: w, MaxHeight: h, DisplayWidth: dw, DisplayHeight: dh } = p;
-  if (w === undefined || h === undefined || dw === undefined || dh === undefined || w === 0 || h === 0) return undefined;
+  if (w === undefined || h === undefined || dw === undefined || dh === undefined || w === 0 || h === 0)
+    return undefined;
   return ratio(dw * h, dh * w);
 }
 

@@ -54,14 +54,20 @@ export function writeStreamF4m(view: PlayoutView, m: HdsMedia): string {
 }
 
 function header(ns: string): string[] {
-  return ['<?xml version="1.0" encoding="utf-8"?>', '<!-- Created with Streaming Origin -->', `<manifest xmlns="${ns}">`];
+  return [
+    '<?xml version="1.0" encoding="utf-8"?>',
+    '<!-- Created with Streaming Origin -->',
+    `<manifest xmlns="${ns}">`,
+  ];
 }
 
 function setLevel(view: PlayoutView, media: HdsMedia[]): string {
   const lines = header(namespace(view, true));
   lines.push(`  <id>${xmlAttr(view.name)}</id>`);
   for (const m of media) {
-    lines.push(`  <media${attributes([['href', hdsUrls.streamManifest(view, m)], ['bitrate', mediaKbps(m)], ...size(m)])} />`);
+    lines.push(
+      `  <media${attributes([['href', hdsUrls.streamManifest(view, m)], ['bitrate', mediaKbps(m)], ...size(m)])} />`,
+    );
   }
   lines.push('</manifest>', '');
   return lines.join('\n');
@@ -83,12 +89,22 @@ function document(view: PlayoutView, media: HdsMedia[]): string {
     if (id === undefined) {
       id = `bootstrap${ids.size + 1}`;
       ids.set(base64, id);
-      lines.push(`  <bootstrapInfo${attributes([['profile', 'named'], ['id', id]])}>${base64}</bootstrapInfo>`);
+      lines.push(
+        `  <bootstrapInfo${attributes([
+          ['profile', 'named'],
+          ['id', id],
+        ])}>${base64}</bootstrapInfo>`,
+      );
     }
     return id;
   });
   media.forEach((m, i) => {
-    const attrs: Attr[] = [['url', hdsUrls.media(view, m)], ['bitrate', mediaKbps(m)], ...size(m), ['bootstrapInfoId', idOf[i]]];
+    const attrs: Attr[] = [
+      ['url', hdsUrls.media(view, m)],
+      ['bitrate', mediaKbps(m)],
+      ...size(m),
+      ['bootstrapInfoId', idOf[i]],
+    ];
     lines.push(`  <media${attributes(attrs)}>`);
     lines.push(`    <metadata>${Buffer.from(onMetaData(metadataOf(m))).toString('base64')}</metadata>`);
     lines.push('  </media>');
@@ -108,7 +124,12 @@ export function bootstrapOf(view: PlayoutView, m: HdsMedia): Uint8Array {
 
 function size(m: HdsMedia): Attr[] {
   const p = m.video?.track.properties;
-  return p === undefined ? [] : [['width', p.DisplayWidth ?? p.MaxWidth], ['height', p.DisplayHeight ?? p.MaxHeight]];
+  return p === undefined
+    ? []
+    : [
+        ['width', p.DisplayWidth ?? p.MaxWidth],
+        ['height', p.DisplayHeight ?? p.MaxHeight],
+      ];
 }
 
 /** Seconds from the first fragment's start to the last one's end. */

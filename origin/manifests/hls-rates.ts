@@ -110,15 +110,33 @@ export function renditionSeries(r: Rendition, kind: SegmentKind): ByteSeries {
     case 'ec3': {
       const p = main.track.properties;
       const perFrame = isAac(p) ? ADTS_HEADER : 0;
-      return { seconds, bytes: main.segments.map((s, i) => s.bytes + Math.ceil(seconds[i]! * audioFrameRate(p)) * perFrame + ID3_TIMESTAMP_TAG) };
+      return {
+        seconds,
+        bytes: main.segments.map(
+          (s, i) => s.bytes + Math.ceil(seconds[i]! * audioFrameRate(p)) * perFrame + ID3_TIMESTAMP_TAG,
+        ),
+      };
     }
     case 'ts': {
-      if (video === undefined) return { seconds, bytes: main.segments.map((s, i) => tsBytes(undefined, undefined, { bytes: s.bytes, seconds: seconds[i]! }, main.track.properties)) };
+      if (video === undefined)
+        return {
+          seconds,
+          bytes: main.segments.map((s, i) =>
+            tsBytes(undefined, undefined, { bytes: s.bytes, seconds: seconds[i]! }, main.track.properties),
+          ),
+        };
       const shares = audio === undefined ? undefined : audioShares(video, audio);
       const ap = audio?.track.properties;
       return {
         seconds,
-        bytes: video.segments.map((s, i) => tsBytes(video.track.properties, { bytes: s.bytes, seconds: seconds[i]!, keyframes: s.count }, shares?.[i], ap)),
+        bytes: video.segments.map((s, i) =>
+          tsBytes(
+            video.track.properties,
+            { bytes: s.bytes, seconds: seconds[i]!, keyframes: s.count },
+            shares?.[i],
+            ap,
+          ),
+        ),
       };
     }
   }
@@ -142,7 +160,9 @@ export function iframeSeries(video: ViewTrack, entries: readonly IFrameEntry[], 
     seconds: entries.map((e) => Number(e.duration) / p.TimeScale),
     bytes: entries.map((e) => {
       const size = f.sizes[e.fragment]!;
-      return kind === 'm4s' ? size : tsBytes(p, { bytes: size, seconds: 1 / frameRate(p), keyframes: 1 }, undefined, undefined);
+      return kind === 'm4s'
+        ? size
+        : tsBytes(p, { bytes: size, seconds: 1 / frameRate(p), keyframes: 1 }, undefined, undefined);
     }),
   };
 }
@@ -163,12 +183,18 @@ interface Part {
 }
 
 /** One MPEG-TS segment of a video part and/or an audio part (see the header). */
-function tsBytes(vp: TrackProperties | undefined, video: Part | undefined, audio: Part | undefined, ap: TrackProperties | undefined): number {
+function tsBytes(
+  vp: TrackProperties | undefined,
+  video: Part | undefined,
+  audio: Part | undefined,
+  ap: TrackProperties | undefined,
+): number {
   let payload = 0;
   if (vp !== undefined && video !== undefined) {
     const frames = Math.ceil(video.seconds * frameRate(vp));
     const parameterSets = (vp.CodecPrivateData.length / 2) * (video.keyframes ?? 0);
-    payload += video.bytes + frames * (VIDEO_PES_HEADER + ACCESS_UNIT_DELIMITER + PCR_ADAPTATION + PES_STUFFING) + parameterSets;
+    payload +=
+      video.bytes + frames * (VIDEO_PES_HEADER + ACCESS_UNIT_DELIMITER + PCR_ADAPTATION + PES_STUFFING) + parameterSets;
   }
   if (ap !== undefined && audio !== undefined) {
     const frames = Math.ceil(audio.seconds * audioFrameRate(ap));

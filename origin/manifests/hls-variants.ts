@@ -98,7 +98,10 @@ export function planVariants(tracks: readonly VariantTrack[], options: PlanOptio
   const audioOfSets = new Set<number>();
   let textOfSets: number | undefined;
   for (const set of sets) {
-    const videos = byBitrate(set.filter((i) => tracks[i]?.type === 'video'), (i) => tracks[i]!.bitrate);
+    const videos = byBitrate(
+      set.filter((i) => tracks[i]?.type === 'video'),
+      (i) => tracks[i]!.bitrate,
+    );
     const audio = groupsOfType(set, groupOf, groups, 'AUDIO');
     const text = groupsOfType(set, groupOf, groups, 'SUBTITLES')[0];
     audio.forEach((g) => audioOfSets.add(g));
@@ -142,7 +145,8 @@ export function mediaGroups(tracks: readonly VariantTrack[]): MediaGroup[] {
     audio.push(group);
   });
   const groups = [...audio];
-  if (text.length > 0) groups.push({ type: 'SUBTITLES', id: SUBTITLES_GROUP_ID, members: text, defaultMember: text[0]!, kbps: 0 });
+  if (text.length > 0)
+    groups.push({ type: 'SUBTITLES', id: SUBTITLES_GROUP_ID, members: text, defaultMember: text[0]!, kbps: 0 });
   for (const g of groups) g.defaultMember = defaultMember(tracks, g);
   return groups;
 }
@@ -155,7 +159,10 @@ function defaultMember(tracks: readonly VariantTrack[], g: MediaGroup): number {
 }
 
 /** Rule 2: the i-th video with the i-th audio group, the highest of the shorter list with the rest. */
-export function pair(videos: readonly number[], audio: readonly number[]): Array<[number | undefined, number | undefined]> {
+export function pair(
+  videos: readonly number[],
+  audio: readonly number[],
+): Array<[number | undefined, number | undefined]> {
   const n = Math.max(videos.length, audio.length);
   const out: Array<[number | undefined, number | undefined]> = [];
   for (let i = 0; i < n; i++) out.push([videos[Math.min(i, videos.length - 1)], audio[Math.min(i, audio.length - 1)]]);
@@ -163,7 +170,12 @@ export function pair(videos: readonly number[], audio: readonly number[]): Array
 }
 
 /** The distinct groups of one type that the tracks of a set belong to, ascending by bitrate. */
-function groupsOfType(set: readonly number[], groupOf: Map<number, number>, groups: readonly MediaGroup[], type: MediaGroup['type']): number[] {
+function groupsOfType(
+  set: readonly number[],
+  groupOf: Map<number, number>,
+  groups: readonly MediaGroup[],
+  type: MediaGroup['type'],
+): number[] {
   const found = new Set<number>();
   for (const i of set) {
     const g = groupOf.get(i);
@@ -180,7 +192,12 @@ function byBitrate(items: number[], bitrate: (i: number) => number): number[] {
 function moveToTop(variants: Variant[], index: number | undefined): Variant[] {
   if (index === undefined) return variants;
   if (index >= variants.length) {
-    throw new OriginError('bad-request', `${index} is past the last variant: this master playlist has ${variants.length} (start_index 0 to ${variants.length - 1})`, 'start_index', 'bad-option');
+    throw new OriginError(
+      'bad-request',
+      `${index} is past the last variant: this master playlist has ${variants.length} (start_index 0 to ${variants.length - 1})`,
+      'start_index',
+      'bad-option',
+    );
   }
   return [variants[index]!, ...variants.slice(0, index), ...variants.slice(index + 1)];
 }

@@ -34,7 +34,17 @@ import { findRendition, Rendition, rendition, segmentKind, videoOf } from '../mo
 import { hlsSegmentUrlParts, hlsUrls } from './urls';
 import { PlayoutView, trackKey, ViewMemo, ViewTrack } from '../model/view';
 import { rfc5646Language } from './dash';
-import { ByteSeries, fragmentIndices, iframeSeries, IFrameEntry, peakBitrate, Rates, ratesOf, renditionSeries, targetSeconds } from './hls-rates';
+import {
+  ByteSeries,
+  fragmentIndices,
+  iframeSeries,
+  IFrameEntry,
+  peakBitrate,
+  Rates,
+  ratesOf,
+  renditionSeries,
+  targetSeconds,
+} from './hls-rates';
 import { MediaGroup, planVariants, Variant, VariantPlan, VariantTrack } from './hls-variants';
 
 /** RFC 8216 §7: the protocol version a feature of our output needs. */
@@ -58,14 +68,20 @@ const iframeBandwidthMemo = new ViewMemo<number>();
 export function writeMasterPlaylist(view: PlayoutView): string {
   const plan = variantPlan(view);
   if (plan.variants.length === 0) {
-    throw new OriginError('unsupported-media', 'an HLS master playlist needs a video or an audio track; this request selects only text');
+    throw new OriginError(
+      'unsupported-media',
+      'an HLS master playlist needs a video or an audio track; this request selects only text',
+    );
   }
   const version = playlistVersion(view);
   const rates = new RateBook(view);
   const lines = [...header(version), '#EXT-X-INDEPENDENT-SEGMENTS'];
   const used = (type: MediaGroup['type']): MediaGroup[] => {
     const ids = new Set(plan.variants.flatMap((v) => [v.audio, v.text]).filter((g) => g !== undefined));
-    return [...ids].map((g) => plan.groups[g]!).filter((g) => g.type === type).sort((a, b) => a.kbps - b.kbps || a.members[0]! - b.members[0]!);
+    return [...ids]
+      .map((g) => plan.groups[g]!)
+      .filter((g) => g.type === type)
+      .sort((a, b) => a.kbps - b.kbps || a.members[0]! - b.members[0]!);
   };
   const audio = used('AUDIO');
   const text = used('SUBTITLES');
@@ -139,23 +155,41 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
 export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): string {
   const rend = typeof r === 'string' ? renditionByKey(view, r) : r;
   const video = rend.tracks.length === 1 ? videoOf(rend) : undefined;
-  if (video === undefined) throw new OriginError('not-found', `I-frame playlists exist for video tracks only, not for ${rend.key}`, undefined, 'unknown-track');
+  if (video === undefined)
+    throw new OriginError(
+      'not-found',
+      `I-frame playlists exist for video tracks only, not for ${rend.key}`,
+      undefined,
+      'unknown-track',
+    );
   const version = playlistVersion(view);
   if (version < VERSION_IFRAMES) {
-    throw new OriginError('not-found', `I-frame playlists need hls_client_manifest_version 4 or more (RFC 8216 §7); this request has ${version}`, undefined, 'unknown-url');
+    throw new OriginError(
+      'not-found',
+      `I-frame playlists need hls_client_manifest_version 4 or more (RFC 8216 §7); this request has ${version}`,
+      undefined,
+      'unknown-url',
+    );
   }
   const fmp4 = view.options.bool('hls_fmp4');
   const entries = iframeEntries(video);
   const timescale = video.track.properties.TimeScale;
   const lines = [
     ...header(version),
-    `#EXT-X-TARGETDURATION:${targetSeconds(entries.map((e) => e.duration), timescale)}`,
+    `#EXT-X-TARGETDURATION:${targetSeconds(
+      entries.map((e) => e.duration),
+      timescale,
+    )}`,
     `#EXT-X-MEDIA-SEQUENCE:${entries[0]?.n ?? 1}`,
     '#EXT-X-PLAYLIST-TYPE:VOD',
     '#EXT-X-I-FRAMES-ONLY',
   ];
   if (fmp4) lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.iframeInit(view, rend.key))}"`);
-  for (const e of entries) lines.push(`#EXTINF:${duration(e.duration, timescale, version)},`, uri(hlsUrls.iframeSegment(view, rend.key, e.n, fmp4 ? 'm4s' : 'ts')));
+  for (const e of entries)
+    lines.push(
+      `#EXTINF:${duration(e.duration, timescale, version)},`,
+      uri(hlsUrls.iframeSegment(view, rend.key, e.n, fmp4 ? 'm4s' : 'ts')),
+    );
   lines.push('#EXT-X-ENDLIST', '');
   return lines.join('\n');
 }
@@ -172,7 +206,11 @@ export function variantPlan(view: PlayoutView): VariantPlan {
     bitrate: p.systemBitrate,
     language: p.systemLanguage,
   }));
-  return planVariants(tracks, { sets: view.variantSets, audioOnly: !view.options.bool('hls_no_audio_only'), startIndex: view.options.int('start_index') });
+  return planVariants(tracks, {
+    sets: view.variantSets,
+    audioOnly: !view.options.bool('hls_no_audio_only'),
+    startIndex: view.options.int('start_index'),
+  });
 }
 
 function packaging(view: PlayoutView): Packaging {
@@ -197,18 +235,30 @@ function streamInf(view: PlayoutView, plan: VariantPlan, v: Variant, rates: Rate
   // own other than the main playlist (a client playing it, another language or a multiplexed
   // DEFAULT's packed audio, still downloads the main playlist), plus the largest subtitle rendition.
   const alternatives = (g: MediaGroup | undefined): Rates =>
-    rates.largest(g === undefined ? [] : g.members.filter((m) => hasUri(view, plan, g, m) && !(main.tracks.length === 1 && main.tracks[0] === view.tracks[m])));
+    rates.largest(
+      g === undefined
+        ? []
+        : g.members.filter(
+            (m) => hasUri(view, plan, g, m) && !(main.tracks.length === 1 && main.tracks[0] === view.tracks[m]),
+          ),
+    );
   const parts = [rates.of(main), alternatives(audio), alternatives(text)];
   // Every format of any rendition of the variant (§4.3.4.2 CODECS). WebVTT subtitles are not
   // listed: `wvtt` names WebVTT in ISO BMFF (ISO/IEC 14496-30), and Apple's own examples list no
   // codec for WebVTT subtitle groups; the source's stpp would be wrong, the client gets WebVTT.
-  const codecs = unique([...(video !== undefined ? [video] : []), ...(audio?.members ?? []).map((m) => view.tracks[m]!)].map((t) => t.track.properties.codecs));
+  const codecs = unique(
+    [...(video !== undefined ? [video] : []), ...(audio?.members ?? []).map((m) => view.tracks[m]!)].map(
+      (t) => t.track.properties.codecs,
+    ),
+  );
   const p = video?.track.properties;
   const attrs = [
     `BANDWIDTH=${sum(parts.map((r) => r.peak))}`,
     `AVERAGE-BANDWIDTH=${sum(parts.map((r) => r.average))}`,
     `CODECS="${quoted(codecs.join(','))}"`,
-    p?.DisplayWidth !== undefined && p.DisplayHeight !== undefined ? `RESOLUTION=${p.DisplayWidth}x${p.DisplayHeight}` : undefined,
+    p?.DisplayWidth !== undefined && p.DisplayHeight !== undefined
+      ? `RESOLUTION=${p.DisplayWidth}x${p.DisplayHeight}`
+      : undefined,
     p?.FrameRate !== undefined ? `FRAME-RATE=${(p.FrameRate.num / p.FrameRate.den).toFixed(3)}` : undefined,
     audio !== undefined ? `AUDIO="${quoted(audio.id)}"` : undefined,
     text !== undefined ? `SUBTITLES="${quoted(text.id)}"` : undefined,
@@ -278,12 +328,20 @@ function iframeStreamInf(view: PlayoutView, video: ViewTrack): string {
   const kind = view.options.bool('hls_fmp4') ? 'm4s' : 'ts';
   const bandwidth = iframeBandwidthMemo.get(video, kind, () => {
     const entries = iframeEntries(video);
-    return peakBitrate(iframeSeries(video, entries, kind), targetSeconds(entries.map((e) => e.duration), p.TimeScale));
+    return peakBitrate(
+      iframeSeries(video, entries, kind),
+      targetSeconds(
+        entries.map((e) => e.duration),
+        p.TimeScale,
+      ),
+    );
   });
   const attrs = [
     `BANDWIDTH=${bandwidth}`,
     `CODECS="${quoted(p.codecs)}"`,
-    p.DisplayWidth !== undefined && p.DisplayHeight !== undefined ? `RESOLUTION=${p.DisplayWidth}x${p.DisplayHeight}` : undefined,
+    p.DisplayWidth !== undefined && p.DisplayHeight !== undefined
+      ? `RESOLUTION=${p.DisplayWidth}x${p.DisplayHeight}`
+      : undefined,
     `URI="${quoted(hlsUrls.iframes(view, trackKey(video.track)))}"`,
   ];
   return `#EXT-X-I-FRAME-STREAM-INF:${attrs.filter((a) => a !== undefined).join(',')}`;
@@ -345,7 +403,13 @@ function header(version: number): string[] {
 
 function renditionByKey(view: PlayoutView, key: string): Rendition {
   const r = findRendition(view, key);
-  if (r === undefined || r.key !== key) throw new OriginError('not-found', `no track ${key} in this presentation (or not selected by the request)`, key, 'unknown-track');
+  if (r === undefined || r.key !== key)
+    throw new OriginError(
+      'not-found',
+      `no track ${key} in this presentation (or not selected by the request)`,
+      key,
+      'unknown-track',
+    );
   return r;
 }
 
@@ -383,7 +447,10 @@ export function targetDuration(t: ViewTrack): number {
 /** §4.3.4.2 peak segment bit rate of a view track's source segments (the fMP4 figure). */
 export function peakSegmentBitrate(t: ViewTrack, target: number): number {
   const ts = t.track.properties.TimeScale;
-  return peakBitrate({ seconds: t.segments.map((s) => Number(s.duration) / ts), bytes: t.segments.map((s) => s.bytes) }, target);
+  return peakBitrate(
+    { seconds: t.segments.map((s) => Number(s.duration) / ts), bytes: t.segments.map((s) => s.bytes) },
+    target,
+  );
 }
 
 /** A quoted-string may not hold `"`, CR or LF (§4.2); values from the .ism or the query are escaped. */

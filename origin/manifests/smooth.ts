@@ -33,7 +33,9 @@ export function writeSmoothManifest(view: PlayoutView): string {
   const timescale = timescales.size === 1 ? [...timescales][0]! : DEFAULT_TIMESCALE;
   const duration = Math.max(...view.tracks.map((t) => groupDuration(t, timescale)));
   const lines = ['<?xml version="1.0" encoding="utf-8"?>', '<!-- Created with Streaming Origin -->'];
-  lines.push(`<SmoothStreamingMedia MajorVersion="2" MinorVersion="0" TimeScale="${timescale}" Duration="${duration}">`);
+  lines.push(
+    `<SmoothStreamingMedia MajorVersion="2" MinorVersion="0" TimeScale="${timescale}" Duration="${duration}">`,
+  );
   for (const g of groups) lines.push(...streamIndex(view, g));
   lines.push('</SmoothStreamingMedia>', '');
   return lines.join('\n');
@@ -59,8 +61,11 @@ function streamGroups(tracks: ViewTrack[]): StreamGroup[] {
 }
 
 function sameTimeline(a: ViewTrack, b: ViewTrack): boolean {
-  if (a.track.properties.TimeScale !== b.track.properties.TimeScale || a.segments.length !== b.segments.length) return false;
-  return a.segments.every((s, i) => s.smoothTime === b.segments[i]!.smoothTime && s.duration === b.segments[i]!.duration);
+  if (a.track.properties.TimeScale !== b.track.properties.TimeScale || a.segments.length !== b.segments.length)
+    return false;
+  return a.segments.every(
+    (s, i) => s.smoothTime === b.segments[i]!.smoothTime && s.duration === b.segments[i]!.duration,
+  );
 }
 
 function groupDuration(t: ViewTrack, timescale: number): number {
@@ -74,7 +79,10 @@ function streamIndex(view: PlayoutView, g: StreamGroup): string[] {
   const p = first.track.properties;
   const type = p.type === 'textstream' ? 'text' : p.type;
   if (type !== 'video' && type !== 'audio' && type !== 'text') {
-    throw new OriginError('unsupported-media', `Smooth Streaming has no stream type for ${p.type} track ${p.trackName}`);
+    throw new OriginError(
+      'unsupported-media',
+      `Smooth Streaming has no stream type for ${p.type} track ${p.trackName}`,
+    );
   }
   const attrs: Array<[string, string | number | undefined]> = [
     ['Type', type],
@@ -112,7 +120,13 @@ function qualityLevel(m: ViewTrack, index: number): Array<[string, string | numb
   if (p.type === 'video') {
     attrs.push(['MaxWidth', p.MaxWidth], ['MaxHeight', p.MaxHeight]);
   } else if (p.type === 'audio') {
-    attrs.push(['SamplingRate', p.SamplingRate], ['Channels', p.Channels], ['BitsPerSample', p.BitsPerSample], ['PacketSize', p.PacketSize], ['AudioTag', p.AudioTag]);
+    attrs.push(
+      ['SamplingRate', p.SamplingRate],
+      ['Channels', p.Channels],
+      ['BitsPerSample', p.BitsPerSample],
+      ['PacketSize', p.PacketSize],
+      ['AudioTag', p.AudioTag],
+    );
   }
   attrs.push(['CodecPrivateData', p.CodecPrivateData]);
   return attrs;

@@ -18,7 +18,8 @@ function withPlaylistQuery(view: PlayoutView, url: string): string {
 
 export const smoothUrls = {
   /** MS-SSTR §2.2.2.3 StreamIndex Url: `{bitrate}` and `{start time}` are filled in by the client. */
-  template: (view: PlayoutView, trackName: string): string => withQuery(view, `QualityLevels({bitrate})/Fragments(${trackName}={start time})`),
+  template: (view: PlayoutView, trackName: string): string =>
+    withQuery(view, `QualityLevels({bitrate})/Fragments(${trackName}={start time})`),
 };
 
 export const dashUrls = {
@@ -47,7 +48,8 @@ export const hlsUrls = {
   /** The I-frame playlist of a video track, `keyframes/<name>-<videokey>.m3u8`. */
   iframes: (view: PlayoutView, key: string): string => withPlaylistQuery(view, `keyframes/${view.name}-${key}.m3u8`),
   /** Entry n (the n-th source fragment of the view) of an I-frame playlist, relative to keyframes/. */
-  iframeSegment: (view: PlayoutView, key: string, n: number, kind: 'ts' | 'm4s'): string => withQuery(view, `${view.name}-${key}-${n}.${kind}`),
+  iframeSegment: (view: PlayoutView, key: string, n: number, kind: 'ts' | 'm4s'): string =>
+    withQuery(view, `${view.name}-${key}-${n}.${kind}`),
   /** The init segment as an I-frame playlist (in keyframes/) names it. */
   iframeInit: (view: PlayoutView, key: string): string => withQuery(view, `../hls/${view.name}-${key}.m4s`),
 };
@@ -57,5 +59,7 @@ export const hlsUrls = {
  * `before + n + after`. A media playlist writes one per segment; the parts are made once.
  */
 export function hlsSegmentUrlParts(view: PlayoutView, key: string, kind: SegmentKind): [before: string, after: string] {
-  return kind === 'm4s' ? [`hls/${view.name}-${key}-`, withQuery(view, '.m4s')] : [`${view.name}-${key}-`, withQuery(view, `.${kind}`)];
+  return kind === 'm4s'
+    ? [`hls/${view.name}-${key}-`, withQuery(view, '.m4s')]
+    : [`${view.name}-${key}-`, withQuery(view, `.${kind}`)];
 }

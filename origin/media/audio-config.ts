@@ -26,7 +26,8 @@ export function parseAudioSpecificConfig(asc: Uint8Array): AudioConfig {
     const index = r.u(4);
     if (index === 15) return r.u(24);
     const v = AAC_RATES[index];
-    if (v === undefined) throw new OriginError('corrupt-media', `reserved samplingFrequencyIndex ${index}`, 'esds/AudioSpecificConfig');
+    if (v === undefined)
+      throw new OriginError('corrupt-media', `reserved samplingFrequencyIndex ${index}`, 'esds/AudioSpecificConfig');
     return v;
   };
   const aot = objectType();

@@ -22,7 +22,13 @@ export const MAX_BOX_HEADER = 16;
  * of the enclosing container (file size for top level). Returns undefined when fewer than 8 bytes
  * are available, so callers can fetch more.
  */
-export function readBoxHeader(bytes: Uint8Array, at: number, base: number, limit: number, path: string): BoxHeader | undefined {
+export function readBoxHeader(
+  bytes: Uint8Array,
+  at: number,
+  base: number,
+  limit: number,
+  path: string,
+): BoxHeader | undefined {
   if (at + 8 > bytes.byteLength) return undefined;
   // The 32-bit size and the type read in place: every box of every moof passes here, and a view,
   // a reader and a new type string per box were most of what parsing a moof allocated.
@@ -38,9 +44,14 @@ export function readBoxHeader(bytes: Uint8Array, at: number, base: number, limit
     size = limit - (base + at);
   }
   const start = base + at;
-  if (size < headerSize) throw corruptAt(path, start, `box '${printable(type)}' declares size ${size}, smaller than its header`);
+  if (size < headerSize)
+    throw corruptAt(path, start, `box '${printable(type)}' declares size ${size}, smaller than its header`);
   if (start + size > limit) {
-    throw corruptAt(path, start, `box '${printable(type)}' of ${size} bytes runs past the end of its container (${limit - start} bytes left)`);
+    throw corruptAt(
+      path,
+      start,
+      `box '${printable(type)}' of ${size} bytes runs past the end of its container (${limit - start} bytes left)`,
+    );
   }
   return { type, start, size, headerSize };
 }
@@ -65,13 +76,23 @@ export function printable(fourcc: string): string {
 }
 
 /** Iterates the child boxes of a container whose payload is `bytes` (absolute offset `base`). */
-export function* childBoxes(bytes: Uint8Array, base: number, path: string): Generator<BoxHeader & { payload: Uint8Array }> {
+export function* childBoxes(
+  bytes: Uint8Array,
+  base: number,
+  path: string,
+): Generator<BoxHeader & { payload: Uint8Array }> {
   let at = 0;
   const limit = base + bytes.byteLength;
   while (at < bytes.byteLength) {
     const h = readBoxHeader(bytes, at, base, limit, path);
     if (h === undefined) throw corruptAt(path, base + at, 'truncated box header');
-    yield { type: h.type, start: h.start, size: h.size, headerSize: h.headerSize, payload: bytes.subarray(at + h.headerSize, at + h.size) };
+    yield {
+      type: h.type,
+      start: h.start,
+      size: h.size,
+      headerSize: h.headerSize,
+      payload: bytes.subarray(at + h.headerSize, at + h.size),
+    };
     at += h.size;
   }
 }
@@ -86,7 +107,12 @@ export function firstChildren(payload: Uint8Array, base: number, path: string): 
 }
 
 /** The child of `type`, or corrupt-media "missing <type> box" at the container's offset. */
-export function requireChild(c: FirstChildren, type: string, path: string, containerStart: number): BoxHeader & { payload: Uint8Array } {
+export function requireChild(
+  c: FirstChildren,
+  type: string,
+  path: string,
+  containerStart: number,
+): BoxHeader & { payload: Uint8Array } {
   const found = c.get(type);
   if (found === undefined) throw corruptAt(path, containerStart, `missing ${type} box`);
   return found;
@@ -126,7 +152,11 @@ export interface TrafSummary {
 }
 
 /** Parses a whole `moof` box (header included); `start` is its absolute file offset. */
-export function parseMoof(moof: Uint8Array, start: number, defaults: (trackId: number) => TrackDefaults | undefined): TrafSummary[] {
+export function parseMoof(
+  moof: Uint8Array,
+  start: number,
+  defaults: (trackId: number) => TrackDefaults | undefined,
+): TrafSummary[] {
   const top = readBoxHeader(moof, 0, start, start + moof.byteLength, 'file');
   const path = `moof@${start}`;
   if (top === undefined || top.type !== 'moof') throw corruptAt(path, start, 'expected a moof box');
@@ -139,7 +169,12 @@ export function parseMoof(moof: Uint8Array, start: number, defaults: (trackId: n
   return out;
 }
 
-function parseTraf(payload: Uint8Array, base: number, path: string, defaults: (trackId: number) => TrackDefaults | undefined): TrafSummary {
+function parseTraf(
+  payload: Uint8Array,
+  base: number,
+  path: string,
+  defaults: (trackId: number) => TrackDefaults | undefined,
+): TrafSummary {
   let tfhd: { trackId: number; duration?: number; size?: number; flags?: number } | undefined;
   let tfdt: bigint | undefined;
   let tfxd: bigint | undefined;
@@ -219,7 +254,8 @@ function addTrun(
   if (flags & 0x1) r.skip(4); // data_offset
   let firstFlags: number | undefined;
   if (flags & 0x4) firstFlags = r.u32();
-  const perSample = ((flags & 0x100) ? 4 : 0) + ((flags & 0x200) ? 4 : 0) + ((flags & 0x400) ? 4 : 0) + ((flags & 0x800) ? 4 : 0);
+  const perSample =
+    (flags & 0x100 ? 4 : 0) + (flags & 0x200 ? 4 : 0) + (flags & 0x400 ? 4 : 0) + (flags & 0x800 ? 4 : 0);
   r.need(perSample * count);
   let duration = 0;
   let size = 0;
@@ -311,7 +347,8 @@ export function parseMfra(mfra: Uint8Array, start: number): Map<number, RandomAc
         timeHigh = view.getInt32(p);
         timeLow = view.getUint32(p + 4);
         // Safe (|t| < 2^53) exactly when the high word is in [-2^21, 2^21), except -2^53 itself.
-        if (timeHigh < -0x200000 || timeHigh >= 0x200000 || (timeHigh === -0x200000 && timeLow === 0)) timesSafe = false;
+        if (timeHigh < -0x200000 || timeHigh >= 0x200000 || (timeHigh === -0x200000 && timeLow === 0))
+          timesSafe = false;
         const high = view.getUint32(p + 8);
         // Offsets past 2^53 cannot be file positions here; refuse rather than round.
         if (high > 0x1fffff) r.fail(`entry ${e}: moof_offset exceeds 2^53`);
@@ -329,7 +366,8 @@ export function parseMfra(mfra: Uint8Array, start: number): Map<number, RandomAc
         timeSteps[e - 1] = time - prevTime;
         offsetSteps[e - 1] = offset - prevOffset;
         // Times compared as (high, low) words: exact even past 2^53.
-        if (offset <= prevOffset || timeHigh < prevHigh || (timeHigh === prevHigh && timeLow <= prevLow)) ascending = false;
+        if (offset <= prevOffset || timeHigh < prevHigh || (timeHigh === prevHigh && timeLow <= prevLow))
+          ascending = false;
       }
       prevHigh = timeHigh;
       prevLow = timeLow;

@@ -59,13 +59,29 @@ export function codecConfigOf(stsd: Uint8Array, what: string): CodecConfig {
     case 'avc3':
       return readAvcC(child(payload, VISUAL_ENTRY_FIELDS, base, entryPath, 'avcC'), `${entryPath}/avcC`);
     case 'mp4a':
-      return { kind: 'aac', asc: readEsds(child(payload, audioFields(payload, entryPath, base), base, entryPath, 'esds'), `${entryPath}/esds`) };
+      return {
+        kind: 'aac',
+        asc: readEsds(
+          child(payload, audioFields(payload, entryPath, base), base, entryPath, 'esds'),
+          `${entryPath}/esds`,
+        ),
+      };
     case 'ac-3':
-      return readDac3(child(payload, audioFields(payload, entryPath, base), base, entryPath, 'dac3'), `${entryPath}/dac3`);
+      return readDac3(
+        child(payload, audioFields(payload, entryPath, base), base, entryPath, 'dac3'),
+        `${entryPath}/dac3`,
+      );
     case 'ec-3':
-      return readDec3(child(payload, audioFields(payload, entryPath, base), base, entryPath, 'dec3'), `${entryPath}/dec3`);
+      return readDec3(
+        child(payload, audioFields(payload, entryPath, base), base, entryPath, 'dec3'),
+        `${entryPath}/dec3`,
+      );
     default:
-      throw new OriginError('unsupported-media', `sample entry '${type}' cannot be carried in MPEG-TS or packed audio (H.264, AAC, AC-3 and E-AC-3 can)`, path);
+      throw new OriginError(
+        'unsupported-media',
+        `sample entry '${type}' cannot be carried in MPEG-TS or packed audio (H.264, AAC, AC-3 and E-AC-3 can)`,
+        path,
+      );
   }
 }
 
@@ -79,7 +95,12 @@ function audioFields(payload: Uint8Array, path: string, base: number): number {
 
 /** The payload of the first child box of `type` after `skip` bytes of sample-entry fields. */
 function child(payload: Uint8Array, skip: number, base: number, path: string, type: string): Uint8Array {
-  if (payload.byteLength < skip) throw new OriginError('corrupt-media', `sample entry of ${payload.byteLength} bytes is shorter than its ${skip} bytes of fields`, path);
+  if (payload.byteLength < skip)
+    throw new OriginError(
+      'corrupt-media',
+      `sample entry of ${payload.byteLength} bytes is shorter than its ${skip} bytes of fields`,
+      path,
+    );
   for (const c of childBoxes(payload.subarray(skip), base + skip, path)) if (c.type === type) return c.payload;
   throw new OriginError('corrupt-media', `sample entry without its ${type} box`, path);
 }

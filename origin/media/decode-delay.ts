@@ -26,7 +26,8 @@ function trackDelay(track: PresentationTrack): Promise<bigint> {
     try {
       let smallest = 0;
       for (let i = 0; i < track.fragments.count; i++) {
-        for (const s of await readFragmentSamples(source, track, i, 0n)) if (s.compositionOffset < smallest) smallest = s.compositionOffset;
+        for (const s of await readFragmentSamples(source, track, i, 0n))
+          if (s.compositionOffset < smallest) smallest = s.compositionOffset;
       }
       return BigInt(-smallest);
     } finally {

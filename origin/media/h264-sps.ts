@@ -44,8 +44,22 @@ export function unescapeRbsp(nal: Uint8Array): Uint8Array {
 
 /** Table E-1: aspect_ratio_idc 1..16. */
 const SAR_TABLE: ReadonlyArray<readonly [number, number]> = [
-  [1, 1], [12, 11], [10, 11], [16, 11], [40, 33], [24, 11], [20, 11], [32, 11],
-  [80, 33], [18, 11], [15, 11], [64, 33], [160, 99], [4, 3], [3, 2], [2, 1],
+  [1, 1],
+  [12, 11],
+  [10, 11],
+  [16, 11],
+  [40, 33],
+  [24, 11],
+  [20, 11],
+  [32, 11],
+  [80, 33],
+  [18, 11],
+  [15, 11],
+  [64, 33],
+  [160, 99],
+  [4, 3],
+  [3, 2],
+  [2, 1],
 ];
 const EXTENDED_SAR = 255;
 
@@ -95,7 +109,8 @@ export function parseSps(nal: Uint8Array): SpsInfo {
     r.se();
     r.se();
     const cycle = r.ue();
-    if (cycle > 255) throw new OriginError('corrupt-media', `num_ref_frames_in_pic_order_cnt_cycle ${cycle} > 255`, 'avcC/SPS');
+    if (cycle > 255)
+      throw new OriginError('corrupt-media', `num_ref_frames_in_pic_order_cnt_cycle ${cycle} > 255`, 'avcC/SPS');
     for (let i = 0; i < cycle; i++) r.se();
   }
   r.ue(); // max_num_ref_frames
@@ -149,5 +164,15 @@ export function parseSps(nal: Uint8Array): SpsInfo {
       if (numUnitsInTick > 0 && timeScale > 0) frameRate = rational(timeScale, 2 * numUnitsInTick);
     }
   }
-  return { profileIdc, constraintFlags, levelIdc, chromaFormatIdc, width, height, interlaced: !frameMbsOnly, sar, frameRate };
+  return {
+    profileIdc,
+    constraintFlags,
+    levelIdc,
+    chromaFormatIdc,
+    width,
+    height,
+    interlaced: !frameMbsOnly,
+    sar,
+    frameRate,
+  };
 }

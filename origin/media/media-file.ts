@@ -18,7 +18,16 @@
 import { OriginError } from '../errors';
 import { FragmentTable, MediaFile, MediaTrack, TrackProperties } from '../model/media';
 import { corruptAt } from './byte-reader';
-import { parseMfra, parseMfro, parseMoof, printable, RandomAccessTable, readBoxHeader, TrackDefaults, TrafSummary } from './boxes';
+import {
+  parseMfra,
+  parseMfro,
+  parseMoof,
+  printable,
+  RandomAccessTable,
+  readBoxHeader,
+  TrackDefaults,
+  TrafSummary,
+} from './boxes';
 import { ByteSource } from '../io/source';
 import { frameRateFromTiming, MoovTrack, readMoov } from './track-info';
 
@@ -75,21 +84,29 @@ async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
   return { name: source.name, size: source.size, tracks, indexedBy, moov };
 }
 
-async function readHeader(source: ReadAhead): Promise<{ moovTracks: MoovTrack[]; fragmented: boolean; afterMoov: number; moov: Uint8Array }> {
+async function readHeader(
+  source: ReadAhead,
+): Promise<{ moovTracks: MoovTrack[]; fragmented: boolean; afterMoov: number; moov: Uint8Array }> {
   let offset = 0;
   let first = true;
   while (offset < source.size) {
     const head = await source.readAhead(offset, Math.min(16, source.size - offset), HEAD_BYTES);
     const type = head.byteLength >= 8 ? String.fromCharCode(...head.subarray(4, 8)) : '';
     if (first && !FIRST_BOXES.has(type)) {
-      throw new OriginError('corrupt-media', `not an MP4 file (first box type is '${printable(type.padEnd(4, '\0'))}', expected ftyp)`, source.name);
+      throw new OriginError(
+        'corrupt-media',
+        `not an MP4 file (first box type is '${printable(type.padEnd(4, '\0'))}', expected ftyp)`,
+        source.name,
+      );
     }
     first = false;
     const h = readBoxHeader(head, 0, offset, source.size, 'file');
     if (h === undefined) throw corruptAt('file', offset, 'truncated box header');
-    if (h.type === 'moof' || h.type === 'mdat') throw corruptAt('file', offset, `'${h.type}' before moov: no moov to describe the tracks`);
+    if (h.type === 'moof' || h.type === 'mdat')
+      throw corruptAt('file', offset, `'${h.type}' before moov: no moov to describe the tracks`);
     if (h.type === 'moov') {
-      if (h.size > MAX_MOOV_BYTES) throw corruptAt('file', offset, `moov of ${h.size} bytes exceeds the ${MAX_MOOV_BYTES}-byte limit`);
+      if (h.size > MAX_MOOV_BYTES)
+        throw corruptAt('file', offset, `moov of ${h.size} bytes exceeds the ${MAX_MOOV_BYTES}-byte limit`);
       // A copy: the moov is kept with the index (init segments), the read-ahead window is not.
       const moov = Buffer.from(await source.readAhead(offset, h.size, HEAD_BYTES));
       const { tracks, fragmented } = readMoov(moov, 'moov');
@@ -144,7 +161,8 @@ type Built = Map<number, Indexed>;
 async function tryMfra(source: ReadAhead, tracks: MoovTrack[], afterMoov: number): Promise<Built | undefined> {
   if (source.size < afterMoov + 16) return undefined;
   const mfraSize = parseMfro(await source.read(source.size - 16, 16), source.size - 16);
-  if (mfraSize === undefined || mfraSize > MAX_MFRA_BYTES || mfraSize < 16 || source.size - mfraSize < afterMoov) return undefined;
+  if (mfraSize === undefined || mfraSize > MAX_MFRA_BYTES || mfraSize < 16 || source.size - mfraSize < afterMoov)
+    return undefined;
   const mfraStart = source.size - mfraSize;
   const entries = parseMfra(await source.read(mfraStart, mfraSize), mfraStart);
   const lists: RandomAccessTable[] = [];
@@ -152,7 +170,14 @@ async function tryMfra(source: ReadAhead, tracks: MoovTrack[], afterMoov: number
     const list = entries.get(t.properties.trackID);
     // tfra entries ascend (§8.8.10) and lie between the moov and the mfra; strictly ascending
     // offsets need only the first and the last checked.
-    if (list === undefined || list.count === 0 || !list.ascending || list.moofOffsets[0]! < afterMoov || list.moofOffsets[list.count - 1]! >= mfraStart) return undefined;
+    if (
+      list === undefined ||
+      list.count === 0 ||
+      !list.ascending ||
+      list.moofOffsets[0]! < afterMoov ||
+      list.moofOffsets[list.count - 1]! >= mfraStart
+    )
+      return undefined;
     lists.push(list);
   }
   // Every fragment ends where the next one of any track begins (or at the mfra): the sorted
@@ -172,7 +197,8 @@ async function tryMfra(source: ReadAhead, tracks: MoovTrack[], afterMoov: number
     // Layout proof: the first fragment's moof+mdat ends exactly where the next fragment begins.
     if (first === undefined || first.end !== nextAfter(list.moofOffsets[0]!)) return undefined;
     const last = n === 1 ? first : await trafAt(source, list.moofOffsets[n - 1]!, id, defaults);
-    if (last === undefined || (n > 1 && last.traf.baseTime !== undefined && last.traf.baseTime !== list.times[n - 1]!)) return undefined;
+    if (last === undefined || (n > 1 && last.traf.baseTime !== undefined && last.traf.baseTime !== list.times[n - 1]!))
+      return undefined;
     // The parse's own columns become the table's (they are this load's alone): no copies.
     const times = list.times;
     if (first.traf.baseTime !== undefined) times[0] = first.traf.baseTime;
@@ -195,7 +221,8 @@ async function tryMfra(source: ReadAhead, tracks: MoovTrack[], afterMoov: number
       // Sums of exact integers below 2^53 are exact in any order: finishTrack's totals without
       // its loop. (Larger spans take that loop.)
       const span = list.timeNumbers[n - 1]! - firstTime + last.traf.duration;
-      if (n === 1 || span < 2 ** 52) totals = { duration: n === 1 ? durations[0]! : span, rangeBytes: mfraStart - offsets[0]! };
+      if (n === 1 || span < 2 ** 52)
+        totals = { duration: n === 1 ? durations[0]! : span, rangeBytes: mfraStart - offsets[0]! };
     } else {
       durations = new Float64Array(n);
       sizes = new Float64Array(n);
@@ -203,7 +230,12 @@ async function tryMfra(source: ReadAhead, tracks: MoovTrack[], afterMoov: number
       // Both lists ascend: one pointer walks the boundaries alongside the fragments.
       let j = 0;
       for (let i = 0; i < n; i++) {
-        const d = i + 1 >= n ? last.traf.duration : list.timesSafe ? tn[i + 1]! - (i === 0 ? firstTime : tn[i]!) : Number(times[i + 1]! - times[i]!);
+        const d =
+          i + 1 >= n
+            ? last.traf.duration
+            : list.timesSafe
+              ? tn[i + 1]! - (i === 0 ? firstTime : tn[i]!)
+              : Number(times[i + 1]! - times[i]!);
         if (!(d > 0)) return undefined;
         durations[i] = d;
         while (j < boundaries.length && boundaries[j]! <= offsets[i]!) j++;
@@ -294,13 +326,17 @@ async function walkMoofs(source: ByteSource, tracks: MoovTrack[], afterMoov: num
     const h = readBoxHeader(window, offset - windowStart, windowStart, source.size, 'file');
     if (h === undefined) throw corruptAt('file', offset, 'truncated box header at the end of the file');
     if (h.type === 'moof') {
-      if (h.size > MAX_MOOF_BYTES) throw corruptAt('file', offset, `moof of ${h.size} bytes exceeds the ${MAX_MOOF_BYTES}-byte limit`);
+      if (h.size > MAX_MOOF_BYTES)
+        throw corruptAt('file', offset, `moof of ${h.size} bytes exceeds the ${MAX_MOOF_BYTES}-byte limit`);
       close(offset);
       const inWindow = offset + h.size <= windowStart + window.byteLength;
-      const moof = inWindow ? window.subarray(offset - windowStart, offset - windowStart + h.size) : await source.read(offset, h.size);
+      const moof = inWindow
+        ? window.subarray(offset - windowStart, offset - windowStart + h.size)
+        : await source.read(offset, h.size);
       for (const traf of parseMoof(moof, offset, defaults)) {
         const b = built.get(traf.trackId);
-        if (b === undefined) throw corruptAt(`moof@${offset}`, offset, `traf for track ${traf.trackId}, which moov does not declare`);
+        if (b === undefined)
+          throw corruptAt(`moof@${offset}`, offset, `traf for track ${traf.trackId}, which moov does not declare`);
         addTraf(b, traf, offset);
         open.push(b);
       }

@@ -59,7 +59,8 @@ export function trackHeaderOf(track: PresentationTrack): TrackHeader {
     headerCache.set(track.moov, headers);
   }
   const h = headers.get(track.properties.trackID);
-  if (h === undefined) throw new OriginError('corrupt-media', `no trak for track ${track.properties.trackID}`, track.src);
+  if (h === undefined)
+    throw new OriginError('corrupt-media', `no trak for track ${track.properties.trackID}`, track.src);
   return h;
 }
 
@@ -72,7 +73,12 @@ export function outputShift(track: PresentationTrack, origin: { ticks: bigint; t
  * The samples of source fragment `index` (metadata only, no sample bytes read). `shift` is
  * outputShift(track, presentation.origin).
  */
-export async function readFragmentSamples(source: ByteSource, track: PresentationTrack, index: number, shift: bigint): Promise<SourceSample[]> {
+export async function readFragmentSamples(
+  source: ByteSource,
+  track: PresentationTrack,
+  index: number,
+  shift: bigint,
+): Promise<SourceSample[]> {
   const f = track.fragments;
   if (!Number.isInteger(index) || index < 0 || index >= f.count) {
     throw new OriginError('internal', `fragment ${index} is outside 0..${f.count - 1}`, 'readFragmentSamples');
@@ -84,7 +90,14 @@ export async function readFragmentSamples(source: ByteSource, track: Presentatio
   let samples: SourceSample[];
   try {
     const trex = trackHeaderOf(track).trexDefaults;
-    samples = samplesOfMoof(moof, offset, { trackId: track.properties.trackID, trex, baseTime: f.times[index]!, fragment: index, shift, fileSize: source.size });
+    samples = samplesOfMoof(moof, offset, {
+      trackId: track.properties.trackID,
+      trex,
+      baseTime: f.times[index]!,
+      fragment: index,
+      shift,
+      fileSize: source.size,
+    });
   } catch (e) {
     throw inFile(e, source.name);
   }
@@ -179,7 +192,16 @@ function expand(t: SampleTable, baseTime: bigint, shift: bigint, fragment: numbe
   const step = new TimeStep(baseTime, shift);
   for (let i = 0; i < n; i++) {
     const duration = t.fields[3 * i]!;
-    out[i] = { sourceTime: step.time, time: step.output(), compositionOffset: t.wide[2 * i + 1]!, duration, size: t.fields[3 * i + 1]!, sync: t.fields[3 * i + 2] === 1, fragment, offset: t.wide[2 * i]! };
+    out[i] = {
+      sourceTime: step.time,
+      time: step.output(),
+      compositionOffset: t.wide[2 * i + 1]!,
+      duration,
+      size: t.fields[3 * i + 1]!,
+      sync: t.fields[3 * i + 2] === 1,
+      fragment,
+      offset: t.wide[2 * i]!,
+    };
     step.advance(duration);
   }
   return out;
@@ -208,12 +230,27 @@ async function readMoof(source: ByteSource, offset: number): Promise<Uint8Array>
  * from memory. A range over `maxBytes` (or a table without plausible offsets) is not pre-read;
  * the reads then go to the source one by one and the limits downstream still apply.
  */
-export async function withFragmentSpan(source: ByteSource, track: PresentationTrack, first: number, last: number, maxBytes: number, lease?: ReadLease): Promise<ByteSource> {
+export async function withFragmentSpan(
+  source: ByteSource,
+  track: PresentationTrack,
+  first: number,
+  last: number,
+  maxBytes: number,
+  lease?: ReadLease,
+): Promise<ByteSource> {
   const f = track.fragments;
   if (!(first >= 0 && first <= last && last < f.count)) return source;
   const start = f.offsets[first]!;
   const end = f.offsets[last]! + f.sizes[last]!;
-  if (!(Number.isSafeInteger(start) && Number.isSafeInteger(end) && start >= 0 && end > start && end <= source.size && end - start <= maxBytes)) return source;
+  if (!(
+    Number.isSafeInteger(start) &&
+    Number.isSafeInteger(end) &&
+    start >= 0 &&
+    end > start &&
+    end <= source.size &&
+    end - start <= maxBytes
+  ))
+    return source;
   const length = end - start;
   // With a lease, one positional read into a pooled buffer (read-buffers.ts): the caller keeps
   // every view of it inside the segment it writes and releases the lease afterwards.
@@ -226,7 +263,13 @@ export async function withFragmentSpan(source: ByteSource, track: PresentationTr
 }
 
 /** The samples of fragments [first, first + count), in decode order. */
-export async function readFragmentRange(source: ByteSource, track: PresentationTrack, first: number, count: number, shift: bigint): Promise<SourceSample[]> {
+export async function readFragmentRange(
+  source: ByteSource,
+  track: PresentationTrack,
+  first: number,
+  count: number,
+  shift: bigint,
+): Promise<SourceSample[]> {
   const out: SourceSample[] = [];
   for (let i = first; i < first + count; i++) {
     for (const s of await readFragmentSamples(source, track, i, shift)) out.push(s);
@@ -252,7 +295,12 @@ export interface MoofContext {
 export function samplesOfMoof(moof: Uint8Array, moofOffset: number, c: MoofContext): SourceSample[] {
   const { trackId, trex, fileSize, shift } = c;
   const trafs = parseSourceMoof(moof, moofOffset);
-  const layout = locateRuns(trafs, { offset: moofOffset, length: moof.byteLength }, (id) => (id === trackId ? trex.defaultSampleSize : undefined), fileSize);
+  const layout = locateRuns(
+    trafs,
+    { offset: moofOffset, length: moof.byteLength },
+    (id) => (id === trackId ? trex.defaultSampleSize : undefined),
+    fileSize,
+  );
   const out: SourceSample[] = [];
   const step = new TimeStep(c.baseTime, shift);
   let total = 0;
@@ -266,7 +314,16 @@ export function samplesOfMoof(moof: Uint8Array, moofOffset: number, c: MoofConte
       for (let i = 0; i < run.sampleCount; i++) {
         const duration = f.duration(i);
         const size = f.size(i);
-        out.push({ sourceTime: step.time, time: step.output(), compositionOffset: f.cto(i), duration, size, sync: f.sync(i), fragment: c.fragment, offset: at });
+        out.push({
+          sourceTime: step.time,
+          time: step.output(),
+          compositionOffset: f.cto(i),
+          duration,
+          size,
+          sync: f.sync(i),
+          fragment: c.fragment,
+          offset: at,
+        });
         at += size;
         step.advance(duration);
       }
@@ -274,7 +331,11 @@ export function samplesOfMoof(moof: Uint8Array, moofOffset: number, c: MoofConte
     });
   });
   if (total > MAX_FRAGMENT_DATA_BYTES) {
-    throw corruptAt(`moof@${moofOffset}`, moofOffset, `track ${trackId} claims ${total} bytes of sample data, over the ${MAX_FRAGMENT_DATA_BYTES}-byte limit`);
+    throw corruptAt(
+      `moof@${moofOffset}`,
+      moofOffset,
+      `track ${trackId} claims ${total} bytes of sample data, over the ${MAX_FRAGMENT_DATA_BYTES}-byte limit`,
+    );
   }
   if (out.length === 0 && !trafs.some((x) => x.tfhd.trackId === trackId)) {
     throw corruptAt(`moof@${moofOffset}`, moofOffset, `no traf for track ${trackId}`);
@@ -292,7 +353,10 @@ class TimeStep {
   private lastDuration = -1;
   private lastStep = 0n;
 
-  constructor(start: bigint, private readonly shift: bigint) {
+  constructor(
+    start: bigint,
+    private readonly shift: bigint,
+  ) {
     this.time = start;
   }
 
@@ -329,7 +393,10 @@ class RunFields {
     this.view = new DataView(run.table.buffer, run.table.byteOffset, run.table.byteLength);
     this.entrySize = run.entrySize;
     const has = (flag: number): boolean => (run.flags & flag) !== 0;
-    const fieldAt = (flag: number): number => (has(flag) ? 4 * [TRUN.duration, TRUN.size, TRUN.flags, TRUN.compositionOffset].filter((f) => f < flag && has(f)).length : -1);
+    const fieldAt = (flag: number): number =>
+      has(flag)
+        ? 4 * [TRUN.duration, TRUN.size, TRUN.flags, TRUN.compositionOffset].filter((f) => f < flag && has(f)).length
+        : -1;
     this.durationAt = fieldAt(TRUN.duration);
     this.sizeAt = fieldAt(TRUN.size);
     this.flagsAt = fieldAt(TRUN.flags);
@@ -350,7 +417,12 @@ class RunFields {
   }
 
   sync(i: number): boolean {
-    const flags = this.flagsAt >= 0 ? this.view.getUint32(i * this.entrySize + this.flagsAt) : i === 0 && this.firstFlags !== undefined ? this.firstFlags : this.defaultFlags;
+    const flags =
+      this.flagsAt >= 0
+        ? this.view.getUint32(i * this.entrySize + this.flagsAt)
+        : i === 0 && this.firstFlags !== undefined
+          ? this.firstFlags
+          : this.defaultFlags;
     return (flags & SAMPLE_IS_NON_SYNC) === 0;
   }
 
@@ -365,7 +437,11 @@ class RunFields {
  * The bytes of `samples` (from one source), read in as few reads as the layout allows: samples
  * whose bytes are contiguous in the file are read together. `maxBytes` bounds the total.
  */
-export async function readSampleData(source: ByteSource, samples: readonly SourceSample[], maxBytes: number): Promise<SampleWithData[]> {
+export async function readSampleData(
+  source: ByteSource,
+  samples: readonly SourceSample[],
+  maxBytes: number,
+): Promise<SampleWithData[]> {
   const bytes = await readSampleBytes(source, samples, maxBytes);
   const out: SampleWithData[] = new Array(samples.length);
   for (let k = 0; k < samples.length; k++) {
@@ -388,11 +464,20 @@ export async function readSampleData(source: ByteSource, samples: readonly Sourc
 }
 
 /** readSampleData's bytes alone, a view per sample (the TS writer needs no other copy of the fields). */
-export async function readSampleBytes(source: ByteSource, samples: readonly SourceSample[], maxBytes: number): Promise<Uint8Array[]> {
+export async function readSampleBytes(
+  source: ByteSource,
+  samples: readonly SourceSample[],
+  maxBytes: number,
+): Promise<Uint8Array[]> {
   let total = 0;
   for (const x of samples) total += x.size;
   if (total > maxBytes) {
-    throw new OriginError('unsupported-media', `the samples of this segment hold ${total} bytes, over the ${maxBytes}-byte limit of one generated segment`, source.name, 'segment-too-large');
+    throw new OriginError(
+      'unsupported-media',
+      `the samples of this segment hold ${total} bytes, over the ${maxBytes}-byte limit of one generated segment`,
+      source.name,
+      'segment-too-large',
+    );
   }
   const out: Uint8Array[] = new Array(samples.length);
   let i = 0;
@@ -402,7 +487,12 @@ export async function readSampleBytes(source: ByteSource, samples: readonly Sour
     let end = samples[i]!.offset + samples[i]!.size;
     while (j < samples.length && samples[j]!.offset === end) end += samples[j++]!.size;
     const start = samples[i]!.offset;
-    if (end > source.size) throw new OriginError('corrupt-media', `sample data ${start}..${end} runs past the end of the file (${source.size} bytes)`, source.name);
+    if (end > source.size)
+      throw new OriginError(
+        'corrupt-media',
+        `sample data ${start}..${end} runs past the end of the file (${source.size} bytes)`,
+        source.name,
+      );
     const bytes = await source.read(start, end - start);
     for (let k = i; k < j; k++) {
       const from = samples[k]!.offset - start;

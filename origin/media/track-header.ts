@@ -43,7 +43,6 @@ export interface TrackHeader {
   sampleEntry: string;
 }
 
-
 /**
  * Reads every track of a complete `moov` box (header included). `moovOffset` is the box's
  * absolute file offset, for error messages. Returns the headers by track id.
@@ -70,7 +69,8 @@ export function inFile(e: unknown, fileName: string): unknown {
 function readAll(moov: Uint8Array, base: number): Map<number, TrackHeader> {
   const top = readBoxHeader(moov, 0, base, base + moov.byteLength, 'moov');
   if (top === undefined || top.type !== 'moov') throw corruptAt('moov', base, 'expected a moov box');
-  if (top.size !== moov.byteLength) throw corruptAt('moov', base, `moov declares ${top.size} bytes but ${moov.byteLength} were given`);
+  if (top.size !== moov.byteLength)
+    throw corruptAt('moov', base, `moov declares ${top.size} bytes but ${moov.byteLength} were given`);
   const payloadBase = base + top.headerSize;
   const traks: Array<{ payload: Uint8Array; start: number }> = [];
   let mvex: { payload: Uint8Array; start: number; headerSize: number } | undefined;

@@ -14,7 +14,16 @@ import { OriginError } from '../errors';
 import { TrackProperties, TrackType } from '../model/media';
 import { rational, Rational } from '../model/rational';
 import { parseAudioSpecificConfig, parseDac3, parseDec3, AudioConfig } from './audio-config';
-import { BoxHeader, childBoxes, FirstChildren, firstChildren, readBoxHeader, requireChild, TrackDefaults, unpackLanguage } from './boxes';
+import {
+  BoxHeader,
+  childBoxes,
+  FirstChildren,
+  firstChildren,
+  readBoxHeader,
+  requireChild,
+  TrackDefaults,
+  unpackLanguage,
+} from './boxes';
 import { ByteReader, corruptAt } from './byte-reader';
 import { parseSps } from './h264-sps';
 
@@ -34,7 +43,8 @@ const reader = (box: Found, path: string): ByteReader => new ByteReader(box.payl
 /** Parses a complete `moov` box (header included); `fileName` prefixes every error's box path. */
 export function readMoov(moov: Uint8Array, fileName: string): { tracks: MoovTrack[]; fragmented: boolean } {
   const top = readBoxHeader(moov, 0, 0, moov.byteLength, `${fileName}: moov`);
-  if (top === undefined || top.type !== 'moov' || top.size !== moov.byteLength) throw new OriginError('corrupt-media', 'moov does not parse: not one complete moov box', fileName);
+  if (top === undefined || top.type !== 'moov' || top.size !== moov.byteLength)
+    throw new OriginError('corrupt-media', 'moov does not parse: not one complete moov box', fileName);
   const traks: Found[] = [];
   let mvex: Found | undefined;
   for (const c of childBoxes(moov.subarray(top.headerSize, top.size), top.headerSize, `${fileName}: moov`)) {
@@ -49,7 +59,8 @@ export function readMoov(moov: Uint8Array, fileName: string): { tracks: MoovTrac
       r.skip(4); // version + flags
       const id = r.u32();
       r.skip(4); // default_sample_description_index
-      if (!trexes.has(id)) trexes.set(id, { defaultSampleDuration: r.u32(), defaultSampleSize: r.u32(), defaultSampleFlags: r.u32() });
+      if (!trexes.has(id))
+        trexes.set(id, { defaultSampleDuration: r.u32(), defaultSampleSize: r.u32(), defaultSampleFlags: r.u32() });
     }
   }
   const tracks = traks.map((trak, i) => readTrak(trak, trexes, `${fileName}: moov/trak[${i}]`));
@@ -141,7 +152,12 @@ const AUDIO_ENTRY_FIELDS = 28;
 
 /** The child boxes of a sample entry after its `fields` bytes. */
 function entryChildren(entry: Found, fields: number, path: string): FirstChildren {
-  if (entry.payload.byteLength < fields) throw corruptAt(path, entry.start, `sample entry of ${entry.payload.byteLength} bytes is shorter than its ${fields} bytes of fields`);
+  if (entry.payload.byteLength < fields)
+    throw corruptAt(
+      path,
+      entry.start,
+      `sample entry of ${entry.payload.byteLength} bytes is shorter than its ${fields} bytes of fields`,
+    );
   return firstChildren(entry.payload.subarray(fields), entry.start + entry.headerSize + fields, path);
 }
 
@@ -168,16 +184,38 @@ function describeEntry(p: TrackProperties, entry: Found & { type: string }, path
     case 'ec-3': {
       const a = audioEntry(entry, path);
       const box = a.boxes.get(entry.type === 'ac-3' ? 'dac3' : 'dec3');
-      if (box === undefined) throw new OriginError('corrupt-media', `${entry.type} sample entry without its ${entry.type === 'ac-3' ? 'dac3' : 'dec3'} box`, path);
+      if (box === undefined)
+        throw new OriginError(
+          'corrupt-media',
+          `${entry.type} sample entry without its ${entry.type === 'ac-3' ? 'dac3' : 'dec3'} box`,
+          path,
+        );
       const config = entry.type === 'ac-3' ? parseDac3(box.payload) : parseDec3(box.payload);
       // AudioTag: WAVE_FORMAT_DOLBY_AC3 (0x2000) for AC-3; E-AC-3 is WAVE_FORMAT_EXTENSIBLE (0xFFFE) in Smooth.
-      return audio({ ...p, FourCC: entry.type, codecs: entry.type, CodecPrivateData: hex(box.payload) }, config, entry.type === 'ac-3' ? 0x2000 : 0xfffe, a);
+      return audio(
+        { ...p, FourCC: entry.type, codecs: entry.type, CodecPrivateData: hex(box.payload) },
+        config,
+        entry.type === 'ac-3' ? 0x2000 : 0xfffe,
+        a,
+      );
     }
     case 'stpp':
       // ISO/IEC 14496-30 §5: TTML in ISO BMFF. The codecs string of the reference's MPDs.
-      return { ...p, type: p.type === 'data' ? 'textstream' : p.type, FourCC: 'TTML', codecs: 'stpp.ttml.im1t', Roles: 'subtitle' };
+      return {
+        ...p,
+        type: p.type === 'data' ? 'textstream' : p.type,
+        FourCC: 'TTML',
+        codecs: 'stpp.ttml.im1t',
+        Roles: 'subtitle',
+      };
     case 'wvtt':
-      return { ...p, type: p.type === 'data' ? 'textstream' : p.type, FourCC: 'WVTT', codecs: 'wvtt', Roles: 'subtitle' };
+      return {
+        ...p,
+        type: p.type === 'data' ? 'textstream' : p.type,
+        FourCC: 'WVTT',
+        codecs: 'wvtt',
+        Roles: 'subtitle',
+      };
     default:
       throw new OriginError(
         'unsupported-media',
@@ -267,17 +305,32 @@ function decoderSpecificInfo(esds: Uint8Array): Uint8Array | undefined {
 function describeAac(p: TrackProperties, a: ReturnType<typeof audioEntry>, path: string): TrackProperties {
   const esds = a.boxes.get('esds');
   const asc = esds === undefined ? undefined : decoderSpecificInfo(esds.payload);
-  if (asc === undefined || asc.byteLength === 0) throw new OriginError('corrupt-media', 'mp4a sample entry without an AudioSpecificConfig', `${path}/esds`);
+  if (asc === undefined || asc.byteLength === 0)
+    throw new OriginError('corrupt-media', 'mp4a sample entry without an AudioSpecificConfig', `${path}/esds`);
   const config = parseAudioSpecificConfig(asc);
   if (config.objectType !== 2 && config.objectType !== 5 && config.objectType !== 29) {
-    throw new OriginError('unsupported-media', `unsupported AAC audio object type ${config.objectType}`, `${path}/esds`);
+    throw new OriginError(
+      'unsupported-media',
+      `unsupported AAC audio object type ${config.objectType}`,
+      `${path}/esds`,
+    );
   }
   // Smooth FourCC: AACL for AAC-LC, AACH for HE-AAC (MS-SSTR §2.2.2.5); AudioTag 255 = WAVE_FORMAT_RAW_AAC1.
   const fourcc = config.objectType === 2 ? 'AACL' : 'AACH';
-  return audio({ ...p, FourCC: fourcc, codecs: `mp4a.40.${config.objectType}`, CodecPrivateData: hex(asc) }, config, 255, a);
+  return audio(
+    { ...p, FourCC: fourcc, codecs: `mp4a.40.${config.objectType}`, CodecPrivateData: hex(asc) },
+    config,
+    255,
+    a,
+  );
 }
 
-function audio(p: TrackProperties, config: AudioConfig, audioTag: number, entry: { channelCount: number; sampleSize: number }): TrackProperties {
+function audio(
+  p: TrackProperties,
+  config: AudioConfig,
+  audioTag: number,
+  entry: { channelCount: number; sampleSize: number },
+): TrackProperties {
   const bitsPerSample = entry.sampleSize || 16;
   const channels = config.channels || entry.channelCount;
   return {

@@ -88,13 +88,16 @@ const PIFF_SENC_UUID = 'a2394f525a9b4f14a2446c427c648df4';
 /** Parses a whole `moof` box (header included) whose first byte is at file offset `moofOffset`. */
 export function parseSourceMoof(moof: Uint8Array, moofOffset: number): SourceTraf[] {
   const path = `moof@${moofOffset}`;
-  if (moof.byteLength < 8) throw corruptAt(path, moofOffset, `truncated moof: ${moof.byteLength} bytes, a box header needs 8`);
+  if (moof.byteLength < 8)
+    throw corruptAt(path, moofOffset, `truncated moof: ${moof.byteLength} bytes, a box header needs 8`);
   const type = String.fromCharCode(...moof.subarray(4, 8));
   if (type !== 'moof') throw corruptAt(path, moofOffset, `expected a moof box, found '${printable(type)}'`);
   // undefined when the header itself does not fit (a 64-bit size in a box of fewer than 16 bytes).
   const top = readBoxHeader(moof, 0, moofOffset, moofOffset + moof.byteLength, path);
-  if (top === undefined) throw corruptAt(path, moofOffset, `truncated moof: ${moof.byteLength} bytes do not hold its box header`);
-  if (top.size !== moof.byteLength) throw corruptAt(path, moofOffset, `moof declares ${top.size} bytes but ${moof.byteLength} were given`);
+  if (top === undefined)
+    throw corruptAt(path, moofOffset, `truncated moof: ${moof.byteLength} bytes do not hold its box header`);
+  if (top.size !== moof.byteLength)
+    throw corruptAt(path, moofOffset, `moof declares ${top.size} bytes but ${moof.byteLength} were given`);
   const trafs: SourceTraf[] = [];
   for (const c of childBoxes(moof.subarray(top.headerSize), moofOffset + top.headerSize, path)) {
     if (c.type !== 'traf') continue;
@@ -103,7 +106,12 @@ export function parseSourceMoof(moof: Uint8Array, moofOffset: number): SourceTra
   return trafs;
 }
 
-function parseTraf(traf: BoxHeader & { payload: Uint8Array }, path: string, moof: Uint8Array, moofOffset: number): SourceTraf {
+function parseTraf(
+  traf: BoxHeader & { payload: Uint8Array },
+  path: string,
+  moof: Uint8Array,
+  moofOffset: number,
+): SourceTraf {
   let tfhd: SourceTfhd | undefined;
   let tfxd: Uint8Array | undefined;
   const truns: SourceTrun[] = [];
@@ -111,12 +119,17 @@ function parseTraf(traf: BoxHeader & { payload: Uint8Array }, path: string, moof
   for (const c of childBoxes(traf.payload, base, path)) {
     const boxPath = c.type === 'trun' ? `${path}/trun[${truns.length}]` : `${path}/${printable(c.type)}`;
     const r = new ByteReader(c.payload, boxPath, c.start + c.headerSize);
-    const uuid = c.type === 'uuid' && c.payload.byteLength >= 16 ? Buffer.from(c.payload.subarray(0, 16)).toString('hex') : '';
+    const uuid =
+      c.type === 'uuid' && c.payload.byteLength >= 16 ? Buffer.from(c.payload.subarray(0, 16)).toString('hex') : '';
     if (c.type === 'tfhd') tfhd = parseTfhd(r);
     else if (c.type === 'trun') truns.push(parseTrun(r, c.start));
     else if (uuid === TFXD_UUID) tfxd = moof.subarray(c.start - moofOffset, c.start - moofOffset + c.size);
     else if (ENCRYPTION_BOXES.has(c.type) || uuid === PIFF_SENC_UUID) {
-      throw new OriginError('unsupported-media', `encrypted fragments are not supported (${c.type} at file offset ${c.start})`, boxPath);
+      throw new OriginError(
+        'unsupported-media',
+        `encrypted fragments are not supported (${c.type} at file offset ${c.start})`,
+        boxPath,
+      );
     }
   }
   if (tfhd === undefined) throw corruptAt(path, traf.start, 'traf without tfhd');
@@ -140,7 +153,8 @@ function parseTrun(r: ByteReader, start: number): SourceTrun {
   const version = r.u8();
   const flags = r.u24();
   const sampleCount = r.u32();
-  if (sampleCount > MAX_SAMPLES_PER_RUN) r.fail(`sample_count ${sampleCount} exceeds the limit of ${MAX_SAMPLES_PER_RUN}`);
+  if (sampleCount > MAX_SAMPLES_PER_RUN)
+    r.fail(`sample_count ${sampleCount} exceeds the limit of ${MAX_SAMPLES_PER_RUN}`);
   const dataOffset = flags & TRUN.dataOffset ? r.i32() : undefined;
   const firstSampleFlags = flags & TRUN.firstSampleFlags ? r.u32() : undefined;
   const entrySize = 4 * [TRUN.duration, TRUN.size, TRUN.flags, TRUN.compositionOffset].filter((f) => flags & f).length;
@@ -182,7 +196,11 @@ export function runDuration(run: SourceTrun, defaultDuration: number | undefined
   if (run.flags & TRUN.duration) return sumField(run, []);
   if (run.sampleCount === 0) return 0;
   if (defaultDuration === undefined) {
-    throw corruptAt(run.path, run.start, 'sample durations are in neither trun nor tfhd, and no trex default was given');
+    throw corruptAt(
+      run.path,
+      run.start,
+      'sample durations are in neither trun nor tfhd, and no trex default was given',
+    );
   }
   return run.sampleCount * defaultDuration;
 }
@@ -218,7 +236,13 @@ export function locateRuns(
   return out;
 }
 
-function locateTraf(traf: SourceTraf, base: number, moof: ByteRange, defaultSize: number | undefined, fileSize?: number): ByteRange[] {
+function locateTraf(
+  traf: SourceTraf,
+  base: number,
+  moof: ByteRange,
+  defaultSize: number | undefined,
+  fileSize?: number,
+): ByteRange[] {
   const ranges: ByteRange[] = [];
   let next = base;
   for (const run of traf.truns) {

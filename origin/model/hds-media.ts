@@ -80,11 +80,14 @@ export function hdsMedia(view: PlayoutView): HdsMedia[] {
 export function findMedia(view: PlayoutView, stem: string): HdsMedia | undefined {
   let best: HdsMedia | undefined;
   for (const m of hdsMedia(view)) {
-    if ((stem === m.key || stem.endsWith(`-${m.key}`)) && (best === undefined || m.key.length > best.key.length)) best = m;
+    if ((stem === m.key || stem.endsWith(`-${m.key}`)) && (best === undefined || m.key.length > best.key.length))
+      best = m;
   }
   if (best === undefined) return undefined;
   const prefix = stem.slice(0, stem.length - best.key.length - 1);
-  const namesAnother = view.presentation.tracks.some((t) => prefix === trackKey(t) || prefix.endsWith(`-${trackKey(t)}`));
+  const namesAnother = view.presentation.tracks.some(
+    (t) => prefix === trackKey(t) || prefix.endsWith(`-${trackKey(t)}`),
+  );
   return namesAnother ? undefined : best;
 }
 
@@ -97,9 +100,11 @@ export function mediaKbps(m: HdsMedia): number {
 /** URLs relative to the manifest's directory, as the route table parses them back. */
 export const hdsUrls = {
   /** A stream-level manifest: it writes URLs itself, so it keeps presentation_name (view.playlistQuery). */
-  streamManifest: (view: PlayoutView, m: HdsMedia): string => `${view.name}-${m.key}.f4m${view.playlistQuery ?? view.carriedQuery}`,
+  streamManifest: (view: PlayoutView, m: HdsMedia): string =>
+    `${view.name}-${m.key}.f4m${view.playlistQuery ?? view.carriedQuery}`,
   /** `<media url>`: the client appends `Seg1-Frag<n>` to its path. */
   media: (view: PlayoutView, m: HdsMedia): string => `${view.name}-${m.key}${view.carriedQuery}`,
   /** What a client requests for fragment n (from 1) of a media. */
-  fragment: (view: PlayoutView, m: HdsMedia, n: number): string => `${view.name}-${m.key}Seg1-Frag${n}${view.carriedQuery}`,
+  fragment: (view: PlayoutView, m: HdsMedia, n: number): string =>
+    `${view.name}-${m.key}Seg1-Frag${n}${view.carriedQuery}`,
 };

@@ -86,7 +86,11 @@ export async function buildPresentation(
     });
     const track = media.tracks.find((m) => m.properties.trackID === properties.trackID);
     if (track === undefined) {
-      throw new OriginError('corrupt-media', `${fileName} names trackID ${properties.trackID} of ${t.src}, which has no such track`, fileName);
+      throw new OriginError(
+        'corrupt-media',
+        `${fileName} names trackID ${properties.trackID} of ${t.src}, which has no such track`,
+        fileName,
+      );
     }
     if (track.fragments.count === 0) {
       // The reference answers 415 FMP4_MISSING_TFRA for an empty input track (origin-reference §8).
@@ -101,7 +105,17 @@ export async function buildPresentation(
   const origin = earliestStart(tracks);
   const durationSeconds = Math.max(...tracks.map((t) => endSeconds(t, origin)));
   const baseName = fileName.replace(/\.isml?$/i, '');
-  return { path: ismPath, baseName, mtimeMs: stat.mtimeMs, size: stat.size, manifest, options, tracks, origin, durationSeconds };
+  return {
+    path: ismPath,
+    baseName,
+    mtimeMs: stat.mtimeMs,
+    size: stat.size,
+    manifest,
+    options,
+    tracks,
+    origin,
+    durationSeconds,
+  };
 }
 
 /** Errors in the .ism are the operator's, not the client's: never a 400 for them. */
@@ -109,7 +123,8 @@ function asServerError<T>(f: () => T, fileName: string): T {
   try {
     return f();
   } catch (e) {
-    if (e instanceof OriginError && e.kind === 'bad-request') throw new OriginError('corrupt-media', e.message, fileName);
+    if (e instanceof OriginError && e.kind === 'bad-request')
+      throw new OriginError('corrupt-media', e.message, fileName);
     throw e;
   }
 }
@@ -119,7 +134,12 @@ function checkUniqueNames(tracks: PresentationTrack[], fileName: string): void {
   const seen = new Set<string>();
   for (const t of tracks) {
     const key = `${t.properties.trackName}=${t.properties.systemBitrate}`;
-    if (seen.has(key)) throw new OriginError('corrupt-media', `two tracks are named ${key}; repackage so that (trackName, systemBitrate) is unique`, fileName);
+    if (seen.has(key))
+      throw new OriginError(
+        'corrupt-media',
+        `two tracks are named ${key}; repackage so that (trackName, systemBitrate) is unique`,
+        fileName,
+      );
     seen.add(key);
   }
 }

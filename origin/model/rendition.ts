@@ -19,7 +19,9 @@ export type SegmentKind = 'ts' | 'aac' | 'ac3' | 'ec3' | 'webvtt' | 'm4s';
 const TYPE_ORDER: Record<string, number> = { audio: 0, video: 1, textstream: 2 };
 
 export function rendition(tracks: ViewTrack[]): Rendition {
-  const ordered = [...tracks].sort((a, b) => (TYPE_ORDER[a.track.properties.type] ?? 3) - (TYPE_ORDER[b.track.properties.type] ?? 3));
+  const ordered = [...tracks].sort(
+    (a, b) => (TYPE_ORDER[a.track.properties.type] ?? 3) - (TYPE_ORDER[b.track.properties.type] ?? 3),
+  );
   return { tracks: ordered, key: ordered.map((t) => trackKey(t.track)).join('-') };
 }
 
@@ -62,11 +64,18 @@ export function findRendition(view: PlayoutView, stem: string): Rendition | unde
 export function segmentKind(view: PlayoutView, r: Rendition): SegmentKind {
   const types = r.tracks.map((t) => t.track.properties.type);
   if (types.includes('textstream')) {
-    if (r.tracks.length > 1) throw new OriginError('not-found', 'a text track is never multiplexed', r.key, 'unknown-track');
+    if (r.tracks.length > 1)
+      throw new OriginError('not-found', 'a text track is never multiplexed', r.key, 'unknown-track');
     return 'webvtt';
   }
   if (view.options.bool('hls_fmp4')) {
-    if (r.tracks.length > 1) throw new OriginError('not-found', `fMP4 HLS does not multiplex; ask for each track's own playlist (${r.key})`, r.key, 'unknown-track');
+    if (r.tracks.length > 1)
+      throw new OriginError(
+        'not-found',
+        `fMP4 HLS does not multiplex; ask for each track's own playlist (${r.key})`,
+        r.key,
+        'unknown-track',
+      );
     return 'm4s';
   }
   if (types.includes('video')) return 'ts';

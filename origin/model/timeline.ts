@@ -52,31 +52,50 @@ const MAX_OFFSET_SECONDS = 7 * 24 * 3600;
  */
 export function parseOffset(text: string, parameter: string): number {
   const m = /^(?:(?:(\d{1,3}):)?(\d{1,2}):)?(\d{1,7})(?:\.(\d{1,9}))?$/.exec(text);
-  if (m === null) throw new OriginError('bad-request', `"${text.slice(0, 40)}" is not a time offset (seconds like 6.5, or h:mm:ss.ff like 0:00:06)`, parameter, 'bad-time');
+  if (m === null)
+    throw new OriginError(
+      'bad-request',
+      `"${text.slice(0, 40)}" is not a time offset (seconds like 6.5, or h:mm:ss.ff like 0:00:06)`,
+      parameter,
+      'bad-time',
+    );
   const [, h, mm, ss, frac] = m;
   if (mm !== undefined && (Number(ss) >= 60 || (h !== undefined && Number(mm) >= 60))) {
     throw new OriginError('bad-request', `"${text}" has minutes or seconds of 60 or more`, parameter, 'bad-time');
   }
-  const seconds = Number(h ?? 0) * 3600 + Number(mm ?? 0) * 60 + Number(ss) + (frac !== undefined ? Number(`0.${frac}`) : 0);
-  if (seconds > MAX_OFFSET_SECONDS) throw new OriginError('bad-request', `"${text}" is beyond the longest offset accepted (one week)`, parameter, 'bad-time');
+  const seconds =
+    Number(h ?? 0) * 3600 + Number(mm ?? 0) * 60 + Number(ss) + (frac !== undefined ? Number(`0.${frac}`) : 0);
+  if (seconds > MAX_OFFSET_SECONDS)
+    throw new OriginError(
+      'bad-request',
+      `"${text}" is beyond the longest offset accepted (one week)`,
+      parameter,
+      'bad-time',
+    );
   return seconds;
 }
 
 /** `t=<start>[-<end>]` and `vbegin=<start>` into a clip; both given is an error. */
 export function parseClip(t: string | undefined, vbegin: string | undefined): Clip | undefined {
-  if (t !== undefined && vbegin !== undefined) throw new OriginError('bad-request', 'give either t or vbegin, not both', 't', 'bad-time');
+  if (t !== undefined && vbegin !== undefined)
+    throw new OriginError('bad-request', 'give either t or vbegin, not both', 't', 'bad-time');
   if (vbegin !== undefined) return { start: parseOffset(vbegin, 'vbegin'), end: undefined };
   if (t === undefined) return undefined;
   const dash = t.indexOf('-');
   const start = parseOffset(dash < 0 ? t : t.slice(0, dash), 't');
   const endText = dash < 0 ? '' : t.slice(dash + 1);
   const end = endText === '' ? undefined : parseOffset(endText, 't');
-  if (end !== undefined && end <= start) throw new OriginError('bad-request', `end ${endText} is not after start ${t.slice(0, dash)}`, 't', 'bad-time');
+  if (end !== undefined && end <= start)
+    throw new OriginError('bad-request', `end ${endText} is not after start ${t.slice(0, dash)}`, 't', 'bad-time');
   return { start, end };
 }
 
 /** Fragment range of a track kept by a clip (may be empty). */
-export function clipRange(track: PresentationTrack, origin: Instant, clip: Clip | undefined): { first: number; end: number } {
+export function clipRange(
+  track: PresentationTrack,
+  origin: Instant,
+  clip: Clip | undefined,
+): { first: number; end: number } {
   const f = track.fragments;
   if (clip === undefined) return { first: 0, end: f.count };
   const ts = track.properties.TimeScale;
@@ -96,7 +115,12 @@ export function clipRange(track: PresentationTrack, origin: Instant, clip: Clip 
 }
 
 /** Segments of one track over a fragment range, joined to a minimum length (seconds, 0 = none). */
-export function segmentTrack(track: PresentationTrack, origin: Instant, range: { first: number; end: number }, minLength: Rational | undefined): Segment[] {
+export function segmentTrack(
+  track: PresentationTrack,
+  origin: Instant,
+  range: { first: number; end: number },
+  minLength: Rational | undefined,
+): Segment[] {
   return segmentTrackExact(track, ticksIn(origin, track.properties.TimeScale), range, minLength);
 }
 
@@ -109,7 +133,12 @@ function lengthInTicks(minLength: Rational | undefined, ts: number): number {
  * The segmentation as Segment objects, in BigInt throughout: any time, at any size. segmentColumns
  * is the same computation in numbers, for the writers that can take columns (DASH).
  */
-export function segmentTrackExact(track: PresentationTrack, shift: bigint, range: { first: number; end: number }, minLength: Rational | undefined): Segment[] {
+export function segmentTrackExact(
+  track: PresentationTrack,
+  shift: bigint,
+  range: { first: number; end: number },
+  minLength: Rational | undefined,
+): Segment[] {
   const f = track.fragments;
   const smoothShift = shift < 0n ? shift : 0n;
   const out: Segment[] = [];
@@ -126,7 +155,15 @@ export function segmentTrackExact(track: PresentationTrack, shift: bigint, range
     const slot = lengthTicks > 0 ? Math.floor((Number(time) + lengthTicks / 8) / lengthTicks) : i;
     if (current === undefined || slot !== currentSlot) {
       const smoothTime = !smoothShifted ? source : source - smoothShift;
-      current = { sourceTime: source, smoothTime, time, duration: BigInt(f.durations[i]!), first: i, count: 1, bytes: f.sizes[i]! };
+      current = {
+        sourceTime: source,
+        smoothTime,
+        time,
+        duration: BigInt(f.durations[i]!),
+        first: i,
+        count: 1,
+        bytes: f.sizes[i]!,
+      };
       currentSlot = slot;
       out.push(current);
     } else {
@@ -185,13 +222,28 @@ const MAX = Number.MAX_SAFE_INTEGER;
  * exact whenever the true difference is below 2^53; above it the rounded sum is not a safe
  * integer either (rounding is monotonic and 2^53 is representable), which is the test.
  */
-export function segmentColumns(track: PresentationTrack, shift: bigint, range: { first: number; end: number }, minLength: Rational | undefined): SegmentColumns | undefined {
+export function segmentColumns(
+  track: PresentationTrack,
+  shift: bigint,
+  range: { first: number; end: number },
+  minLength: Rational | undefined,
+): SegmentColumns | undefined {
   const f = track.fragments;
   const n = Math.max(0, range.end - range.first);
   const offsets = new Float64Array(n);
   const firsts = new Uint32Array(n);
   const counts = new Uint32Array(n);
-  if (n === 0) return { count: 0, base: 0n, offsets, durations: new Float64Array(0), firsts, counts, bytes: new Float64Array(0), stats: { peak: 0, bytes: 0, startsWithSync: true } };
+  if (n === 0)
+    return {
+      count: 0,
+      base: 0n,
+      offsets,
+      durations: new Float64Array(0),
+      firsts,
+      counts,
+      bytes: new Float64Array(0),
+      stats: { peak: 0, bytes: 0, startsWithSync: true },
+    };
   const lengthTicks = lengthInTicks(minLength, track.properties.TimeScale);
   const base = f.times[range.first]! - shift;
   // The slot of segmentTrackExact needs Number(time) itself: exact only for a safe base.
@@ -220,7 +272,8 @@ export function segmentColumns(track: PresentationTrack, shift: bigint, range: {
       const offset = (words[2 * i + HIGH]! - high0) * TWO_32 + ((words[2 * i + 1 - HIGH]! >>> 0) - low0);
       const d = ownDurations[k]!;
       const end = offset + d;
-      if (!(offset >= -MAX && offset <= MAX && ((d | 0) === d || Number.isSafeInteger(d)) && end >= -MAX && end <= MAX)) return undefined;
+      if (!(offset >= -MAX && offset <= MAX && ((d | 0) === d || Number.isSafeInteger(d)) && end >= -MAX && end <= MAX))
+        return undefined;
       offsets[k] = offset;
       firsts[k] = i;
       const size = ownBytes[k]!;
@@ -230,7 +283,16 @@ export function segmentColumns(track: PresentationTrack, shift: bigint, range: {
       if (secs > 0 && rate > peak) peak = rate;
       if (keyframes[i] !== 1) sync = false;
     }
-    return { count: n, base, offsets, durations: ownDurations, firsts, counts, bytes: ownBytes, stats: { peak, bytes: total, startsWithSync: sync } };
+    return {
+      count: n,
+      base,
+      offsets,
+      durations: ownDurations,
+      firsts,
+      counts,
+      bytes: ownBytes,
+      stats: { peak, bytes: total, startsWithSync: sync },
+    };
   }
   const durations = new Float64Array(n);
   const bytes = new Float64Array(n);
@@ -277,7 +339,16 @@ export function segmentColumns(track: PresentationTrack, shift: bigint, range: {
   close();
   const count = k + 1;
   const stats = { peak, bytes: total, startsWithSync: sync };
-  return { count, base, offsets: offsets.subarray(0, count), durations: durations.subarray(0, count), firsts: firsts.subarray(0, count), counts: counts.subarray(0, count), bytes: bytes.subarray(0, count), stats };
+  return {
+    count,
+    base,
+    offsets: offsets.subarray(0, count),
+    durations: durations.subarray(0, count),
+    firsts: firsts.subarray(0, count),
+    counts: counts.subarray(0, count),
+    bytes: bytes.subarray(0, count),
+    stats,
+  };
 }
 
 /** The columns of segment lists: set where both forms were made, derived (columnsOf) otherwise. */
@@ -309,7 +380,8 @@ function deriveColumns(segments: readonly Segment[]): SegmentColumns | undefined
     const s = segments[k]!;
     const offset = Number(s.time - base);
     const duration = Number(s.duration);
-    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(duration) || !Number.isSafeInteger(offset + duration)) return undefined;
+    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(duration) || !Number.isSafeInteger(offset + duration))
+      return undefined;
     offsets[k] = offset;
     durations[k] = duration;
     firsts[k] = s.first;
@@ -345,7 +417,10 @@ export class PlacedSegments {
   /** The columns: from the index, or from the Segment objects when those were given. */
   get columns(): SegmentColumns | undefined {
     if (this.#columns === undefined) {
-      this.#columns = (this.#made !== undefined ? columnsOf(this.#made) : segmentColumns(this.track, this.shift, this.range, this.minLength)) ?? null;
+      this.#columns =
+        (this.#made !== undefined
+          ? columnsOf(this.#made)
+          : segmentColumns(this.track, this.shift, this.range, this.minLength)) ?? null;
     }
     return this.#columns ?? undefined;
   }
@@ -395,7 +470,13 @@ export class PlacedSegments {
  * whole (HLS under suppress_query_parameters: a segment URL without the clip must name the
  * unclipped segment's bytes); otherwise those segments cut to the kept fragments (the exact clip).
  */
-export function placeSegments(track: PresentationTrack, origin: Instant, clip: Clip | undefined, minLength: Rational | undefined, widen: boolean): PlacedSegments | undefined {
+export function placeSegments(
+  track: PresentationTrack,
+  origin: Instant,
+  clip: Clip | undefined,
+  minLength: Rational | undefined,
+  widen: boolean,
+): PlacedSegments | undefined {
   const all = { first: 0, end: track.fragments.count };
   const shift = ticksIn(origin, track.properties.TimeScale);
   if (clip === undefined) return all.end === 0 ? undefined : new PlacedSegments(track, shift, all, minLength, 1);
@@ -408,7 +489,12 @@ export function placeSegments(track: PresentationTrack, origin: Instant, clip: C
     ? new PlacedSegments(track, shift, all, minLength, first + 1, whole.segments().slice(first, last + 1))
     : new PlacedSegments(track, shift, range, minLength, first + 1);
   if (first < 0 || placed.count !== last - first + 1) {
-    throw new OriginError('internal', `the clip's ${placed.count} segments do not fall in unclipped segments ${first + 1} to ${last + 1}`, track.src, 'clip-numbering');
+    throw new OriginError(
+      'internal',
+      `the clip's ${placed.count} segments do not fall in unclipped segments ${first + 1} to ${last + 1}`,
+      track.src,
+      'clip-numbering',
+    );
   }
   return placed;
 }

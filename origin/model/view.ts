@@ -42,7 +42,12 @@ export interface PlayoutView {
 }
 
 /** Selects tracks; the filter glue is injected so this module has no wasm dependency. */
-export type TrackSelector = (tracks: readonly PresentationTrack[], trackFilter: string | undefined, filter: string | undefined, keepTimedMetadata: boolean) => number[];
+export type TrackSelector = (
+  tracks: readonly PresentationTrack[],
+  trackFilter: string | undefined,
+  filter: string | undefined,
+  keepTimedMetadata: boolean,
+) => number[];
 
 export const MIN_LENGTH_OPTION: Record<Format, string> = {
   smooth: 'iss_minimum_fragment_length',
@@ -73,12 +78,26 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     if (placed !== undefined) tracks.push(placedTrack(track, placed));
   }
   if (tracks.length === 0) {
-    throw new OriginError('not-found', `the sub-clip selects no media: the presentation is ${p.durationSeconds.toFixed(3)} s long`, 't', 'empty-clip');
+    throw new OriginError(
+      'not-found',
+      `the sub-clip selects no media: the presentation is ${p.durationSeconds.toFixed(3)} s long`,
+      't',
+      'empty-clip',
+    );
   }
   const name = req.options.str('presentation_name') ?? p.baseName;
   const carriedQuery = carried(req.rawQuery, suppress ? (widen ? HLS_SEGMENT_ADDRESSING : ADDRESSING) : undefined);
   const playlistQuery = carried(req.rawQuery, suppress ? PLAYLIST_ADDRESSING : undefined);
-  const view: PlayoutView = { presentation: p, format: req.format, name, options: req.options, carriedQuery, playlistQuery, clip: req.clip, tracks };
+  const view: PlayoutView = {
+    presentation: p,
+    format: req.format,
+    name,
+    options: req.options,
+    carriedQuery,
+    playlistQuery,
+    clip: req.clip,
+    tracks,
+  };
   if (req.format === 'hls') {
     const sets = variantSets(tracks, req.options.list('variant_set'), select);
     if (sets !== undefined) view.variantSets = sets;
@@ -139,7 +158,12 @@ function variantSets(tracks: ViewTrack[], expressions: string[], select: TrackSe
       // The selector reports the expression as `filter`; here it is this variant set.
       const detail = e.message.replace(/^filter: /, '');
       const which = expressions.length > 1 ? `set ${i + 1} of ${expressions.length}` : 'the set';
-      throw new OriginError('bad-request', `${which}, ${JSON.stringify(expression.slice(0, 256))}: ${detail}`, 'variant_set', 'bad-variant-set');
+      throw new OriginError(
+        'bad-request',
+        `${which}, ${JSON.stringify(expression.slice(0, 256))}: ${detail}`,
+        'variant_set',
+        'bad-variant-set',
+      );
     }
   });
 }
@@ -189,7 +213,11 @@ export function viewForQuery(p: Presentation, format: Format, rawQuery: string, 
   const pairs = parseQuery(rawQuery);
   const value = (name: string): string | undefined => pairs.find(([k]) => k === name)?.[1];
   const options = applyQuery(p.options, pairs);
-  return buildView(p, { format, options, rawQuery, clip: parseClip(value('t'), value('vbegin')), filter: value('filter') }, select);
+  return buildView(
+    p,
+    { format, options, rawQuery, clip: parseClip(value('t'), value('vbegin')), filter: value('filter') },
+    select,
+  );
 }
 
 /** `<trackName>=<bitrate>`: the reference's representation id, used in every URL. */
@@ -280,7 +308,12 @@ function computeBitrates(t: ViewTrack): { peak: number; average: number } {
     }
   }
   const last = c === undefined ? 0 : c.count - 1;
-  const span = c === undefined ? Number(viewDuration(t)) : c.count === 0 ? 0 : c.offsets[last]! + c.durations[last]! - c.offsets[0]!;
+  const span =
+    c === undefined
+      ? Number(viewDuration(t))
+      : c.count === 0
+        ? 0
+        : c.offsets[last]! + c.durations[last]! - c.offsets[0]!;
   const total = span / ts;
   const average = total > 0 ? (bytes * 8) / total : t.track.properties.systemBitrate;
   return { peak: Math.ceil(peak), average: Math.ceil(average) };

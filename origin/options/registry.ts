@@ -53,32 +53,221 @@ function fragmentLength(prefix: string, format: Format, long: string, dflt: stri
 }
 
 export const OPTIONS: readonly OptionSpec[] = [
-  { name: 'hls_fmp4', cli: 'hls.fmp4', type: 'boolean', default: false, formats: ['hls'], query: true, stored: true, description: 'HLS with fragmented-MP4 segments (true) or MPEG-TS segments (false).' },
-  { name: 'hls_client_manifest_version', cli: 'hls.client_manifest_version', type: 'integer', default: 1, min: 1, max: 7, formats: ['hls'], query: true, stored: true, description: 'EXT-X-VERSION of the playlists; changes the output as RFC 8216 requires for that version.' },
+  {
+    name: 'hls_fmp4',
+    cli: 'hls.fmp4',
+    type: 'boolean',
+    default: false,
+    formats: ['hls'],
+    query: true,
+    stored: true,
+    description: 'HLS with fragmented-MP4 segments (true) or MPEG-TS segments (false).',
+  },
+  {
+    name: 'hls_client_manifest_version',
+    cli: 'hls.client_manifest_version',
+    type: 'integer',
+    default: 1,
+    min: 1,
+    max: 7,
+    formats: ['hls'],
+    query: true,
+    stored: true,
+    description: 'EXT-X-VERSION of the playlists; changes the output as RFC 8216 requires for that version.',
+  },
   fragmentLength('iss', 'smooth', 'Smooth Streaming', '0'),
   fragmentLength('hls', 'hls', 'HLS', '4'),
   fragmentLength('mpd', 'dash', 'DASH', '0'),
   fragmentLength('hds', 'hds', 'HDS', '0'),
-  { name: 'hls_no_audio_only', cli: 'hls.no_audio_only', type: 'boolean', default: false, formats: ['hls'], query: true, stored: true, description: 'Leave audio-only variants out of the master playlist.' },
-  { name: 'hls_no_multiplex', cli: 'hls.no_multiplex', type: 'boolean', default: false, formats: ['hls'], query: true, stored: true, description: 'Keep audio and video in separate media playlists instead of multiplexing them into one TS.' },
-  { name: 'variant_set', cli: 'variant_set', type: 'string', repeatable: true, formats: ['hls'], query: true, stored: true, description: 'Filter expression choosing the tracks of one set of HLS variants; repeat it; the order of the options is the order of the variants.' },
-  { name: 'track_filter', cli: 'track_filter', type: 'string', formats: ALL, query: false, stored: true, description: 'Filter expression applied to every request of this server manifest before the `filter` query parameter.' },
-  { name: 'timed_metadata', cli: 'timed_metadata', type: 'boolean', default: false, formats: ALL, query: true, stored: true, description: 'Pass timed-metadata tracks through to the output (they cannot be removed with a filter).' },
-  { name: 'hds_multi_level', cli: 'hds.multi_level', type: 'boolean', default: false, formats: ['hds'], query: true, stored: true, description: 'HDS set-level manifest listing one stream-level manifest per bitrate.' },
-  { name: 'hds_client_manifest_version', cli: 'hds.client_manifest_version', type: 'integer', default: 1, min: 1, max: 2, formats: ['hds'], query: true, stored: true, description: 'F4M version (2 with hds.multi_level).' },
-  { name: 'mpd_segment_template', cli: 'mpd.segment_template', type: 'enum', default: 'time', values: ['time', 'number'], formats: ['dash'], query: true, stored: true, description: 'DASH SegmentTemplate addressing: $Time$ (time) or $Number$ (number), both with a SegmentTimeline.' },
-  { name: 'presentation_name', cli: 'presentation_name', type: 'string', pattern: /^[A-Za-z0-9]{1,128}$/, patternHint: '1 to 128 letters and digits', formats: ALL, query: true, stored: true, description: 'Replaces the server manifest basename in every URL the output writes.' },
-  { name: 'suppress_query_parameters', cli: 'suppress_query_parameters', type: 'boolean', default: false, formats: ALL, query: true, stored: true, description: 'Do not copy the request query string into URLs and URL templates of the output, except the parameters that decide which media a segment URL names (t, vbegin, mpd_segment_template, *_minimum_fragment_length).' },
+  {
+    name: 'hls_no_audio_only',
+    cli: 'hls.no_audio_only',
+    type: 'boolean',
+    default: false,
+    formats: ['hls'],
+    query: true,
+    stored: true,
+    description: 'Leave audio-only variants out of the master playlist.',
+  },
+  {
+    name: 'hls_no_multiplex',
+    cli: 'hls.no_multiplex',
+    type: 'boolean',
+    default: false,
+    formats: ['hls'],
+    query: true,
+    stored: true,
+    description: 'Keep audio and video in separate media playlists instead of multiplexing them into one TS.',
+  },
+  {
+    name: 'variant_set',
+    cli: 'variant_set',
+    type: 'string',
+    repeatable: true,
+    formats: ['hls'],
+    query: true,
+    stored: true,
+    description:
+      'Filter expression choosing the tracks of one set of HLS variants; repeat it; the order of the options is the order of the variants.',
+  },
+  {
+    name: 'track_filter',
+    cli: 'track_filter',
+    type: 'string',
+    formats: ALL,
+    query: false,
+    stored: true,
+    description:
+      'Filter expression applied to every request of this server manifest before the `filter` query parameter.',
+  },
+  {
+    name: 'timed_metadata',
+    cli: 'timed_metadata',
+    type: 'boolean',
+    default: false,
+    formats: ALL,
+    query: true,
+    stored: true,
+    description: 'Pass timed-metadata tracks through to the output (they cannot be removed with a filter).',
+  },
+  {
+    name: 'hds_multi_level',
+    cli: 'hds.multi_level',
+    type: 'boolean',
+    default: false,
+    formats: ['hds'],
+    query: true,
+    stored: true,
+    description: 'HDS set-level manifest listing one stream-level manifest per bitrate.',
+  },
+  {
+    name: 'hds_client_manifest_version',
+    cli: 'hds.client_manifest_version',
+    type: 'integer',
+    default: 1,
+    min: 1,
+    max: 2,
+    formats: ['hds'],
+    query: true,
+    stored: true,
+    description: 'F4M version (2 with hds.multi_level).',
+  },
+  {
+    name: 'mpd_segment_template',
+    cli: 'mpd.segment_template',
+    type: 'enum',
+    default: 'time',
+    values: ['time', 'number'],
+    formats: ['dash'],
+    query: true,
+    stored: true,
+    description: 'DASH SegmentTemplate addressing: $Time$ (time) or $Number$ (number), both with a SegmentTimeline.',
+  },
+  {
+    name: 'presentation_name',
+    cli: 'presentation_name',
+    type: 'string',
+    pattern: /^[A-Za-z0-9]{1,128}$/,
+    patternHint: '1 to 128 letters and digits',
+    formats: ALL,
+    query: true,
+    stored: true,
+    description: 'Replaces the server manifest basename in every URL the output writes.',
+  },
+  {
+    name: 'suppress_query_parameters',
+    cli: 'suppress_query_parameters',
+    type: 'boolean',
+    default: false,
+    formats: ALL,
+    query: true,
+    stored: true,
+    description:
+      'Do not copy the request query string into URLs and URL templates of the output, except the parameters that decide which media a segment URL names (t, vbegin, mpd_segment_template, *_minimum_fragment_length).',
+  },
   // Request-only parameters (never stored in a server manifest).
-  { name: 'filter', cli: 'filter', type: 'string', formats: ALL, query: true, stored: false, description: 'Filter expression selecting the tracks of this request.' },
-  { name: 't', cli: 't', type: 'string', formats: ALL, query: true, stored: false, description: 'Time range `<start>-<end>` or `<start>` (sub-clip or capture window).' },
-  { name: 'vbegin', cli: 'vbegin', type: 'string', formats: ALL, query: true, stored: false, description: 'Virtual begin of the timeline (`<h>:<mm>:<ss.ff>`).' },
-  { name: 'start_index', cli: 'start_index', type: 'integer', min: 0, max: 9999, formats: ['hls'], query: true, stored: false, description: 'Zero-based index of the HLS variant listed first (applied after filtering).' },
+  {
+    name: 'filter',
+    cli: 'filter',
+    type: 'string',
+    formats: ALL,
+    query: true,
+    stored: false,
+    description: 'Filter expression selecting the tracks of this request.',
+  },
+  {
+    name: 't',
+    cli: 't',
+    type: 'string',
+    formats: ALL,
+    query: true,
+    stored: false,
+    description: 'Time range `<start>-<end>` or `<start>` (sub-clip or capture window).',
+  },
+  {
+    name: 'vbegin',
+    cli: 'vbegin',
+    type: 'string',
+    formats: ALL,
+    query: true,
+    stored: false,
+    description: 'Virtual begin of the timeline (`<h>:<mm>:<ss.ff>`).',
+  },
+  {
+    name: 'start_index',
+    cli: 'start_index',
+    type: 'integer',
+    min: 0,
+    max: 9999,
+    formats: ['hls'],
+    query: true,
+    stored: false,
+    description: 'Zero-based index of the HLS variant listed first (applied after filtering).',
+  },
   // Archiving options (live): stored, never from a query string.
-  { name: 'archiving', cli: 'archiving', type: 'boolean', default: false, formats: ALL, query: false, stored: true, description: 'Live: keep ingested media on disk beyond the DVR window.' },
-  { name: 'archive_length', cli: 'archive_length', type: 'integer', min: 0, max: 2 ** 31, formats: ALL, query: false, stored: true, description: 'Live: seconds of archive to keep.' },
-  { name: 'archive_segment_length', cli: 'archive_segment_length', type: 'integer', min: 0, max: 2 ** 31, formats: ALL, query: false, stored: true, description: 'Live: seconds per archive file.' },
-  { name: 'dvr_window_length', cli: 'dvr_window_length', type: 'integer', min: 0, max: 2 ** 31, formats: ALL, query: false, stored: true, description: 'Live: seconds of DVR window in client manifests.' },
+  {
+    name: 'archiving',
+    cli: 'archiving',
+    type: 'boolean',
+    default: false,
+    formats: ALL,
+    query: false,
+    stored: true,
+    description: 'Live: keep ingested media on disk beyond the DVR window.',
+  },
+  {
+    name: 'archive_length',
+    cli: 'archive_length',
+    type: 'integer',
+    min: 0,
+    max: 2 ** 31,
+    formats: ALL,
+    query: false,
+    stored: true,
+    description: 'Live: seconds of archive to keep.',
+  },
+  {
+    name: 'archive_segment_length',
+    cli: 'archive_segment_length',
+    type: 'integer',
+    min: 0,
+    max: 2 ** 31,
+    formats: ALL,
+    query: false,
+    stored: true,
+    description: 'Live: seconds per archive file.',
+  },
+  {
+    name: 'dvr_window_length',
+    cli: 'dvr_window_length',
+    type: 'integer',
+    min: 0,
+    max: 2 ** 31,
+    formats: ALL,
+    query: false,
+    stored: true,
+    description: 'Live: seconds of DVR window in client manifests.',
+  },
 ];
 
 const BY_NAME = new Map(OPTIONS.map((o) => [o.name, o]));
@@ -115,7 +304,8 @@ export function parseOptionValue(spec: OptionSpec, raw: string | undefined, show
       return bad(`"${raw}" is not a boolean (true, false, 1, 0, or the bare flag)`);
     }
     case 'integer': {
-      if (raw === undefined || !/^-?\d{1,15}$/.test(raw)) return bad(`${raw === undefined ? 'a value is required' : `"${raw}" is not an integer`}`);
+      if (raw === undefined || !/^-?\d{1,15}$/.test(raw))
+        return bad(`${raw === undefined ? 'a value is required' : `"${raw}" is not an integer`}`);
       const n = Number(raw);
       if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
         return bad(`${n} is out of range ${spec.min ?? '-∞'}..${spec.max ?? '∞'}`);
@@ -124,12 +314,16 @@ export function parseOptionValue(spec: OptionSpec, raw: string | undefined, show
     }
     case 'rational': {
       const r = raw === undefined ? undefined : parseRational(raw);
-      if (r === undefined) return bad(`${raw === undefined ? 'a value is required' : `"${raw}" is not a number or rational like 48/25`}`);
+      if (r === undefined)
+        return bad(`${raw === undefined ? 'a value is required' : `"${raw}" is not a number or rational like 48/25`}`);
       if (r.num < 0) return bad(`"${raw}" must not be negative`);
       return r;
     }
     case 'enum': {
-      if (raw === undefined || !spec.values!.includes(raw)) return bad(`${raw === undefined ? 'a value is required' : `"${raw}" is not allowed`}; use one of: ${spec.values!.join(', ')}`);
+      if (raw === undefined || !spec.values!.includes(raw))
+        return bad(
+          `${raw === undefined ? 'a value is required' : `"${raw}" is not allowed`}; use one of: ${spec.values!.join(', ')}`,
+        );
       return raw;
     }
     case 'string': {
@@ -213,7 +407,10 @@ function put(into: StreamOptions, spec: OptionSpec, value: OptionValue, replaceL
  * clientManifestRelativePath, ...) are kept by the server manifest but ignored here; a stream
  * option with a bad value is an error naming the option and the file.
  */
-export function optionsFromManifest(meta: ReadonlyArray<{ name: string; content: string }>, fileName: string): StreamOptions {
+export function optionsFromManifest(
+  meta: ReadonlyArray<{ name: string; content: string }>,
+  fileName: string,
+): StreamOptions {
   const out = new StreamOptions();
   const none = new Set<string>();
   for (const m of meta) {
@@ -233,7 +430,13 @@ export const MAX_QUERY_LENGTH = 16384;
  * `+` is kept literally. A bare name (`?hls_fmp4`) has value undefined.
  */
 export function parseQuery(raw: string): Array<[string, string | undefined]> {
-  if (raw.length > MAX_QUERY_LENGTH) throw new OriginError('bad-request', `query string longer than ${MAX_QUERY_LENGTH} characters`, undefined, 'bad-query');
+  if (raw.length > MAX_QUERY_LENGTH)
+    throw new OriginError(
+      'bad-request',
+      `query string longer than ${MAX_QUERY_LENGTH} characters`,
+      undefined,
+      'bad-query',
+    );
   const out: Array<[string, string | undefined]> = [];
   for (const part of raw.split('&')) {
     if (part === '') continue;
@@ -249,7 +452,12 @@ function decodeOnce(text: string, what: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    throw new OriginError('bad-request', `malformed percent-encoding in the ${what}: "${text.slice(0, 64)}"`, undefined, 'bad-query');
+    throw new OriginError(
+      'bad-request',
+      `malformed percent-encoding in the ${what}: "${text.slice(0, 64)}"`,
+      undefined,
+      'bad-query',
+    );
   }
 }
 
@@ -265,7 +473,13 @@ export function applyQuery(base: StreamOptions, pairs: ReadonlyArray<[string, st
   for (const [name, raw] of pairs) {
     const spec = BY_NAME.get(name);
     if (spec === undefined) continue;
-    if (!spec.query) throw new OriginError('bad-request', 'this option cannot be given as a query parameter (DRM and archiving options are set when packaging)', name, 'bad-option');
+    if (!spec.query)
+      throw new OriginError(
+        'bad-request',
+        'this option cannot be given as a query parameter (DRM and archiving options are set when packaging)',
+        name,
+        'bad-option',
+      );
     put(out, spec, parseOptionValue(spec, raw, `query parameter ${name}`), replace);
   }
   return out;

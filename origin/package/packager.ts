@@ -55,14 +55,22 @@ export async function buildServerManifest(req: PackageRequest, progress: Progres
     } finally {
       await source.close();
     }
-    const wanted = input.trackType === undefined ? file.tracks : file.tracks.filter((t) => t.properties.type === TYPE_OF_OPTION[input.trackType!]);
+    const wanted =
+      input.trackType === undefined
+        ? file.tracks
+        : file.tracks.filter((t) => t.properties.type === TYPE_OF_OPTION[input.trackType!]);
     if (wanted.length === 0) {
-      throw new OriginError('bad-request', `has no ${input.trackType} track (it has: ${file.tracks.map((t) => t.properties.type).join(', ')})`, input.path);
+      throw new OriginError(
+        'bad-request',
+        `has no ${input.trackType} track (it has: ${file.tracks.map((t) => t.properties.type).join(', ')})`,
+        input.path,
+      );
     }
     const src = path.relative(outDir, path.resolve(input.path)).split(path.sep).join('/');
     for (const track of wanted) {
       const key = `${src}#${track.properties.trackID}`;
-      if (seen.has(key)) throw new OriginError('bad-request', `track ${track.properties.trackID} is given twice`, input.path);
+      if (seen.has(key))
+        throw new OriginError('bad-request', `track ${track.properties.trackID} is given twice`, input.path);
       seen.add(key);
       chosen.push({ input: input.path, src, track });
     }
@@ -105,10 +113,19 @@ function applyTrackFilterOption(chosen: Chosen[], options: StreamOptions, progre
   const expression = options.str('track_filter');
   if (expression === undefined || expression === '' || chosen.length === 0) return chosen;
   const keepTimedMetadata = options.bool('timed_metadata');
-  const kept = new Set(applyTrackFilters(chosen.map((c) => c.track.properties), expression, undefined, { keepTimedMetadata }));
+  const kept = new Set(
+    applyTrackFilters(
+      chosen.map((c) => c.track.properties),
+      expression,
+      undefined,
+      { keepTimedMetadata },
+    ),
+  );
   const written = chosen.filter((_, i) => kept.has(i));
   const dropped = chosen.filter((_, i) => !kept.has(i));
-  progress(`track_filter ${expression}: keeps ${written.length} of ${chosen.length} tracks${dropped.length > 0 ? ', drops:' : ''}`);
+  progress(
+    `track_filter ${expression}: keeps ${written.length} of ${chosen.length} tracks${dropped.length > 0 ? ', drops:' : ''}`,
+  );
   for (const c of dropped) {
     const p = c.track.properties;
     progress(`  ${c.input} track ${p.trackID}: ${p.trackName} ${p.type} ${p.FourCC} ${p.systemBitrate} bit/s`);
@@ -174,7 +191,8 @@ export function checkOutput(req: PackageRequest): void {
   if (req.output === STDOUT) return;
   const out = canonical(req.output);
   for (const input of req.inputs) {
-    if (canonical(input.path) === out) throw new OriginError('bad-request', 'the output would overwrite this input', input.path);
+    if (canonical(input.path) === out)
+      throw new OriginError('bad-request', 'the output would overwrite this input', input.path);
   }
   if (!/\.isml?$/i.test(req.output)) {
     throw new OriginError('bad-request', 'the output must end in .ism (or .isml for live), or be stdout:', req.output);

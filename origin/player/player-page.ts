@@ -90,7 +90,10 @@ export function escapeHtml(text: string): string {
 
 /** JSON that is safe inside a `<script>` element: no `<`, `>`, `&` or line separators survive. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 function playHref(player: PlayerName, url: string): string {
@@ -104,11 +107,17 @@ export interface PresentationLinks {
 
 /** The `/` page: each presentation with its manifest URLs and a link per format/player pair. */
 export function indexPage(presentations: ReadonlyArray<PresentationLinks>): string {
-  const formats = [['smooth', 'Smooth Streaming'], ['dash', 'DASH'], ['hls', 'HLS']] as const;
+  const formats = [
+    ['smooth', 'Smooth Streaming'],
+    ['dash', 'DASH'],
+    ['hls', 'HLS'],
+  ] as const;
   const items = presentations.map((p) => {
     const rows = formats.map(([key, label]) => {
       const url = p.urls[key];
-      const links = PLAYERS_BY_FORMAT[key].map((player) => `<a href="${escapeHtml(playHref(player, url))}">${player}</a>`);
+      const links = PLAYERS_BY_FORMAT[key].map(
+        (player) => `<a href="${escapeHtml(playHref(player, url))}">${player}</a>`,
+      );
       return `  <li>${label}: <a href="${escapeHtml(url)}"><code>${escapeHtml(url)}</code></a> &mdash; ${links.join(' ')}</li>`;
     });
     return `<h2>${escapeHtml(p.name)}</h2>\n<ul>\n${rows.join('\n')}\n</ul>`;
@@ -136,12 +145,20 @@ export function playerPage(player: PlayerName, url: string): string {
 }
 
 function htmlDocument(title: string, body: string, inlineScript: string): string {
-  const scriptSrc = inlineScript === '' ? "'none'" : `'self' 'sha256-${createHash('sha256').update(inlineScript).digest('base64')}'`;
+  const scriptSrc =
+    inlineScript === '' ? "'none'" : `'self' 'sha256-${createHash('sha256').update(inlineScript).digest('base64')}'`;
   // Manifests and segments may live on any origin (a CDN, another port), hence connect/media *.
   // hls.js transmuxes in a worker started from a blob: URL.
   const csp = [
-    "default-src 'none'", `script-src ${scriptSrc}`, "worker-src 'self' blob:", 'connect-src *',
-    'media-src * blob: data:', "img-src 'self' data:", "style-src 'unsafe-inline'", "base-uri 'none'", "form-action 'none'",
+    "default-src 'none'",
+    `script-src ${scriptSrc}`,
+    "worker-src 'self' blob:",
+    'connect-src *',
+    'media-src * blob: data:',
+    "img-src 'self' data:",
+    "style-src 'unsafe-inline'",
+    "base-uri 'none'",
+    "form-action 'none'",
   ].join('; ');
   return [
     '<!DOCTYPE html>',

@@ -21,13 +21,40 @@ import { ViewTrack, PlayoutView } from '../model/view';
 import { Presentation } from '../model/presentation';
 import { adtsConfigOf } from './mpegts/adts';
 import { codecConfigOf } from '../media/codec-config';
-import { PCR_LEAD, planTsSegment, to90k, TS_TIME_OFFSET, TsSample, TsSegmentInput, writeTsSegment } from './mpegts/mpegts';
+import {
+  PCR_LEAD,
+  planTsSegment,
+  to90k,
+  TS_TIME_OFFSET,
+  TsSample,
+  TsSegmentInput,
+  writeTsSegment,
+} from './mpegts/mpegts';
 import { packedAudioSegment, PackedCodec } from './packed-audio';
 import { ReadLease } from '../io/read-buffers';
 import { audioOf, Rendition, videoOf } from '../model/rendition';
 import { TextSample, webvttSegment } from './webvtt/webvtt';
-import { outputShift, readFragmentRange, readFragmentSamples, readSampleBytes, readSampleData, SampleWithData, SourceSample, trackHeaderOf, withFragmentSpan } from '../media/samples';
-import { audioCounter, audioGroups, audioPieces, audioTsSamples, streamOf, videoCounter, videoScan, videoTsSamples } from './mpegts/ts-continuity';
+import {
+  outputShift,
+  readFragmentRange,
+  readFragmentSamples,
+  readSampleBytes,
+  readSampleData,
+  SampleWithData,
+  SourceSample,
+  trackHeaderOf,
+  withFragmentSpan,
+} from '../media/samples';
+import {
+  audioCounter,
+  audioGroups,
+  audioPieces,
+  audioTsSamples,
+  streamOf,
+  videoCounter,
+  videoScan,
+  videoTsSamples,
+} from './mpegts/ts-continuity';
 
 /** Largest segment we generate in memory (a 4 s segment is a few MB even at high bitrates). */
 export const MAX_GENERATED_SEGMENT_BYTES = 64 << 20;
@@ -38,7 +65,12 @@ export function numberingTrack(r: Rendition): ViewTrack {
 }
 
 function tooLarge(what: string, bytes: number): OriginError {
-  return new OriginError('unsupported-media', `${what} would be ${bytes} bytes, over the ${MAX_GENERATED_SEGMENT_BYTES}-byte limit of one generated segment`, undefined, 'segment-too-large');
+  return new OriginError(
+    'unsupported-media',
+    `${what} would be ${bytes} bytes, over the ${MAX_GENERATED_SEGMENT_BYTES}-byte limit of one generated segment`,
+    undefined,
+    'segment-too-large',
+  );
 }
 
 /** View fragment range [first, end) of a view track. */
@@ -57,10 +89,27 @@ async function withSource<T>(path: string, open: SourceOpener, f: (source: ByteS
 }
 
 /** The samples of one view segment of a single-track rendition, with their bytes: one open, one read. */
-function segmentSamples(t: ViewTrack, seg: { first: number; count: number }, shift: bigint, open: SourceOpener, lease?: ReadLease): Promise<SampleWithData[]> {
+function segmentSamples(
+  t: ViewTrack,
+  seg: { first: number; count: number },
+  shift: bigint,
+  open: SourceOpener,
+  lease?: ReadLease,
+): Promise<SampleWithData[]> {
   return withSource(t.track.src, open, async (source) => {
-    const span = await withFragmentSpan(source, t.track, seg.first, seg.first + seg.count - 1, MAX_GENERATED_SEGMENT_BYTES, lease);
-    return readSampleData(span, await readFragmentRange(span, t.track, seg.first, seg.count, shift), MAX_GENERATED_SEGMENT_BYTES);
+    const span = await withFragmentSpan(
+      source,
+      t.track,
+      seg.first,
+      seg.first + seg.count - 1,
+      MAX_GENERATED_SEGMENT_BYTES,
+      lease,
+    );
+    return readSampleData(
+      span,
+      await readFragmentRange(span, t.track, seg.first, seg.count, shift),
+      MAX_GENERATED_SEGMENT_BYTES,
+    );
   });
 }
 
@@ -73,7 +122,13 @@ function attach(ts: TsSample[], data: readonly Uint8Array[]): void {
  * fragments' byte range read once (withFragmentSpan): moofs and sample data come from that read.
  * `allocate` gives the output buffer (writeTsSegment); by default a new one.
  */
-export async function tsSegment(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile, allocate?: (size: number) => Uint8Array): Promise<Uint8Array> {
+export async function tsSegment(
+  view: PlayoutView,
+  r: Rendition,
+  index: number,
+  open: SourceOpener = openFile,
+  allocate?: (size: number) => Uint8Array,
+): Promise<Uint8Array> {
   const p = view.presentation;
   const v = videoOf(r);
   if (v === undefined) throw new OriginError('internal', `rendition ${r.key} has no video`, 'tsSegment');
@@ -90,7 +145,9 @@ export async function tsSegment(view: PlayoutView, r: Rendition, index: number, 
   const lease = new ReadLease();
   try {
     const [videoRead, audioRead, piecesRead] = await Promise.allSettled([
-      videoScan(v.track, p, open).then(async (scan) => [scan, await readVideo(v, seg.first, seg.count, p, scan.decodeDelay, open, lease)] as const),
+      videoScan(v.track, p, open).then(
+        async (scan) => [scan, await readVideo(v, seg.first, seg.count, p, scan.decodeDelay, open, lease)] as const,
+      ),
       a === undefined ? undefined : readMuxedAudio(a, v, p, lo, hi, open, lease),
       a === undefined ? undefined : audioPieces(a.track, v.track, p, open),
     ]);
@@ -98,17 +155,33 @@ export async function tsSegment(view: PlayoutView, r: Rendition, index: number, 
     if (audioRead.status === 'rejected') throw audioRead.reason;
     if (piecesRead.status === 'rejected') throw piecesRead.reason;
     const [scan, video] = videoRead.value;
-    const muxed = audioRead.value === undefined || piecesRead.value === undefined ? undefined : ([audioRead.value, piecesRead.value] as const);
+    const muxed =
+      audioRead.value === undefined || piecesRead.value === undefined
+        ? undefined
+        : ([audioRead.value, piecesRead.value] as const);
     const input: TsSegmentInput = {
-      streams: [{ stream: streamOf(v.track), samples: video, cc: videoCounter(scan, fragmentRange(v).first, seg.first) }],
+      streams: [
+        { stream: streamOf(v.track), samples: video, cc: videoCounter(scan, fragmentRange(v).first, seg.first) },
+      ],
       patCc: index & 0x0f,
       pmtCc: index & 0x0f,
-      ...(last ? {} : { nextPcr: to90k(v.segments[index + 1]!.time - scan.decodeDelay, v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET) - PCR_LEAD }),
+      ...(last
+        ? {}
+        : {
+            nextPcr:
+              to90k(v.segments[index + 1]!.time - scan.decodeDelay, v.track.properties.TimeScale) +
+              BigInt(TS_TIME_OFFSET) -
+              PCR_LEAD,
+          }),
     };
     if (a !== undefined && muxed !== undefined) {
       const [audio, pieces] = muxed;
       const range = fragmentRange(a);
-      input.streams.push({ stream: streamOf(a.track), samples: audio, cc: audioCounter(pieces, range.first, range.end, lo) });
+      input.streams.push({
+        stream: streamOf(a.track),
+        samples: audio,
+        cc: audioCounter(pieces, range.first, range.end, lo),
+      });
     }
     const plan = planTsSegment(input);
     if (plan.size > MAX_GENERATED_SEGMENT_BYTES) throw tooLarge(`TS segment ${index + 1} of ${r.key}`, plan.size);
@@ -119,7 +192,15 @@ export async function tsSegment(view: PlayoutView, r: Rendition, index: number, 
 }
 
 /** The video samples of fragments [first, first + count) with their bytes. */
-async function readVideo(v: ViewTrack, first: number, count: number, p: Presentation, decodeDelay: bigint, open: SourceOpener, lease: ReadLease): Promise<TsSample[]> {
+async function readVideo(
+  v: ViewTrack,
+  first: number,
+  count: number,
+  p: Presentation,
+  decodeDelay: bigint,
+  open: SourceOpener,
+  lease: ReadLease,
+): Promise<TsSample[]> {
   return withSource(v.track.src, open, async (source) => {
     const span = await withFragmentSpan(source, v.track, first, first + count - 1, MAX_GENERATED_SEGMENT_BYTES, lease);
     const samples = await readFragmentRange(span, v.track, first, count, outputShift(v.track, p.origin));
@@ -133,7 +214,15 @@ async function readVideo(v: ViewTrack, first: number, count: number, p: Presenta
  * The audio frames of the segment whose video fragments are [lo, hi) (undefined: open ended),
  * with their bytes, from the audio view track's fragments that overlap that time window.
  */
-async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: number | undefined, hi: number | undefined, open: SourceOpener, lease: ReadLease): Promise<TsSample[]> {
+async function readMuxedAudio(
+  a: ViewTrack,
+  v: ViewTrack,
+  p: Presentation,
+  lo: number | undefined,
+  hi: number | undefined,
+  open: SourceOpener,
+  lease: ReadLease,
+): Promise<TsSample[]> {
   const range = fragmentRange(a);
   const fa = a.track.fragments;
   const fv = v.track.fragments;
@@ -155,7 +244,17 @@ async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: n
   const picked: SourceSample[] = [];
   const groups: number[] = [];
   const ts = await withSource(a.track.src, open, async (source) => {
-    const span = overlapping.length === 0 ? source : await withFragmentSpan(source, a.track, overlapping[0]!, overlapping[overlapping.length - 1]!, MAX_GENERATED_SEGMENT_BYTES, lease);
+    const span =
+      overlapping.length === 0
+        ? source
+        : await withFragmentSpan(
+            source,
+            a.track,
+            overlapping[0]!,
+            overlapping[overlapping.length - 1]!,
+            MAX_GENERATED_SEGMENT_BYTES,
+            lease,
+          );
     for (const i of overlapping) {
       const samples = await readFragmentSamples(span, a.track, i, shiftA);
       const g = audioGroups(samples, a.track, v.track, p);
@@ -175,7 +274,12 @@ async function readMuxedAudio(a: ViewTrack, v: ViewTrack, p: Presentation, lo: n
 }
 
 /** Packed audio segment `index` (0-based) of an audio-only rendition. */
-export async function packedAudio(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile): Promise<Uint8Array> {
+export async function packedAudio(
+  view: PlayoutView,
+  r: Rendition,
+  index: number,
+  open: SourceOpener = openFile,
+): Promise<Uint8Array> {
   const t = r.tracks[0]!;
   const seg = t.segments[index]!;
   const what = `${t.track.src} track ${t.track.properties.trackID}`;
@@ -192,25 +296,45 @@ export async function packedAudio(view: PlayoutView, r: Rendition, index: number
     const samples = await segmentSamples(t, seg, shift, open, lease);
     const first = samples[0];
     if (first === undefined) throw new OriginError('corrupt-media', `segment ${index + 1} has no samples`, what);
-    const pts = to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
-    return packedAudioSegment(codec, pts, samples.map((s) => s.data));
+    const pts =
+      to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
+    return packedAudioSegment(
+      codec,
+      pts,
+      samples.map((s) => s.data),
+    );
   } finally {
     lease.release();
   }
 }
 
 /** The first sample of view fragment `n` (1-based) of a video track: the keyframe an I-frame segment holds. */
-async function keyframe(view: PlayoutView, v: ViewTrack, n: number, open: SourceOpener): Promise<SampleWithData & { index: number }> {
+async function keyframe(
+  view: PlayoutView,
+  v: ViewTrack,
+  n: number,
+  open: SourceOpener,
+): Promise<SampleWithData & { index: number }> {
   const range = fragmentRange(v);
   const index = range.first + n - 1;
   if (!Number.isSafeInteger(index) || n < 1 || index >= range.end) {
-    throw new OriginError('not-found', `no keyframe ${n} for ${v.track.properties.trackName}=${v.track.properties.systemBitrate} (there are ${range.end - range.first})`, undefined, 'unknown-time');
+    throw new OriginError(
+      'not-found',
+      `no keyframe ${n} for ${v.track.properties.trackName}=${v.track.properties.systemBitrate} (there are ${range.end - range.first})`,
+      undefined,
+      'unknown-time',
+    );
   }
   return withSource(v.track.src, open, async (source) => {
     const samples = await readFragmentSamples(source, v.track, index, outputShift(v.track, view.presentation.origin));
     const first = samples[0];
     if (first === undefined || !first.sync) {
-      throw new OriginError('not-found', `fragment ${n} of ${v.track.properties.trackName} does not start with a keyframe`, undefined, 'unknown-time');
+      throw new OriginError(
+        'not-found',
+        `fragment ${n} of ${v.track.properties.trackName} does not start with a keyframe`,
+        undefined,
+        'unknown-time',
+      );
     }
     const [withData] = await readSampleData(source, [first], MAX_GENERATED_SEGMENT_BYTES);
     return { ...withData!, index };
@@ -221,10 +345,24 @@ async function keyframe(view: PlayoutView, v: ViewTrack, n: number, open: Source
  * An I-frame segment as MPEG-TS: PAT, PMT and the one keyframe (its PTS on the TS clock; a frame
  * decoded alone needs no DTS). Counters start at 0: each I-frame segment is read on its own.
  */
-export async function keyframeTs(view: PlayoutView, v: ViewTrack, n: number, open: SourceOpener = openFile): Promise<Uint8Array> {
+export async function keyframeTs(
+  view: PlayoutView,
+  v: ViewTrack,
+  n: number,
+  open: SourceOpener = openFile,
+): Promise<Uint8Array> {
   const k = await keyframe(view, v, n, open);
   const pts = to90k(k.time + BigInt(k.compositionOffset), v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
-  const sample: TsSample = { dts: pts, pts, size: k.size, keyframe: true, group: 0, data: k.data, file: v.track.src, offset: k.offset };
+  const sample: TsSample = {
+    dts: pts,
+    pts,
+    size: k.size,
+    keyframe: true,
+    group: 0,
+    data: k.data,
+    file: v.track.src,
+    offset: k.offset,
+  };
   return writeTsSegment({ streams: [{ stream: streamOf(v.track), samples: [sample], cc: 0 }], patCc: 0, pmtCc: 0 });
 }
 
@@ -236,7 +374,12 @@ const SYNC_SAMPLE_FLAGS = 0x02000000;
  * moof (mfhd, traf with tfhd default-base-is-moof, tfdt v1, a one-sample trun v1) and its mdat
  * (ISO/IEC 14496-12 §8.8.4–8.8.12).
  */
-export async function keyframeFmp4(view: PlayoutView, v: ViewTrack, n: number, open: SourceOpener = openFile): Promise<Uint8Array> {
+export async function keyframeFmp4(
+  view: PlayoutView,
+  v: ViewTrack,
+  n: number,
+  open: SourceOpener = openFile,
+): Promise<Uint8Array> {
   const k = await keyframe(view, v, n, open);
   const trackId = trackHeaderOf(v.track).trackID;
   const mdatHeader = mdatHeaderSize(k.size);
@@ -250,7 +393,17 @@ export async function keyframeFmp4(view: PlayoutView, v: ViewTrack, n: number, o
       'traf',
       fullBox('tfhd', 0, TFHD.defaultBaseIsMoof, field.u32(trackId)),
       fullBox('tfdt', 1, 0, field.u64(k.time)),
-      fullBox('trun', 1, trunFlags, field.u32(1), dataOffset, field.u32(k.duration), field.u32(k.size), field.u32(SYNC_SAMPLE_FLAGS), field.i32(k.compositionOffset)),
+      fullBox(
+        'trun',
+        1,
+        trunFlags,
+        field.u32(1),
+        dataOffset,
+        field.u32(k.duration),
+        field.u32(k.size),
+        field.u32(SYNC_SAMPLE_FLAGS),
+        field.i32(k.compositionOffset),
+      ),
     ),
   );
   moofSize = moof.size;
@@ -263,12 +416,22 @@ export async function keyframeFmp4(view: PlayoutView, v: ViewTrack, n: number, o
  * range. X-TIMESTAMP-MAP maps LOCAL 0 to TS_TIME_OFFSET on the TS clock, or to 0 with fMP4
  * segments (whose times are the output times themselves).
  */
-export async function webvttText(view: PlayoutView, r: Rendition, index: number, open: SourceOpener = openFile): Promise<string> {
+export async function webvttText(
+  view: PlayoutView,
+  r: Rendition,
+  index: number,
+  open: SourceOpener = openFile,
+): Promise<string> {
   const t = r.tracks[0]!;
   const seg = t.segments[index]!;
   const shift = outputShift(t.track, view.presentation.origin);
   const samples = await segmentSamples(t, seg, shift, open);
-  const text: TextSample[] = samples.map((s) => ({ data: s.data, sourceTime: s.sourceTime, time: s.time, duration: BigInt(s.duration) }));
+  const text: TextSample[] = samples.map((s) => ({
+    data: s.data,
+    sourceTime: s.sourceTime,
+    time: s.time,
+    duration: BigInt(s.duration),
+  }));
   const mpegts = view.options.bool('hls_fmp4') ? 0 : TS_TIME_OFFSET;
   return webvttSegment(text, t.track.properties.TimeScale, mpegts, { start: seg.time, end: seg.time + seg.duration });
 }

@@ -31,7 +31,11 @@ export type Part = { kind: 'bytes'; bytes: Uint8Array } | { kind: 'file'; offset
 
 export type ReplyBody =
   | { type: 'text'; text: string; /** `text` in UTF-8 when already encoded */ bytes?: Uint8Array }
-  | { type: 'bytes'; bytes: Uint8Array; /** `bytes` are lent from a pool: the server shares the loan among its responses and lets go as each closes */ loan?: BufferLoan }
+  | {
+      type: 'bytes';
+      bytes: Uint8Array;
+      /** `bytes` are lent from a pool: the server shares the loan among its responses and lets go as each closes */ loan?: BufferLoan;
+    }
   | { type: 'parts'; file: string; parts: Part[]; length: number };
 
 export interface Reply {
@@ -57,9 +61,20 @@ export interface PlayoutContext {
   files: FileHandles;
 }
 
-export function newPlayoutContext(store: PresentationStore, select: TrackSelector, manifestCacheBytes = 64 << 20): PlayoutContext {
+export function newPlayoutContext(
+  store: PresentationStore,
+  select: TrackSelector,
+  manifestCacheBytes = 64 << 20,
+): PlayoutContext {
   const ids = new PresentationIds();
-  return { store, select, manifests: new ManifestCache(manifestCacheBytes), views: new PresentationMemo(ids, 32 << 20), segments: new PresentationMemo(ids, 32 << 20), files: new FileHandles(store.statTtlMs) };
+  return {
+    store,
+    select,
+    manifests: new ManifestCache(manifestCacheBytes),
+    views: new PresentationMemo(ids, 32 << 20),
+    segments: new PresentationMemo(ids, 32 << 20),
+    files: new FileHandles(store.statTtlMs),
+  };
 }
 
 interface SegmentParts {
@@ -76,7 +91,13 @@ function viewCost(view: PlayoutView): number {
   return 1024 + view.tracks.reduce((n, t) => n + 64 + segmentCount(t) * 160, 0);
 }
 
-const MANIFEST_ROUTES: ReadonlySet<RouteKind> = new Set<RouteKind>(['smooth-manifest', 'dash-mpd', 'hls-playlist', 'hls-iframe-playlist', 'hds-manifest']);
+const MANIFEST_ROUTES: ReadonlySet<RouteKind> = new Set<RouteKind>([
+  'smooth-manifest',
+  'dash-mpd',
+  'hls-playlist',
+  'hls-iframe-playlist',
+  'hds-manifest',
+]);
 
 /** The request line as the manifest cache's first key (the presentation is keyed by identity). */
 function requestKey(req: PresentationRequest, rawQuery: string): string {
@@ -89,7 +110,12 @@ function requestKey(req: PresentationRequest, rawQuery: string): string {
  * indexes loaded) and the rendered-manifest cache holds this request line; else undefined and the
  * caller goes through handlePlayout. The same reply handlePlayout would give, without a promise.
  */
-export function cachedManifest(ctx: PlayoutContext, req: PresentationRequest, absoluteIsm: string, rawQuery: string): Reply | undefined {
+export function cachedManifest(
+  ctx: PlayoutContext,
+  req: PresentationRequest,
+  absoluteIsm: string,
+  rawQuery: string,
+): Reply | undefined {
   if (!MANIFEST_ROUTES.has(req.route.kind)) return undefined;
   const p = ctx.store.peek(absoluteIsm);
   if (p === undefined) return undefined;
@@ -98,17 +124,29 @@ export function cachedManifest(ctx: PlayoutContext, req: PresentationRequest, ab
 }
 
 /** `absoluteIsm` is the file; `req.ismPath` the URL path shown in messages. */
-export async function handlePlayout(ctx: PlayoutContext, req: PresentationRequest, absoluteIsm: string, rawQuery: string): Promise<Reply> {
-  const p = ctx.store.peek(absoluteIsm) ?? await ctx.store.presentation(absoluteIsm).catch((e: unknown) => {
-    if (e instanceof OriginError && e.kind === 'not-found' && e.subject === absoluteIsm) {
-      throw new OriginError('not-found', `no presentation at ${req.ismPath}`, undefined, 'unknown-presentation');
-    }
-    throw e;
-  });
+export async function handlePlayout(
+  ctx: PlayoutContext,
+  req: PresentationRequest,
+  absoluteIsm: string,
+  rawQuery: string,
+): Promise<Reply> {
+  const p =
+    ctx.store.peek(absoluteIsm) ??
+    (await ctx.store.presentation(absoluteIsm).catch((e: unknown) => {
+      if (e instanceof OriginError && e.kind === 'not-found' && e.subject === absoluteIsm) {
+        throw new OriginError('not-found', `no presentation at ${req.ismPath}`, undefined, 'unknown-presentation');
+      }
+      throw e;
+    }));
   // Fast path: this exact request line was answered before (no query parse, no filter, no render).
   const hit = MANIFEST_ROUTES.has(req.route.kind) ? ctx.manifests.forRequest(p, requestKey(req, rawQuery)) : undefined;
   if (hit !== undefined) return manifestReply(req, p, hit);
-  const view = ctx.views.get(p, `${req.route.format}\n${rawQuery}`, () => viewForQuery(p, req.route.format, rawQuery, ctx.select), viewCost);
+  const view = ctx.views.get(
+    p,
+    `${req.route.format}\n${rawQuery}`,
+    () => viewForQuery(p, req.route.format, rawQuery, ctx.select),
+    viewCost,
+  );
   const { groups } = req;
   switch (req.route.kind) {
     case 'smooth-manifest':
@@ -117,7 +155,9 @@ export async function handlePlayout(ctx: PlayoutContext, req: PresentationReques
       return manifest(ctx, req, p, view, rawQuery, () => writeMpd(view));
     case 'hls-playlist': {
       const r = findRendition(view, groups.stem!);
-      return manifest(ctx, req, p, view, rawQuery, () => (r === undefined ? writeMasterPlaylist(view) : writeMediaPlaylist(view, r)));
+      return manifest(ctx, req, p, view, rawQuery, () =>
+        r === undefined ? writeMasterPlaylist(view) : writeMediaPlaylist(view, r),
+      );
     }
     case 'hls-iframe-playlist': {
       const r = findRendition(view, groups.stem!);
@@ -136,7 +176,13 @@ export async function handlePlayout(ctx: PlayoutContext, req: PresentationReques
     case 'smooth-fragment':
       return smoothFragment(ctx, req, view, groups);
     case 'dash-init-or-media':
-      return fmp4(ctx, req, view, groups.stem!, view.options.str('mpd_segment_template') === 'number' ? 'number' : 'time');
+      return fmp4(
+        ctx,
+        req,
+        view,
+        groups.stem!,
+        view.options.str('mpd_segment_template') === 'number' ? 'number' : 'time',
+      );
     case 'hls-fmp4':
       return fmp4(ctx, req, view, groups.stem!, 'hls-number');
     case 'hds-manifest':
@@ -149,9 +195,18 @@ export async function handlePlayout(ctx: PlayoutContext, req: PresentationReques
 /** A view's canonical key per (route, tail): the sort and join once per view, not per request. */
 const canonicalKeys = new ViewMemo<string>();
 
-async function manifest(ctx: PlayoutContext, req: PresentationRequest, p: Presentation, view: PlayoutView, rawQuery: string, render: () => string): Promise<Reply> {
+async function manifest(
+  ctx: PlayoutContext,
+  req: PresentationRequest,
+  p: Presentation,
+  view: PlayoutView,
+  rawQuery: string,
+  render: () => string,
+): Promise<Reply> {
   // Keys and their correctness: cache/manifest-cache.ts.
-  const canonical = canonicalKeys.get(view, `${req.route.kind}\n${req.tail}`, () => canonicalViewKey(view, req.route.kind, req.tail));
+  const canonical = canonicalKeys.get(view, `${req.route.kind}\n${req.tail}`, () =>
+    canonicalViewKey(view, req.route.kind, req.tail),
+  );
   const doc = await ctx.manifests.get(p, requestKey(req, rawQuery), canonical, render, view);
   return manifestReply(req, p, doc);
 }
@@ -179,15 +234,28 @@ function findKeySuffix(view: PlayoutView, stem: string): ViewTrack | undefined {
 }
 
 function unknownTrack(what: string): OriginError {
-  return new OriginError('not-found', `no track ${what} in this presentation (or the filter removed it)`, undefined, 'unknown-track');
+  return new OriginError(
+    'not-found',
+    `no track ${what} in this presentation (or the filter removed it)`,
+    undefined,
+    'unknown-track',
+  );
 }
 
-async function smoothFragment(ctx: PlayoutContext, req: PresentationRequest, view: PlayoutView, g: Record<string, string>): Promise<Reply> {
-  const t = view.tracks.find((x) => x.track.properties.trackName === g.track && String(x.track.properties.systemBitrate) === g.bitrate);
+async function smoothFragment(
+  ctx: PlayoutContext,
+  req: PresentationRequest,
+  view: PlayoutView,
+  g: Record<string, string>,
+): Promise<Reply> {
+  const t = view.tracks.find(
+    (x) => x.track.properties.trackName === g.track && String(x.track.properties.systemBitrate) === g.bitrate,
+  );
   if (t === undefined) throw unknownTrack(`${g.track} at bitrate ${g.bitrate}`);
   const time = BigInt(g.time!);
   const index = t.segments.findIndex((s) => s.smoothTime === time);
-  if (index < 0) throw new OriginError('not-found', `no fragment of ${g.track} starts at ${time}`, undefined, 'unknown-time');
+  if (index < 0)
+    throw new OriginError('not-found', `no fragment of ${g.track} starts at ${time}`, undefined, 'unknown-time');
   return segmentReply(ctx, req, view, t, index, 'smooth');
 }
 
@@ -195,13 +263,20 @@ async function smoothFragment(ctx: PlayoutContext, req: PresentationRequest, vie
  * fMP4 media segments by `$Time$`, by DASH `$Number$` (from 1 in every view) or by HLS number
  * (the unclipped presentation's, ViewTrack firstNumber), and init segments.
  */
-async function fmp4(ctx: PlayoutContext, req: PresentationRequest, view: PlayoutView, stem: string, numbering: 'time' | 'number' | 'hls-number'): Promise<Reply> {
+async function fmp4(
+  ctx: PlayoutContext,
+  req: PresentationRequest,
+  view: PlayoutView,
+  stem: string,
+  numbering: 'time' | 'number' | 'hls-number',
+): Promise<Reply> {
   const init = findKeySuffix(view, stem);
   if (init !== undefined) return initReply(req, view, init);
   const m = /^(.*)-(\d{1,20})$/.exec(stem);
   const t = m === null ? undefined : findKeySuffix(view, m[1]!);
   if (m === null || t === undefined) throw unknownTrack(`in "${stem.slice(0, 128)}"`);
-  if (numbering === 'hls-number') return segmentReply(ctx, req, view, t, segmentIndex(m[2]!, t, trackKey(t.track)), 'fmp4');
+  if (numbering === 'hls-number')
+    return segmentReply(ctx, req, view, t, segmentIndex(m[2]!, t, trackKey(t.track)), 'fmp4');
   const n = BigInt(m[2]!);
   const index = numbering === 'number' ? Number(n) - 1 : t.segments.findIndex((s) => s.time === n);
   if (index < 0 || index >= t.segments.length) {
@@ -233,21 +308,34 @@ function segmentIndex(nText: string, t: ViewTrack, what: string): number {
 function numberIndex(nText: string, first: number, count: number, noun: string, what: string): number {
   const n = Number(nText);
   if (!Number.isSafeInteger(n) || n < first || n >= first + count) {
-    const range = first === 1 ? `there are ${count}, numbered from 1` : `this request has ${first} to ${first + count - 1}`;
+    const range =
+      first === 1 ? `there are ${count}, numbered from 1` : `this request has ${first} to ${first + count - 1}`;
     throw new OriginError('not-found', `no ${noun} ${nText} for ${what} (${range})`, undefined, 'unknown-time');
   }
   return n - first;
 }
 
 /** MPEG-TS, packed audio and WebVTT segments: generated bytes (segments/hls-segments.ts). */
-async function hlsSegment(ctx: PlayoutContext, req: PresentationRequest, view: PlayoutView, stem: string, nText: string, route: RouteKind): Promise<Reply> {
+async function hlsSegment(
+  ctx: PlayoutContext,
+  req: PresentationRequest,
+  view: PlayoutView,
+  stem: string,
+  nText: string,
+  route: RouteKind,
+): Promise<Reply> {
   const r = findRendition(view, stem);
   if (r === undefined) throw unknownTrack(`in "${stem.slice(0, 128)}"`);
   const wanted = SEGMENT_ROUTE_KIND[route]!;
   const kind = segmentKind(view, r);
   if (kind !== wanted) {
     const mode = view.options.bool('hls_fmp4') ? 'hls_fmp4=true' : 'hls_fmp4=false';
-    throw new OriginError('not-found', `${r.key} has .${kind} segments with ${mode}, not .${wanted}`, undefined, 'unknown-url');
+    throw new OriginError(
+      'not-found',
+      `${r.key} has .${kind} segments with ${mode}, not .${wanted}`,
+      undefined,
+      'unknown-url',
+    );
   }
   const numbering = numberingTrack(r);
   const index = segmentIndex(nText, numbering, r.key);
@@ -257,9 +345,26 @@ async function hlsSegment(ctx: PlayoutContext, req: PresentationRequest, view: P
   // and WebVTT are small.
   let loan: BufferLoan | undefined;
   const lend = (size: number): Uint8Array => (loan = BufferLoan.take(segmentReadBuffers, size)).bytes;
-  const content = kind === 'webvtt' ? await webvttText(view, r, index, open) : kind === 'ts' ? await tsSegment(view, r, index, open, lend) : await packedAudio(view, r, index, open);
+  const content =
+    kind === 'webvtt'
+      ? await webvttText(view, r, index, open)
+      : kind === 'ts'
+        ? await tsSegment(view, r, index, open, lend)
+        : await packedAudio(view, r, index, open);
   const s = numbering.segments[index]!;
-  return generatedSegmentReply(req, view, content, generatedEtag(view, kind, r.tracks, sources, `${r.key}:${index}/${numbering.segments.length}:${s.first}:${s.count}:${s.time}:${s.duration}`), loan);
+  return generatedSegmentReply(
+    req,
+    view,
+    content,
+    generatedEtag(
+      view,
+      kind,
+      r.tracks,
+      sources,
+      `${r.key}:${index}/${numbering.segments.length}:${s.first}:${s.count}:${s.time}:${s.duration}`,
+    ),
+    loan,
+  );
 }
 
 /**
@@ -267,18 +372,32 @@ async function hlsSegment(ctx: PlayoutContext, req: PresentationRequest, view: P
  * presentation's numbering, as writeIFramePlaylist writes it) of a video track; a fragment
  * outside the view's is 404 unknown-time.
  */
-async function iframeSegment(ctx: PlayoutContext, req: PresentationRequest, view: PlayoutView, stem: string, nText: string, kind: 'ts' | 'm4s'): Promise<Reply> {
+async function iframeSegment(
+  ctx: PlayoutContext,
+  req: PresentationRequest,
+  view: PlayoutView,
+  stem: string,
+  nText: string,
+  kind: 'ts' | 'm4s',
+): Promise<Reply> {
   const r = findRendition(view, stem);
   const video = r !== undefined && r.tracks.length === 1 ? videoOf(r) : undefined;
-  if (video === undefined) throw unknownTrack(`with keyframes in "${stem.slice(0, 128)}" (I-frame segments exist for video tracks)`);
+  if (video === undefined)
+    throw unknownTrack(`with keyframes in "${stem.slice(0, 128)}" (I-frame segments exist for video tracks)`);
   const segments = video.segments;
   const first = segments[0]!.first;
   const last = segments[segments.length - 1]!;
   // keyframeTs/keyframeFmp4 count the view's fragments from 1.
   const n = numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
   const sources = new SourceSizes(ctx.files.opener);
-  const content = kind === 'ts' ? await keyframeTs(view, video, n, sources.open) : await keyframeFmp4(view, video, n, sources.open);
-  return generatedSegmentReply(req, view, content, generatedEtag(view, `iframe-${kind}`, [video], sources, `${trackKey(video.track)}:${first}:${n}`));
+  const content =
+    kind === 'ts' ? await keyframeTs(view, video, n, sources.open) : await keyframeFmp4(view, video, n, sources.open);
+  return generatedSegmentReply(
+    req,
+    view,
+    content,
+    generatedEtag(view, `iframe-${kind}`, [video], sources, `${trackKey(video.track)}:${first}:${n}`),
+  );
 }
 
 /** The sizes of the sources a segment writer opened (part of its segment's ETag), at no extra I/O. */
@@ -305,7 +424,9 @@ function sourceDigest(track: PresentationTrack): string {
   let digest = sourceDigests.get(f);
   if (digest === undefined) {
     const bytes = (a: ArrayBufferView): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-    const h = createHash('sha1').update(track.moov).update(`:${track.properties.trackID}:${track.properties.TimeScale}:${f.count}:`);
+    const h = createHash('sha1')
+      .update(track.moov)
+      .update(`:${track.properties.trackID}:${track.properties.TimeScale}:${f.count}:`);
     for (const a of [f.times, f.durations, f.offsets, f.sizes, f.keyframes]) h.update(bytes(a.subarray(0, f.count)));
     digest = h.digest('base64url');
     sourceDigests.set(f, digest);
@@ -326,23 +447,46 @@ function viewKeyOf(view: PlayoutView): string {
  * sources (path, size when opened, sourceDigest, the view's fragment range) and the segment's place (`segment`: rendition,
  * number, fragments, times). Equal inputs give equal bytes, so equal ETags on every instance.
  */
-function generatedEtag(view: PlayoutView, kind: string, tracks: readonly ViewTrack[], sources: SourceSizes, segment: string): string {
+function generatedEtag(
+  view: PlayoutView,
+  kind: string,
+  tracks: readonly ViewTrack[],
+  sources: SourceSizes,
+  segment: string,
+): string {
   const p = view.presentation;
   // The origin depends on every track of the .ism, not just these: a replaced source elsewhere moves it.
-  const parts = [VERSION, kind, `${p.path}:${p.mtimeMs}:${p.size}:${p.origin.ticks}/${p.origin.timescale}`, viewKeyOf(view), segment];
+  const parts = [
+    VERSION,
+    kind,
+    `${p.path}:${p.mtimeMs}:${p.size}:${p.origin.ticks}/${p.origin.timescale}`,
+    viewKeyOf(view),
+    segment,
+  ];
   for (const t of tracks) {
     // The view's fragment range of each track: where continuity counters start counting.
     const last = t.segments[t.segments.length - 1]!;
-    parts.push(`${t.track.src}:${sources.sizes.get(t.track.src) ?? -1}:${sourceDigest(t.track)}:${t.segments[0]!.first}-${last.first + last.count}:${t.firstNumber}`);
+    parts.push(
+      `${t.track.src}:${sources.sizes.get(t.track.src) ?? -1}:${sourceDigest(t.track)}:${t.segments[0]!.first}-${last.first + last.count}:${t.firstNumber}`,
+    );
   }
   return etagOf(parts.join('\n'));
 }
 
 /** `loan`: where `content`'s bytes are lent from (the server lets go of it as its responses close). */
-function generatedSegmentReply(req: PresentationRequest, view: PlayoutView, content: Uint8Array | string, etag: string, loan?: BufferLoan): Reply {
+function generatedSegmentReply(
+  req: PresentationRequest,
+  view: PlayoutView,
+  content: Uint8Array | string,
+  etag: string,
+  loan?: BufferLoan,
+): Reply {
   return {
     contentType: req.route.contentType,
-    body: typeof content === 'string' ? { type: 'text', text: content } : { type: 'bytes', bytes: content, ...(loan === undefined ? {} : { loan }) },
+    body:
+      typeof content === 'string'
+        ? { type: 'text', text: content }
+        : { type: 'bytes', bytes: content, ...(loan === undefined ? {} : { loan }) },
     lastModified: new Date(view.presentation.mtimeMs),
     etag,
     cacheClass: 'segment',
@@ -366,7 +510,8 @@ function trackHeaders(track: PresentationTrack): Map<number, TrackHeader> {
 
 function trackHeader(track: PresentationTrack): TrackHeader {
   const h = trackHeaders(track).get(track.properties.trackID);
-  if (h === undefined) throw new OriginError('corrupt-media', `no trak for track ${track.properties.trackID}`, track.src);
+  if (h === undefined)
+    throw new OriginError('corrupt-media', `no trak for track ${track.properties.trackID}`, track.src);
   return h;
 }
 
@@ -382,23 +527,42 @@ function initReply(req: PresentationRequest, view: PlayoutView, t: ViewTrack): R
   };
 }
 
-async function segmentReply(ctx: PlayoutContext, req: PresentationRequest, view: PlayoutView, t: ViewTrack, index: number, mode: 'smooth' | 'fmp4'): Promise<Reply> {
+async function segmentReply(
+  ctx: PlayoutContext,
+  req: PresentationRequest,
+  view: PlayoutView,
+  t: ViewTrack,
+  index: number,
+  mode: 'smooth' | 'fmp4',
+): Promise<Reply> {
   const segment = t.segments[index]!;
   const p = view.presentation;
   // The boxes depend on the track, the fragments, the mode and (Smooth) the time shift; nothing
   // else of the view. Kept per presentation object; concurrent misses read the moofs once.
   const key = `${t.track.index}\n${mode}\n${segment.first}\n${segment.count}\n${mode === 'smooth' ? segment.sourceTime - segment.smoothTime : ''}`;
-  const { parts, length, fileSize } = await ctx.segments.getAsync(p, key, () => readSegmentParts(t.track, segment, p, mode), partsCost);
+  const { parts, length, fileSize } = await ctx.segments.getAsync(
+    p,
+    key,
+    () => readSegmentParts(t.track, segment, p, mode),
+    partsCost,
+  );
   return {
     contentType: req.route.contentType,
     body: { type: 'parts', file: t.track.src, parts, length },
     lastModified: new Date(p.mtimeMs),
-    etag: etagOf(`${p.path}:${p.mtimeMs}:${p.size}:${t.track.src}:${fileSize}:${mode}:${trackKey(t.track)}:${segment.first}:${segment.count}:${segment.time}`),
+    etag: etagOf(
+      `${p.path}:${p.mtimeMs}:${p.size}:${t.track.src}:${fileSize}:${mode}:${trackKey(t.track)}:${segment.first}:${segment.count}:${segment.time}`,
+    ),
     cacheClass: 'segment',
   };
 }
 
-async function readSegmentParts(track: PresentationTrack, segment: Segment, p: Presentation, mode: 'smooth' | 'fmp4'): Promise<SegmentParts> {
+async function readSegmentParts(
+  track: PresentationTrack,
+  segment: Segment,
+  p: Presentation,
+  mode: 'smooth' | 'fmp4',
+): Promise<SegmentParts> {
   const source = await FileSource.open(track.src);
   try {
     const { parts, length } = await segmentParts(source, track, segment, p, mode);
@@ -412,7 +576,13 @@ function partsCost(v: SegmentParts): number {
   return v.parts.reduce((n, x) => n + (x.kind === 'bytes' ? x.bytes.byteLength + 64 : 48), 256);
 }
 
-async function segmentParts(source: FileSource, track: PresentationTrack, s: Segment, p: Presentation, mode: 'smooth' | 'fmp4'): Promise<{ parts: Part[]; length: number }> {
+async function segmentParts(
+  source: FileSource,
+  track: PresentationTrack,
+  s: Segment,
+  p: Presentation,
+  mode: 'smooth' | 'fmp4',
+): Promise<{ parts: Part[]; length: number }> {
   const f = track.fragments;
   const shift = ticksIn(p.origin, track.properties.TimeScale);
   const smoothShift = s.sourceTime - s.smoothTime;
@@ -445,6 +615,7 @@ function countTrafs(moof: Uint8Array, offset: number): number {
   const path = `moof@${offset}`;
   const header = readBoxHeader(moof, 0, offset, offset + moof.byteLength, path)!;
   let n = 0;
-  for (const c of childBoxes(moof.subarray(header.headerSize), offset + header.headerSize, path)) if (c.type === 'traf') n++;
+  for (const c of childBoxes(moof.subarray(header.headerSize), offset + header.headerSize, path))
+    if (c.type === 'traf') n++;
   return n;
 }

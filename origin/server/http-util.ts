@@ -38,7 +38,11 @@ export function ifNoneMatchHits(header: string | undefined, etag: string): boole
  * RFC 9110 §13.1.3: evaluated only without If-None-Match (§13.2.2); true when the resource has
  * not changed since the given date (HTTP dates have whole seconds).
  */
-export function notModifiedSince(ifNoneMatch: string | undefined, ifModifiedSince: string | undefined, lastModified: Date): boolean {
+export function notModifiedSince(
+  ifNoneMatch: string | undefined,
+  ifModifiedSince: string | undefined,
+  lastModified: Date,
+): boolean {
   if (ifNoneMatch !== undefined || ifModifiedSince === undefined) return false;
   const since = Date.parse(ifModifiedSince);
   if (Number.isNaN(since)) return false;

@@ -21,7 +21,8 @@ export async function listPresentations(root: string): Promise<string[]> {
     for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
       if (e.name.startsWith('.') || e.name === 'node_modules') continue;
       if (e.isDirectory()) await walk(path.join(dir, e.name), [...rel, e.name], depth + 1);
-      else if (e.isFile() && /\.ism$/i.test(e.name) && found.length < MAX_ENTRIES) found.push('/' + [...rel, e.name].map(encodeURIComponent).join('/'));
+      else if (e.isFile() && /\.ism$/i.test(e.name) && found.length < MAX_ENTRIES)
+        found.push('/' + [...rel, e.name].map(encodeURIComponent).join('/'));
     }
   }
   await walk(root, [], 0);

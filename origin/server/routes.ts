@@ -48,7 +48,8 @@ export const ROUTES: readonly Route[] = [
   {
     kind: 'smooth-fragment',
     format: 'smooth',
-    pattern: /(?:^|\/)QualityLevels\((?<bitrate>\d{1,10})\)\/Fragments\((?<track>[^=/()]{1,128})=(?<time>-?\d{1,20})\)$/,
+    pattern:
+      /(?:^|\/)QualityLevels\((?<bitrate>\d{1,10})\)\/Fragments\((?<track>[^=/()]{1,128})=(?<time>-?\d{1,20})\)$/,
     shape: '<pres>.ism/QualityLevels(<bitrate>)/Fragments(<trackName>=<time>)',
     contentType: 'video/mp4',
     description: 'Smooth fragment: the source moof+mdat (with tfxd) starting at `<time>`',
@@ -75,7 +76,8 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)hls\/(?<stem>[^/]{1,512})\.m4s$/,
     shape: '<pres>.ism/hls/<name>-<trackName>=<bitrate>.m4s, …-<n>.m4s',
     contentType: 'video/mp4',
-    description: 'HLS fMP4 init segment (EXT-X-MAP), or media segment `<n>` (from 1, the whole presentation\'s number also in a sub-clip)',
+    description:
+      "HLS fMP4 init segment (EXT-X-MAP), or media segment `<n>` (from 1, the whole presentation's number also in a sub-clip)",
   },
   // keyframes/ first: the generic playlist and segment patterns below would take these tails too.
   {
@@ -92,7 +94,8 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)keyframes\/(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.ts$/,
     shape: '<pres>.ism/keyframes/<name>-<trackName>=<bitrate>-<n>.ts',
     contentType: 'video/mp2t',
-    description: 'HLS I-frame segment: PAT, PMT and the keyframe that starts source fragment `<n>` of the presentation (from 1)',
+    description:
+      'HLS I-frame segment: PAT, PMT and the keyframe that starts source fragment `<n>` of the presentation (from 1)',
   },
   {
     kind: 'hls-iframe-m4s',
@@ -108,7 +111,8 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)(?<stem>[^/]{1,512})-(?<n>\d{1,10})\.ts$/,
     shape: '<pres>.ism/<name>-<key>-<n>.ts',
     contentType: 'video/mp2t',
-    description: 'HLS MPEG-TS segment `<n>` (from 1, the whole presentation\'s number also in a sub-clip) of a rendition with video; `<key>` is a video `<trackName>=<bitrate>` or `<audio key>-<video key>` (multiplexed)',
+    description:
+      "HLS MPEG-TS segment `<n>` (from 1, the whole presentation's number also in a sub-clip) of a rendition with video; `<key>` is a video `<trackName>=<bitrate>` or `<audio key>-<video key>` (multiplexed)",
   },
   {
     kind: 'hls-aac',
@@ -148,7 +152,8 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)(?<stem>[^/]{0,512})\.m3u8$/,
     shape: '<pres>.ism/.m3u8, <pres>.ism/<name>.m3u8, <pres>.ism/<name>-<key>.m3u8',
     contentType: 'application/vnd.apple.mpegurl',
-    description: 'HLS master playlist, or the media playlist of a rendition (`<key>`: one track, or audio + video multiplexed)',
+    description:
+      'HLS master playlist, or the media playlist of a rendition (`<key>`: one track, or audio + video multiplexed)',
   },
   {
     kind: 'hds-manifest',
@@ -156,7 +161,8 @@ export const ROUTES: readonly Route[] = [
     pattern: /(?:^|\/)(?<stem>[^/]{0,512})\.f4m$/,
     shape: '<pres>.ism/.f4m, <pres>.ism/<name>.f4m, <pres>.ism/<name>-<key>.f4m',
     contentType: 'application/f4m+xml',
-    description: 'HDS manifest (F4M; set-level with `hds_multi_level`), or the stream-level manifest of one media (`<key>`: audio + video multiplexed, or one track)',
+    description:
+      'HDS manifest (F4M; set-level with `hds_multi_level`), or the stream-level manifest of one media (`<key>`: audio + video multiplexed, or one track)',
   },
   {
     kind: 'hds-fragment',
@@ -186,8 +192,10 @@ export const MAX_PATH_LENGTH = 4096;
  * empty segments. Returns the decoded segments.
  */
 export function decodePath(rawPath: string): string[] {
-  if (rawPath.length > MAX_PATH_LENGTH) throw new OriginError('too-long', `URL path longer than ${MAX_PATH_LENGTH} characters`, undefined, 'url-too-long');
-  if (!rawPath.startsWith('/')) throw new OriginError('bad-request', 'the path must start with /', undefined, 'bad-path');
+  if (rawPath.length > MAX_PATH_LENGTH)
+    throw new OriginError('too-long', `URL path longer than ${MAX_PATH_LENGTH} characters`, undefined, 'url-too-long');
+  if (!rawPath.startsWith('/'))
+    throw new OriginError('bad-request', 'the path must start with /', undefined, 'bad-path');
   const segments = rawPath.slice(1).split('/');
   return segments.map((raw, i) => {
     if (/%2f|%5c/i.test(raw)) throw new OriginError('bad-request', 'encoded slash in the path', undefined, 'bad-path');
@@ -195,11 +203,19 @@ export function decodePath(rawPath: string): string[] {
     try {
       s = decodeURIComponent(raw);
     } catch {
-      throw new OriginError('bad-request', `malformed percent-encoding in the path: "${raw.slice(0, 64)}"`, undefined, 'bad-path');
+      throw new OriginError(
+        'bad-request',
+        `malformed percent-encoding in the path: "${raw.slice(0, 64)}"`,
+        undefined,
+        'bad-path',
+      );
     }
-    if (s === '..' || s === '.') throw new OriginError('bad-request', 'dot segments are not allowed in the path', undefined, 'bad-path');
-    if (s.includes('\0') || s.includes('\\')) throw new OriginError('bad-request', 'NUL or backslash in the path', undefined, 'bad-path');
-    if (s === '' && i < segments.length - 1) throw new OriginError('bad-request', 'empty segment in the path', undefined, 'bad-path');
+    if (s === '..' || s === '.')
+      throw new OriginError('bad-request', 'dot segments are not allowed in the path', undefined, 'bad-path');
+    if (s.includes('\0') || s.includes('\\'))
+      throw new OriginError('bad-request', 'NUL or backslash in the path', undefined, 'bad-path');
+    if (s === '' && i < segments.length - 1)
+      throw new OriginError('bad-request', 'empty segment in the path', undefined, 'bad-path');
     return s;
   });
 }
@@ -210,7 +226,13 @@ export function matchPresentationRoute(segments: readonly string[]): Presentatio
   if (at < 0) return undefined;
   const ismPath = '/' + segments.slice(0, at + 1).join('/');
   const tail = segments.slice(at + 1).join('/');
-  if (tail === '') throw new OriginError('not-found', 'a presentation URL needs a manifest or segment after .ism/ (e.g. .mpd, .m3u8, Manifest)', undefined, 'unknown-url');
+  if (tail === '')
+    throw new OriginError(
+      'not-found',
+      'a presentation URL needs a manifest or segment after .ism/ (e.g. .mpd, .m3u8, Manifest)',
+      undefined,
+      'unknown-url',
+    );
   for (const route of ROUTES) {
     const m = route.pattern.exec(tail);
     if (m !== null) return { route, ismPath, tail, groups: { ...(m.groups ?? {}) } };
@@ -220,6 +242,8 @@ export function matchPresentationRoute(segments: readonly string[]): Presentatio
 
 /** The README's URL table (test/origin/server/routes.test.ts keeps the README equal to it). */
 export function routesMarkdown(): string {
-  const rows = ROUTES.map((r) => `| ${r.format} | \`${r.shape.replace(/, /g, '`, `')}\` | ${r.description} | \`${r.contentType}\` |`);
+  const rows = ROUTES.map(
+    (r) => `| ${r.format} | \`${r.shape.replace(/, /g, '`, `')}\` | ${r.description} | \`${r.contentType}\` |`,
+  );
   return ['| format | URL (after the server root) | what | Content-Type |', '|---|---|---|---|', ...rows].join('\n');
 }

@@ -18,7 +18,8 @@ export const wasmTrackSelector: TrackSelector = (tracks, trackFilter, filter, ke
     if (e instanceof OriginError && e.kind === 'bad-request') {
       // The subject is the parameter, and the message already starts with it ("filter: ...").
       // A bad track_filter is in the server manifest: the operator's error, not the client's.
-      if (e.subject === 'track_filter') throw new OriginError('corrupt-media', e.message, undefined, 'bad-track-filter');
+      if (e.subject === 'track_filter')
+        throw new OriginError('corrupt-media', e.message, undefined, 'bad-track-filter');
       throw new OriginError('bad-request', e.message, undefined, 'bad-filter');
     }
     throw e;

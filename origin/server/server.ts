@@ -79,7 +79,11 @@ const STATIC_TYPES: Record<string, string> = {
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const root = path.resolve(opts.root);
   const statTtlMs = opts.statTtlMs ?? DEFAULT_LIMITS.statTtlMs ?? 0;
-  const ctx = newPlayoutContext(new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }), opts.select, opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES);
+  const ctx = newPlayoutContext(
+    new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }),
+    opts.select,
+    opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES,
+  );
   const inflight: Inflight = Object.create(null) as Inflight;
   const io: Io = { files: ctx.files, buffers: new BufferPool(READ_CHUNK, 16), routes: new RouteMemo() };
   const origin = (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -95,16 +99,23 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (opts.edge === undefined) server = http.createServer(origin);
   else {
     const edge = inlineEdge({ ...opts.edge, log: opts.log }, origin);
-    server = http.createServer({ maxHeaderSize: 60 * 1024, ServerResponse: edge.ServerResponse }, edge.listener) as unknown as http.Server;
+    server = http.createServer(
+      { maxHeaderSize: 60 * 1024, ServerResponse: edge.ServerResponse },
+      edge.listener,
+    ) as unknown as http.Server;
   }
   server.keepAliveTimeout = 65_000;
   if ((opts.warmUpRounds ?? 0) > 0) {
     try {
       const w = await warmUp(opts.select, opts.warmUpRounds);
-      opts.log?.(`warm-up: ${w.requests} manifests of ${opts.warmUpRounds} synthetic 2-hour presentations in ${w.ms.toFixed(0)} ms`);
+      opts.log?.(
+        `warm-up: ${w.requests} manifests of ${opts.warmUpRounds} synthetic 2-hour presentations in ${w.ms.toFixed(0)} ms`,
+      );
     } catch (e) {
       // Never a reason not to serve: the first requests are only slower. Said even with --quiet.
-      (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(`warm-up failed (serving anyway): ${(e as Error)?.stack ?? String(e)}`);
+      (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(
+        `warm-up failed (serving anyway): ${(e as Error)?.stack ?? String(e)}`,
+      );
     }
   }
   await new Promise<void>((resolve, reject) => {
@@ -193,7 +204,13 @@ const CORS_EXPOSE = 'Content-Length, Content-Range, ETag, Last-Modified, X-Origi
  * written in the check phase with its headers as one array (no per-header setHeader); the
  * headers and their order are send()'s.
  */
-function tryCachedManifest(req: http.IncomingMessage, res: http.ServerResponse, ctx: PlayoutContext, opts: ServerOptions, io: Io): boolean {
+function tryCachedManifest(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  ctx: PlayoutContext,
+  opts: ServerOptions,
+  io: Io,
+): boolean {
   const method = req.method;
   if (method !== 'GET' && method !== 'HEAD') return false;
   const rawUrl = req.url ?? '/';
@@ -208,7 +225,16 @@ function tryCachedManifest(req: http.IncomingMessage, res: http.ServerResponse, 
   inCheckPhase(() => {
     const head = ['Access-Control-Allow-Origin', CORS_ORIGIN, 'Access-Control-Expose-Headers', CORS_EXPOSE];
     if (opts.manifestCacheControl !== '') head.push('Cache-Control', opts.manifestCacheControl);
-    head.push('Last-Modified', httpDate(reply.lastModified), 'ETag', reply.etag, 'Content-Type', reply.contentType, 'Content-Length', String(bytes.byteLength));
+    head.push(
+      'Last-Modified',
+      httpDate(reply.lastModified),
+      'ETag',
+      reply.etag,
+      'Content-Type',
+      reply.contentType,
+      'Content-Length',
+      String(bytes.byteLength),
+    );
     try {
       res.writeHead(200, head);
       res.end(method === 'HEAD' ? undefined : bytes);
@@ -234,7 +260,15 @@ function httpDate(d: Date): string {
   return text;
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, root: string, ctx: PlayoutContext, opts: ServerOptions, inflight: Inflight, io: Io): Promise<void> {
+async function handle(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  root: string,
+  ctx: PlayoutContext,
+  opts: ServerOptions,
+  inflight: Inflight,
+  io: Io,
+): Promise<void> {
   if (opts.log !== undefined) {
     const started = process.hrtime.bigint();
     const log = opts.log;
@@ -250,7 +284,12 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, root:
     if (req.method === 'OPTIONS') return preflight(res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD, OPTIONS');
-      throw new OriginError('method-not-allowed', `${String(req.method).slice(0, 16)} is not supported; use GET or HEAD`, undefined, 'method-not-allowed');
+      throw new OriginError(
+        'method-not-allowed',
+        `${String(req.method).slice(0, 16)} is not supported; use GET or HEAD`,
+        undefined,
+        'method-not-allowed',
+      );
     }
     const rawUrl = req.url ?? '/';
     const q = rawUrl.indexOf('?');
@@ -344,7 +383,12 @@ export function sendError(res: http.ServerResponse, e: unknown, opts: ServerOpti
   const status = httpStatusOf(e);
   const known = e instanceof OriginError;
   // Server-side failures keep their detail in the log; the client gets a line without paths.
-  const line = known && status < 500 ? e.message : status === 500 && known ? `${e.kind}: the origin could not produce this response` : 'internal error';
+  const line =
+    known && status < 500
+      ? e.message
+      : status === 500 && known
+        ? `${e.kind}: the origin could not produce this response`
+        : 'internal error';
   if (status >= 500) opts.log?.(`error ${status}: ${(e as Error)?.stack ?? String(e)}`);
   if (res.headersSent) {
     res.destroy();
@@ -359,13 +403,22 @@ export function sendError(res: http.ServerResponse, e: unknown, opts: ServerOpti
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
-async function send(req: http.IncomingMessage, res: http.ServerResponse, reply: Reply, opts: ServerOptions, io: Io): Promise<void> {
+async function send(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  reply: Reply,
+  opts: ServerOptions,
+  io: Io,
+): Promise<void> {
   const cacheControl = reply.cacheClass === 'manifest' ? opts.manifestCacheControl : opts.segmentCacheControl;
   if (cacheControl !== '') res.setHeader('Cache-Control', cacheControl);
   res.setHeader('Last-Modified', httpDate(reply.lastModified));
   res.setHeader('ETag', reply.etag);
   res.setHeader('Content-Type', reply.contentType);
-  if (ifNoneMatchHits(req.headers['if-none-match'], reply.etag) || notModifiedSince(req.headers['if-none-match'], req.headers['if-modified-since'], reply.lastModified)) {
+  if (
+    ifNoneMatchHits(req.headers['if-none-match'], reply.etag) ||
+    notModifiedSince(req.headers['if-none-match'], req.headers['if-modified-since'], reply.lastModified)
+  ) {
     res.statusCode = 304;
     res.end();
     return;
@@ -423,7 +476,14 @@ const READ_CHUNK = 1 << 20;
  * pool once the socket has taken them (no stream objects), waiting for 'drain' when the socket is
  * full. A client that goes away stops the reads.
  */
-async function streamParts(res: http.ServerResponse, io: Io, file: string, parts: readonly Part[], start: number, end: number): Promise<void> {
+async function streamParts(
+  res: http.ServerResponse,
+  io: Io,
+  file: string,
+  parts: readonly Part[],
+  start: number,
+  end: number,
+): Promise<void> {
   let lease: Lease | undefined;
   try {
     let at = 0;
@@ -431,7 +491,7 @@ async function streamParts(res: http.ServerResponse, io: Io, file: string, parts
       const length = part.kind === 'bytes' ? part.bytes.byteLength : part.length;
       const from = Math.max(start, at);
       const to = Math.min(end + 1, at + length);
-      for (let pos = from; pos < to && !res.destroyed; ) {
+      for (let pos = from; pos < to && !res.destroyed;) {
         let ok: boolean;
         if (part.kind === 'bytes') {
           const chunk = part.bytes.subarray(pos - at, to - at);
@@ -474,7 +534,13 @@ function drained(res: http.ServerResponse): Promise<void> {
   });
 }
 
-async function servePlayer(req: http.IncomingMessage, res: http.ServerResponse, segments: string[], rawQuery: string, root: string): Promise<boolean> {
+async function servePlayer(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  segments: string[],
+  rawQuery: string,
+  root: string,
+): Promise<boolean> {
   const urlPath = '/' + segments.join('/');
   const html = (text: string): void => {
     res.statusCode = 200;
@@ -488,21 +554,36 @@ async function servePlayer(req: http.IncomingMessage, res: http.ServerResponse, 
     // Browsers decode neither AC-3 nor E-AC-3 (and HLS pairs video with the highest audio
     // group): the page asks for what a browser can play, through the filter language.
     const q = `?filter=${encodeURIComponent(BROWSER_FILTER)}`;
-    html(indexPage(list.map((p) => ({ name: p, urls: { smooth: `${p}/Manifest${q}`, dash: `${p}/.mpd${q}`, hls: `${p}/.m3u8${q}` } }))));
+    html(
+      indexPage(
+        list.map((p) => ({
+          name: p,
+          urls: { smooth: `${p}/Manifest${q}`, dash: `${p}/.mpd${q}`, hls: `${p}/.m3u8${q}` },
+        })),
+      ),
+    );
     return true;
   }
   if (urlPath === '/play') {
     const params = new URLSearchParams(rawQuery);
     const player = params.get('player') ?? '';
     const url = params.get('url') ?? '';
-    if (!isPlayerName(player)) throw new OriginError('bad-request', `unknown player "${player.slice(0, 32)}"`, 'player', 'bad-parameter');
-    if (url === '' || url.length > 2048) throw new OriginError('bad-request', 'url must be a manifest URL of at most 2048 characters', 'url', 'bad-parameter');
+    if (!isPlayerName(player))
+      throw new OriginError('bad-request', `unknown player "${player.slice(0, 32)}"`, 'player', 'bad-parameter');
+    if (url === '' || url.length > 2048)
+      throw new OriginError(
+        'bad-request',
+        'url must be a manifest URL of at most 2048 characters',
+        'url',
+        'bad-parameter',
+      );
     html(playerPage(player, url));
     return true;
   }
   if (urlPath.startsWith('/_players/')) {
     const file = playerAssetFile(urlPath);
-    if (file === undefined) throw new OriginError('not-found', `no player asset ${urlPath.slice(0, 128)}`, undefined, 'unknown-url');
+    if (file === undefined)
+      throw new OriginError('not-found', `no player asset ${urlPath.slice(0, 128)}`, undefined, 'unknown-url');
     const bytes = await fs.readFile(file);
     res.setHeader('Content-Type', PLAYER_ASSET_CONTENT_TYPE);
     res.setHeader('Cache-Control', 'public, max-age=3600');
@@ -512,23 +593,33 @@ async function servePlayer(req: http.IncomingMessage, res: http.ServerResponse, 
   return false;
 }
 
-async function serveStatic(req: http.IncomingMessage, res: http.ServerResponse, root: string, segments: string[]): Promise<void> {
+async function serveStatic(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  root: string,
+  segments: string[],
+): Promise<void> {
   const file = path.join(root, ...segments);
   // decodePath refused dot segments and encoded slashes; this guards the join anyway.
-  if (file !== root && !file.startsWith(root + path.sep)) throw new OriginError('bad-request', 'path outside the root', undefined, 'bad-path');
+  if (file !== root && !file.startsWith(root + path.sep))
+    throw new OriginError('bad-request', 'path outside the root', undefined, 'bad-path');
   let stat;
   try {
     stat = await fs.stat(file);
   } catch {
     throw new OriginError('not-found', `nothing at /${segments.join('/').slice(0, 256)}`, undefined, 'unknown-url');
   }
-  if (!stat.isFile()) throw new OriginError('not-found', `nothing at /${segments.join('/').slice(0, 256)}`, undefined, 'unknown-url');
+  if (!stat.isFile())
+    throw new OriginError('not-found', `nothing at /${segments.join('/').slice(0, 256)}`, undefined, 'unknown-url');
   const etag = `"${stat.size.toString(36)}-${Math.floor(stat.mtimeMs).toString(36)}"`;
   res.setHeader('Content-Type', STATIC_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream');
   res.setHeader('Last-Modified', stat.mtime.toUTCString());
   res.setHeader('ETag', etag);
   res.setHeader('Accept-Ranges', 'bytes');
-  if (ifNoneMatchHits(req.headers['if-none-match'], etag) || notModifiedSince(req.headers['if-none-match'], req.headers['if-modified-since'], stat.mtime)) {
+  if (
+    ifNoneMatchHits(req.headers['if-none-match'], etag) ||
+    notModifiedSince(req.headers['if-none-match'], req.headers['if-modified-since'], stat.mtime)
+  ) {
     res.statusCode = 304;
     res.end();
     return;
@@ -540,4 +631,3 @@ async function serveStatic(req: http.IncomingMessage, res: http.ServerResponse, 
   const [start, end] = range.kind === 'range' ? [range.start, range.end] : [0, stat.size - 1];
   await pipeline(createReadStream(file, { start, end }), res);
 }
-

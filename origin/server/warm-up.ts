@@ -82,7 +82,11 @@ export async function warmUp(select: TrackSelector, rounds = WARM_UP_ROUNDS): Pr
   let requests = 0;
   for (let round = 0; round < rounds; round++) {
     // A new store per round: a new presentation to index, as a client's first request finds it.
-    const ctx = newPlayoutContext(new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs: 60_000 }, new MemoryStorage(files)), select, 1 << 20);
+    const ctx = newPlayoutContext(
+      new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs: 60_000 }, new MemoryStorage(files)),
+      select,
+      1 << 20,
+    );
     const ism = `/warm-up/${round}/warm-up.ism`;
     const answer = async (url: string): Promise<string> => {
       const q = url.indexOf('?');
@@ -90,7 +94,8 @@ export async function warmUp(select: TrackSelector, rounds = WARM_UP_ROUNDS): Pr
       if (route === undefined) throw new OriginError('internal', `warm-up URL ${url} matches no route`);
       const reply = await handlePlayout(ctx, route, ism, q < 0 ? '' : url.slice(q + 1));
       requests++;
-      if (reply.body.type !== 'text') throw new OriginError('internal', `warm-up URL ${url} answered bytes, not a manifest`);
+      if (reply.body.type !== 'text')
+        throw new OriginError('internal', `warm-up URL ${url} answered bytes, not a manifest`);
       return reply.body.text;
     };
     await answer('/warm-up.ism/Manifest');
@@ -146,7 +151,10 @@ export async function syntheticFiles(): Promise<Map<string, ByteSource>> {
     srcs.push(src);
   }
   assignTrackNames(properties);
-  const ism = writeServerManifest({ meta: [], paramGroups: [], tracks: properties.map((p, i) => propertiesToIsmTrack(p, srcs[i]!)) }, creatorLine());
+  const ism = writeServerManifest(
+    { meta: [], paramGroups: [], tracks: properties.map((p, i) => propertiesToIsmTrack(p, srcs[i]!)) },
+    creatorLine(),
+  );
   files.set('warm-up.ism', new BufferSource('warm-up.ism', Buffer.from(ism, 'utf8')));
   return files;
 }
@@ -170,7 +178,10 @@ class SyntheticSource implements ByteSource {
     readonly name: string,
     t: SyntheticTrack,
   ) {
-    this.head = serialize(box('ftyp', field.fourcc('isml'), field.u32(1), field.fourcc('piff'), field.fourcc('iso2')), moov(t));
+    this.head = serialize(
+      box('ftyp', field.fourcc('isml'), field.u32(1), field.fourcc('piff'), field.fourcc('iso2')),
+      moov(t),
+    );
     const durations = t.kind === 'video' ? [VIDEO_DURATION] : AUDIO_DURATIONS;
     this.spacing = Math.round((t.bitrate * 2) / 8);
     this.templates = durations.map((d) => fragmentTemplate(t.kind, d, this.spacing));
@@ -196,7 +207,8 @@ class SyntheticSource implements ByteSource {
   }
 
   async read(offset: number, length: number): Promise<Uint8Array> {
-    if (offset < 0 || length < 0 || offset + length > this.size) throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end`, this.name);
+    if (offset < 0 || length < 0 || offset + length > this.size)
+      throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end`, this.name);
     // A new Buffer per read, as a file read gives: the parsers see the objects they see in service.
     const out = Buffer.alloc(length);
     const end = offset + length;
@@ -238,7 +250,20 @@ function moov(t: SyntheticTrack): Writable {
         field.zeros(32),
         field.u16(0x18),
         field.i16(-1),
-        box('avcC', field.u8(1), field.u8(SPS[1]!), field.u8(SPS[2]!), field.u8(SPS[3]!), field.u8(0xff), field.u8(0xe1), field.u16(SPS.byteLength), field.bytes(SPS), field.u8(1), field.u16(PPS.byteLength), field.bytes(PPS)),
+        box(
+          'avcC',
+          field.u8(1),
+          field.u8(SPS[1]!),
+          field.u8(SPS[2]!),
+          field.u8(SPS[3]!),
+          field.u8(0xff),
+          field.u8(0xe1),
+          field.u16(SPS.byteLength),
+          field.bytes(SPS),
+          field.u8(1),
+          field.u16(PPS.byteLength),
+          field.bytes(PPS),
+        ),
       )
     : box(
         'mp4a',
@@ -250,24 +275,73 @@ function moov(t: SyntheticTrack): Writable {
         field.zeros(4),
         field.u32(48000 * 0x10000),
         // ISO/IEC 14496-1 §7.2.6.5 ES_Descriptor { §7.2.6.6 DecoderConfigDescriptor { §7.2.6.7 DecoderSpecificInfo }, SLConfigDescriptor }.
-        fullBox('esds', 0, 0, field.bytes(Buffer.concat([Buffer.from('0319000100041140150000000001f4000001f4000502', 'hex'), ASC, Buffer.from('060102', 'hex')]))),
+        fullBox(
+          'esds',
+          0,
+          0,
+          field.bytes(
+            Buffer.concat([
+              Buffer.from('0319000100041140150000000001f4000001f4000502', 'hex'),
+              ASC,
+              Buffer.from('060102', 'hex'),
+            ]),
+          ),
+        ),
       );
   return box(
     'moov',
-    fullBox('mvhd', 0, 0, ...u32s(0, 0, 1000, 0, 0x10000), field.u16(0x100), field.zeros(10), ...matrix, field.zeros(24), field.u32(2)),
+    fullBox(
+      'mvhd',
+      0,
+      0,
+      ...u32s(0, 0, 1000, 0, 0x10000),
+      field.u16(0x100),
+      field.zeros(10),
+      ...matrix,
+      field.zeros(24),
+      field.u32(2),
+    ),
     box(
       'trak',
-      fullBox('tkhd', 0, 3, ...u32s(0, 0, 1, 0, 0), field.zeros(8), field.u16(0), field.u16(0), field.u16(video ? 0 : 0x100), field.u16(0), ...matrix, field.u32(video ? 640 << 16 : 0), field.u32(video ? 360 << 16 : 0)),
+      fullBox(
+        'tkhd',
+        0,
+        3,
+        ...u32s(0, 0, 1, 0, 0),
+        field.zeros(8),
+        field.u16(0),
+        field.u16(0),
+        field.u16(video ? 0 : 0x100),
+        field.u16(0),
+        ...matrix,
+        field.u32(video ? 640 << 16 : 0),
+        field.u32(video ? 360 << 16 : 0),
+      ),
       box(
         'mdia',
         // §8.4.2.3: 'und' packed as three 5-bit letters.
         fullBox('mdhd', 0, 0, ...u32s(0, 0, TIMESCALE, 0), field.u16(0x55c4), field.u16(0)),
-        fullBox('hdlr', 0, 0, field.u32(0), field.fourcc(video ? 'vide' : 'soun'), field.zeros(12), field.cstring('warm-up')),
+        fullBox(
+          'hdlr',
+          0,
+          0,
+          field.u32(0),
+          field.fourcc(video ? 'vide' : 'soun'),
+          field.zeros(12),
+          field.cstring('warm-up'),
+        ),
         box(
           'minf',
           video ? fullBox('vmhd', 0, 1, field.zeros(8)) : fullBox('smhd', 0, 0, field.zeros(4)),
           box('dinf', fullBox('dref', 0, 0, field.u32(1), fullBox('url ', 0, 1))),
-          box('stbl', fullBox('stsd', 0, 0, field.u32(1), entry), fullBox('stts', 0, 0, field.u32(0)), fullBox('stsc', 0, 0, field.u32(0)), fullBox('stsz', 0, 0, field.u32(0), field.u32(0)), fullBox('stco', 0, 0, field.u32(0))),
+          box(
+            'stbl',
+            fullBox('stsd', 0, 0, field.u32(1), entry),
+            fullBox('stts', 0, 0, field.u32(0)),
+            fullBox('stsc', 0, 0, field.u32(0)),
+            fullBox('stsz', 0, 0, field.u32(0), field.u32(0)),
+            fullBox('stco', 0, 0, field.u32(0)),
+          ),
         ),
       ),
     ),
@@ -280,7 +354,11 @@ function moov(t: SyntheticTrack): Writable {
  * the header of its mdat, which runs `spacing` bytes from the moof's start; where to set the
  * fragment's sequence number and tfxd time.
  */
-function fragmentTemplate(kind: 'video' | 'audio', duration: number, spacing: number): { bytes: Buffer; sequenceAt: number; timeAt: number } {
+function fragmentTemplate(
+  kind: 'video' | 'audio',
+  duration: number,
+  spacing: number,
+): { bytes: Buffer; sequenceAt: number; timeAt: number } {
   const first = Math.floor(duration / 2);
   // §8.8.8 trun version 1: data offset, first-sample flags (video), durations and sizes.
   const video = kind === 'video';
@@ -295,7 +373,18 @@ function fragmentTemplate(kind: 'video' | 'audio', duration: number, spacing: nu
       'traf',
       // §8.8.7 tfhd: default-sample-flags present (the flags of the samples after the first).
       fullBox('tfhd', 0, 0x20, field.u32(1), field.u32(video ? NON_SYNC : SYNC)),
-      fullBox('trun', 1, video ? 0x000305 : 0x000301, field.u32(2), field.u32(moofSize + 8), ...(video ? [field.u32(SYNC)] : []), field.u32(first), field.u32(half), field.u32(duration - first), field.u32(dataBytes - half)),
+      fullBox(
+        'trun',
+        1,
+        video ? 0x000305 : 0x000301,
+        field.u32(2),
+        field.u32(moofSize + 8),
+        ...(video ? [field.u32(SYNC)] : []),
+        field.u32(first),
+        field.u32(half),
+        field.u32(duration - first),
+        field.u32(dataBytes - half),
+      ),
       box('uuid', field.bytes(TFXD), field.u32(0x01000000), field.u64(0n), field.u64(BigInt(duration))),
     ),
   );

@@ -20,7 +20,15 @@ test('imports only env.proxy_* functions', () => {
 
 test('exports what Envoy looks for', () => {
   const exports = new Set(WebAssembly.Module.exports(wasmModule).map((e) => e.name));
-  for (const name of ['proxy_abi_version_0_2_1', 'memory', 'proxy_on_memory_allocate', '_initialize', 'proxy_on_context_create', 'proxy_on_request_headers', 'proxy_on_delete']) {
+  for (const name of [
+    'proxy_abi_version_0_2_1',
+    'memory',
+    'proxy_on_memory_allocate',
+    '_initialize',
+    'proxy_on_context_create',
+    'proxy_on_request_headers',
+    'proxy_on_delete',
+  ]) {
     expect(exports).toContain(name);
   }
 });

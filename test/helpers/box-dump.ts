@@ -9,7 +9,20 @@ import { createHash } from 'node:crypto';
 import { childBoxes, printable } from '../../origin/media/boxes';
 import { ByteReader } from '../../origin/media/byte-reader';
 
-const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'minf', 'dinf', 'stbl', 'mvex', 'moof', 'traf', 'edts', 'udta', 'mfra']);
+const CONTAINERS = new Set([
+  'moov',
+  'trak',
+  'mdia',
+  'minf',
+  'dinf',
+  'stbl',
+  'mvex',
+  'moof',
+  'traf',
+  'edts',
+  'udta',
+  'mfra',
+]);
 /** Full boxes whose payload, after version/flags and an entry count, is a list of boxes. */
 const LISTS = new Set(['stsd', 'dref']);
 const TFXD_UUID = '6d1d9b0542d544e680e2141daff757b2';
@@ -53,11 +66,15 @@ function describe(type: string, r: ByteReader): { label: string; extra: string[]
       r.skip(8);
       const handler = r.fourcc();
       r.skip(12);
-      return one(`handler=${handler} name=${JSON.stringify(new TextDecoder().decode(r.slice(r.remaining)).replace(/\0+$/, ''))}`);
+      return one(
+        `handler=${handler} name=${JSON.stringify(new TextDecoder().decode(r.slice(r.remaining)).replace(/\0+$/, ''))}`,
+      );
     }
     case 'trex': {
       r.skip(4);
-      return one(`track_ID=${r.u32()} sample_description_index=${r.u32()} duration=${r.u32()} size=${r.u32()} flags=${hex(r.u32(), 8)}`);
+      return one(
+        `track_ID=${r.u32()} sample_description_index=${r.u32()} duration=${r.u32()} size=${r.u32()} flags=${hex(r.u32(), 8)}`,
+      );
     }
     case 'mfhd':
       r.skip(4);

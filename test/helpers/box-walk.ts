@@ -9,7 +9,7 @@ export interface Box {
 
 export function boxes(buf: Buffer): Box[] {
   const out: Box[] = [];
-  for (let at = 0; at + 8 <= buf.length; ) {
+  for (let at = 0; at + 8 <= buf.length;) {
     let size = buf.readUInt32BE(at);
     let header = 8;
     if (size === 1) {
@@ -17,7 +17,8 @@ export function boxes(buf: Buffer): Box[] {
       header = 16;
     }
     if (size === 0) size = buf.length - at;
-    if (size < header || at + size > buf.length) throw new Error(`box at ${at} of size ${size} overruns ${buf.length} bytes`);
+    if (size < header || at + size > buf.length)
+      throw new Error(`box at ${at} of size ${size} overruns ${buf.length} bytes`);
     out.push({ type: buf.toString('latin1', at + 4, at + 8), size, body: buf.subarray(at + header, at + size) });
     at += size;
   }

@@ -12,8 +12,14 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
   '--autoplay-policy=no-user-gesture-required',
   // HTMLMediaElement.audioTracks (native HLS audio switching) is behind this Blink feature.
   '--enable-blink-features=AudioVideoTracks',
@@ -30,7 +36,8 @@ export function playerTestsEnabled(): boolean {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `player tests need Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\` ` +
-        '(Debian), or set ORIGIN_SKIP_PLAYERS=1 to skip the player tests');
+        '(Debian), or set ORIGIN_SKIP_PLAYERS=1 to skip the player tests',
+    );
   }
   return true;
 }
@@ -41,7 +48,9 @@ function browser(): Promise<{ ctx: BrowserContext; profile: string }> {
   context ??= (async () => {
     const profile = mkdtempSync(path.join(tmpdir(), 'chrome-'));
     const ctx = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS,
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
     });
     return { ctx, profile };
   })();
@@ -103,7 +112,15 @@ export interface PlayResult {
   cues?: number;
 }
 
-interface TestHook { currentTime: number; errors: string[]; errorTimes: number[]; events: string[]; audioLanguage: string; cues: number; textReady: boolean }
+interface TestHook {
+  currentTime: number;
+  errors: string[];
+  errorTimes: number[];
+  events: string[];
+  audioLanguage: string;
+  cues: number;
+  textReady: boolean;
+}
 
 const POLL_MS = 100;
 /** After the page's first error, wait this long for the ones that follow it, then stop. Console
@@ -114,7 +131,8 @@ async function readHook(page: Page): Promise<TestHook> {
   return page.evaluate(() => {
     const video = document.getElementById('video') as HTMLVideoElement | null;
     const t = (window as unknown as { __test?: { errors: string[]; errorTimes?: number[]; events: string[] } }).__test;
-    const hook = t as unknown as { audioLanguage?: () => string; cues?: () => number; textReady?: () => boolean } | undefined;
+    const hook = t as unknown as
+      { audioLanguage?: () => string; cues?: () => number; textReady?: () => boolean } | undefined;
     return {
       currentTime: video?.currentTime ?? 0,
       errors: t ? [...t.errors] : ['window.__test is missing: the player page did not run'],
@@ -135,10 +153,20 @@ export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<
   const { ctx } = await browser();
   const page = await ctx.newPage();
   const pageErrors: string[] = [];
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`);
+  });
   page.on('pageerror', (e) => pageErrors.push(`uncaught: ${e.message}`));
   const deadline = Date.now() + opts.timeoutMs;
-  let hook: TestHook = { currentTime: 0, errors: [], errorTimes: [], events: [], audioLanguage: '', cues: 0, textReady: false };
+  let hook: TestHook = {
+    currentTime: 0,
+    errors: [],
+    errorTimes: [],
+    events: [],
+    audioLanguage: '',
+    cues: 0,
+    textReady: false,
+  };
   let switchedAt: number | undefined;
   let maxCues = 0;
   let textShown = false;
@@ -149,7 +177,13 @@ export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<
       hook = await readHook(page);
       maxCues = Math.max(maxCues, hook.cues);
       const now = Date.now();
-      const counted = opts.counted ? opts.counted({ errors: hook.errors, errorTimes: hook.errorTimes, ...(switchedAt !== undefined ? { switchedAt } : {}) }) : hook.errors;
+      const counted = opts.counted
+        ? opts.counted({
+            errors: hook.errors,
+            errorTimes: hook.errorTimes,
+            ...(switchedAt !== undefined ? { switchedAt } : {}),
+          })
+        : hook.errors;
       if (counted.length > 0) firstErrorAt ??= now;
       if (opts.subtitles === true && !textShown && (hook.textReady || hook.currentTime > 0)) {
         textShown = true;
@@ -158,7 +192,10 @@ export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<
       if (opts.switchAudio !== undefined && switchedAt === undefined && hook.currentTime > opts.switchAudio.atSeconds) {
         switchedAt = hook.currentTime;
         const to = opts.switchAudio.to;
-        await page.evaluate((w) => (window as unknown as { __test: { setAudioLanguage(w: string[]): void } }).__test.setAudioLanguage(w), to);
+        await page.evaluate(
+          (w) => (window as unknown as { __test: { setAudioLanguage(w: string[]): void } }).__test.setAudioLanguage(w),
+          to,
+        );
       }
       const switched = opts.switchAudio === undefined || switchedAt !== undefined;
       const cued = opts.subtitles !== true || maxCues > 0;
@@ -180,7 +217,9 @@ export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<
     errors: [...hook.errors, ...pageErrors],
     errorTimes: hook.errorTimes,
     events: hook.events,
-    ...(opts.switchAudio !== undefined ? { audioLanguage: hook.audioLanguage, ...(switchedAt !== undefined ? { switchedAt } : {}) } : {}),
+    ...(opts.switchAudio !== undefined
+      ? { audioLanguage: hook.audioLanguage, ...(switchedAt !== undefined ? { switchedAt } : {}) }
+      : {}),
     ...(opts.subtitles === true ? { cues: maxCues } : {}),
   };
 }

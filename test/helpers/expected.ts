@@ -9,30 +9,103 @@ export interface Expected {
   props: Partial<Omit<TrackProperties, 'FrameRate'>> & { FrameRate?: string };
 }
 
-const video = (profile: number, level: number, mw: number, mh: number, dw: number, dh: number, rate: string, scan: 'progressive' | 'interlaced', codecs: string) => ({
-  type: 'video' as const, FourCC: 'AVC1', sampleEntry: 'avc1', codecs, avc_profile: profile, avc_level: level,
-  MaxWidth: mw, MaxHeight: mh, DisplayWidth: dw, DisplayHeight: dh, FrameRate: rate, ScanType: scan,
-  TimeScale: 10_000_000, systemLanguage: 'eng', trackID: 1,
+const video = (
+  profile: number,
+  level: number,
+  mw: number,
+  mh: number,
+  dw: number,
+  dh: number,
+  rate: string,
+  scan: 'progressive' | 'interlaced',
+  codecs: string,
+) => ({
+  type: 'video' as const,
+  FourCC: 'AVC1',
+  sampleEntry: 'avc1',
+  codecs,
+  avc_profile: profile,
+  avc_level: level,
+  MaxWidth: mw,
+  MaxHeight: mh,
+  DisplayWidth: dw,
+  DisplayHeight: dh,
+  FrameRate: rate,
+  ScanType: scan,
+  TimeScale: 10_000_000,
+  systemLanguage: 'eng',
+  trackID: 1,
 });
 const aac = (lang: string) => ({
-  type: 'audio' as const, FourCC: 'AACL', sampleEntry: 'mp4a', codecs: 'mp4a.40.2', AudioTag: 255, Channels: 2, SamplingRate: 48000,
-  BitsPerSample: 16, PacketSize: 4, TimeScale: 10_000_000, systemLanguage: lang, trackID: 1,
+  type: 'audio' as const,
+  FourCC: 'AACL',
+  sampleEntry: 'mp4a',
+  codecs: 'mp4a.40.2',
+  AudioTag: 255,
+  Channels: 2,
+  SamplingRate: 48000,
+  BitsPerSample: 16,
+  PacketSize: 4,
+  TimeScale: 10_000_000,
+  systemLanguage: lang,
+  trackID: 1,
 });
 const dolby = (fourcc: 'ac-3' | 'ec-3', tag: number) => ({
-  type: 'audio' as const, FourCC: fourcc, sampleEntry: fourcc, codecs: fourcc, AudioTag: tag, Channels: 6, SamplingRate: 48000,
-  BitsPerSample: 16, PacketSize: 12, TimeScale: 10_000_000, systemLanguage: 'eng', trackID: 1,
+  type: 'audio' as const,
+  FourCC: fourcc,
+  sampleEntry: fourcc,
+  codecs: fourcc,
+  AudioTag: tag,
+  Channels: 6,
+  SamplingRate: 48000,
+  BitsPerSample: 16,
+  PacketSize: 12,
+  TimeScale: 10_000_000,
+  systemLanguage: 'eng',
+  trackID: 1,
 });
 const ttml = (lang: string) => ({
-  type: 'textstream' as const, FourCC: 'TTML', sampleEntry: 'stpp', codecs: 'stpp.ttml.im1t', TimeScale: 1000, systemLanguage: lang, trackID: 1, Roles: 'subtitle',
+  type: 'textstream' as const,
+  FourCC: 'TTML',
+  sampleEntry: 'stpp',
+  codecs: 'stpp.ttml.im1t',
+  TimeScale: 1000,
+  systemLanguage: lang,
+  trackID: 1,
+  Roles: 'subtitle',
 });
 
 export const EXPECTED: Expected[] = [
-  { file: 'video_baseline_400k.ismv', target: 400_000, props: video(66, 30, 512, 288, 512, 288, '24', 'progressive', 'avc1.42C01E') },
-  { file: 'video_main_900k.ismv', target: 900_000, props: video(77, 30, 640, 360, 640, 360, '24', 'progressive', 'avc1.4D401E') },
-  { file: 'video_high_1600k.ismv', target: 1_600_000, props: video(100, 31, 1280, 720, 1280, 720, '24', 'progressive', 'avc1.64001F') },
-  { file: 'video_sar_500k.ismv', target: 500_000, props: video(77, 30, 480, 360, 640, 360, '24', 'progressive', 'avc1.4D401E') },
-  { file: 'video_2997_600k.ismv', target: 600_000, props: video(77, 30, 640, 360, 640, 360, '30000/1001', 'progressive', 'avc1.4D401E') },
-  { file: 'video_interlaced_800k.ismv', target: 800_000, props: video(100, 30, 720, 576, 720, 576, '25', 'interlaced', 'avc1.64001E') },
+  {
+    file: 'video_baseline_400k.ismv',
+    target: 400_000,
+    props: video(66, 30, 512, 288, 512, 288, '24', 'progressive', 'avc1.42C01E'),
+  },
+  {
+    file: 'video_main_900k.ismv',
+    target: 900_000,
+    props: video(77, 30, 640, 360, 640, 360, '24', 'progressive', 'avc1.4D401E'),
+  },
+  {
+    file: 'video_high_1600k.ismv',
+    target: 1_600_000,
+    props: video(100, 31, 1280, 720, 1280, 720, '24', 'progressive', 'avc1.64001F'),
+  },
+  {
+    file: 'video_sar_500k.ismv',
+    target: 500_000,
+    props: video(77, 30, 480, 360, 640, 360, '24', 'progressive', 'avc1.4D401E'),
+  },
+  {
+    file: 'video_2997_600k.ismv',
+    target: 600_000,
+    props: video(77, 30, 640, 360, 640, 360, '30000/1001', 'progressive', 'avc1.4D401E'),
+  },
+  {
+    file: 'video_interlaced_800k.ismv',
+    target: 800_000,
+    props: video(100, 30, 720, 576, 720, 576, '25', 'interlaced', 'avc1.64001E'),
+  },
   { file: 'audio_eng_64k.isma', target: 64_000, props: aac('eng') },
   { file: 'audio_eng_128k.isma', target: 128_000, props: aac('eng') },
   { file: 'audio_nld_128k.isma', target: 128_000, props: aac('nld') },
@@ -44,6 +117,10 @@ export const EXPECTED: Expected[] = [
 
 export function comparable(p: TrackProperties): Record<string, unknown> {
   const { FrameRate, ...rest } = p;
-  return { ...rest, ...(FrameRate ? { FrameRate: FrameRate.den === 1 ? String(FrameRate.num) : `${FrameRate.num}/${FrameRate.den}` } : {}) };
+  return {
+    ...rest,
+    ...(FrameRate
+      ? { FrameRate: FrameRate.den === 1 ? String(FrameRate.num) : `${FrameRate.num}/${FrameRate.den}` }
+      : {}),
+  };
 }
-

@@ -83,7 +83,8 @@ function diffOps(a: string[], b: string[]): Op[] {
   while (i < n || j < m) {
     // Deletions before insertions, as unified diffs show a changed line.
     if (i < n && j < m && a[i] === b[j]) ops.push({ kind: ' ', line: a[i++]!, a: i - 1, b: j++ });
-    else if (i < n && (j >= m || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) ops.push({ kind: '-', line: a[i++]!, a: i - 1, b: j });
+    else if (i < n && (j >= m || lcs[i + 1]![j]! >= lcs[i]![j + 1]!))
+      ops.push({ kind: '-', line: a[i++]!, a: i - 1, b: j });
     else ops.push({ kind: '+', line: b[j++]!, a: i, b: j - 1 });
   }
   return ops;

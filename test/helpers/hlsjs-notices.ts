@@ -17,8 +17,10 @@ const SEEK_MOMENT_S = 0.05;
 const SWITCH_WINDOW_S = 1;
 /** Rule 4's notice: the first main fragment of each TS mode (video-only, or audio + video). */
 const FIRST_MAIN_NO_PROGRESS: Record<'ts-demuxed' | 'ts-muxed', RegExp> = {
-  'ts-demuxed': /^hls\.js non-fatal mediaError\/bufferAppendNoProgress \S+\/[^/]*-video_eng=\d+-1\.ts(\?\S*)?: Fragment append did not increase buffered coverage \(1\)$/,
-  'ts-muxed': /^hls\.js non-fatal mediaError\/bufferAppendNoProgress \S+\/[^/]*-audio_eng=\d+-video_eng=\d+-1\.ts(\?\S*)?: Fragment append did not increase buffered coverage \(1\)$/,
+  'ts-demuxed':
+    /^hls\.js non-fatal mediaError\/bufferAppendNoProgress \S+\/[^/]*-video_eng=\d+-1\.ts(\?\S*)?: Fragment append did not increase buffered coverage \(1\)$/,
+  'ts-muxed':
+    /^hls\.js non-fatal mediaError\/bufferAppendNoProgress \S+\/[^/]*-audio_eng=\d+-video_eng=\d+-1\.ts(\?\S*)?: Fragment append did not increase buffered coverage \(1\)$/,
 };
 
 /**
@@ -39,7 +41,10 @@ export function withoutHlsjsNotices(mode: Mode, r: Pick<PlayResult, 'errors' | '
   //    however small the gap.
   const startGapTo = (e: string): number | undefined => {
     if (mode !== 'ts-muxed') return undefined;
-    const m = /^hls\.js non-fatal mediaError\/bufferSeekOverHole \S+-1\.ts: fragment loaded with buffer holes, seeking from 0 to ([0-9.]+)$/.exec(e);
+    const m =
+      /^hls\.js non-fatal mediaError\/bufferSeekOverHole \S+-1\.ts: fragment loaded with buffer holes, seeking from 0 to ([0-9.]+)$/.exec(
+        e,
+      );
     return m !== null && Number(m[1]) <= START_GAP_SEEK_MAX ? Number(m[1]) : undefined;
   };
   const startGap = (e: string): boolean => startGapTo(e) !== undefined;
@@ -53,15 +58,25 @@ export function withoutHlsjsNotices(mode: Mode, r: Pick<PlayResult, 'errors' | '
     //    base-stream-controller.ts handleFragLoadError). Only with that seek and in the same
     //    moment: the abort is raised inside the 'seeking' handler, so the playhead it is reported
     //    at is the seek's target (whether or not the test has switched the audio yet).
-    if (seekTo !== undefined && /^hls\.js non-fatal networkError\/aborted \S+\.webvtt(\?\S*)?: Aborted$/.test(e) && Math.abs(at - seekTo) <= SEEK_MOMENT_S) return;
+    if (
+      seekTo !== undefined &&
+      /^hls\.js non-fatal networkError\/aborted \S+\.webvtt(\?\S*)?: Aborted$/.test(e) &&
+      Math.abs(at - seekTo) <= SEEK_MOMENT_S
+    )
+      return;
     // 3. The audio switch itself: audio-stream-controller.ts onAudioTrackSwitching aborts the
     //    segment of the old track in flight (fragCurrent.abortRequests()), reported the same way.
     //    Only an English audio segment, within a second after the test switched.
     //    hls.js's ABR does the same when it moves from the 400k variant (group audio-aacl-64) to
     //    one of group audio-aacl-128: audio-track-controller switches to that group's track and
     //    the 64k segment in flight is aborted; only that track's segments, at any time.
-    if (/^hls\.js non-fatal networkError\/aborted \S+-audio_eng=\d+-\d+\.(m4s|aac)(\?\S*)?: Aborted$/.test(e) &&
-        r.switchedAt !== undefined && at >= r.switchedAt && at <= r.switchedAt + SWITCH_WINDOW_S) return;
+    if (
+      /^hls\.js non-fatal networkError\/aborted \S+-audio_eng=\d+-\d+\.(m4s|aac)(\?\S*)?: Aborted$/.test(e) &&
+      r.switchedAt !== undefined &&
+      at >= r.switchedAt &&
+      at <= r.switchedAt + SWITCH_WINDOW_S
+    )
+      return;
     if (/^hls\.js non-fatal networkError\/aborted \S+-audio_eng=64113-\d+\.(m4s|aac)(\?\S*)?: Aborted$/.test(e)) return;
     // 4. Alternate audio with its own URI (ts-demuxed; and ts-muxed, where the origin gives every
     //    audio member a URI once a group has two, so hls.js plays the packed audio and drops the
@@ -91,7 +106,10 @@ export function modeOf(url: string): Mode {
 
 /** playAndCheck options and the error filter for one player and manifest: hls.js's own notices
  * are set aside (and do not stop the polling); every other player's errors all count. */
-export function hlsjsAware(player: string, manifestUrl: string): {
+export function hlsjsAware(
+  player: string,
+  manifestUrl: string,
+): {
   options: { counted?: (r: Pick<PlayResult, 'errors' | 'errorTimes' | 'switchedAt'>) => string[] };
   errors: (r: Pick<PlayResult, 'errors' | 'errorTimes' | 'switchedAt'>) => string[];
 } {

@@ -9,9 +9,22 @@ import { PlayoutView, viewForQuery } from '../../origin/model/view';
 import { media, runOrigin, tempDir } from './fixtures';
 
 /** The playable fixture set: H.264 + AAC + TTML (what the player tests use). */
-export const PLAYABLE = ['video_baseline_400k.ismv', 'video_main_900k.ismv', 'video_high_1600k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'text_eng.ismt', 'text_nld.ismt'];
+export const PLAYABLE = [
+  'video_baseline_400k.ismv',
+  'video_main_900k.ismv',
+  'video_high_1600k.ismv',
+  'audio_eng_64k.isma',
+  'audio_eng_128k.isma',
+  'audio_nld_128k.isma',
+  'text_eng.ismt',
+  'text_nld.ismt',
+];
 
-export async function packageFixtures(files: readonly string[], name = 'presentation', extra: string[] = []): Promise<string> {
+export async function packageFixtures(
+  files: readonly string[],
+  name = 'presentation',
+  extra: string[] = [],
+): Promise<string> {
   const dir = tempDir('origin-pres-');
   const ism = path.join(dir, `${name}.ism`);
   const r = await runOrigin(['package', '-o', ism, ...extra, ...files.map(media)]);

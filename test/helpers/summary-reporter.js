@@ -5,7 +5,9 @@ class SummaryReporter {
     const skipped = results.numPendingTests + results.numTodoTests;
     const suiteErrors = results.numRuntimeErrorTestSuites;
     const failed = results.numFailedTests + suiteErrors;
-    process.stdout.write(`tests: ${results.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+    process.stdout.write(
+      `tests: ${results.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`,
+    );
   }
 }
 module.exports = SummaryReporter;

@@ -2,11 +2,11 @@
 // (test/assembly/edge/crypto.test.ts compiles it with asc and calls it through
 // @assemblyscript/loader). Binary input crosses as hex text, so any byte sequence can be tried.
 
-import { constantTimeEqualHexIgnoreCase, hexValue, isValidUtf8, toHex, utf8Bytes } from "../../assembly/edge/bytes";
-import { Md5, md5 } from "../../assembly/edge/md5";
-import { sha1 } from "../../assembly/edge/sha1";
-import { apr1Hash } from "../../assembly/edge/apr1";
-import { base64Decode, base64Encode } from "../../assembly/edge/base64";
+import { constantTimeEqualHexIgnoreCase, hexValue, isValidUtf8, toHex, utf8Bytes } from '../../assembly/edge/bytes';
+import { Md5, md5 } from '../../assembly/edge/md5';
+import { sha1 } from '../../assembly/edge/sha1';
+import { apr1Hash } from '../../assembly/edge/apr1';
+import { base64Decode, base64Encode } from '../../assembly/edge/base64';
 
 function fromHex(hex: string): Uint8Array {
   const out = new Uint8Array(hex.length >> 1);
@@ -32,7 +32,7 @@ export function apr1(passwordHex: string, saltHex: string): string {
 /** Hex of the decoded bytes, or "!" if the text is not canonical base64. */
 export function base64DecodeHex(text: string): string {
   const bytes = base64Decode(text);
-  return bytes === null ? "!" : toHex(bytes);
+  return bytes === null ? '!' : toHex(bytes);
 }
 
 export function base64EncodeHex(inputHex: string): string {

@@ -34,12 +34,12 @@ import {
   sendLocalResponseText,
   setBuffer,
   setRootContextFactory,
-} from "../../assembly/proxy";
-import { liveContextCount } from "../../assembly/proxy/dispatcher";
-import { allocateForHost } from "../../assembly/proxy/memory";
-import { JsonLimits, JsonValue, parseJson, quoteJson } from "../../assembly/json";
+} from '../../assembly/proxy';
+import { liveContextCount } from '../../assembly/proxy/dispatcher';
+import { allocateForHost } from '../../assembly/proxy/memory';
+import { JsonLimits, JsonValue, parseJson, quoteJson } from '../../assembly/json';
 
-export * from "../../assembly/proxy/exports";
+export * from '../../assembly/proxy/exports';
 
 // ------------------------------------------------------------------------------ result hand-off
 
@@ -50,11 +50,21 @@ function setResultText(text: string): void {
   result = String.UTF8.encode(text, false);
 }
 
-export function resultPointer(): usize { return changetype<usize>(result); }
-export function resultLength(): i32 { return result.byteLength; }
-export function lastPosition(): i32 { return resultPosition; }
-export function alloc(size: usize): usize { return allocateForHost(size); }
-export function contexts(): i32 { return liveContextCount(); }
+export function resultPointer(): usize {
+  return changetype<usize>(result);
+}
+export function resultLength(): i32 {
+  return result.byteLength;
+}
+export function lastPosition(): i32 {
+  return resultPosition;
+}
+export function alloc(size: usize): usize {
+  return allocateForHost(size);
+}
+export function contexts(): i32 {
+  return liveContextCount();
+}
 
 /** Copies len bytes at ptr (allocated by the test through alloc) into a managed buffer. */
 function input(ptr: usize, len: usize): ArrayBuffer {
@@ -67,9 +77,9 @@ function input(ptr: usize, len: usize): ArrayBuffer {
 function pairsToJson(headers: Header[]): string {
   const parts = new Array<string>(0);
   for (let i = 0; i < headers.length; i++) {
-    parts.push("[" + quoteJson(headers[i].name) + "," + quoteJson(headers[i].value) + "]");
+    parts.push('[' + quoteJson(headers[i].name) + ',' + quoteJson(headers[i].value) + ']');
   }
-  return "[" + parts.join(",") + "]";
+  return '[' + parts.join(',') + ']';
 }
 
 // ------------------------------------------------------------------------------- pairs codec
@@ -77,7 +87,7 @@ function pairsToJson(headers: Header[]): string {
 /** 1 and the pairs as JSON [["k","v"],...] if well-formed; 0 and "malformed" otherwise. */
 export function pairsParse(ptr: usize, len: usize): i32 {
   const parsed = parsePairs(input(ptr, len));
-  setResultText(parsed !== null ? pairsToJson(parsed) : "malformed");
+  setResultText(parsed !== null ? pairsToJson(parsed) : 'malformed');
   return parsed !== null ? 1 : 0;
 }
 
@@ -115,8 +125,8 @@ export function pairsEncode(ptr: usize, len: usize): i32 {
 /** Encodes `count` pairs named "h<i>" with a value of `valueBytes` 'v's: limit tests. */
 export function pairsEncodeGenerated(count: i32, valueBytes: i32): i32 {
   const headers = new Array<Header>(0);
-  const value = "v".repeat(valueBytes);
-  for (let i = 0; i < count; i++) headers.push(new Header("h" + i.toString(), value));
+  const value = 'v'.repeat(valueBytes);
+  for (let i = 0; i < count; i++) headers.push(new Header('h' + i.toString(), value));
   const bytes = encodePairs(headers);
   if (bytes === null) return 0;
   result = bytes;
@@ -142,7 +152,7 @@ export function jsonQuery(docPtr: usize, docLen: usize, pathPtr: usize, pathLen:
   const path = String.UTF8.decode(input(pathPtr, pathLen));
   let node = parsed.value;
   if (node === null) return 0;
-  const segments = path.length > 0 ? path.split("/") : new Array<string>(0);
+  const segments = path.length > 0 ? path.split('/') : new Array<string>(0);
   for (let i = 0; i < segments.length; i++) {
     const here: JsonValue = node;
     node = here.isArray() ? here.at(<i32>parseInt(segments[i], 10)) : here.get(segments[i]);
@@ -150,17 +160,17 @@ export function jsonQuery(docPtr: usize, docLen: usize, pathPtr: usize, pathLen:
   }
   const found: JsonValue = node;
   const out = JsonValue.newObject();
-  out.add("kind", JsonValue.ofNumber(<f64>found.kind));
+  out.add('kind', JsonValue.ofNumber(<f64>found.kind));
   const text = found.asString();
-  out.add("string", text !== null ? JsonValue.ofString(text) : JsonValue.ofNull());
-  out.add("number", JsonValue.ofNumber(found.asNumber(-1)));
-  out.add("integer", JsonValue.ofNumber(<f64>found.asInteger(-1)));
-  out.add("bool", JsonValue.ofBool(found.asBool(false)));
-  out.add("length", JsonValue.ofNumber(<f64>found.length));
+  out.add('string', text !== null ? JsonValue.ofString(text) : JsonValue.ofNull());
+  out.add('number', JsonValue.ofNumber(found.asNumber(-1)));
+  out.add('integer', JsonValue.ofNumber(<f64>found.asInteger(-1)));
+  out.add('bool', JsonValue.ofBool(found.asBool(false)));
+  out.add('length', JsonValue.ofNumber(<f64>found.length));
   const keys = JsonValue.newArray();
   const names = found.keys();
   for (let i = 0; i < names.length; i++) keys.push(JsonValue.ofString(names[i]));
-  out.add("keys", keys);
+  out.add('keys', keys);
   setResultText(out.toJson());
   return 1;
 }
@@ -168,7 +178,7 @@ export function jsonQuery(docPtr: usize, docLen: usize, pathPtr: usize, pathLen:
 // ------------------------------------------------------------------------------------- abort
 
 export function abortNow(): void {
-  assert(false, "probe assertion"); // the test looks for this file and line
+  assert(false, 'probe assertion'); // the test looks for this file and line
 }
 
 // ------------------------------------------------------------------------------- probe plugin
@@ -176,12 +186,12 @@ export function abortNow(): void {
 /** Root: logs what it was configured with. */
 class ProbeRoot extends RootContext {
   onConfigure(configuration: ArrayBuffer): bool {
-    log(LogLevel.Info, "configure " + configuration.byteLength.toString() + " " + String.UTF8.decode(configuration));
+    log(LogLevel.Info, 'configure ' + configuration.byteLength.toString() + ' ' + String.UTF8.decode(configuration));
     return true;
   }
 
   onVmStart(vmConfiguration: ArrayBuffer): bool {
-    return vmConfiguration.byteLength == 0 || String.UTF8.decode(vmConfiguration) != "fail";
+    return vmConfiguration.byteLength == 0 || String.UTF8.decode(vmConfiguration) != 'fail';
   }
 
   createHttpContext(contextId: u32): HttpContext | null {
@@ -191,63 +201,74 @@ class ProbeRoot extends RootContext {
 
 /** A stream that performs the host calls named by its x-probe request header. */
 class ProbeStream extends HttpContext {
-  probe: string = "";
+  probe: string = '';
 
   onRequestHeaders(headerCount: u32, endOfStream: bool): Action {
-    const probe = getRequestHeader("x-probe");
-    this.probe = probe !== null ? probe : "";
-    if (this.probe == "headers") {
-      log(LogLevel.Info, "headers " + headerCount.toString() + " " + pairsToJson(getRequestHeaders()));
-    } else if (this.probe == "rewrite") {
-      replaceRequestHeader(":path", "/rewritten?q=1");
-      addRequestHeader("x-added", "yes");
-      removeRequestHeader("x-remove-me");
-    } else if (this.probe == "deny") {
+    const probe = getRequestHeader('x-probe');
+    this.probe = probe !== null ? probe : '';
+    if (this.probe == 'headers') {
+      log(LogLevel.Info, 'headers ' + headerCount.toString() + ' ' + pairsToJson(getRequestHeaders()));
+    } else if (this.probe == 'rewrite') {
+      replaceRequestHeader(':path', '/rewritten?q=1');
+      addRequestHeader('x-added', 'yes');
+      removeRequestHeader('x-remove-me');
+    } else if (this.probe == 'deny') {
       const headers = new Array<Header>(0);
-      headers.push(new Header("www-authenticate", "Basic realm=\"edge\""));
-      headers.push(new Header("x-probe", "é"));
-      sendLocalResponseText(401, "probe denied", "no entry", headers);
+      headers.push(new Header('www-authenticate', 'Basic realm="edge"'));
+      headers.push(new Header('x-probe', 'é'));
+      sendLocalResponseText(401, 'probe denied', 'no entry', headers);
       return Action.Pause;
-    } else if (this.probe == "property") {
-      const path = getPropertyString(["request", "path"]);
-      const port = getPropertyInteger(["source", "port"], -1);
-      const missing = getPropertyString(["no", "such"]);
-      log(LogLevel.Info, "property " + (path !== null ? path : "null") + " " + port.toString() + " " + (missing !== null ? missing : "null"));
-    } else if (this.probe == "time") {
-      log(LogLevel.Info, "time " + currentTimeNanoseconds().toString());
-    } else if (this.probe == "missing") {
-      const value = getRequestHeader("x-not-there");
-      log(LogLevel.Info, "missing " + (value !== null ? "\"" + value + "\"" : "null"));
-    } else if (this.probe == "pause") {
+    } else if (this.probe == 'property') {
+      const path = getPropertyString(['request', 'path']);
+      const port = getPropertyInteger(['source', 'port'], -1);
+      const missing = getPropertyString(['no', 'such']);
+      log(
+        LogLevel.Info,
+        'property ' +
+          (path !== null ? path : 'null') +
+          ' ' +
+          port.toString() +
+          ' ' +
+          (missing !== null ? missing : 'null'),
+      );
+    } else if (this.probe == 'time') {
+      log(LogLevel.Info, 'time ' + currentTimeNanoseconds().toString());
+    } else if (this.probe == 'missing') {
+      const value = getRequestHeader('x-not-there');
+      log(LogLevel.Info, 'missing ' + (value !== null ? '"' + value + '"' : 'null'));
+    } else if (this.probe == 'pause') {
       return Action.Pause;
     }
     return Action.Continue;
   }
 
   onRequestBody(bodySize: u32, endOfStream: bool): Action {
-    if (this.probe != "body") return Action.Continue;
+    if (this.probe != 'body') return Action.Continue;
     const body = getBuffer(BufferType.HttpRequestBody, 0, bodySize);
     const size = getBufferSize(BufferType.HttpRequestBody);
-    log(LogLevel.Info, "body " + bodySize.toString() + " " + size.toString() + " " + (body !== null ? String.UTF8.decode(body) : "null"));
-    setBuffer(BufferType.HttpRequestBody, 0, bodySize, String.UTF8.encode("replaced"));
+    log(
+      LogLevel.Info,
+      'body ' + bodySize.toString() + ' ' + size.toString() + ' ' + (body !== null ? String.UTF8.decode(body) : 'null'),
+    );
+    setBuffer(BufferType.HttpRequestBody, 0, bodySize, String.UTF8.encode('replaced'));
     return Action.Continue;
   }
 
   onResponseHeaders(headerCount: u32, endOfStream: bool): Action {
-    if (this.probe == "pause") continueStream(StreamType.HttpRequest);
-    if (this.probe == "response") {
-      replaceResponseHeader("x-edge", "1");
-      log(LogLevel.Info, "response " + pairsToJson(getResponseHeaders()));
+    if (this.probe == 'pause') continueStream(StreamType.HttpRequest);
+    if (this.probe == 'response') {
+      replaceResponseHeader('x-edge', '1');
+      log(LogLevel.Info, 'response ' + pairsToJson(getResponseHeaders()));
     }
     return Action.Continue;
   }
 
   onLog(): void {
-    log(LogLevel.Debug, "onLog " + this.id.toString());
+    log(LogLevel.Debug, 'onLog ' + this.id.toString());
   }
 
   onDelete(): void {
-    log(LogLevel.Debug, "onDelete " + this.id.toString());
+    log(LogLevel.Debug, 'onDelete ' + this.id.toString());
   }
 }
 

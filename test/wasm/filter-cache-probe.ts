@@ -3,12 +3,17 @@
 // @assemblyscript/loader): the bound holds, and an answer from the cache is the answer a fresh
 // check gives.
 
-import { MAX_CACHED_FILTERS, cachedFilterCount, checkFilters, clearFilterCache } from "../../assembly/edge/filter-query";
+import {
+  MAX_CACHED_FILTERS,
+  cachedFilterCount,
+  checkFilters,
+  clearFilterCache,
+} from '../../assembly/edge/filter-query';
 
 /** The query to forward, or "!" + the error text. */
 export function check(query: string): string {
   const result = checkFilters(query);
-  return result.error.length > 0 ? "!" + result.error : result.query;
+  return result.error.length > 0 ? '!' + result.error : result.query;
 }
 
 export function cachedCount(): i32 {

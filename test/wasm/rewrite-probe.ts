@@ -6,22 +6,22 @@
 //   rewrite(path, query) -> "<path>\n<query>", or "" when no rule matched
 //   ruleCount() -> compiled rules of the configuration
 
-import { parseJsonText } from "../../assembly/json";
-import { RewriteConfig, applyRewrite, lastRewriteConfigError, parseRewriteConfig } from "../../assembly/edge/rewrite";
+import { parseJsonText } from '../../assembly/json';
+import { RewriteConfig, applyRewrite, lastRewriteConfigError, parseRewriteConfig } from '../../assembly/edge/rewrite';
 
 let config: RewriteConfig | null = null;
-let message: string = "";
+let message: string = '';
 
 export function configure(json: string): i32 {
   const parsed = parseJsonText(json);
   const value = parsed.value;
   if (value === null) {
-    message = "json: " + parsed.error;
+    message = 'json: ' + parsed.error;
     config = null;
     return 0;
   }
   config = parseRewriteConfig(value);
-  message = config === null ? lastRewriteConfigError() : "";
+  message = config === null ? lastRewriteConfigError() : '';
   return config !== null ? 1 : 0;
 }
 
@@ -36,9 +36,9 @@ export function ruleCount(): i32 {
 
 export function rewrite(path: string, query: string): string {
   const c = config;
-  if (c === null) return "";
+  if (c === null) return '';
   const r = applyRewrite(c, path, query);
-  return r !== null ? r.path + "\n" + r.query : "";
+  return r !== null ? r.path + '\n' + r.query : '';
 }
 
 /** Runs `count` rewrites of the same request (the cost of the engine alone, for tests and benches). */

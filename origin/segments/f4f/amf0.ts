@@ -17,7 +17,11 @@ export type Amf0Property = [name: string, value: Amf0Value];
 function utf8(text: string, what: string): Writable {
   const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength > 0xffff) {
-    throw new OriginError('internal', `${what} of ${bytes.byteLength} bytes does not fit an AMF0 string (65535 at most)`, 'amf0');
+    throw new OriginError(
+      'internal',
+      `${what} of ${bytes.byteLength} bytes does not fit an AMF0 string (65535 at most)`,
+      'amf0',
+    );
   }
   return field.group(field.u16(bytes.byteLength), field.bytes(bytes));
 }

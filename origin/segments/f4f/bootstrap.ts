@@ -49,7 +49,11 @@ export function fragmentRuns(fragments: readonly FragmentTiming[]): FragmentRun[
   fragments.forEach((f, i) => {
     if (f.duration <= 0n || f.duration > BigInt(U32_MAX)) {
       // A zero FragmentDuration means a discontinuity entry, so a real fragment cannot have it.
-      throw new OriginError('unsupported-media', `fragment ${i + 1} lasts ${f.duration} ticks: an afrt FragmentDuration is 1..2^32-1`, 'hds');
+      throw new OriginError(
+        'unsupported-media',
+        `fragment ${i + 1} lasts ${f.duration} ticks: an afrt FragmentDuration is 1..2^32-1`,
+        'hds',
+      );
     }
     if (current === undefined || f.time !== expected || BigInt(current.fragmentDuration) !== f.duration) {
       current = { firstFragment: i + 1, firstFragmentTimestamp: f.time, fragmentDuration: Number(f.duration) };
@@ -81,7 +85,9 @@ function fragmentRunTable(timescale: number, runs: readonly FragmentRun[]): Writ
     field.u32(timescale),
     field.u8(0), // QualityEntryCount
     field.u32(runs.length), // FragmentRunEntryCount
-    ...runs.map((r) => field.group(field.u32(r.firstFragment), field.u64(r.firstFragmentTimestamp), field.u32(r.fragmentDuration))),
+    ...runs.map((r) =>
+      field.group(field.u32(r.firstFragment), field.u64(r.firstFragmentTimestamp), field.u32(r.fragmentDuration)),
+    ),
   );
 }
 

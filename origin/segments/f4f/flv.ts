@@ -93,7 +93,12 @@ export function videoTag(v: VideoTagInput): Writable {
   }
   const frameType = v.keyframe ? FRAME_KEY : FRAME_INTER;
   const cts = v.compositionMs < 0 ? v.compositionMs + (1 << 24) : v.compositionMs; // SI24, two's complement
-  return tag(TAG_TYPE.video, v.timestampMs, [field.u8((frameType << 4) | CODEC_AVC), field.u8(v.packetType), field.u24(cts)], v.data);
+  return tag(
+    TAG_TYPE.video,
+    v.timestampMs,
+    [field.u8((frameType << 4) | CODEC_AVC), field.u8(v.packetType), field.u24(cts)],
+    v.data,
+  );
 }
 
 export interface AudioTagInput {

@@ -20,8 +20,25 @@ import { FileSource } from '../../io/source';
 import { ViewTrack, PlayoutView } from '../../model/view';
 import { Instant, Presentation } from '../../model/presentation';
 import { codecConfigOf } from '../../media/codec-config';
-import { outputShift, readFragmentRange, readFragmentSamples, readSampleData, SampleWithData, SourceSample, trackHeaderOf } from '../../media/samples';
-import { compareClock, delayedClock, F4fInput, FlvSample, FragmentStream, MAX_FRAGMENT_BYTES, videoClock, writeF4fFragment } from './fragment';
+import {
+  outputShift,
+  readFragmentRange,
+  readFragmentSamples,
+  readSampleData,
+  SampleWithData,
+  SourceSample,
+  trackHeaderOf,
+} from '../../media/samples';
+import {
+  compareClock,
+  delayedClock,
+  F4fInput,
+  FlvSample,
+  FragmentStream,
+  MAX_FRAGMENT_BYTES,
+  videoClock,
+  writeF4fFragment,
+} from './fragment';
 import { presentationDecodeDelay } from '../../media/decode-delay';
 import { findMedia, HdsMedia } from '../../model/hds-media';
 
@@ -51,11 +68,16 @@ export function sequenceHeaderOf(t: ViewTrack): Uint8Array {
   const stsd = trackHeaderOf(t.track).stsd;
   const config = codecConfigOf(stsd, what);
   if (config.kind === 'aac') return config.asc;
-  if (config.kind !== 'avc') throw new OriginError('unsupported-media', `HDS carries H.264 and AAC, not ${config.kind}`, what);
+  if (config.kind !== 'avc')
+    throw new OriginError('unsupported-media', `HDS carries H.264 and AAC, not ${config.kind}`, what);
   const path = `${what}: stsd`;
   // stsd: box header (8), version and flags (4), entry_count (4), then the first sample entry.
   for (const entry of childBoxes(stsd.subarray(16), 16, path)) {
-    for (const c of childBoxes(entry.payload.subarray(VISUAL_ENTRY_FIELDS), entry.start + entry.headerSize + VISUAL_ENTRY_FIELDS, `${path}/${entry.type}`)) {
+    for (const c of childBoxes(
+      entry.payload.subarray(VISUAL_ENTRY_FIELDS),
+      entry.start + entry.headerSize + VISUAL_ENTRY_FIELDS,
+      `${path}/${entry.type}`,
+    )) {
       if (c.type === 'avcC') return c.payload;
     }
     break;
@@ -64,17 +86,31 @@ export function sequenceHeaderOf(t: ViewTrack): Uint8Array {
 }
 
 function flvSamples(samples: readonly SampleWithData[]): FlvSample[] {
-  return samples.map((s) => ({ time: s.time, compositionOffset: s.compositionOffset, duration: s.duration, sync: s.sync, data: s.data }));
+  return samples.map((s) => ({
+    time: s.time,
+    compositionOffset: s.compositionOffset,
+    duration: s.duration,
+    sync: s.sync,
+    data: s.data,
+  }));
 }
 
 async function readSegment(t: ViewTrack, index: number, p: Presentation): Promise<SampleWithData[]> {
   const seg = t.segments[index]!;
   const shift = outputShift(t.track, p.origin);
-  return withSource(t.track.src, async (s) => readSampleData(s, await readFragmentRange(s, t.track, seg.first, seg.count, shift), MAX_FRAGMENT_BYTES));
+  return withSource(t.track.src, async (s) =>
+    readSampleData(s, await readFragmentRange(s, t.track, seg.first, seg.count, shift), MAX_FRAGMENT_BYTES),
+  );
 }
 
 /** The audio frames of fragment `index` of a media with video (see the header). */
-async function readMuxedAudio(a: ViewTrack, v: ViewTrack, index: number, p: Presentation, d: Instant): Promise<SampleWithData[]> {
+async function readMuxedAudio(
+  a: ViewTrack,
+  v: ViewTrack,
+  index: number,
+  p: Presentation,
+  d: Instant,
+): Promise<SampleWithData[]> {
   const tsA = a.track.properties.TimeScale;
   const tsV = v.track.properties.TimeScale;
   const from = index === 0 ? undefined : videoClock(v.segments[index]!.time, tsV);
@@ -89,10 +125,12 @@ async function readMuxedAudio(a: ViewTrack, v: ViewTrack, index: number, p: Pres
       // Skip source fragments wholly outside the window without reading their moof.
       const start = f.times[i]! - shift;
       if (to !== undefined && compareClock(delayedClock(start, tsA, d), to) >= 0) continue;
-      if (from !== undefined && compareClock(delayedClock(start + BigInt(f.durations[i]!), tsA, d), from) <= 0) continue;
+      if (from !== undefined && compareClock(delayedClock(start + BigInt(f.durations[i]!), tsA, d), from) <= 0)
+        continue;
       for (const s of await readFragmentSamples(source, a.track, i, shift)) {
         const t = delayedClock(s.time, tsA, d);
-        if ((from === undefined || compareClock(t, from) >= 0) && (to === undefined || compareClock(t, to) < 0)) picked.push(s);
+        if ((from === undefined || compareClock(t, from) >= 0) && (to === undefined || compareClock(t, to) < 0))
+          picked.push(s);
       }
     }
     return readSampleData(source, picked, MAX_FRAGMENT_BYTES);
@@ -103,7 +141,12 @@ async function readMuxedAudio(a: ViewTrack, v: ViewTrack, index: number, p: Pres
 export async function hdsFragment(view: PlayoutView, m: HdsMedia, n: number): Promise<Uint8Array> {
   const count = m.timeline.segments.length;
   if (!Number.isSafeInteger(n) || n < 1 || n > count) {
-    throw new OriginError('not-found', `no fragment ${n} for ${m.key} (there are ${count}, numbered from 1)`, undefined, 'unknown-time');
+    throw new OriginError(
+      'not-found',
+      `no fragment ${n} for ${m.key} (there are ${count}, numbered from 1)`,
+      undefined,
+      'unknown-time',
+    );
   }
   const index = n - 1;
   const p = view.presentation;
@@ -117,7 +160,10 @@ export async function hdsFragment(view: PlayoutView, m: HdsMedia, n: number): Pr
   });
   if (m.video !== undefined) input.video = stream(m.video, await readSegment(m.video, index, p));
   if (m.audio !== undefined) {
-    const samples = m.video !== undefined ? await readMuxedAudio(m.audio, m.video, index, p, decodeDelay) : await readSegment(m.audio, index, p);
+    const samples =
+      m.video !== undefined
+        ? await readMuxedAudio(m.audio, m.video, index, p, decodeDelay)
+        : await readSegment(m.audio, index, p);
     input.audio = stream(m.audio, samples);
   }
   return writeF4fFragment(input);
@@ -128,11 +174,27 @@ export async function hdsFragment(view: PlayoutView, m: HdsMedia, n: number): Pr
  * names no media of the request, unknown-time for a segment other than 1 or a fragment number
  * outside the media's fragments.
  */
-export async function hdsFragmentRequest(view: PlayoutView, stem: string, segment: string, fragment: string): Promise<Uint8Array> {
+export async function hdsFragmentRequest(
+  view: PlayoutView,
+  stem: string,
+  segment: string,
+  fragment: string,
+): Promise<Uint8Array> {
   const m = findMedia(view, stem);
   if (m === undefined) {
-    throw new OriginError('not-found', `no HDS media in "${stem.slice(0, 128)}" in this presentation (or the filter removed it)`, undefined, 'unknown-track');
+    throw new OriginError(
+      'not-found',
+      `no HDS media in "${stem.slice(0, 128)}" in this presentation (or the filter removed it)`,
+      undefined,
+      'unknown-track',
+    );
   }
-  if (segment !== '1') throw new OriginError('not-found', `no segment ${segment.slice(0, 16)}: every HDS fragment is in segment 1`, undefined, 'unknown-time');
+  if (segment !== '1')
+    throw new OriginError(
+      'not-found',
+      `no segment ${segment.slice(0, 16)}: every HDS fragment is in segment 1`,
+      undefined,
+      'unknown-time',
+    );
   return hdsFragment(view, m, Number(fragment));
 }

@@ -83,7 +83,10 @@ export function videoClock(time: bigint, timescale: number): ClockTime {
 
 /** An audio sample's time (or a video presentation time) on the FLV clock: output time + D. */
 export function delayedClock(time: bigint, timescale: number, d: Instant): ClockTime {
-  return { num: time * BigInt(d.timescale) + d.ticks * BigInt(timescale), den: BigInt(timescale) * BigInt(d.timescale) };
+  return {
+    num: time * BigInt(d.timescale) + d.ticks * BigInt(timescale),
+    den: BigInt(timescale) * BigInt(d.timescale),
+  };
 }
 
 export function compareClock(a: ClockTime, b: ClockTime): number {
@@ -141,7 +144,9 @@ function interleave(input: F4fInput): Array<{ kind: Kind; sample: FlvSample }> {
     const vx = vs[i];
     const ax = as[j];
     const videoFirst =
-      ax === undefined || (vx !== undefined && compareClock(videoClock(vx.time, v!.timescale), delayedClock(ax.time, a!.timescale, input.decodeDelay)) <= 0);
+      ax === undefined ||
+      (vx !== undefined &&
+        compareClock(videoClock(vx.time, v!.timescale), delayedClock(ax.time, a!.timescale, input.decodeDelay)) <= 0);
     if (videoFirst) out.push({ kind: 'video', sample: vs[i++]! });
     else out.push({ kind: 'audio', sample: as[j++]! });
   }
@@ -149,7 +154,12 @@ function interleave(input: F4fInput): Array<{ kind: Kind; sample: FlvSample }> {
 }
 
 /** The mdat payload as tags, with where each sample's bytes and each random access point are. */
-function layoutTags(input: F4fInput): { tags: Writable[]; size: number; placed: PlacedSample[]; access: RandomAccess[] } {
+function layoutTags(input: F4fInput): {
+  tags: Writable[];
+  size: number;
+  placed: PlacedSample[];
+  access: RandomAccess[];
+} {
   const tags: Writable[] = [];
   const placed: PlacedSample[] = [];
   const access: RandomAccess[] = [];
@@ -167,19 +177,43 @@ function layoutTags(input: F4fInput): { tags: Writable[]; size: number; placed: 
       const v = input.video!;
       const ms = clockMs(videoClock(sample.time, v.timescale));
       if (!videoSeen || sample.sync) {
-        const tagAt = push(videoTag({ timestampMs: ms, keyframe: true, packetType: AVC_PACKET.sequenceHeader, compositionMs: 0, data: v.sequenceHeader }));
+        const tagAt = push(
+          videoTag({
+            timestampMs: ms,
+            keyframe: true,
+            packetType: AVC_PACKET.sequenceHeader,
+            compositionMs: 0,
+            data: v.sequenceHeader,
+          }),
+        );
         if (sample.sync) access.push({ time: rescale(sample.time, v.timescale, input.timescale), tagAt });
         videoSeen = true;
       }
-      const compositionMs = clockMs(delayedClock(sample.time + BigInt(sample.compositionOffset), v.timescale, input.decodeDelay)) - ms;
-      if (compositionMs < 0) throw new OriginError('internal', `composition offset ${sample.compositionOffset} is below the decode delay`, 'hds');
-      const tagAt = push(videoTag({ timestampMs: ms, keyframe: sample.sync, packetType: AVC_PACKET.nalu, compositionMs, data: sample.data }));
+      const compositionMs =
+        clockMs(delayedClock(sample.time + BigInt(sample.compositionOffset), v.timescale, input.decodeDelay)) - ms;
+      if (compositionMs < 0)
+        throw new OriginError(
+          'internal',
+          `composition offset ${sample.compositionOffset} is below the decode delay`,
+          'hds',
+        );
+      const tagAt = push(
+        videoTag({
+          timestampMs: ms,
+          keyframe: sample.sync,
+          packetType: AVC_PACKET.nalu,
+          compositionMs,
+          data: sample.data,
+        }),
+      );
       placed.push({ kind, sample, dataAt: tagAt + TAG_HEADER_SIZE + AVC_TAG_HEADER });
     } else {
       const a = input.audio!;
       const ms = clockMs(delayedClock(sample.time, a.timescale, input.decodeDelay));
       if (!audioSeen) {
-        const tagAt = push(audioTag({ timestampMs: ms, packetType: AAC_PACKET.sequenceHeader, data: a.sequenceHeader }));
+        const tagAt = push(
+          audioTag({ timestampMs: ms, packetType: AAC_PACKET.sequenceHeader, data: a.sequenceHeader }),
+        );
         if (input.video === undefined) access.push({ time: rescale(sample.time, a.timescale, input.timescale), tagAt });
         audioSeen = true;
       }
@@ -211,7 +245,12 @@ export function writeF4fFragment(input: F4fInput): Uint8Array {
     field.u8(0), // LongIDs 0, LongOffsets 0, GlobalEntries 0, Reserved
     field.u32(input.timescale),
     field.u32(access.length),
-    ...access.map((e) => field.group(field.u64(e.time), late((w) => w.u32(afraSize + moofSize + mdatHeader + e.tagAt)))),
+    ...access.map((e) =>
+      field.group(
+        field.u64(e.time),
+        late((w) => w.u32(afraSize + moofSize + mdatHeader + e.tagAt)),
+      ),
+    ),
   );
   const trafs: Writable[] = [];
   const streams: Array<[Kind, FragmentStream | undefined]> = [
@@ -221,14 +260,26 @@ export function writeF4fFragment(input: F4fInput): Uint8Array {
   let trackId = 0;
   for (const [kind, stream] of streams) {
     if (stream === undefined) continue;
-    trafs.push(traf(++trackId, kind, placed.filter((p) => p.kind === kind), () => moofSize + mdatHeader));
+    trafs.push(
+      traf(
+        ++trackId,
+        kind,
+        placed.filter((p) => p.kind === kind),
+        () => moofSize + mdatHeader,
+      ),
+    );
   }
   const moof = box('moof', fullBox('mfhd', 0, 0, field.u32(input.fragmentNumber)), ...trafs);
   afraSize = afra.size;
   moofSize = moof.size;
   const total = afraSize + moofSize + mdatHeader + size;
   if (total > MAX_FRAGMENT_BYTES) {
-    throw new OriginError('unsupported-media', `HDS fragment ${input.fragmentNumber} would be ${total} bytes, over the ${MAX_FRAGMENT_BYTES}-byte limit of one generated fragment`, undefined, 'segment-too-large');
+    throw new OriginError(
+      'unsupported-media',
+      `HDS fragment ${input.fragmentNumber} would be ${total} bytes, over the ${MAX_FRAGMENT_BYTES}-byte limit of one generated fragment`,
+      undefined,
+      'segment-too-large',
+    );
   }
   return serialize(afra, moof, box('mdat', ...tags));
 }
@@ -243,9 +294,31 @@ function traf(trackId: number, kind: Kind, samples: PlacedSample[], payloadBase:
     const dataOffset = late((w) => w.i32(payloadBase() + p.dataAt));
     if (kind === 'video') {
       const flags = TRUN.dataOffset | TRUN.duration | TRUN.size | TRUN.flags | TRUN.compositionOffset;
-      content.push(fullBox('trun', 1, flags, field.u32(1), dataOffset, field.u32(s.duration), field.u32(s.data.byteLength), field.u32(s.sync ? SYNC_FLAGS : NON_SYNC_FLAGS), field.i32(s.compositionOffset)));
+      content.push(
+        fullBox(
+          'trun',
+          1,
+          flags,
+          field.u32(1),
+          dataOffset,
+          field.u32(s.duration),
+          field.u32(s.data.byteLength),
+          field.u32(s.sync ? SYNC_FLAGS : NON_SYNC_FLAGS),
+          field.i32(s.compositionOffset),
+        ),
+      );
     } else {
-      content.push(fullBox('trun', 0, TRUN.dataOffset | TRUN.duration | TRUN.size, field.u32(1), dataOffset, field.u32(s.duration), field.u32(s.data.byteLength)));
+      content.push(
+        fullBox(
+          'trun',
+          0,
+          TRUN.dataOffset | TRUN.duration | TRUN.size,
+          field.u32(1),
+          dataOffset,
+          field.u32(s.duration),
+          field.u32(s.data.byteLength),
+        ),
+      );
     }
   }
   return box('traf', ...content);

@@ -46,7 +46,11 @@ const HANDLER_NAMES: Record<HandlerType, string> = {
 export function writeInitSegment(h: TrackHeader, opts: { trackId?: number } = {}): Uint8Array {
   const trackId = opts.trackId ?? h.trackID;
   if (!Number.isInteger(trackId) || trackId < 1 || trackId > 0xffffffff) {
-    throw new OriginError('internal', `track id ${trackId} is not in 1..2^32-1 (§8.3.2: it cannot be zero)`, 'writeInitSegment');
+    throw new OriginError(
+      'internal',
+      `track id ${trackId} is not in 1..2^32-1 (§8.3.2: it cannot be zero)`,
+      'writeInitSegment',
+    );
   }
   return serialize(brandBox('ftyp', INIT_MAJOR_BRAND, 0, INIT_COMPATIBLE_BRANDS), moov(h, trackId));
 }
@@ -59,7 +63,9 @@ function moov(h: TrackHeader, trackId: number): Writable {
   // §8.2.2 MovieHeaderBox, version 1 (64-bit times). The movie timescale is the track's, so a
   // reader converting between the two has nothing to round.
   const mvhd = fullBox(
-    'mvhd', 1, 0,
+    'mvhd',
+    1,
+    0,
     field.u64(0n), // creation_time
     field.u64(0n), // modification_time
     field.u32(h.timescale),
@@ -81,7 +87,9 @@ function trak(h: TrackHeader, trackId: number): Writable {
   const audio = h.handler === 'soun';
   const visual = h.handler === 'vide' || h.handler === 'subt' || h.handler === 'text';
   const tkhd = fullBox(
-    'tkhd', 0, TKHD_ENABLED_IN_MOVIE,
+    'tkhd',
+    0,
+    TKHD_ENABLED_IN_MOVIE,
     field.u32(0), // creation_time
     field.u32(0), // modification_time
     field.u32(trackId),
@@ -102,7 +110,9 @@ function trak(h: TrackHeader, trackId: number): Writable {
 /** §8.4.2 MediaHeaderBox, version 0: the times are 0, the timescale is the source's. */
 function mdhd(h: TrackHeader): Writable {
   return fullBox(
-    'mdhd', 0, 0,
+    'mdhd',
+    0,
+    0,
     field.u32(0), // creation_time
     field.u32(0), // modification_time
     field.u32(h.timescale),
@@ -120,7 +130,15 @@ export function packLanguage(language: string): number {
 
 /** §8.4.3 HandlerBox. */
 function hdlr(handler: HandlerType): Writable {
-  return fullBox('hdlr', 0, 0, field.u32(0), field.fourcc(handler), field.zeros(12), field.cstring(HANDLER_NAMES[handler]));
+  return fullBox(
+    'hdlr',
+    0,
+    0,
+    field.u32(0),
+    field.fourcc(handler),
+    field.zeros(12),
+    field.cstring(HANDLER_NAMES[handler]),
+  );
 }
 
 function minf(h: TrackHeader): Writable {
@@ -158,7 +176,9 @@ function mediaHeader(handler: HandlerType): Writable {
 function trex(h: TrackHeader, trackId: number): Writable {
   const d = h.trexDefaults;
   return fullBox(
-    'trex', 0, 0,
+    'trex',
+    0,
+    0,
     field.u32(trackId),
     field.u32(d.defaultSampleDescriptionIndex),
     field.u32(d.defaultSampleDuration),

@@ -79,7 +79,8 @@ export async function readFragmentMoof(source: ByteSource, offset: number): Prom
     const h = readBoxHeader(head, 0, offset, source.size, path);
     if (h === undefined) throw corruptAt(path, offset, 'truncated box header at the end of the file');
     if (h.type !== 'moof') throw corruptAt(path, offset, `expected a moof box, found '${printable(h.type)}'`);
-    if (h.size > MAX_MOOF_BYTES) throw corruptAt(path, offset, `moof of ${h.size} bytes exceeds the ${MAX_MOOF_BYTES}-byte limit`);
+    if (h.size > MAX_MOOF_BYTES)
+      throw corruptAt(path, offset, `moof of ${h.size} bytes exceeds the ${MAX_MOOF_BYTES}-byte limit`);
     return await source.read(offset, h.size);
   } catch (e) {
     throw inFile(e, source.name);
@@ -87,7 +88,12 @@ export async function readFragmentMoof(source: ByteSource, offset: number): Prom
 }
 
 /** Builds the new moof of one track of a source moof, and says where its sample data is. */
-export function reboxFragment(moof: Uint8Array, moofOffset: number, trackID: number, opts: ReboxOptions): ReboxedFragment {
+export function reboxFragment(
+  moof: Uint8Array,
+  moofOffset: number,
+  trackID: number,
+  opts: ReboxOptions,
+): ReboxedFragment {
   try {
     return rebox(moof, moofOffset, trackID, opts);
   } catch (e) {
@@ -115,7 +121,11 @@ function rebox(moof: Uint8Array, moofOffset: number, trackID: number, opts: Rebo
   const runs = mine.flatMap((m) => m.runs);
   const total = runs.reduce((s, r) => s + r.length, 0);
   if (total > MAX_FRAGMENT_DATA_BYTES) {
-    throw corruptAt(`moof@${moofOffset}`, moofOffset, `track ${trackID} claims ${total} bytes of sample data, over the ${MAX_FRAGMENT_DATA_BYTES}-byte limit`);
+    throw corruptAt(
+      `moof@${moofOffset}`,
+      moofOffset,
+      `track ${trackID} claims ${total} bytes of sample data, over the ${MAX_FRAGMENT_DATA_BYTES}-byte limit`,
+    );
   }
   const written = writeMoof(mine, trackID, total, opts, trex(trackID));
   return { moof: written, data: mergeRanges(runs) };
@@ -129,9 +139,12 @@ function checkOptions(opts: ReboxOptions): void {
     bad(`sequenceNumber ${opts.sequenceNumber} is not an unsigned 32-bit integer`);
   }
   const id = opts.outputTrackId;
-  if (id !== undefined && (!Number.isInteger(id) || id < 1 || id > 0xffffffff)) bad(`outputTrackId ${id} is not in 1..2^32-1`);
+  if (id !== undefined && (!Number.isInteger(id) || id < 1 || id > 0xffffffff))
+    bad(`outputTrackId ${id} is not in 1..2^32-1`);
   if (opts.baseMediaDecodeTime < 0n || opts.baseMediaDecodeTime >= 1n << 64n) {
-    bad(`baseMediaDecodeTime ${opts.baseMediaDecodeTime} is not an unsigned 64-bit time (shift negative source times first)`);
+    bad(
+      `baseMediaDecodeTime ${opts.baseMediaDecodeTime} is not an unsigned 64-bit time (shift negative source times first)`,
+    );
   }
 }
 
@@ -154,13 +167,24 @@ function writeMoof(
       before += runs[i]!.length;
       const dataOffset: Writable = { size: 4, write: (w) => w.i32(moofSize + dataStart + at) };
       const first = run.firstSampleFlags !== undefined ? [field.u32(run.firstSampleFlags)] : [];
-      return fullBox('trun', run.version, run.flags | TRUN.dataOffset, field.u32(run.sampleCount), dataOffset, ...first, field.bytes(run.table));
+      return fullBox(
+        'trun',
+        run.version,
+        run.flags | TRUN.dataOffset,
+        field.u32(run.sampleCount),
+        dataOffset,
+        ...first,
+        field.bytes(run.table),
+      );
     });
     const tfdt = fullBox('tfdt', 1, 0, field.u64(time));
     const duration = traf.tfhd.defaultSampleDuration ?? trex?.defaultSampleDuration;
     // A later traf of the same track starts where this one ends (§8.8.12: tfdt is per traf).
     if (index < mine.length - 1) time += BigInt(traf.truns.reduce((s, run) => s + runDuration(run, duration), 0));
-    const tfxd = opts.keepTfxd && traf.tfxd ? [field.bytes(opts.tfxdTime === undefined ? traf.tfxd : retimeTfxd(traf.tfxd, opts.tfxdTime))] : [];
+    const tfxd =
+      opts.keepTfxd && traf.tfxd
+        ? [field.bytes(opts.tfxdTime === undefined ? traf.tfxd : retimeTfxd(traf.tfxd, opts.tfxdTime))]
+        : [];
     return box('traf', tfhd(traf, opts.outputTrackId ?? trackID), tfdt, ...truns, ...tfxd);
   });
   const node = box('moof', fullBox('mfhd', 0, 0, field.u32(opts.sequenceNumber)), ...trafs);
@@ -248,7 +272,11 @@ export async function assembleSegment(source: ByteSource, parts: ReadonlyArray<S
       continue;
     }
     if (p.offset < 0 || p.length < 0 || p.offset + p.length > source.size) {
-      throw new OriginError('corrupt-media', `sample data ${p.offset}..${p.offset + p.length} is outside the file (${source.size} bytes)`, source.name);
+      throw new OriginError(
+        'corrupt-media',
+        `sample data ${p.offset}..${p.offset + p.length} is outside the file (${source.size} bytes)`,
+        source.name,
+      );
     }
     out.set(await source.read(p.offset, p.length), at);
     at += p.length;
@@ -269,6 +297,10 @@ export function retimeTfxd(tfxd: Uint8Array, time: bigint): Uint8Array {
   if (time < 0n) throw new OriginError('internal', `tfxd time ${time} is negative`);
   if (version === 1 && out.byteLength >= at + 16) view.setBigUint64(at, time);
   else if (version === 0 && out.byteLength >= at + 8 && time <= 0xffffffffn) view.setUint32(at, Number(time));
-  else throw new OriginError('corrupt-media', `tfxd of ${out.byteLength} bytes (version ${version}) cannot hold time ${time}`);
+  else
+    throw new OriginError(
+      'corrupt-media',
+      `tfxd of ${out.byteLength} bytes (version ${version}) cannot hold time ${time}`,
+    );
   return out;
 }

@@ -35,16 +35,21 @@ export function adtsConfigOf(asc: Uint8Array, what: string): AdtsConfig {
   };
   let aot = objectType();
   const samplingFrequencyIndex = r.u(4);
-  if (samplingFrequencyIndex === 15) throw unsupported(what, 'an explicit sampling frequency (index 15) has no ADTS form');
+  if (samplingFrequencyIndex === 15)
+    throw unsupported(what, 'an explicit sampling frequency (index 15) has no ADTS form');
   const channelConfiguration = r.u(4);
   if (aot === 5 || aot === 29) {
     // extensionSamplingFrequencyIndex, then the core object type (§1.6.2.1).
     if (r.u(4) === 15) r.u(24);
     aot = objectType();
   }
-  if (aot < 1 || aot > 4) throw unsupported(what, `audio object type ${aot} has no ADTS profile (1..4: Main, LC, SSR, LTP)`);
+  if (aot < 1 || aot > 4)
+    throw unsupported(what, `audio object type ${aot} has no ADTS profile (1..4: Main, LC, SSR, LTP)`);
   if (channelConfiguration === 0 || channelConfiguration > 7) {
-    throw unsupported(what, `channel configuration ${channelConfiguration} cannot be written in an ADTS header (a program config element is needed)`);
+    throw unsupported(
+      what,
+      `channel configuration ${channelConfiguration} cannot be written in an ADTS header (a program config element is needed)`,
+    );
   }
   return { profile: aot - 1, samplingFrequencyIndex, channelConfiguration };
 }
@@ -57,7 +62,11 @@ function unsupported(what: string, why: string): OriginError {
 export function writeAdtsHeader(out: Uint8Array, at: number, c: AdtsConfig, payload: number): void {
   const length = payload + ADTS_HEADER_SIZE;
   if (length > MAX_ADTS_FRAME) {
-    throw new OriginError('unsupported-media', `an AAC frame of ${payload} bytes does not fit ADTS's 13-bit frame_length`, 'adts');
+    throw new OriginError(
+      'unsupported-media',
+      `an AAC frame of ${payload} bytes does not fit ADTS's 13-bit frame_length`,
+      'adts',
+    );
   }
   const fullness = 0x7ff; // variable bit rate
   out[at] = 0xff;

@@ -22,7 +22,11 @@ const START_CODE_3 = Uint8Array.of(0, 0, 1);
 /** Throws unless the track's NAL length size has a start code of the same size. */
 export function checkLengthSize(c: AvcConfig, what: string): void {
   if (c.lengthSize !== 4 && c.lengthSize !== 3) {
-    throw new OriginError('unsupported-media', `H.264 with ${c.lengthSize}-byte NAL lengths cannot be written as MPEG-TS (3 or 4 bytes can)`, what);
+    throw new OriginError(
+      'unsupported-media',
+      `H.264 with ${c.lengthSize}-byte NAL lengths cannot be written as MPEG-TS (3 or 4 bytes can)`,
+      what,
+    );
   }
 }
 
@@ -48,18 +52,30 @@ export function accessUnitSize(size: number, keyframe: boolean, parameterSets: U
  * The access unit as parts (no copy of the sample's bytes): AUD, the parameter sets on keyframes,
  * then each NAL unit behind a start code. `where` names the sample in errors (file and offset).
  */
-export function accessUnitParts(sample: Uint8Array, keyframe: boolean, c: AvcConfig, parameterSets: Uint8Array, where: { file: string; offset: number }): Uint8Array[] {
+export function accessUnitParts(
+  sample: Uint8Array,
+  keyframe: boolean,
+  c: AvcConfig,
+  parameterSets: Uint8Array,
+  where: { file: string; offset: number },
+): Uint8Array[] {
   const parts: Uint8Array[] = [ACCESS_UNIT_DELIMITER];
   if (keyframe) parts.push(parameterSets);
   const n = c.lengthSize;
   const startCode = n === 4 ? START_CODE_4 : START_CODE_3;
   let at = 0;
   while (at < sample.byteLength) {
-    if (at + n > sample.byteLength) throw bad(where, at, `${sample.byteLength - at} bytes left, a NAL length field needs ${n}`);
+    if (at + n > sample.byteLength)
+      throw bad(where, at, `${sample.byteLength - at} bytes left, a NAL length field needs ${n}`);
     let length = 0;
     for (let i = 0; i < n; i++) length = length * 256 + sample[at + i]!;
     if (length === 0) throw bad(where, at, 'NAL unit of length 0');
-    if (at + n + length > sample.byteLength) throw bad(where, at, `NAL unit of ${length} bytes runs past the sample's end (${sample.byteLength - at - n} bytes left)`);
+    if (at + n + length > sample.byteLength)
+      throw bad(
+        where,
+        at,
+        `NAL unit of ${length} bytes runs past the sample's end (${sample.byteLength - at - n} bytes left)`,
+      );
     parts.push(startCode, sample.subarray(at + n, at + n + length));
     at += n + length;
   }
@@ -71,7 +87,15 @@ export function accessUnitParts(sample: Uint8Array, keyframe: boolean, c: AvcCon
  * sample is copied whole, then each NAL length field is overwritten in place by the start code of
  * its own size (the sizes match: see above), so the NAL units themselves are one copy.
  */
-export function writeAccessUnit(out: Uint8Array, at: number, sample: Uint8Array, keyframe: boolean, c: AvcConfig, parameterSets: Uint8Array, where: { file: string; offset: number }): number {
+export function writeAccessUnit(
+  out: Uint8Array,
+  at: number,
+  sample: Uint8Array,
+  keyframe: boolean,
+  c: AvcConfig,
+  parameterSets: Uint8Array,
+  where: { file: string; offset: number },
+): number {
   out.set(ACCESS_UNIT_DELIMITER, at);
   at += ACCESS_UNIT_DELIMITER.byteLength;
   if (keyframe) {
@@ -87,7 +111,8 @@ export function writeAccessUnit(out: Uint8Array, at: number, sample: Uint8Array,
     let length = 0;
     for (let k = 0; k < n; k++) length = length * 256 + sample[i + k]!;
     if (length === 0) throw bad(where, i, 'NAL unit of length 0');
-    if (i + n + length > size) throw bad(where, i, `NAL unit of ${length} bytes runs past the sample's end (${size - i - n} bytes left)`);
+    if (i + n + length > size)
+      throw bad(where, i, `NAL unit of ${length} bytes runs past the sample's end (${size - i - n} bytes left)`);
     const o = at + i;
     out[o] = 0;
     out[o + 1] = 0;
@@ -101,5 +126,9 @@ export function writeAccessUnit(out: Uint8Array, at: number, sample: Uint8Array,
 }
 
 function bad(where: { file: string; offset: number }, at: number, what: string): OriginError {
-  return new OriginError('corrupt-media', `H.264 sample at file offset ${where.offset}: ${what} (at file offset ${where.offset + at})`, where.file);
+  return new OriginError(
+    'corrupt-media',
+    `H.264 sample at file offset ${where.offset}: ${what} (at file offset ${where.offset + at})`,
+    where.file,
+  );
 }

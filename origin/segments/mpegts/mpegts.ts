@@ -128,19 +128,60 @@ export interface TsStream {
 
 /** The stream description for a codec; `language` (ISO 639-2) goes into the PMT for audio. */
 export function tsStream(codec: CodecConfig, language: string | undefined, what: string): TsStream {
-  const lang = language !== undefined && /^[a-z]{3}$/.test(language) && language !== 'und' ? languageDescriptor(language) : [];
+  const lang =
+    language !== undefined && /^[a-z]{3}$/.test(language) && language !== 'und' ? languageDescriptor(language) : [];
   // Every stream object has every field (undefined where it does not apply): one shape for the
   // writer's loads of stream.parameterSets / stream.adts.
   switch (codec.kind) {
     case 'avc':
       checkLengthSize(codec, what);
-      return { role: 'video', codec, pid: VIDEO_PID, streamId: 0xe0, pmt: { streamType: 0x1b, pid: VIDEO_PID, descriptors: new Uint8Array() }, parameterSets: parameterSetBytes(codec), adts: undefined };
+      return {
+        role: 'video',
+        codec,
+        pid: VIDEO_PID,
+        streamId: 0xe0,
+        pmt: { streamType: 0x1b, pid: VIDEO_PID, descriptors: new Uint8Array() },
+        parameterSets: parameterSetBytes(codec),
+        adts: undefined,
+      };
     case 'aac':
-      return { role: 'audio', codec, pid: AUDIO_PID, streamId: 0xc0, pmt: { streamType: 0x0f, pid: AUDIO_PID, descriptors: Uint8Array.from(lang) }, parameterSets: undefined, adts: adtsConfigOf(codec.asc, what) };
+      return {
+        role: 'audio',
+        codec,
+        pid: AUDIO_PID,
+        streamId: 0xc0,
+        pmt: { streamType: 0x0f, pid: AUDIO_PID, descriptors: Uint8Array.from(lang) },
+        parameterSets: undefined,
+        adts: adtsConfigOf(codec.asc, what),
+      };
     case 'ac3':
-      return { role: 'audio', codec, pid: AUDIO_PID, streamId: 0xbd, pmt: { streamType: 0x81, pid: AUDIO_PID, descriptors: Uint8Array.from([...registrationDescriptor('AC-3'), ...lang]) }, parameterSets: undefined, adts: undefined };
+      return {
+        role: 'audio',
+        codec,
+        pid: AUDIO_PID,
+        streamId: 0xbd,
+        pmt: {
+          streamType: 0x81,
+          pid: AUDIO_PID,
+          descriptors: Uint8Array.from([...registrationDescriptor('AC-3'), ...lang]),
+        },
+        parameterSets: undefined,
+        adts: undefined,
+      };
     case 'ec3':
-      return { role: 'audio', codec, pid: AUDIO_PID, streamId: 0xbd, pmt: { streamType: 0x87, pid: AUDIO_PID, descriptors: Uint8Array.from([...eac3Descriptor(codec.channels, codec.bsid), ...lang]) }, parameterSets: undefined, adts: undefined };
+      return {
+        role: 'audio',
+        codec,
+        pid: AUDIO_PID,
+        streamId: 0xbd,
+        pmt: {
+          streamType: 0x87,
+          pid: AUDIO_PID,
+          descriptors: Uint8Array.from([...eac3Descriptor(codec.channels, codec.bsid), ...lang]),
+        },
+        parameterSets: undefined,
+        adts: undefined,
+      };
   }
 }
 
@@ -225,12 +266,21 @@ export interface TsPlan {
 
 /** The order of everything in the segment, and its exact size. */
 export function planTsSegment(input: TsSegmentInput): TsPlan {
-  const pcrStream = Math.max(0, input.streams.findIndex((s) => s.stream.role === 'video'));
+  const pcrStream = Math.max(
+    0,
+    input.streams.findIndex((s) => s.stream.role === 'video'),
+  );
   const perStream = input.streams.map((s, i) => planStream(s.stream, s.samples, i === pcrStream));
   const pes: Array<{ stream: number; unit: PesUnit }> = [];
   perStream.forEach((units, stream) => units.forEach((unit) => pes.push({ stream, unit })));
   // Decode order; on equal DTS the PCR stream first (stable sort keeps each stream's order).
-  pes.sort((a, b) => (a.unit.dts < b.unit.dts ? -1 : a.unit.dts > b.unit.dts ? 1 : (a.stream === pcrStream ? 0 : 1) - (b.stream === pcrStream ? 0 : 1)));
+  pes.sort((a, b) =>
+    a.unit.dts < b.unit.dts
+      ? -1
+      : a.unit.dts > b.unit.dts
+        ? 1
+        : (a.stream === pcrStream ? 0 : 1) - (b.stream === pcrStream ? 0 : 1),
+  );
   const items: Item[] = [];
   let last: bigint | undefined;
   // The next segment starts its clock at its smallest DTS − PCR_LEAD, which can be below the DTS of
@@ -271,15 +321,27 @@ function freshOutput(size: number): Uint8Array {
  * Writes the segment planned by planTsSegment (the samples must carry their bytes) into a buffer
  * from `allocate`, which must return exactly `size` bytes (their content does not matter).
  */
-export function writeTsSegment(input: TsSegmentInput, plan: TsPlan = planTsSegment(input), allocate: (size: number) => Uint8Array = freshOutput): Uint8Array {
+export function writeTsSegment(
+  input: TsSegmentInput,
+  plan: TsPlan = planTsSegment(input),
+  allocate: (size: number) => Uint8Array = freshOutput,
+): Uint8Array {
   // Not zero-filled: every byte is written below (PSI and PCR packets fill their stuffing, PES
   // packets their header, adaptation field and payload), and the end check proves the count.
   const out = allocate(plan.size);
-  if (out.byteLength !== plan.size) throw new OriginError('internal', `an output of ${out.byteLength} bytes for a ${plan.size}-byte segment`, 'mpegts');
+  if (out.byteLength !== plan.size)
+    throw new OriginError('internal', `an output of ${out.byteLength} bytes for a ${plan.size}-byte segment`, 'mpegts');
   const pcrStream = input.streams.findIndex((s) => s.stream.role === 'video');
   const pcrPid = input.streams[Math.max(0, pcrStream)]?.stream.pid ?? VIDEO_PID;
   writePat(out, 0, PMT_PID, input.patCc);
-  writePmt(out, TS_PACKET_SIZE, PMT_PID, pcrPid, input.streams.map((s) => s.stream.pmt), input.pmtCc);
+  writePmt(
+    out,
+    TS_PACKET_SIZE,
+    PMT_PID,
+    pcrPid,
+    input.streams.map((s) => s.stream.pmt),
+    input.pmtCc,
+  );
   let at = 2 * TS_PACKET_SIZE;
   const cc = input.streams.map((s) => s.cc & 0x0f);
   for (const item of plan.items) {
@@ -295,14 +357,37 @@ export function writeTsSegment(input: TsSegmentInput, plan: TsPlan = planTsSegme
     // place (ts-packets.ts packetizePes): no parts list, no per-packet subarray or allocation.
     const end = at + u.packets * TS_PACKET_SIZE;
     const length = pesHeaderSize(u.withDts) + u.payload;
-    const written = writePayload(out, writePesHeader(out, end - length, stream.streamId, u.payload, u.pts, u.withDts ? u.dts : undefined, stream.role === 'video'), stream, samples, u);
-    if (written !== end) throw new OriginError('internal', `PES of ${length} bytes wrote ${written - end + length}`, 'mpegts');
+    const written = writePayload(
+      out,
+      writePesHeader(
+        out,
+        end - length,
+        stream.streamId,
+        u.payload,
+        u.pts,
+        u.withDts ? u.dts : undefined,
+        stream.role === 'video',
+      ),
+      stream,
+      samples,
+      u,
+    );
+    if (written !== end)
+      throw new OriginError('internal', `PES of ${length} bytes wrote ${written - end + length}`, 'mpegts');
     // Fields by name, no spread: one object shape per PES, no generic property copy.
-    packetizePes(out, at, { pid: stream.pid, cc: cc[item.stream]!, packets: u.packets, length, pcr: u.pcr ? u.dts - PCR_LEAD : undefined, randomAccess: u.randomAccess });
+    packetizePes(out, at, {
+      pid: stream.pid,
+      cc: cc[item.stream]!,
+      packets: u.packets,
+      length,
+      pcr: u.pcr ? u.dts - PCR_LEAD : undefined,
+      randomAccess: u.randomAccess,
+    });
     cc[item.stream] = (cc[item.stream]! + u.packets) & 0x0f;
     at = end;
   }
-  if (at !== out.byteLength) throw new OriginError('internal', `wrote ${at} bytes of a ${out.byteLength}-byte segment`, 'mpegts');
+  if (at !== out.byteLength)
+    throw new OriginError('internal', `wrote ${at} bytes of a ${out.byteLength}-byte segment`, 'mpegts');
   return out;
 }
 
@@ -312,8 +397,10 @@ function writePayload(out: Uint8Array, at: number, stream: TsStream, samples: re
   for (let i = u.first; i < u.first + u.count; i++) {
     const s = samples[i]!;
     const data = s.data;
-    if (data === undefined || data.byteLength !== s.size) throw new OriginError('internal', `sample ${i} has no bytes or not ${s.size} of them`, 'mpegts');
-    if (codec.kind === 'avc') at = writeAccessUnit(out, at, data, s.keyframe, codec, stream.parameterSets!, { file: s.file, offset: s.offset });
+    if (data === undefined || data.byteLength !== s.size)
+      throw new OriginError('internal', `sample ${i} has no bytes or not ${s.size} of them`, 'mpegts');
+    if (codec.kind === 'avc')
+      at = writeAccessUnit(out, at, data, s.keyframe, codec, stream.parameterSets!, { file: s.file, offset: s.offset });
     else {
       if (codec.kind === 'aac') {
         writeAdtsHeader(out, at, stream.adts!, s.size);

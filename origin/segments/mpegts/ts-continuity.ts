@@ -80,7 +80,11 @@ function presentationTime(s: SourceSample): bigint {
 }
 
 /** Video samples on the TS timeline. */
-export function videoTsSamples(samples: readonly SourceSample[], track: PresentationTrack, decodeDelay: bigint): TsSample[] {
+export function videoTsSamples(
+  samples: readonly SourceSample[],
+  track: PresentationTrack,
+  decodeDelay: bigint,
+): TsSample[] {
   const ts = track.properties.TimeScale;
   return samples.map((s) => ({
     dts: to90kPlus(decodeDelay === 0n ? s.time : s.time - decodeDelay, ts, TS_TIME_OFFSET),
@@ -97,11 +101,24 @@ export function videoTsSamples(samples: readonly SourceSample[], track: Presenta
 }
 
 /** Audio samples on the TS timeline; `group` is set by the caller (the piece). */
-export function audioTsSamples(samples: readonly SourceSample[], track: PresentationTrack, groups: readonly number[]): TsSample[] {
+export function audioTsSamples(
+  samples: readonly SourceSample[],
+  track: PresentationTrack,
+  groups: readonly number[],
+): TsSample[] {
   const ts = track.properties.TimeScale;
   return samples.map((s, i) => {
     const t = to90kPlus(presentationTime(s), ts, TS_TIME_OFFSET);
-    return { dts: t, pts: t, size: s.size, keyframe: true, group: groups[i]!, data: undefined, file: track.src, offset: s.offset };
+    return {
+      dts: t,
+      pts: t,
+      size: s.size,
+      keyframe: true,
+      group: groups[i]!,
+      data: undefined,
+      file: track.src,
+      offset: s.offset,
+    };
   });
 }
 
@@ -109,12 +126,19 @@ export function audioTsSamples(samples: readonly SourceSample[], track: Presenta
 const SCAN_BATCH = 16;
 
 /** Reads every fragment of a track (metadata only), SCAN_BATCH moofs at a time, visiting them in order. */
-async function eachFragment(track: PresentationTrack, p: Presentation, open: SourceOpener, visit: (index: number, samples: SourceSample[]) => void): Promise<void> {
+async function eachFragment(
+  track: PresentationTrack,
+  p: Presentation,
+  open: SourceOpener,
+  visit: (index: number, samples: SourceSample[]) => void,
+): Promise<void> {
   const source = await open(track.src);
   try {
     const shift = outputShift(track, p.origin);
     for (let i = 0; i < track.fragments.count; i += SCAN_BATCH) {
-      const batch = Array.from({ length: Math.min(SCAN_BATCH, track.fragments.count - i) }, (_, k) => readFragmentSamples(source, track, i + k, shift));
+      const batch = Array.from({ length: Math.min(SCAN_BATCH, track.fragments.count - i) }, (_, k) =>
+        readFragmentSamples(source, track, i + k, shift),
+      );
       // Every read settles before an error is thrown: none is left running on a closed source.
       const settled = await Promise.allSettled(batch);
       settled.forEach((r, k) => {
@@ -139,10 +163,15 @@ function cached<K extends object, V>(map: WeakMap<K, Promise<V>>, key: K, load: 
   return value;
 }
 
-export function videoScan(track: PresentationTrack, p: Presentation, open: SourceOpener = openFile): Promise<VideoScan> {
+export function videoScan(
+  track: PresentationTrack,
+  p: Presentation,
+  open: SourceOpener = openFile,
+): Promise<VideoScan> {
   return cached(videoScans, track, async () => {
     const stream = streamOf(track);
-    if (stream.role !== 'video') throw new OriginError('internal', `${track.properties.trackName} is not video`, 'videoScan');
+    if (stream.role !== 'video')
+      throw new OriginError('internal', `${track.properties.trackName} is not video`, 'videoScan');
     const all: SourceSample[][] = [];
     let smallest = 0;
     await eachFragment(track, p, open, (_, samples) => {
@@ -152,7 +181,10 @@ export function videoScan(track: PresentationTrack, p: Presentation, open: Sourc
     const decodeDelay = BigInt(-smallest);
     const fragmentPackets = new Uint32Array(all.length);
     all.forEach((samples, i) => {
-      fragmentPackets[i] = planStream(stream, videoTsSamples(samples, track, decodeDelay), true).reduce((s, u) => s + u.packets, 0);
+      fragmentPackets[i] = planStream(stream, videoTsSamples(samples, track, decodeDelay), true).reduce(
+        (s, u) => s + u.packets,
+        0,
+      );
     });
     return { decodeDelay, fragmentPackets };
   });
@@ -163,7 +195,12 @@ export function videoScan(track: PresentationTrack, p: Presentation, open: Sourc
  * output times across the two timescales: a·tsV against v·tsA), and the piece group number of
  * each: samples of one audio fragment and one interval share it.
  */
-export function audioGroups(samples: readonly SourceSample[], audio: PresentationTrack, video: PresentationTrack, p: Presentation): { interval: number[]; group: number[] } {
+export function audioGroups(
+  samples: readonly SourceSample[],
+  audio: PresentationTrack,
+  video: PresentationTrack,
+  p: Presentation,
+): { interval: number[]; group: number[] } {
   const f = video.fragments;
   const tsA = BigInt(audio.properties.TimeScale);
   const tsV = BigInt(video.properties.TimeScale);
@@ -194,7 +231,12 @@ function lastStartAtOrBefore(t: bigint, count: number, start: (k: number) => big
   return lo;
 }
 
-export function audioPieces(audio: PresentationTrack, video: PresentationTrack, p: Presentation, open: SourceOpener = openFile): Promise<AudioPieces> {
+export function audioPieces(
+  audio: PresentationTrack,
+  video: PresentationTrack,
+  p: Presentation,
+  open: SourceOpener = openFile,
+): Promise<AudioPieces> {
   let byCuts = audioScans.get(audio);
   if (byCuts === undefined) {
     byCuts = new Map();
@@ -223,7 +265,11 @@ export function audioPieces(audio: PresentationTrack, video: PresentationTrack, 
         }
       }
     });
-    return { fragment: Int32Array.from(fragment), interval: Int32Array.from(interval), packets: Uint32Array.from(packets) };
+    return {
+      fragment: Int32Array.from(fragment),
+      interval: Int32Array.from(interval),
+      packets: Uint32Array.from(packets),
+    };
   })();
   inner.set(cuts, value);
   value.catch(() => {
@@ -244,7 +290,12 @@ export function videoCounter(scan: VideoScan, viewFirst: number, segmentFirst: n
  * view's first segment, which also takes the audio before it): the packets of the pieces of the
  * view's audio fragments [audioFirst, audioEnd) that lie before that fragment's start.
  */
-export function audioCounter(pieces: AudioPieces, audioFirst: number, audioEnd: number, segmentFirst: number | undefined): number {
+export function audioCounter(
+  pieces: AudioPieces,
+  audioFirst: number,
+  audioEnd: number,
+  segmentFirst: number | undefined,
+): number {
   if (segmentFirst === undefined) return 0;
   let n = 0;
   for (let i = 0; i < pieces.packets.length; i++) {

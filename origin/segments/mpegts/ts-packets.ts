@@ -62,7 +62,8 @@ export interface PmtStream {
 
 /** A section (table_id .. CRC) in one packet after a pointer_field of 0; the rest is 0xFF (§2.4.4.2). */
 function sectionPacket(out: Uint8Array, at: number, pid: number, cc: number, section: Uint8Array): void {
-  if (section.byteLength + 1 > TS_PAYLOAD) throw new OriginError('internal', `a PSI section of ${section.byteLength} bytes does not fit one packet`, 'ts');
+  if (section.byteLength + 1 > TS_PAYLOAD)
+    throw new OriginError('internal', `a PSI section of ${section.byteLength} bytes does not fit one packet`, 'ts');
   writeHeader(out, at, pid, true, 0b01, cc);
   out[at + 4] = 0; // pointer_field
   out.set(section, at + 5);
@@ -71,13 +72,40 @@ function sectionPacket(out: Uint8Array, at: number, pid: number, cc: number, sec
 
 /** §2.4.4.3 program_association_section with one program. */
 export function writePat(out: Uint8Array, at: number, pmtPid: number, cc: number): void {
-  const body = [TRANSPORT_STREAM_ID >> 8, TRANSPORT_STREAM_ID & 0xff, 0xc1 /* version 0, current */, 0, 0, PROGRAM_NUMBER >> 8, PROGRAM_NUMBER & 0xff, 0xe0 | (pmtPid >> 8), pmtPid & 0xff];
+  const body = [
+    TRANSPORT_STREAM_ID >> 8,
+    TRANSPORT_STREAM_ID & 0xff,
+    0xc1 /* version 0, current */,
+    0,
+    0,
+    PROGRAM_NUMBER >> 8,
+    PROGRAM_NUMBER & 0xff,
+    0xe0 | (pmtPid >> 8),
+    pmtPid & 0xff,
+  ];
   sectionPacket(out, at, PAT_PID, cc, section(TABLE_PAT, body));
 }
 
 /** §2.4.4.8 TS_program_map_section. */
-export function writePmt(out: Uint8Array, at: number, pmtPid: number, pcrPid: number, streams: readonly PmtStream[], cc: number): void {
-  const body = [PROGRAM_NUMBER >> 8, PROGRAM_NUMBER & 0xff, 0xc1, 0, 0, 0xe0 | (pcrPid >> 8), pcrPid & 0xff, 0xf0, 0 /* program_info_length */];
+export function writePmt(
+  out: Uint8Array,
+  at: number,
+  pmtPid: number,
+  pcrPid: number,
+  streams: readonly PmtStream[],
+  cc: number,
+): void {
+  const body = [
+    PROGRAM_NUMBER >> 8,
+    PROGRAM_NUMBER & 0xff,
+    0xc1,
+    0,
+    0,
+    0xe0 | (pcrPid >> 8),
+    pcrPid & 0xff,
+    0xf0,
+    0 /* program_info_length */,
+  ];
   for (const s of streams) {
     const n = s.descriptors.byteLength;
     body.push(s.streamType, 0xe0 | (s.pid >> 8), s.pid & 0xff, 0xf0 | (n >> 8), n & 0xff, ...s.descriptors);
@@ -98,7 +126,14 @@ function section(tableId: number, body: number[]): Uint8Array {
   return bytes;
 }
 
-function writeHeader(out: Uint8Array, at: number, pid: number, unitStart: boolean, adaptationControl: number, cc: number): void {
+function writeHeader(
+  out: Uint8Array,
+  at: number,
+  pid: number,
+  unitStart: boolean,
+  adaptationControl: number,
+  cc: number,
+): void {
   out[at] = SYNC_BYTE;
   out[at + 1] = (unitStart ? 0x40 : 0) | (pid >> 8);
   out[at + 2] = pid & 0xff;
@@ -172,7 +207,8 @@ export function packetizePes(out: Uint8Array, at: number, p: PesPackets): void {
   const firstField = firstAdaptationBytes(pcr !== undefined, p.randomAccess);
   let src = end - p.length;
   let left = p.length;
-  if (src < at + TS_HEADER + firstField) throw new OriginError('internal', `a PES of ${p.length} bytes does not fit ${p.packets} packets`, 'ts');
+  if (src < at + TS_HEADER + firstField)
+    throw new OriginError('internal', `a PES of ${p.length} bytes does not fit ${p.packets} packets`, 'ts');
   let cc = p.cc;
   for (let i = 0; i < p.packets; i++, at += TS_PACKET_SIZE, cc = (cc + 1) & 0x0f) {
     const first = i === 0;
@@ -214,10 +250,19 @@ export function pesHeaderSize(withDts: boolean): number {
  * PTS and, when it differs, DTS. Timestamps are taken modulo 2^33. Written at out[at]; returns the
  * offset after it.
  */
-export function writePesHeader(out: Uint8Array, at: number, streamId: number, payloadLength: number, pts: bigint, dts: bigint | undefined, video: boolean): number {
+export function writePesHeader(
+  out: Uint8Array,
+  at: number,
+  streamId: number,
+  payloadLength: number,
+  pts: bigint,
+  dts: bigint | undefined,
+  video: boolean,
+): number {
   const size = pesHeaderSize(dts !== undefined);
   const packetLength = size - 6 + payloadLength;
-  if (packetLength > 0xffff && !video) throw new OriginError('internal', `an audio PES of ${packetLength} bytes exceeds PES_packet_length`, 'ts');
+  if (packetLength > 0xffff && !video)
+    throw new OriginError('internal', `an audio PES of ${packetLength} bytes exceeds PES_packet_length`, 'ts');
   out[at] = 0; // packet_start_code_prefix 00 00 01
   out[at + 1] = 0;
   out[at + 2] = 1;

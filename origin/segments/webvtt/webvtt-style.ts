@@ -23,7 +23,8 @@ const TTS_NS_2006 = ['http://www.w3.org/2006/10/ttaf1#styling', 'http://www.w3.o
 /** Longest chain of style references followed (chained referential styling, §8.4.4.2). */
 const MAX_STYLE_CHAIN = 64;
 
-export const isTtml = (el: XmlElement, local: string): boolean => el.local === local && (el.ns === TT_NS || el.ns === TT_NS_2006);
+export const isTtml = (el: XmlElement, local: string): boolean =>
+  el.local === local && (el.ns === TT_NS || el.ns === TT_NS_2006);
 const isStylingNs = (ns: string): boolean => ns === TTS_NS || TTS_NS_2006.includes(ns);
 
 /** The text properties WebVTT can show (all inheritable: TTML1 §8.2.10, §8.2.11, §8.2.19, §8.2.18). */
@@ -144,6 +145,7 @@ function placement(set: StyleSet): string[] {
   const inside = (a: number, b: number): boolean => a >= 0 && b >= 0 && a + b <= 100;
   if (!inside(x, w) || !inside(y, h)) return [];
   const display = set.get('displayAlign') ?? 'before';
-  const line = display === 'after' ? `${percent(y + h)},end` : display === 'center' ? `${percent(y + h / 2)},center` : percent(y);
+  const line =
+    display === 'after' ? `${percent(y + h)},end` : display === 'center' ? `${percent(y + h / 2)},center` : percent(y);
   return [`line:${line}`, `position:${percent(x)},line-left`, `size:${percent(w)}`];
 }

@@ -81,7 +81,8 @@ const MAX_EXPRESSION = 40;
 
 /** The timing parameters of a `tt` element; any time base but `media` is refused (§6.2.11). */
 export function timingParameters(tt: XmlElement): TimingParameters {
-  const get = (local: string): string | undefined => (attribute(tt, TTP_NS, local) ?? attribute(tt, TTP_NS_2006, local))?.trim();
+  const get = (local: string): string | undefined =>
+    (attribute(tt, TTP_NS, local) ?? attribute(tt, TTP_NS_2006, local))?.trim();
   const timeBase = get('timeBase') ?? 'media';
   if (timeBase !== 'media') {
     throw new OriginError(
@@ -92,7 +93,8 @@ export function timingParameters(tt: XmlElement): TimingParameters {
   const positive = (local: string): bigint | undefined => {
     const v = get(local);
     if (v === undefined) return undefined;
-    if (!/^[0-9]{1,9}$/.test(v) || BigInt(v) === 0n) throw new OriginError('corrupt-media', `ttp:${local}="${v.slice(0, 20)}" is not a positive integer`);
+    if (!/^[0-9]{1,9}$/.test(v) || BigInt(v) === 0n)
+      throw new OriginError('corrupt-media', `ttp:${local}="${v.slice(0, 20)}" is not a positive integer`);
     return BigInt(v);
   };
   const declaredFrameRate = positive('frameRate');
@@ -102,7 +104,10 @@ export function timingParameters(tt: XmlElement): TimingParameters {
   if (m !== undefined) {
     const parts = /^([0-9]{1,9})\s+([0-9]{1,9})$/.exec(m);
     if (parts === null || BigInt(parts[1]!) === 0n || BigInt(parts[2]!) === 0n) {
-      throw new OriginError('corrupt-media', `ttp:frameRateMultiplier="${m.slice(0, 30)}" is not two positive integers`);
+      throw new OriginError(
+        'corrupt-media',
+        `ttp:frameRateMultiplier="${m.slice(0, 30)}" is not two positive integers`,
+      );
     }
     multiplier = seconds(BigInt(parts[1]!), BigInt(parts[2]!));
   }
@@ -110,7 +115,12 @@ export function timingParameters(tt: XmlElement): TimingParameters {
   const subFrameRate = positive('subFrameRate') ?? 1n;
   const tick = positive('tickRate');
   // §6.2.10: without ttp:tickRate, ticks are sub-frames when a frame rate is given, else seconds.
-  const tickRate = tick !== undefined ? seconds(tick) : declaredFrameRate !== undefined ? seconds(effectiveFrameRate.n * subFrameRate, effectiveFrameRate.d) : seconds(1n);
+  const tickRate =
+    tick !== undefined
+      ? seconds(tick)
+      : declaredFrameRate !== undefined
+        ? seconds(effectiveFrameRate.n * subFrameRate, effectiveFrameRate.d)
+        : seconds(1n);
   return { frameRate, effectiveFrameRate, subFrameRate, tickRate };
 }
 
@@ -136,7 +146,10 @@ const UNIT: Record<string, Seconds> = { h: seconds(3600n), m: seconds(60n), s: s
 export function parseTimeExpression(raw: string, p: TimingParameters, attributeName: string): Seconds {
   const text = raw.trim();
   const bad = (why: string): never => {
-    throw new OriginError('corrupt-media', `${attributeName}="${raw.slice(0, MAX_EXPRESSION)}" is not a TTML time expression: ${why}`);
+    throw new OriginError(
+      'corrupt-media',
+      `${attributeName}="${raw.slice(0, MAX_EXPRESSION)}" is not a TTML time expression: ${why}`,
+    );
   };
   if (text.length > MAX_EXPRESSION) bad(`longer than ${MAX_EXPRESSION} characters`);
   const c = CLOCK.exec(text);

@@ -20,7 +20,18 @@
 // would end a WebVTT cue (W3C WebVTT §4.1); `&`, `<` and `>` are escaped (§4.2.2).
 
 import { OriginError } from '../../errors';
-import { add, cmp, equal, max, min, parseTimeExpression, Seconds, TimingParameters, timingParameters, ZERO } from './webvtt-time';
+import {
+  add,
+  cmp,
+  equal,
+  max,
+  min,
+  parseTimeExpression,
+  Seconds,
+  TimingParameters,
+  timingParameters,
+  ZERO,
+} from './webvtt-time';
 import { isTtml, Stylesheet, TextStyle } from './webvtt-style';
 import { attribute, childElements, XML_NS, XmlElement } from './webvtt-xml';
 
@@ -63,7 +74,10 @@ const TIMED_ELEMENTS = ['body', 'div', 'p', 'span', 'br'];
 /** The cues of one TTML document, in document order. */
 export function documentCues(root: XmlElement): DocumentCue[] {
   if (!isTtml(root, 'tt')) {
-    throw new OriginError('corrupt-media', `root element is {${root.ns}}${root.local}, not tt in the TTML namespace (http://www.w3.org/ns/ttml)`);
+    throw new OriginError(
+      'corrupt-media',
+      `root element is {${root.ns}}${root.local}, not tt in the TTML namespace (http://www.w3.org/ns/ttml)`,
+    );
   }
   const params = timingParameters(root);
   const head = childElements(root).find((e) => isTtml(e, 'head'));
@@ -82,10 +96,14 @@ function resolveTiming(el: XmlElement, syncbase: Seconds, parentIsSeq: boolean, 
   const begin = add(syncbase, time('begin') ?? ZERO);
   const dur = time('dur');
   const endAttr = time('end');
-  const ends = [dur !== undefined ? add(begin, dur) : undefined, endAttr !== undefined ? add(syncbase, endAttr) : undefined].filter((x): x is Seconds => x !== undefined);
+  const ends = [
+    dur !== undefined ? add(begin, dur) : undefined,
+    endAttr !== undefined ? add(syncbase, endAttr) : undefined,
+  ].filter((x): x is Seconds => x !== undefined);
   const explicitEnd = ends.length === 0 ? undefined : ends.reduce(min);
   const container = attribute(el, '', 'timeContainer')?.trim() ?? 'par';
-  if (container !== 'par' && container !== 'seq') throw new OriginError('corrupt-media', `timeContainer="${container.slice(0, 20)}" is neither par nor seq`);
+  if (container !== 'par' && container !== 'seq')
+    throw new OriginError('corrupt-media', `timeContainer="${container.slice(0, 20)}" is neither par nor seq`);
   const seq = container === 'seq';
   const holdsText = isTtml(el, 'p') || isTtml(el, 'span');
   const children: Timed[] = [];
@@ -143,25 +161,40 @@ class Converter {
     if (isEmpty(effective)) return;
     const chain = [...ancestors, el];
     if (isTtml(el, 'p')) return this.paragraph(node, chain, effective);
-    for (const c of node.children) if (c.el !== undefined && (isTtml(c.el, 'div') || isTtml(c.el, 'p'))) this.walk(c, chain, effective);
+    for (const c of node.children)
+      if (c.el !== undefined && (isTtml(c.el, 'div') || isTtml(c.el, 'p'))) this.walk(c, chain, effective);
   }
 
   private paragraph(p: Timed, chain: XmlElement[], effective: Interval): void {
-    const regionId = [...chain].reverse().map((e) => attribute(e, '', 'region')?.trim()).find((id) => id !== undefined);
+    const regionId = [...chain]
+      .reverse()
+      .map((e) => attribute(e, '', 'region')?.trim())
+      .find((id) => id !== undefined);
     const region = this.sheet.region(regionId);
     const style = chain.reduce((s, e) => this.sheet.textStyle(s, e), region.style);
-    const space = [this.tt, ...chain].reverse().map((e) => attribute(e, XML_NS, 'space')).find((v) => v === 'default' || v === 'preserve');
-    const settings = [...region.placement, ...(style.textAlign !== undefined ? [`align:${style.textAlign}`] : [])].join(' ');
+    const space = [this.tt, ...chain]
+      .reverse()
+      .map((e) => attribute(e, XML_NS, 'space'))
+      .find((v) => v === 'default' || v === 'preserve');
+    const settings = [...region.placement, ...(style.textAlign !== undefined ? [`align:${style.textAlign}`] : [])].join(
+      ' ',
+    );
 
     const points: Seconds[] = [effective.begin];
     this.changes(p, effective, points);
     points.sort(cmp);
     const unique = points.filter((t, i) => i === 0 || !equal(t, points[i - 1]!));
     if (unique.length > MAX_CHANGES_PER_PARAGRAPH) {
-      throw new OriginError('corrupt-media', `a paragraph changes ${unique.length} times, more than the ${MAX_CHANGES_PER_PARAGRAPH} accepted`);
+      throw new OriginError(
+        'corrupt-media',
+        `a paragraph changes ${unique.length} times, more than the ${MAX_CHANGES_PER_PARAGRAPH} accepted`,
+      );
     }
     if (unique.length * size(p) > MAX_PARAGRAPH_WORK) {
-      throw new OriginError('corrupt-media', `a paragraph of ${size(p)} nodes changing ${unique.length} times is beyond the ${MAX_PARAGRAPH_WORK} node visits accepted`);
+      throw new OriginError(
+        'corrupt-media',
+        `a paragraph of ${size(p)} nodes changing ${unique.length} times is beyond the ${MAX_PARAGRAPH_WORK} node visits accepted`,
+      );
     }
     let previous: DocumentCue | undefined;
     unique.forEach((t, i) => {
@@ -175,7 +208,8 @@ class Converter {
         previous.end = end; // the same text continues: one cue
       } else {
         previous = { begin: t, end, payload, settings };
-        if (this.cues.length >= MAX_CUES) throw new OriginError('corrupt-media', `more than ${MAX_CUES} cues in one sample`);
+        if (this.cues.length >= MAX_CUES)
+          throw new OriginError('corrupt-media', `more than ${MAX_CUES} cues in one sample`);
         this.cues.push(previous);
       }
     });
@@ -189,7 +223,10 @@ class Converter {
       if (cmp(i.begin, parent.begin) > 0) out.push(i.begin);
       if (i.end !== null && (parent.end === null || cmp(i.end, parent.end) < 0)) out.push(i.end);
       if (out.length > 4 * MAX_CHANGES_PER_PARAGRAPH) {
-        throw new OriginError('corrupt-media', `a paragraph changes more than the ${MAX_CHANGES_PER_PARAGRAPH} times accepted`);
+        throw new OriginError(
+          'corrupt-media',
+          `a paragraph changes more than the ${MAX_CHANGES_PER_PARAGRAPH} times accepted`,
+        );
       }
       this.changes(c, i, out);
     }
@@ -206,7 +243,14 @@ class Converter {
         out.push({ kind: 'br' });
       } else if (isTtml(c.el, 'span')) {
         const space = attribute(c.el, XML_NS, 'space');
-        this.render(c, this.spanStyle(c.el, style), space === 'preserve' || space === 'default' ? space === 'preserve' : preserve, i, t, out);
+        this.render(
+          c,
+          this.spanStyle(c.el, style),
+          space === 'preserve' || space === 'default' ? space === 'preserve' : preserve,
+          i,
+          t,
+          out,
+        );
       }
     }
   }
@@ -269,7 +313,8 @@ function trimEnd(line: Run[]): Run[] {
   return out;
 }
 
-const sameMarkup = (a: TextStyle, b: TextStyle): boolean => a.italic === b.italic && a.bold === b.bold && a.underline === b.underline;
+const sameMarkup = (a: TextStyle, b: TextStyle): boolean =>
+  a.italic === b.italic && a.bold === b.bold && a.underline === b.underline;
 
 const escape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
@@ -284,7 +329,14 @@ function serializeLine(line: Run[]): string {
   return merged
     .map(({ text, style }) => {
       const tags = [style.italic ? 'i' : '', style.bold ? 'b' : '', style.underline ? 'u' : ''].filter((t) => t !== '');
-      return tags.map((t) => `<${t}>`).join('') + escape(text) + [...tags].reverse().map((t) => `</${t}>`).join('');
+      return (
+        tags.map((t) => `<${t}>`).join('') +
+        escape(text) +
+        [...tags]
+          .reverse()
+          .map((t) => `</${t}>`)
+          .join('')
+      );
     })
     .join('');
 }

@@ -43,7 +43,8 @@ export type XmlNode = XmlElement | XmlText;
 export const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const XMLNS_NS = 'http://www.w3.org/2000/xmlns/';
 
-const NAME = /[A-Za-z_\u00C0-\uFFFF][A-Za-z0-9_.\-\u00B7\u00C0-\uFFFF]*(?::[A-Za-z_\u00C0-\uFFFF][A-Za-z0-9_.\-\u00B7\u00C0-\uFFFF]*)?/y;
+const NAME =
+  /[A-Za-z_\u00C0-\uFFFF][A-Za-z0-9_.\-\u00B7\u00C0-\uFFFF]*(?::[A-Za-z_\u00C0-\uFFFF][A-Za-z0-9_.\-\u00B7\u00C0-\uFFFF]*)?/y;
 /** Characters XML 1.0 §2.2 does not allow anywhere (after line-end normalisation). */
 const FORBIDDEN_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
 const PREDEFINED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
@@ -81,13 +82,17 @@ class Reader {
     const bad = FORBIDDEN_CHAR.exec(this.text);
     if (bad !== null) {
       this.pos = bad.index;
-      this.fail(`character U+${bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} is not allowed in XML`);
+      this.fail(
+        `character U+${bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} is not allowed in XML`,
+      );
     }
     if (this.text.startsWith('\uFEFF')) this.pos = 1;
-    if (this.text.startsWith('<?xml', this.pos) && /[\s?]/.test(this.text[this.pos + 5] ?? '')) this.skipPast('?>', 'XML declaration');
+    if (this.text.startsWith('<?xml', this.pos) && /[\s?]/.test(this.text[this.pos + 5] ?? ''))
+      this.skipPast('?>', 'XML declaration');
     this.misc();
     if (this.text.startsWith('<!DOCTYPE', this.pos)) this.fail('DOCTYPE declarations are not accepted in TTML samples');
-    if (this.text[this.pos] !== '<') this.fail(this.pos >= this.text.length ? 'no root element' : 'text before the root element');
+    if (this.text[this.pos] !== '<')
+      this.fail(this.pos >= this.text.length ? 'no root element' : 'text before the root element');
     const initial: Scope = new Map([['xml', XML_NS]]);
     const root = this.element(initial, 1);
     this.misc();
@@ -138,7 +143,8 @@ class Reader {
     for (const a of raw) {
       if (a.qname === 'xmlns' || a.qname.startsWith('xmlns:')) continue;
       const { ns, local } = this.resolve(a.qname, scope, false, a.at);
-      if (el.attributes.some((b) => b.ns === ns && b.local === local)) this.fail(`attribute {${ns}}${local} is repeated`, a.at);
+      if (el.attributes.some((b) => b.ns === ns && b.local === local))
+        this.fail(`attribute {${ns}}${local} is repeated`, a.at);
       el.attributes.push({ ns, local, value: a.value });
     }
     if (!selfClosing) this.content(el, qname, scope, depth);
@@ -246,7 +252,13 @@ class Reader {
   private characterReference(body: string, at: number): string {
     const m = /^#(?:([0-9]{1,7})|x([0-9a-fA-F]{1,6}))$/.exec(body);
     const code = m === null ? NaN : m[1] !== undefined ? Number(m[1]) : parseInt(m[2]!, 16);
-    const allowed = code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
+    const allowed =
+      code === 0x9 ||
+      code === 0xa ||
+      code === 0xd ||
+      (code >= 0x20 && code <= 0xd7ff) ||
+      (code >= 0xe000 && code <= 0xfffd) ||
+      (code >= 0x10000 && code <= 0x10ffff);
     if (!allowed) this.fail(`&${body}; is not a valid character reference`, at);
     return String.fromCodePoint(code);
   }

@@ -64,12 +64,19 @@ interface OutputCue {
  * output time 0 (900000 for TS HLS, 0 for fMP4 HLS). Bad samples throw OriginError
  * corrupt-media (unsupported-media for a time base other than media) naming the sample.
  */
-export function webvttSegment(samples: TextSample[], timescale: number, mpegts: number, window: { start: bigint; end: bigint }): string {
-  if (!Number.isSafeInteger(timescale) || timescale <= 0) throw new OriginError('internal', `webvttSegment: timescale ${timescale} is not a positive integer`);
+export function webvttSegment(
+  samples: TextSample[],
+  timescale: number,
+  mpegts: number,
+  window: { start: bigint; end: bigint },
+): string {
+  if (!Number.isSafeInteger(timescale) || timescale <= 0)
+    throw new OriginError('internal', `webvttSegment: timescale ${timescale} is not a positive integer`);
   if (!Number.isSafeInteger(mpegts) || mpegts < 0 || BigInt(mpegts) >= MPEGTS_WRAP) {
     throw new OriginError('internal', `webvttSegment: MPEG-TS timestamp ${mpegts} is not a 33-bit value`);
   }
-  if (window.end < window.start) throw new OriginError('internal', `webvttSegment: window ends (${window.end}) before it starts (${window.start})`);
+  if (window.end < window.start)
+    throw new OriginError('internal', `webvttSegment: window ends (${window.end}) before it starts (${window.start})`);
   const cues = joinContinuations(samples.flatMap((s) => sampleCues(s, timescale)));
   const from = fromTicks(window.start, timescale);
   const to = fromTicks(window.end, timescale);
@@ -80,18 +87,25 @@ export function webvttSegment(samples: TextSample[], timescale: number, mpegts: 
     const begin = roundedMillis(max(c.begin, ZERO));
     const end = roundedMillis(c.end);
     if (end <= begin) continue; // shorter than half a millisecond
-    blocks.push(`${formatTimestamp(begin)} --> ${formatTimestamp(end)}${c.settings === '' ? '' : ` ${c.settings}`}\n${c.payload}\n`);
+    blocks.push(
+      `${formatTimestamp(begin)} --> ${formatTimestamp(end)}${c.settings === '' ? '' : ` ${c.settings}`}\n${c.payload}\n`,
+    );
   }
   return `WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:${mpegts},LOCAL:00:00:00.000\n\n${blocks.join('\n')}`;
 }
 
 /** The cues of one sample on the output timeline, clipped to the sample's interval. */
 function sampleCues(sample: TextSample, timescale: number): OutputCue[] {
-  if (sample.duration < 0n) throw new OriginError('internal', `TTML sample at ${sample.sourceTime} has a negative duration ${sample.duration}`);
+  if (sample.duration < 0n)
+    throw new OriginError('internal', `TTML sample at ${sample.sourceTime} has a negative duration ${sample.duration}`);
   if (sample.data.byteLength === 0) return []; // an empty sample: no subtitles here
   const subject = `TTML sample at decode time ${sample.sourceTime}`;
   if (sample.data.byteLength > MAX_SAMPLE_BYTES) {
-    throw new OriginError('corrupt-media', `${sample.data.byteLength} bytes exceed the ${MAX_SAMPLE_BYTES}-byte limit for one TTML document`, subject);
+    throw new OriginError(
+      'corrupt-media',
+      `${sample.data.byteLength} bytes exceed the ${MAX_SAMPLE_BYTES}-byte limit for one TTML document`,
+      subject,
+    );
   }
   let doc: DocumentCue[];
   try {

@@ -21,7 +21,8 @@ export interface AliasSetup {
 export async function startAliasEdge(): Promise<AliasSetup> {
   const origin = await startTestOrigin({ 'vod/tos': PLAYABLE });
   const dir = tempDir('alias-edge-');
-  for (const f of ['filter.map', 'timeline.map', 'alter.map', 'edge-config.yaml']) await fs.copyFile(path.join(ROOT, 'envoy-config', 'maps', f), path.join(dir, f));
+  for (const f of ['filter.map', 'timeline.map', 'alter.map', 'edge-config.yaml'])
+    await fs.copyFile(path.join(ROOT, 'envoy-config', 'maps', f), path.join(dir, f));
   // One more bundle, written as a user would: one video and one audio rendition, nothing for an
   // ABR controller to switch (hls.js's up-switch on this small ladder aborts an audio load and
   // reports it, direct or through the edge alike: test/e2e/edge/edge-players.test.ts).
@@ -46,7 +47,10 @@ const ONE = 'filter=(FourCC=="AVC1"%26%26systemBitrate<500000)||(FourCC=="AACL"%
 
 /** The demo maps as the origin reads them (independent of the engine: written out here). */
 export const DIRECT = {
-  alter: { fmp4: 'hls_fmp4=true&hls_client_manifest_version=7', ts: 'hls_fmp4=false&hls_client_manifest_version=4' } as Record<string, string>,
+  alter: {
+    fmp4: 'hls_fmp4=true&hls_client_manifest_version=7',
+    ts: 'hls_fmp4=false&hls_client_manifest_version=4',
+  } as Record<string, string>,
   filter: {
     avc: `filter=${encodeURIComponent('FourCC=="AVC1"||FourCC=="AACL"')}`,
     sd: `filter=${encodeURIComponent('(type=="video"&&systemBitrate<1000000)||FourCC=="AACL"||type=="textstream"')}`,
@@ -56,7 +60,8 @@ export const DIRECT = {
   timeline: { intro: 't=0-0:00:06', late: 'vbegin=0:00:04' } as Record<string, string>,
 };
 
-const join = (...parts: Array<string | undefined>): string => parts.filter((p) => p !== undefined && p !== '').join('&');
+const join = (...parts: Array<string | undefined>): string =>
+  parts.filter((p) => p !== undefined && p !== '').join('&');
 
 /**
  * The query URL an alias stands for, straight from the reference's table (README "Rewrite
@@ -80,7 +85,12 @@ export function directFor(target: string): string {
   if ((m = /^(.*?\.ism)\/(fmp4|ts)\/([^-@/]+)\.m3u8$/.exec(p))) {
     return `${m[1]}/.m3u8?${join(a[m[2]!], f[m[3]!], 'suppress_query_parameters')}`;
   }
-  if ((m = /^(.*?\.ism)\/(fmp4|ts)\/((?:hls\/[^/]+\.m4s)|(?:keyframes\/[^/]+\.(?:ts|m4s))|(?:[^/]+\.(?:ts|aac|ac3|ec3|webvtt)))$/.exec(p))) {
+  if (
+    (m =
+      /^(.*?\.ism)\/(fmp4|ts)\/((?:hls\/[^/]+\.m4s)|(?:keyframes\/[^/]+\.(?:ts|m4s))|(?:[^/]+\.(?:ts|aac|ac3|ec3|webvtt)))$/.exec(
+        p,
+      ))
+  ) {
     return `${m[1]}/${m[3]}?${join(a[m[2]!], query)}`;
   }
   if ((m = /^(.*?\.ism)\/(avc|sd|audio|one)\/(Manifest)$/.exec(p))) {

@@ -20,7 +20,12 @@ const CONFIG = {
   locations: [
     { prefix: '/secure/', auth_basic: { realm: 'Origin', users: USERS } },
     { prefix: '/secure/public/' },
-    { prefix: '/both/', skip_rewrite: false, auth_basic: { realm: 'Say "hi" \\ here', users: USERS.slice(0, 2) }, auth_token: { secret: 'k', prefix: 'both' } },
+    {
+      prefix: '/both/',
+      skip_rewrite: false,
+      auth_basic: { realm: 'Say "hi" \\ here', users: USERS.slice(0, 2) },
+      auth_token: { secret: 'k', prefix: 'both' },
+    },
   ],
 };
 
@@ -34,8 +39,12 @@ const PATH = '/secure/vod/tears.ism/.mpd';
 
 async function expect401(headers: Array<[string, string]>, details: string, target = PATH): Promise<void> {
   const r = await send(plugin, target, headers);
-  expect({ status: r.status, details: r.details, code: r.headers['x-origin-error'], challenge: r.headers['www-authenticate'] })
-    .toEqual({ status: 401, details, code: 'unauthorized', challenge: 'Basic realm="Origin"' });
+  expect({
+    status: r.status,
+    details: r.details,
+    code: r.headers['x-origin-error'],
+    challenge: r.headers['www-authenticate'],
+  }).toEqual({ status: 401, details, code: 'unauthorized', challenge: 'Basic realm="Origin"' });
   expect(r.headers['cache-control']).toBe('no-store');
 }
 
@@ -65,7 +74,10 @@ test.each([
   ['base64 with non-zero padding bits', ['authorization', 'Basic YWxpY2U6d29uZGVybGFuZB=='] as [string, string]],
   ['no colon', ['authorization', `Basic ${Buffer.from('alicewonderland').toString('base64')}`] as [string, string]],
   ['an overlong header', ['authorization', `Basic ${'A'.repeat(5000)}`] as [string, string]],
-  ['non-ASCII bytes after the credentials', ['authorization', 'Basic YWxpY2U6d29uZGVybGFuZA==\u00c3'] as [string, string]],
+  [
+    'non-ASCII bytes after the credentials',
+    ['authorization', 'Basic YWxpY2U6d29uZGVybGFuZA==\u00c3'] as [string, string],
+  ],
 ])('%s: 401 (edge_basic_auth_failed)', async (_what, header) => {
   await expect401([header], 'edge_basic_auth_failed');
 });

@@ -11,7 +11,10 @@ import * as path from 'node:path';
 import * as loader from '@assemblyscript/loader';
 import { ROOT } from './plugin-helpers';
 
-const SOURCES = [...['bytes.ts', 'md5.ts', 'sha1.ts', 'apr1.ts', 'base64.ts'].map((f) => path.join('assembly', 'edge', f)), path.join('test', 'wasm', 'crypto-probe.ts')];
+const SOURCES = [
+  ...['bytes.ts', 'md5.ts', 'sha1.ts', 'apr1.ts', 'base64.ts'].map((f) => path.join('assembly', 'edge', f)),
+  path.join('test', 'wasm', 'crypto-probe.ts'),
+];
 
 /**
  * Compiles a test-only module (the last of `sources`, which imports the rest) once per content:
@@ -28,8 +31,22 @@ export function probePath(sources: string[] = SOURCES, name = 'edge-crypto-probe
     const config = path.join(work, 'asconfig.json');
     writeFileSync(config, '{"targets":{},"options":{}}');
     const out = path.join(work, 'probe.wasm');
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'assemblyscript', 'bin', 'asc.js'), sources[sources.length - 1]!,
-      '--config', config, '--outFile', out, '-O3', '--runtime', 'incremental', '--exportRuntime'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules', 'assemblyscript', 'bin', 'asc.js'),
+        sources[sources.length - 1]!,
+        '--config',
+        config,
+        '--outFile',
+        out,
+        '-O3',
+        '--runtime',
+        'incremental',
+        '--exportRuntime',
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     renameSync(out, target); // atomic: a concurrent worker sees the whole file or none
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -56,7 +73,8 @@ export class CryptoProbe {
   private readonly raw: RawProbe;
 
   constructor() {
-    this.raw = loader.instantiateSync<Record<string, unknown>>(readFileSync(probePath()), {}).exports as unknown as RawProbe;
+    this.raw = loader.instantiateSync<Record<string, unknown>>(readFileSync(probePath()), {})
+      .exports as unknown as RawProbe;
   }
 
   /** Arguments are pinned while the next ones are allocated (an allocation may collect). */

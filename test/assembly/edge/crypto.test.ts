@@ -38,18 +38,36 @@ describe('MD5', () => {
   });
 
   test('random byte strings equal Node (fast-check)', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 600 }), (bytes) => probe.md5(bytes) === createHash('md5').update(bytes).digest('hex')), { numRuns: 500 });
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: 600 }),
+        (bytes) => probe.md5(bytes) === createHash('md5').update(bytes).digest('hex'),
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 
 describe('MD5 over ASCII text and the token comparison (the allocation-free token check)', () => {
   test('updateAscii over any range of an ASCII text equals MD5 of those bytes (fast-check)', () => {
-    fc.assert(fc.property(fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)), maxLength: 300 }),
-      fc.nat(), fc.nat(), (text, a, b) => {
-        const start = text.length === 0 ? 0 : a % (text.length + 1);
-        const end = start + (text.length === 0 ? 0 : b % (text.length - start + 1));
-        return probe.md5Ascii(text, start, end) === createHash('md5').update(Buffer.from(text.slice(start, end), 'latin1')).digest('hex');
-      }), { numRuns: 300 });
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)), maxLength: 300 }),
+        fc.nat(),
+        fc.nat(),
+        (text, a, b) => {
+          const start = text.length === 0 ? 0 : a % (text.length + 1);
+          const end = start + (text.length === 0 ? 0 : b % (text.length - start + 1));
+          return (
+            probe.md5Ascii(text, start, end) ===
+            createHash('md5')
+              .update(Buffer.from(text.slice(start, end), 'latin1'))
+              .digest('hex')
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   test('the hex comparison: equal in either case, any other digit or a short text is unequal', () => {
@@ -74,7 +92,10 @@ describe('SHA-1', () => {
   test.each([
     ['abc', 'a9993e364706816aba3e25717850c26c9cd0d89d'],
     ['abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq', '84983e441c3bd26ebaae4aa1f95129e5e54670f1'],
-    ['0123456701234567012345670123456701234567012345670123456701234567'.repeat(10), 'dea356a2cddd90c7a7ecedc5ebb563934f460452'],
+    [
+      '0123456701234567012345670123456701234567012345670123456701234567'.repeat(10),
+      'dea356a2cddd90c7a7ecedc5ebb563934f460452',
+    ],
     ['', 'da39a3ee5e6b4b0d3255bfef95601890afd80709'],
   ])('SHA-1(%j)', (input, digest) => {
     expect(probe.sha1(ascii(input))).toBe(digest);
@@ -89,7 +110,13 @@ describe('SHA-1', () => {
       const bytes = new Uint8Array(n).map((_, i) => (i * 91 + 7 * n) & 0xff);
       expect(probe.sha1(bytes)).toBe(createHash('sha1').update(bytes).digest('hex'));
     }
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 600 }), (bytes) => probe.sha1(bytes) === createHash('sha1').update(bytes).digest('hex')), { numRuns: 500 });
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: 600 }),
+        (bytes) => probe.sha1(bytes) === createHash('sha1').update(bytes).digest('hex'),
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 
@@ -104,7 +131,11 @@ describe('$apr1$ (Apache MD5-crypt)', () => {
     ['password', './Az09', '$apr1$./Az09$Wvb4.y.Tn1EZmcpVVJ3ww1'],
     ['0123456789abcdef', 'saltsalt', '$apr1$saltsalt$noZiBycUL1t9WTQEO7/nr1'],
     ['0123456789abcdefg', './Az09', '$apr1$./Az09$Mb7qWGPXjdHRi0g2Y1fxB1'],
-    ['a very long password that spans more than two md5 blocks of sixteen......', 'saltsalt', '$apr1$saltsalt$yI1.0kXRkRstkYFhMqYr60'],
+    [
+      'a very long password that spans more than two md5 blocks of sixteen......',
+      'saltsalt',
+      '$apr1$saltsalt$yI1.0kXRkRstkYFhMqYr60',
+    ],
     ['pässwörd', 's', '$apr1$s$/KuNgW0uqd2rn.Rw0X7rH.'],
   ])('%j with salt %j', (password, salt, expected) => {
     expect(`$apr1$${salt}$${probe.apr1(new Uint8Array(Buffer.from(password, 'utf8')), salt)}`).toBe(expected);
@@ -121,10 +152,13 @@ describe('$apr1$ (Apache MD5-crypt)', () => {
 
   (haveOpenssl ? test : test.skip)('random passwords and salts equal OpenSSL', () => {
     const crypt64 = './0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-    const samples = fc.sample(fc.record({
-      password: fc.string({ unit: 'grapheme', maxLength: 40 }).filter((s) => !s.startsWith('-') && !s.includes('\0')),
-      salt: fc.string({ unit: fc.constantFrom(...crypt64), minLength: 1, maxLength: 8 }),
-    }), { numRuns: 40, seed: 7 });
+    const samples = fc.sample(
+      fc.record({
+        password: fc.string({ unit: 'grapheme', maxLength: 40 }).filter((s) => !s.startsWith('-') && !s.includes('\0')),
+        salt: fc.string({ unit: fc.constantFrom(...crypt64), minLength: 1, maxLength: 8 }),
+      }),
+      { numRuns: 40, seed: 7 },
+    );
     for (const { password, salt } of samples) {
       const reference = execFileSync('openssl', ['passwd', '-apr1', '-salt', salt, '--', password]).toString().trim();
       expect(`$apr1$${salt}$${probe.apr1(new Uint8Array(Buffer.from(password, 'utf8')), salt)}`).toBe(reference);
@@ -134,12 +168,15 @@ describe('$apr1$ (Apache MD5-crypt)', () => {
 
 describe('base64 (RFC 4648 §4, strict)', () => {
   test('round trips with Buffer, padded and unpadded', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
-      const text = Buffer.from(bytes).toString('base64');
-      expect(probe.base64Encode(bytes)).toBe(text);
-      expect(probe.base64Decode(text)).toBe(Buffer.from(bytes).toString('hex'));
-      expect(probe.base64Decode(text.replace(/=+$/, ''))).toBe(Buffer.from(bytes).toString('hex'));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
+        const text = Buffer.from(bytes).toString('base64');
+        expect(probe.base64Encode(bytes)).toBe(text);
+        expect(probe.base64Decode(text)).toBe(Buffer.from(bytes).toString('hex'));
+        expect(probe.base64Decode(text.replace(/=+$/, ''))).toBe(Buffer.from(bytes).toString('hex'));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test.each([
@@ -181,6 +218,9 @@ describe('UTF-8 validation (what decodeURIComponent accepts)', () => {
 
   test('agrees with a fatal TextDecoder on random bytes', () => {
     const bytes = fc.uint8Array({ maxLength: 12 }).map((b) => b.map((x) => (x < 0x60 ? x + 0x80 : x)));
-    fc.assert(fc.property(bytes, (b) => probe.utf8Valid(b) === valid(b)), { numRuns: 3000 });
+    fc.assert(
+      fc.property(bytes, (b) => probe.utf8Valid(b) === valid(b)),
+      { numRuns: 3000 },
+    );
   });
 });

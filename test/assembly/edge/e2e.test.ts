@@ -22,8 +22,19 @@ import { ROOT, basicHeader, hex8, nowSeconds, signed } from './plugin-helpers';
 const SECRET = 'e2e secret';
 const CONFIG = {
   locations: [
-    { prefix: '/token/', skip_rewrite: false, auth_token: { secret: SECRET, prefix: 'token', timeout: 600, skew: 30 }, validate_filter: true },
-    { prefix: '/secure/', auth_basic: { realm: 'Origin', users: [`alice:{SHA}${createHash('sha1').update('wonderland').digest('base64')}`] } },
+    {
+      prefix: '/token/',
+      skip_rewrite: false,
+      auth_token: { secret: SECRET, prefix: 'token', timeout: 600, skew: 30 },
+      validate_filter: true,
+    },
+    {
+      prefix: '/secure/',
+      auth_basic: {
+        realm: 'Origin',
+        users: [`alice:{SHA}${createHash('sha1').update('wonderland').digest('base64')}`],
+      },
+    },
     { prefix: '/', validate_filter: true },
   ],
 };
@@ -35,10 +46,38 @@ let work: string;
 /** envoy-config/envoy.yaml with the plugin configuration replaced (a StringValue, as shipped). */
 function bootstrap(): string {
   const doc = YAML.parseDocument(readFileSync(path.join(ROOT, 'envoy-config', 'envoy.yaml'), 'utf8'));
-  const filters = doc.getIn(['static_resources', 'listeners', 0, 'filter_chains', 0, 'filters', 0, 'typed_config', 'http_filters']) as YAML.YAMLSeq;
+  const filters = doc.getIn([
+    'static_resources',
+    'listeners',
+    0,
+    'filter_chains',
+    0,
+    'filters',
+    0,
+    'typed_config',
+    'http_filters',
+  ]) as YAML.YAMLSeq;
   const wasm = filters.items.findIndex((f) => (f as YAML.YAMLMap).get('name') === 'envoy.filters.http.wasm');
   if (wasm < 0) throw new Error('envoy-config/envoy.yaml has no envoy.filters.http.wasm filter');
-  doc.setIn(['static_resources', 'listeners', 0, 'filter_chains', 0, 'filters', 0, 'typed_config', 'http_filters', wasm, 'typed_config', 'config', 'configuration', 'value'], JSON.stringify(CONFIG));
+  doc.setIn(
+    [
+      'static_resources',
+      'listeners',
+      0,
+      'filter_chains',
+      0,
+      'filters',
+      0,
+      'typed_config',
+      'http_filters',
+      wasm,
+      'typed_config',
+      'config',
+      'configuration',
+      'value',
+    ],
+    JSON.stringify(CONFIG),
+  );
   const file = path.join(work, 'envoy.yaml');
   writeFileSync(file, doc.toString());
   return file;
@@ -47,7 +86,11 @@ function bootstrap(): string {
 beforeAll(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'edge-plugin-e2e-'));
   // Stripping the token leaves /token/<path>: the presentation lives there, as under Apache.
-  origin = await startTestOrigin({ 'token/vod/p': PLAYABLE, 'secure/p': PLAYABLE.slice(0, 2), p: PLAYABLE.slice(0, 4) });
+  origin = await startTestOrigin({
+    'token/vod/p': PLAYABLE,
+    'secure/p': PLAYABLE.slice(0, 2),
+    p: PLAYABLE.slice(0, 4),
+  });
   edge = await startTestEdge(origin.url, { config: bootstrap() });
 }, 120_000);
 
@@ -63,7 +106,8 @@ const originSaw = (fragment: string): boolean => origin.logs.some((l) => l.inclu
 /** Fetches through the edge; fails the test with the edge's answer unless it is 200. */
 async function ok(p: string): Promise<string> {
   const r = await request(edge.url, p);
-  if (r.status !== 200) throw new Error(`${p}: ${r.status} ${r.headers['x-origin-error'] ?? ''} ${r.body.toString().slice(0, 200)}`);
+  if (r.status !== 200)
+    throw new Error(`${p}: ${r.status} ${r.headers['x-origin-error'] ?? ''} ${r.body.toString().slice(0, 200)}`);
   return r.body.toString('latin1');
 }
 
@@ -73,32 +117,41 @@ const sample = <T>(list: T[]): T[] => (list.length <= 3 ? list : [list[0]!, list
 describe('a signed manifest URL and every URL under it, through the edge', () => {
   const manifest = (tail: string): string => signed(SECRET, 'token', `/vod/p.ism/${tail}`, nowSeconds());
 
-  test.each(['.m3u8', '.m3u8?hls_fmp4=true'])('HLS %s: master, media playlists, init and media segments', async (tail) => {
-    const master = manifest(tail);
-    const base = edge.url + master;
-    const m = parseM3u8(await ok(master)).manifest;
-    const lists = (m.playlists ?? []).map((p) => p.uri);
-    for (const group of Object.values(m.mediaGroups.AUDIO)) for (const r of Object.values(group)) if (r.uri !== undefined) lists.push(r.uri);
-    expect(lists.length).toBeGreaterThan(3);
-    let segments = 0;
-    for (const uri of lists) {
-      const listUrl = new URL(uri, base).href;
-      expect(pathOf(listUrl).startsWith(master.slice(0, master.indexOf('/vod/')))).toBe(true); // the token is carried
-      const list = parseM3u8(await ok(pathOf(listUrl))).manifest;
-      const init = list.segments[0]?.map?.uri;
-      if (init !== undefined) await ok(pathOf(new URL(init, listUrl).href));
-      for (const s of sample(list.segments)) {
-        await ok(pathOf(new URL(s.uri, listUrl).href));
-        segments++;
+  test.each(['.m3u8', '.m3u8?hls_fmp4=true'])(
+    'HLS %s: master, media playlists, init and media segments',
+    async (tail) => {
+      const master = manifest(tail);
+      const base = edge.url + master;
+      const m = parseM3u8(await ok(master)).manifest;
+      const lists = (m.playlists ?? []).map((p) => p.uri);
+      for (const group of Object.values(m.mediaGroups.AUDIO))
+        for (const r of Object.values(group)) if (r.uri !== undefined) lists.push(r.uri);
+      expect(lists.length).toBeGreaterThan(3);
+      let segments = 0;
+      for (const uri of lists) {
+        const listUrl = new URL(uri, base).href;
+        expect(pathOf(listUrl).startsWith(master.slice(0, master.indexOf('/vod/')))).toBe(true); // the token is carried
+        const list = parseM3u8(await ok(pathOf(listUrl))).manifest;
+        const init = list.segments[0]?.map?.uri;
+        if (init !== undefined) await ok(pathOf(new URL(init, listUrl).href));
+        for (const s of sample(list.segments)) {
+          await ok(pathOf(new URL(s.uri, listUrl).href));
+          segments++;
+        }
       }
-    }
-    expect(segments).toBeGreaterThan(6);
-  });
+      expect(segments).toBeGreaterThan(6);
+    },
+  );
 
   test('DASH: the MPD, init and media segments', async () => {
     const mpdPath = manifest('.mpd');
     const mpd = await ok(mpdPath);
-    const mpdParser = require('mpd-parser') as { parse(text: string, o: { manifestUri: string }): { playlists: Array<{ segments: Array<{ resolvedUri: string; map: { resolvedUri: string } }> }> } };
+    const mpdParser = require('mpd-parser') as {
+      parse(
+        text: string,
+        o: { manifestUri: string },
+      ): { playlists: Array<{ segments: Array<{ resolvedUri: string; map: { resolvedUri: string } }> }> };
+    };
     const playlists = mpdParser.parse(mpd, { manifestUri: edge.url + mpdPath }).playlists;
     expect(playlists.length).toBeGreaterThan(0);
     for (const p of playlists) {
@@ -148,15 +201,21 @@ describe('refused at the edge, never seen by the origin', () => {
     for (const q of ['expired=1', 'forged=1', 'bare=1']) expect(originSaw(q)).toBe(false);
   });
 
-  test('an invalid filter: 400 from the edge with the origin\'s text; a valid one arrives canonical', async () => {
+  test("an invalid filter: 400 from the edge with the origin's text; a valid one arrives canonical", async () => {
     const r = await request(edge.url, '/p.ism/.mpd?filter=type%3D%22audio%22&marker=bad');
-    expect([r.status, r.headers['x-origin-error'], r.body.toString()]).toEqual([400, 'bad-filter', 'filter: unexpected "=" at 4: did you mean "=="?\n']);
+    expect([r.status, r.headers['x-origin-error'], r.body.toString()]).toEqual([
+      400,
+      'bad-filter',
+      'filter: unexpected "=" at 4: did you mean "=="?\n',
+    ]);
     expect(originSaw('marker=bad')).toBe(false);
     const direct = await request(origin.url, '/p.ism/.mpd?filter=type%3D%22audio%22');
     expect(direct.body.toString()).toBe(r.body.toString()); // the same words the origin would have said
     const good = await request(edge.url, '/p.ism/.mpd?filter=(type%20==%20"audio")&marker=good');
     expect(good.status).toBe(200);
-    expect(origin.logs.some((l) => l.startsWith('GET /p.ism/.mpd?filter=type%3D%3D%22audio%22&marker=good 200'))).toBe(true);
+    expect(origin.logs.some((l) => l.startsWith('GET /p.ism/.mpd?filter=type%3D%3D%22audio%22&marker=good 200'))).toBe(
+      true,
+    );
   });
 
   test('a path trick: 400 at the edge', async () => {
@@ -177,9 +236,13 @@ describe('refused at the edge, never seen by the origin', () => {
 test('origin sign-url prints a URL the edge accepts', async () => {
   let out = '';
   let err = '';
-  const sink = (write: (s: string) => void): NodeJS.WritableStream => ({ write: (s: string) => (write(s), true) }) as unknown as NodeJS.WritableStream;
-  const code = await originCli(['sign-url', '--secret', SECRET, '--prefix', 'token', '--timeout', '600', '--base', edge.url, '/vod/p.ism/.mpd'],
-    sink((s) => (out += s)), sink((s) => (err += s)));
+  const sink = (write: (s: string) => void): NodeJS.WritableStream =>
+    ({ write: (s: string) => (write(s), true) }) as unknown as NodeJS.WritableStream;
+  const code = await originCli(
+    ['sign-url', '--secret', SECRET, '--prefix', 'token', '--timeout', '600', '--base', edge.url, '/vod/p.ism/.mpd'],
+    sink((s) => (out += s)),
+    sink((s) => (err += s)),
+  );
   expect(code).toBe(0);
   expect(err).toMatch(/^valid until \d{4}-/);
   const url = out.trim();

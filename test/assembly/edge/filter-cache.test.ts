@@ -23,46 +23,72 @@ interface RawProbe {
 let probe: RawProbe;
 beforeAll(() => {
   // Every source the module can import (hashed for the compile cache); the module itself last.
-  const dir = (d: string): string[] => readdirSync(path.join(ROOT, d)).filter((f) => f.endsWith('.ts')).map((f) => path.join(d, f));
-  const ordered = [...dir('assembly/edge'), ...dir('assembly/filter'), path.join('test', 'wasm', 'filter-cache-probe.ts')];
-  probe = loader.instantiateSync<Record<string, unknown>>(readFileSync(probePath(ordered, 'edge-filter-cache-probe')), {}).exports as unknown as RawProbe;
+  const dir = (d: string): string[] =>
+    readdirSync(path.join(ROOT, d))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => path.join(d, f));
+  const ordered = [
+    ...dir('assembly/edge'),
+    ...dir('assembly/filter'),
+    path.join('test', 'wasm', 'filter-cache-probe.ts'),
+  ];
+  probe = loader.instantiateSync<Record<string, unknown>>(
+    readFileSync(probePath(ordered, 'edge-filter-cache-probe')),
+    {},
+  ).exports as unknown as RawProbe;
 });
 
 const check = (query: string): string => probe.__getString(probe.check(probe.__newString(query)));
 
 /** Expressions valid and invalid, to be spelled in several ways. */
 const EXPRESSIONS = [
-  'type=="video"', '(type == "video") && (systemBitrate <= 1000000)', 'type=="audio"||systemBitrate<800000',
-  'type="audio"', 'type==audio', '(type=="video"', 'type=="a"+', 'MaxHeight>=720', 'systemBitrate<"100"', 'é=="x"',
+  'type=="video"',
+  '(type == "video") && (systemBitrate <= 1000000)',
+  'type=="audio"||systemBitrate<800000',
+  'type="audio"',
+  'type==audio',
+  '(type=="video"',
+  'type=="a"+',
+  'MaxHeight>=720',
+  'systemBitrate<"100"',
+  'é=="x"',
 ];
 
 /** One raw spelling of an expression: encodeURIComponent, raw where the URL allows it, or with upper/lower-case escapes. */
 function spell(expression: string, how: number): string {
   const encoded = encodeURIComponent(expression);
   switch (how % 4) {
-    case 0: return encoded;
-    case 1: return encoded.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase());
-    case 2: return expression.replace(/ /g, '%20').replace(/&/g, '%26').replace(/é/g, '%C3%A9');
-    default: return encoded.replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`);
+    case 0:
+      return encoded;
+    case 1:
+      return encoded.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase());
+    case 2:
+      return expression.replace(/ /g, '%20').replace(/&/g, '%26').replace(/é/g, '%C3%A9');
+    default:
+      return encoded.replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`);
   }
 }
 
-const filterPart = fc.tuple(fc.constantFrom(...EXPRESSIONS), fc.nat(), fc.boolean())
+const filterPart = fc
+  .tuple(fc.constantFrom(...EXPRESSIONS), fc.nat(), fc.boolean())
   .map(([e, how, encodedName]) => `${encodedName ? '%66ilter' : 'filter'}=${spell(e, how)}`);
 const otherPart = fc.constantFrom('t=10', 'a=1', 'filter=', 'filter', 'x=%41', 'suppress_query_parameters');
 const query = fc.array(fc.oneof(filterPart, otherPart), { minLength: 1, maxLength: 4 }).map((parts) => parts.join('&'));
 
 test('a cached answer is the answer of a fresh check (fast-check, with evictions in between)', () => {
-  fc.assert(fc.property(fc.array(query, { minLength: 1, maxLength: 20 }), (queries) => {
-    for (const q of queries) {
-      const first = check(q); // fresh or cached, whatever came before
-      probe.clearCache();
-      const fresh = check(q);
-      const cached = check(q);
-      if (first !== fresh || cached !== fresh) return false;
-    }
-    return true;
-  }), { numRuns: 200 });
+  fc.assert(
+    fc.property(fc.array(query, { minLength: 1, maxLength: 20 }), (queries) => {
+      for (const q of queries) {
+        const first = check(q); // fresh or cached, whatever came before
+        probe.clearCache();
+        const fresh = check(q);
+        const cached = check(q);
+        if (first !== fresh || cached !== fresh) return false;
+      }
+      return true;
+    }),
+    { numRuns: 200 },
+  );
 });
 
 test('answers stay right while the cache fills, empties and refills', () => {

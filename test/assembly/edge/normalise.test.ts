@@ -53,14 +53,22 @@ describe('refused shapes', () => {
     ['/a%ed%a0%80', 'percent-encoded bytes in the path are not UTF-8'],
   ])('%j: 400 bad-path', async (target, message) => {
     const r = await send(plugin, target);
-    expect({ status: r.status, code: r.headers['x-origin-error'], details: r.details, body: r.body })
-      .toEqual({ status: 400, code: 'bad-path', details: 'edge_bad_path', body: `${message}\n` });
+    expect({ status: r.status, code: r.headers['x-origin-error'], details: r.details, body: r.body }).toEqual({
+      status: 400,
+      code: 'bad-path',
+      details: 'edge_bad_path',
+      body: `${message}\n`,
+    });
   });
 
-  test('a path over 4096 characters: 414 (the origin\'s bound and status)', async () => {
+  test("a path over 4096 characters: 414 (the origin's bound and status)", async () => {
     expect((await send(plugin, `/${'a'.repeat(4095)}`)).status).toBe(0);
     const r = await send(plugin, `/${'a'.repeat(4096)}`);
-    expect({ status: r.status, code: r.headers['x-origin-error'], details: r.details }).toEqual({ status: 414, code: 'url-too-long', details: 'edge_url_too_long' });
+    expect({ status: r.status, code: r.headers['x-origin-error'], details: r.details }).toEqual({
+      status: 414,
+      code: 'url-too-long',
+      details: 'edge_url_too_long',
+    });
     expect((await send(plugin, `/${'a'.repeat(1 << 20)}`)).status).toBe(414);
   });
 
@@ -74,12 +82,23 @@ describe('refused shapes', () => {
     ['?a#b', "'#' in the query"],
   ])('query %#: 400 bad-query', async (query, message) => {
     const r = await send(plugin, `/a.ism/.mpd${query}`);
-    expect({ status: r.status, code: r.headers['x-origin-error'], body: r.body }).toEqual({ status: 400, code: 'bad-query', body: `${message}\n` });
+    expect({ status: r.status, code: r.headers['x-origin-error'], body: r.body }).toEqual({
+      status: 400,
+      code: 'bad-query',
+      body: `${message}\n`,
+    });
   });
 
   test('no :path at all: 400', async () => {
     const s = plugin.newStream(INFO);
-    const v = await s.requestHeaders([[':authority', 'edge.test'], [':method', 'GET'], [':scheme', 'http']], true);
+    const v = await s.requestHeaders(
+      [
+        [':authority', 'edge.test'],
+        [':method', 'GET'],
+        [':scheme', 'http'],
+      ],
+      true,
+    );
     s.end();
     expect(v.kind === 'respond' && v.response.headers[0]).toEqual([':status', '400']);
   });
@@ -95,7 +114,10 @@ describe('the canonical spelling goes upstream', () => {
   test.each([
     ['/', '/'],
     ['/a/', '/a/'],
-    ['/vod/tears.ism/QualityLevels(400000)/Fragments(video_eng=0)', '/vod/tears.ism/QualityLevels(400000)/Fragments(video_eng=0)'],
+    [
+      '/vod/tears.ism/QualityLevels(400000)/Fragments(video_eng=0)',
+      '/vod/tears.ism/QualityLevels(400000)/Fragments(video_eng=0)',
+    ],
     ['/a%41%7e%2d', '/aA~-'],
     ['/a%c3%a9', '/a%C3%A9'],
     ['/a"b|c^d`e{f}g[h]', '/a%22b%7Cc%5Ed%60e%7Bf%7Dg%5Bh%5D'],
@@ -109,54 +131,109 @@ describe('the canonical spelling goes upstream', () => {
 
 describe('properties', () => {
   // Targets from an alphabet rich in the characters that matter.
-  const piece = fc.constantFrom('/', '/', 'a', 'b.ism', '.', '..', '%', '%2e', '%2E', '%2f', '%5c', '%00', '%25', '%41', '%c3%a9', '%ff',
-    '%e2%82', '\\', '?', '&', '=', '#', ' ', 'é', '~', '"', '(', ')', '%0a', '+', 'filter', '%7e', ':', '@');
+  const piece = fc.constantFrom(
+    '/',
+    '/',
+    'a',
+    'b.ism',
+    '.',
+    '..',
+    '%',
+    '%2e',
+    '%2E',
+    '%2f',
+    '%5c',
+    '%00',
+    '%25',
+    '%41',
+    '%c3%a9',
+    '%ff',
+    '%e2%82',
+    '\\',
+    '?',
+    '&',
+    '=',
+    '#',
+    ' ',
+    'é',
+    '~',
+    '"',
+    '(',
+    ')',
+    '%0a',
+    '+',
+    'filter',
+    '%7e',
+    ':',
+    '@',
+  );
   const target = fc.array(piece, { maxLength: 16 }).map((p) => `/${p.join('')}`);
   const decided = new Map<string, string>();
 
   test('whatever the edge forwards, the origin reads without complaint, and it is a fixpoint', async () => {
-    await fc.assert(fc.asyncProperty(target, async (t) => {
-      const r = await send(plugin, t);
-      if (r.status !== 0) return;
-      const q = r.forwarded.indexOf('?');
-      const path = q < 0 ? r.forwarded : r.forwarded.slice(0, q);
-      expect(() => decodePath(path)).not.toThrow();
-      expect(() => parseQuery(q < 0 ? '' : r.forwarded.slice(q + 1))).not.toThrow();
-      expect((await send(plugin, r.forwarded)).forwarded).toBe(r.forwarded);
-      decided.set(t, r.forwarded);
-    }), { numRuns: 3000, seed: 5 });
+    await fc.assert(
+      fc.asyncProperty(target, async (t) => {
+        const r = await send(plugin, t);
+        if (r.status !== 0) return;
+        const q = r.forwarded.indexOf('?');
+        const path = q < 0 ? r.forwarded : r.forwarded.slice(0, q);
+        expect(() => decodePath(path)).not.toThrow();
+        expect(() => parseQuery(q < 0 ? '' : r.forwarded.slice(q + 1))).not.toThrow();
+        expect((await send(plugin, r.forwarded)).forwarded).toBe(r.forwarded);
+        decided.set(t, r.forwarded);
+      }),
+      { numRuns: 3000, seed: 5 },
+    );
     expect(decided.size).toBeGreaterThan(150); // the generator reaches accepted targets too
   });
 
   test('whatever the origin refuses, the edge refuses', async () => {
-    await fc.assert(fc.asyncProperty(target, async (t) => {
-      const q = t.indexOf('?');
-      let originRefuses = false;
-      try {
-        decodePath(q < 0 ? t : t.slice(0, q));
-        parseQuery(q < 0 ? '' : t.slice(q + 1));
-      } catch {
-        originRefuses = true;
-      }
-      if (originRefuses) expect((await send(plugin, t)).status).toBeGreaterThanOrEqual(400);
-    }), { numRuns: 3000, seed: 6 });
+    await fc.assert(
+      fc.asyncProperty(target, async (t) => {
+        const q = t.indexOf('?');
+        let originRefuses = false;
+        try {
+          decodePath(q < 0 ? t : t.slice(0, q));
+          parseQuery(q < 0 ? '' : t.slice(q + 1));
+        } catch {
+          originRefuses = true;
+        }
+        if (originRefuses) expect((await send(plugin, t)).status).toBeGreaterThanOrEqual(400);
+      }),
+      { numRuns: 3000, seed: 6 },
+    );
   });
 
   test('every spelling of a path reaches the origin as one URL', async () => {
-    const segment = fc.string({ unit: fc.constantFrom('a', 'Z', '0', '-', '_', '~', '(', ')', '=', 'é', ' ', '"', '!', '😀'), minLength: 1, maxLength: 6 })
+    const segment = fc
+      .string({
+        unit: fc.constantFrom('a', 'Z', '0', '-', '_', '~', '(', ')', '=', 'é', ' ', '"', '!', '😀'),
+        minLength: 1,
+        maxLength: 6,
+      })
       .filter((s) => s !== '.' && s !== '..');
-    const spell = (s: string, mask: number): string => Array.from(Buffer.from(s, 'utf8'))
-      .map((b, i) => {
-        const c = String.fromCharCode(b);
-        const mustEncode = b >= 0x80 || !/[A-Za-z0-9\-_~()=!]/.test(c);
-        return mustEncode || (mask >> (i % 30)) & 1 ? `%${b.toString(16).padStart(2, '0')}` : c;
-      }).join('');
-    await fc.assert(fc.asyncProperty(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.integer(), fc.integer(), async (segments, m1, m2) => {
-      const a = await send(plugin, `/${segments.map((s) => spell(s, m1)).join('/')}`);
-      const b = await send(plugin, `/${segments.map((s) => spell(s, m2)).join('/')}`);
-      expect(a.status).toBe(0);
-      expect(b.forwarded).toBe(a.forwarded);
-      expect(decodePath(a.forwarded)).toEqual(segments);
-    }), { numRuns: 500, seed: 8 });
+    const spell = (s: string, mask: number): string =>
+      Array.from(Buffer.from(s, 'utf8'))
+        .map((b, i) => {
+          const c = String.fromCharCode(b);
+          const mustEncode = b >= 0x80 || !/[A-Za-z0-9\-_~()=!]/.test(c);
+          return mustEncode || (mask >> (i % 30)) & 1 ? `%${b.toString(16).padStart(2, '0')}` : c;
+        })
+        .join('');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(segment, { minLength: 1, maxLength: 4 }),
+        fc.integer(),
+        fc.integer(),
+        async (segments, m1, m2) => {
+          const a = await send(plugin, `/${segments.map((s) => spell(s, m1)).join('/')}`);
+          const b = await send(plugin, `/${segments.map((s) => spell(s, m2)).join('/')}`);
+          expect(a.status).toBe(0);
+          expect(b.forwarded).toBe(a.forwarded);
+          expect(decodePath(a.forwarded)).toEqual(segments);
+        },
+      ),
+      { numRuns: 500, seed: 8 },
+    );
   });
 });

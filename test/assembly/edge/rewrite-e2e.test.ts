@@ -49,7 +49,10 @@ describe('each default rule: the alias answers the bytes of its query URL', () =
     ['master, TS', '/vod/tos.ism/ts/sd.m3u8'],
     ['master with a timeline', '/vod/tos.ism/fmp4/avc@intro.m3u8'],
     ['media playlist of a subclip', '/vod/tos.ism/fmp4/intro-video_eng=410594.m3u8?presentation_name=intro'],
-    ['media playlist of the other subclip', '/vod/tos.ism/ts/late-audio_eng=64113-video_eng=410594.m3u8?presentation_name=late'],
+    [
+      'media playlist of the other subclip',
+      '/vod/tos.ism/ts/late-audio_eng=64113-video_eng=410594.m3u8?presentation_name=late',
+    ],
     ['media playlist, default name', '/vod/tos.ism/fmp4/tos-audio_nld=127958.m3u8'],
     ['I-frame playlist', '/vod/tos.ism/ts/keyframes/intro-video_eng=925835.m3u8?presentation_name=intro'],
     ['fMP4 init segment', '/vod/tos.ism/fmp4/hls/tos-video_eng=410594.m4s'],
@@ -64,7 +67,10 @@ describe('each default rule: the alias answers the bytes of its query URL', () =
   });
 
   test('a directory that is no alias format reaches the origin unchanged (a virtual path)', async () => {
-    const [viaEdge, viaOrigin] = await Promise.all([get(s.edge.url, '/vod/tos.ism/other/avc.m3u8'), get(s.origin.url, '/vod/tos.ism/other/avc.m3u8')]);
+    const [viaEdge, viaOrigin] = await Promise.all([
+      get(s.edge.url, '/vod/tos.ism/other/avc.m3u8'),
+      get(s.origin.url, '/vod/tos.ism/other/avc.m3u8'),
+    ]);
     expect(viaEdge.status).toBe(200);
     expect(viaEdge.body.equals(viaOrigin.body)).toBe(true);
   });
@@ -78,40 +84,54 @@ describe('everything an aliased master leads to', () => {
     '/vod/tos.ism/ts/avc.m3u8',
     '/vod/tos.ism/ts/sd@intro.m3u8',
     '/vod/tos.ism/ts/audio@late.m3u8',
-  ])('%s: every playlist and segment, through the edge, equals its query URL direct', async (master) => {
-    const text = (await same(master)).text;
-    const playlists = [...new Set(playlistUris(text).map((u) => resolve(u, master)))];
-    expect(playlists.length).toBeGreaterThan(1);
-    let segments = 0;
-    for (const playlist of playlists) {
-      const media = (await same(playlist)).text;
-      expect(media).toContain('#EXT-X-ENDLIST');
-      for (const uri of [...new Set(playlistUris(media).map((u) => resolve(u, playlist)))]) {
-        await same(uri);
-        segments++;
+  ])(
+    '%s: every playlist and segment, through the edge, equals its query URL direct',
+    async (master) => {
+      const text = (await same(master)).text;
+      const playlists = [...new Set(playlistUris(text).map((u) => resolve(u, master)))];
+      expect(playlists.length).toBeGreaterThan(1);
+      let segments = 0;
+      for (const playlist of playlists) {
+        const media = (await same(playlist)).text;
+        expect(media).toContain('#EXT-X-ENDLIST');
+        for (const uri of [...new Set(playlistUris(media).map((u) => resolve(u, playlist)))]) {
+          await same(uri);
+          segments++;
+        }
       }
-    }
-    expect(segments).toBeGreaterThan(playlists.length);
-  }, 60_000);
+      expect(segments).toBeGreaterThan(playlists.length);
+    },
+    60_000,
+  );
 
-  test.each(['avc', 'sd'])('Smooth under %s/: the aliased manifest and every fragment it names', async (dir) => {
-    const manifest = (await same(`/vod/tos.ism/${dir}/Manifest`)).text;
-    const urls: string[] = [];
-    for (const m of manifest.matchAll(/<StreamIndex\b([^>]*)>([\s\S]*?)<\/StreamIndex>/g)) {
-      const template = /\bUrl="([^"]*)"/.exec(m[1]!)![1]!;
-      expect(template).not.toContain('?'); // suppress_query_parameters: the fragment rule adds the filter
-      const bitrates = [...m[2]!.matchAll(/<QualityLevel\b[^>]*\bBitrate="(\d+)"/g)].map((q) => q[1]!);
-      let time = 0n;
-      for (const c of m[2]!.matchAll(/<c\b([^>]*)\/>/g)) {
-        const t = /\bt="(\d+)"/.exec(c[1]!);
-        if (t !== null) time = BigInt(t[1]!);
-        for (const b of bitrates) urls.push(resolve(template.replace('{bitrate}', b).replace('{start time}', String(time)), `/vod/tos.ism/${dir}/Manifest`));
-        time += BigInt(/\bd="(\d+)"/.exec(c[1]!)![1]!);
+  test.each(['avc', 'sd'])(
+    'Smooth under %s/: the aliased manifest and every fragment it names',
+    async (dir) => {
+      const manifest = (await same(`/vod/tos.ism/${dir}/Manifest`)).text;
+      const urls: string[] = [];
+      for (const m of manifest.matchAll(/<StreamIndex\b([^>]*)>([\s\S]*?)<\/StreamIndex>/g)) {
+        const template = /\bUrl="([^"]*)"/.exec(m[1]!)![1]!;
+        expect(template).not.toContain('?'); // suppress_query_parameters: the fragment rule adds the filter
+        const bitrates = [...m[2]!.matchAll(/<QualityLevel\b[^>]*\bBitrate="(\d+)"/g)].map((q) => q[1]!);
+        let time = 0n;
+        for (const c of m[2]!.matchAll(/<c\b([^>]*)\/>/g)) {
+          const t = /\bt="(\d+)"/.exec(c[1]!);
+          if (t !== null) time = BigInt(t[1]!);
+          for (const b of bitrates)
+            urls.push(
+              resolve(
+                template.replace('{bitrate}', b).replace('{start time}', String(time)),
+                `/vod/tos.ism/${dir}/Manifest`,
+              ),
+            );
+          time += BigInt(/\bd="(\d+)"/.exec(c[1]!)![1]!);
+        }
       }
-    }
-    expect(urls.length).toBeGreaterThan(10);
-    for (const u of urls) await same(u);
-  }, 60_000);
+      expect(urls.length).toBeGreaterThan(10);
+      for (const u of urls) await same(u);
+    },
+    60_000,
+  );
 });
 
 describe('the three sibling media playlists of a rendition', () => {
@@ -131,8 +151,14 @@ describe('the three sibling media playlists of a rendition', () => {
     const playlist = `/vod/tos.ism/${format}/${prefix}-${rendition}.m3u8${query}`;
     const text = (await same(playlist)).text;
     const lines = text.split('\n');
-    const entries = lines.flatMap((l, i) => (l.startsWith('#EXTINF:') ? [`${l} ${resolve(lines[i + 1]!, playlist)}`] : []));
-    return { uris: playlistUris(text).map((u) => resolve(u, playlist)), entries, sequence: Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(text)![1]) };
+    const entries = lines.flatMap((l, i) =>
+      l.startsWith('#EXTINF:') ? [`${l} ${resolve(lines[i + 1]!, playlist)}`] : [],
+    );
+    return {
+      uris: playlistUris(text).map((u) => resolve(u, playlist)),
+      entries,
+      sequence: Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(text)![1]),
+    };
   };
   const bytes = async (u: string): Promise<Buffer> => {
     const r = await get(s.edge.url, u);
@@ -141,7 +167,11 @@ describe('the three sibling media playlists of a rendition', () => {
   };
 
   test('the masters name them', async () => {
-    for (const [master, prefix] of [['avc', 'tos'], ['avc@intro', 'intro'], ['avc@late', 'late']]) {
+    for (const [master, prefix] of [
+      ['avc', 'tos'],
+      ['avc@intro', 'intro'],
+      ['avc@late', 'late'],
+    ]) {
       const text = (await same(`/vod/tos.ism/fmp4/${master}.m3u8`)).text;
       expect(text).toContain(`\n${prefix}-video_eng=410594.m3u8`);
     }
@@ -150,25 +180,32 @@ describe('the three sibling media playlists of a rendition', () => {
   test.each([
     ['fmp4', 'video_eng=410594', 'hls/tos-video_eng=410594', 'm4s'],
     ['ts', 'audio_eng=64113-video_eng=410594', 'tos-audio_eng=64113-video_eng=410594', 'ts'],
-  ])('%s %s: where they overlap, the same segment URLs (queries included) and the same bytes through the edge', async (format, rendition, stem, ext) => {
-    const whole = await sibling(format, 'tos', rendition, '');
-    const intro = await sibling(format, 'intro', rendition, '?presentation_name=intro');
-    const late = await sibling(format, 'late', rendition, '?presentation_name=late');
-    const url = (n: number): string => `/vod/tos.ism/${format}/${stem}-${n}.${ext}`;
-    // No clip query on any segment URL, and the whole presentation's numbers.
-    expect(whole.entries.map((e) => e.split(' ')[1])).toEqual([1, 2, 3].map(url));
-    expect(intro.entries).toEqual(whole.entries.slice(0, 2));
-    expect(late.entries).toEqual(whole.entries.slice(1));
-    expect([whole.sequence, intro.sequence, late.sequence]).toEqual([1, 1, 2]);
-    // Every URI a clip names (init segment included) is one the whole presentation names.
-    for (const u of [...intro.uris, ...late.uris]) expect(whole.uris).toContain(u);
-    // Fetched through the edge, once per sibling that names it: the same bytes (and those of the
-    // query URL direct, by `same`).
-    for (const n of [1, 2, 3]) {
-      const fetched = await Promise.all([whole, intro, late].filter((x) => x.uris.includes(url(n))).map((x) => bytes(x.uris[x.uris.indexOf(url(n))]!)));
-      expect([n, fetched.length]).toEqual([n, n === 2 ? 3 : 2]);
-      expect([n, fetched.every((b) => b.equals(fetched[0]!))]).toEqual([n, true]);
-      await same(url(n));
-    }
-  });
+  ])(
+    '%s %s: where they overlap, the same segment URLs (queries included) and the same bytes through the edge',
+    async (format, rendition, stem, ext) => {
+      const whole = await sibling(format, 'tos', rendition, '');
+      const intro = await sibling(format, 'intro', rendition, '?presentation_name=intro');
+      const late = await sibling(format, 'late', rendition, '?presentation_name=late');
+      const url = (n: number): string => `/vod/tos.ism/${format}/${stem}-${n}.${ext}`;
+      // No clip query on any segment URL, and the whole presentation's numbers.
+      expect(whole.entries.map((e) => e.split(' ')[1])).toEqual([1, 2, 3].map(url));
+      expect(intro.entries).toEqual(whole.entries.slice(0, 2));
+      expect(late.entries).toEqual(whole.entries.slice(1));
+      expect([whole.sequence, intro.sequence, late.sequence]).toEqual([1, 1, 2]);
+      // Every URI a clip names (init segment included) is one the whole presentation names.
+      for (const u of [...intro.uris, ...late.uris]) expect(whole.uris).toContain(u);
+      // Fetched through the edge, once per sibling that names it: the same bytes (and those of the
+      // query URL direct, by `same`).
+      for (const n of [1, 2, 3]) {
+        const fetched = await Promise.all(
+          [whole, intro, late]
+            .filter((x) => x.uris.includes(url(n)))
+            .map((x) => bytes(x.uris[x.uris.indexOf(url(n))]!)),
+        );
+        expect([n, fetched.length]).toEqual([n, n === 2 ? 3 : 2]);
+        expect([n, fetched.every((b) => b.equals(fetched[0]!))]).toEqual([n, true]);
+        await same(url(n));
+      }
+    },
+  );
 });

@@ -27,21 +27,29 @@ describePlayers('hls.js plays aliased HLS through the edge', () => {
     ['fmp4-intro', '/vod/tos.ism/fmp4/one@intro.m3u8', 'the six-second intro subclip, past 5 s', 5],
     // From 4 s on: whole segments 2 and 3 (EXT-X-MEDIA-SEQUENCE:2, media times from 4 s).
     ['fmp4-late', '/vod/tos.ism/fmp4/one@late.m3u8', 'the six-second subclip from four seconds on, past 5 s', 5],
-  ] as Array<[string, string, string, number]>)('%s: %s (%s) without a player error', async (name, alias, _what, until) => {
-    const before = s.edge.edge.stats.requests;
-    const page = `${s.edge.url}/play?player=hlsjs&url=${encodeURIComponent(s.edge.url + alias)}`;
-    const r = await playAndCheck(page, { untilSeconds: until, timeoutMs: PLAY_TIMEOUT_MS, screenshot: `edge-alias-${name}` });
-    expect({ errors: r.errors, passed: r.currentTime > until }).toEqual({ errors: [], passed: true });
-    // The subclips' segments are the whole presentation's URLs (README "URL aliases", rule 7):
-    // the browser's HTTP cache holds those the test before fetched, so a subclip may need only
-    // its page, master and media playlists from the edge.
-    expect(s.edge.edge.stats.requests - before).toBeGreaterThan(name === 'fmp4-one' ? 5 : 3);
-    expect(s.edge.logs.filter((l) => / [45]\d\d /.test(l) && !l.includes('favicon'))).toEqual([]);
-    // The player asked for alias URLs only: the sibling media playlists and segments under the format directory.
-    const hls = s.edge.logs.filter((l) => l.includes('/vod/tos.ism/'));
-    expect(hls.length).toBeGreaterThan(3);
-    expect(hls.every((l) => /\/vod\/tos\.ism\/(fmp4|ts)\//.test(l))).toBe(true);
-    // No segment URL carries a query (no clip): one URL per segment for all siblings.
-    expect(hls.filter((l) => /\.m4s\?/.test(l))).toEqual([]);
-  }, PLAY_TIMEOUT_MS + 10_000);
+  ] as Array<[string, string, string, number]>)(
+    '%s: %s (%s) without a player error',
+    async (name, alias, _what, until) => {
+      const before = s.edge.edge.stats.requests;
+      const page = `${s.edge.url}/play?player=hlsjs&url=${encodeURIComponent(s.edge.url + alias)}`;
+      const r = await playAndCheck(page, {
+        untilSeconds: until,
+        timeoutMs: PLAY_TIMEOUT_MS,
+        screenshot: `edge-alias-${name}`,
+      });
+      expect({ errors: r.errors, passed: r.currentTime > until }).toEqual({ errors: [], passed: true });
+      // The subclips' segments are the whole presentation's URLs (README "URL aliases", rule 7):
+      // the browser's HTTP cache holds those the test before fetched, so a subclip may need only
+      // its page, master and media playlists from the edge.
+      expect(s.edge.edge.stats.requests - before).toBeGreaterThan(name === 'fmp4-one' ? 5 : 3);
+      expect(s.edge.logs.filter((l) => / [45]\d\d /.test(l) && !l.includes('favicon'))).toEqual([]);
+      // The player asked for alias URLs only: the sibling media playlists and segments under the format directory.
+      const hls = s.edge.logs.filter((l) => l.includes('/vod/tos.ism/'));
+      expect(hls.length).toBeGreaterThan(3);
+      expect(hls.every((l) => /\/vod\/tos\.ism\/(fmp4|ts)\//.test(l))).toBe(true);
+      // No segment URL carries a query (no clip): one URL per segment for all siblings.
+      expect(hls.filter((l) => /\.m4s\?/.test(l))).toEqual([]);
+    },
+    PLAY_TIMEOUT_MS + 10_000,
+  );
 });

@@ -14,8 +14,12 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 const ENTRY = 'test/wasm/rewrite-probe.ts';
 
 function sources(): string[] {
-  const edge = readdirSync(path.join(ROOT, 'assembly/edge')).filter((f) => /^rewrite.*\.ts$/.test(f)).map((f) => `assembly/edge/${f}`);
-  const json = readdirSync(path.join(ROOT, 'assembly/json')).filter((f) => f.endsWith('.ts')).map((f) => `assembly/json/${f}`);
+  const edge = readdirSync(path.join(ROOT, 'assembly/edge'))
+    .filter((f) => /^rewrite.*\.ts$/.test(f))
+    .map((f) => `assembly/edge/${f}`);
+  const json = readdirSync(path.join(ROOT, 'assembly/json'))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => `assembly/json/${f}`);
   return [...edge, ...json, ENTRY, 'asconfig.json'].sort();
 }
 
@@ -28,12 +32,31 @@ export function rewriteProbePath(): string {
   try {
     const config = path.join(work, 'asconfig.json'); // not the project's: its textFile would overwrite build/edge.wat
     writeFileSync(config, '{"targets":{},"options":{}}');
-    const t = (JSON.parse(readFileSync(path.join(ROOT, 'asconfig.json'), 'utf8')) as { targets: { release: { optimizeLevel: number; runtime: string } } }).targets.release;
+    const t = (
+      JSON.parse(readFileSync(path.join(ROOT, 'asconfig.json'), 'utf8')) as {
+        targets: { release: { optimizeLevel: number; runtime: string } };
+      }
+    ).targets.release;
     const out = path.join(work, 'probe.wasm');
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/assemblyscript/bin/asc.js'), ENTRY, '--config', config, '--outFile', out, `-O${t.optimizeLevel}`, '--runtime', t.runtime, '--exportRuntime'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules/assemblyscript/bin/asc.js'),
+        ENTRY,
+        '--config',
+        config,
+        '--outFile',
+        out,
+        `-O${t.optimizeLevel}`,
+        '--runtime',
+        t.runtime,
+        '--exportRuntime',
+      ],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     renameSync(out, target);
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -65,7 +88,9 @@ export class RewriteEngine {
   aborts: string[] = [];
 
   constructor() {
-    const loader = require('@assemblyscript/loader') as { instantiateSync(b: Buffer, imports: object): { exports: unknown } };
+    const loader = require('@assemblyscript/loader') as {
+      instantiateSync(b: Buffer, imports: object): { exports: unknown };
+    };
     const aborts = this.aborts;
     const instance = loader.instantiateSync(readFileSync(rewriteProbePath()), {
       env: {

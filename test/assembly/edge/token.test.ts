@@ -13,8 +13,16 @@ const TIMEOUT = 3600;
 const SKEW = 60;
 const CONFIG = {
   locations: [
-    { prefix: '/token/', skip_rewrite: false, auth_token: { secret: SECRET, prefix: 'token', timeout: TIMEOUT, skew: SKEW } },
-    { prefix: '/secure/', skip_rewrite: false, auth_token: { secret: 'other secret', prefix: '/secure/vod/', timeout: 60, skew: 0 } },
+    {
+      prefix: '/token/',
+      skip_rewrite: false,
+      auth_token: { secret: SECRET, prefix: 'token', timeout: TIMEOUT, skew: SKEW },
+    },
+    {
+      prefix: '/secure/',
+      skip_rewrite: false,
+      auth_token: { secret: 'other secret', prefix: '/secure/vod/', timeout: 60, skew: 0 },
+    },
     { prefix: '/open/' },
   ],
 };
@@ -46,14 +54,22 @@ describe('a valid token', () => {
   test('one signature covers the manifest and every URL under the same .ism', async () => {
     const ts = nowSeconds();
     const hash = tokenHash(SECRET, '/vod/tears.ism', hex8(ts));
-    for (const tail of ['.m3u8', 'tears-video_eng=400000.m3u8', 'tears-video_eng=400000-1.ts', 'keyframes/tears-video_eng=400000.m3u8']) {
+    for (const tail of [
+      '.m3u8',
+      'tears-video_eng=400000.m3u8',
+      'tears-video_eng=400000-1.ts',
+      'keyframes/tears-video_eng=400000.m3u8',
+    ]) {
       const r = await send(plugin, `/token/${hash}/${hex8(ts)}/vod/tears.ism/${tail}`);
       expect(r.forwarded).toBe(`/token/vod/tears.ism/${tail}`);
     }
   });
 
   test('the query is kept and not signed', async () => {
-    const r = await send(plugin, `${signed(SECRET, 'token', '/vod/tears.ism/.mpd', nowSeconds())}?filter=type%3D%3D%22video%22&t=0-10`);
+    const r = await send(
+      plugin,
+      `${signed(SECRET, 'token', '/vod/tears.ism/.mpd', nowSeconds())}?filter=type%3D%3D%22video%22&t=0-10`,
+    );
     expect(r.forwarded).toBe('/token/vod/tears.ism/.mpd?filter=type%3D%3D%22video%22&t=0-10');
   });
 
@@ -62,13 +78,17 @@ describe('a valid token', () => {
     const hash = tokenHash(SECRET, '/vod/tears.ism', ts);
     expect((await send(plugin, `/token/${hash.toUpperCase()}/${ts}/vod/tears.ism/.m3u8`)).status).toBe(0);
     const upper = ts.toUpperCase();
-    expect((await send(plugin, `/token/${tokenHash(SECRET, '/vod/tears.ism', upper)}/${upper}/vod/tears.ism/.m3u8`)).status).toBe(0);
+    expect(
+      (await send(plugin, `/token/${tokenHash(SECRET, '/vod/tears.ism', upper)}/${upper}/vod/tears.ism/.m3u8`)).status,
+    ).toBe(0);
     if (upper !== ts) expect((await send(plugin, `/token/${hash}/${upper}/vod/tears.ism/.m3u8`)).status).toBe(403);
   });
 
   test('.isml is a server manifest too; a path without one is signed whole', async () => {
     expect((await send(plugin, signed(SECRET, 'token', '/live/channel1.isml/.m3u8', nowSeconds()))).status).toBe(0);
-    expect((await send(plugin, signed(SECRET, 'token', '/files/movie.mp4', nowSeconds(), '/files/movie.mp4'))).forwarded).toBe('/token/files/movie.mp4');
+    expect(
+      (await send(plugin, signed(SECRET, 'token', '/files/movie.mp4', nowSeconds(), '/files/movie.mp4'))).forwarded,
+    ).toBe('/token/files/movie.mp4');
   });
 
   test('the digest covers the decoded path; the URL may encode it', async () => {
@@ -82,7 +102,9 @@ describe('a valid token', () => {
 
   test('a multi-segment prefix, and timestamps up to the timeout and the skew', async () => {
     const now = nowSeconds();
-    expect((await send(plugin, signed('other secret', 'secure/vod', '/x.ism/.mpd', now - 30))).forwarded).toBe('/secure/vod/x.ism/.mpd');
+    expect((await send(plugin, signed('other secret', 'secure/vod', '/x.ism/.mpd', now - 30))).forwarded).toBe(
+      '/secure/vod/x.ism/.mpd',
+    );
     expect((await send(plugin, signed(SECRET, 'token', '/vod/a.ism/.mpd', now - TIMEOUT + 30))).status).toBe(0);
     expect((await send(plugin, signed(SECRET, 'token', '/vod/a.ism/.mpd', now + SKEW - 30))).status).toBe(0);
   });
@@ -91,19 +113,33 @@ describe('a valid token', () => {
 describe('refusals', () => {
   const expectRefusal = async (target: string, status: number, details: string, code: string): Promise<void> => {
     const r = await send(plugin, target);
-    expect({ status: r.status, details: r.details, code: r.headers['x-origin-error'] }).toEqual({ status, details, code });
+    expect({ status: r.status, details: r.details, code: r.headers['x-origin-error'] }).toEqual({
+      status,
+      details,
+      code,
+    });
     expect(r.headers['cache-control']).toBe('no-store');
     expect(r.headers['content-type']).toBe('text/plain; charset=utf-8');
   };
 
   test('expired: 410', async () => {
-    await expectRefusal(signed(SECRET, 'token', '/vod/tears.ism/.m3u8', nowSeconds() - TIMEOUT - 30), 410, 'edge_token_expired', 'token-expired');
+    await expectRefusal(
+      signed(SECRET, 'token', '/vod/tears.ism/.m3u8', nowSeconds() - TIMEOUT - 30),
+      410,
+      'edge_token_expired',
+      'token-expired',
+    );
     const r = await send(plugin, signed(SECRET, 'token', '/vod/tears.ism/.m3u8', nowSeconds() - TIMEOUT - 30));
     expect(r.body).toBe('token expired\n');
   });
 
   test('an expired forged token is still 410 (mod_auth_token checks the time first)', async () => {
-    await expectRefusal(`/token/${'0'.repeat(32)}/${hex8(nowSeconds() - TIMEOUT - 30)}/vod/tears.ism/.m3u8`, 410, 'edge_token_expired', 'token-expired');
+    await expectRefusal(
+      `/token/${'0'.repeat(32)}/${hex8(nowSeconds() - TIMEOUT - 30)}/vod/tears.ism/.m3u8`,
+      410,
+      'edge_token_expired',
+      'token-expired',
+    );
   });
 
   test('wrong hash: 403', async () => {
@@ -111,7 +147,12 @@ describe('refusals', () => {
     const at = '/token/'.length + 5;
     const flipped = good.slice(0, at) + (good[at] === 'a' ? 'b' : 'a') + good.slice(at + 1);
     await expectRefusal(flipped, 403, 'edge_token_mismatch', 'token-invalid');
-    await expectRefusal(signed('wrong secret', 'token', '/vod/tears.ism/.m3u8', nowSeconds()), 403, 'edge_token_mismatch', 'token-invalid');
+    await expectRefusal(
+      signed('wrong secret', 'token', '/vod/tears.ism/.m3u8', nowSeconds()),
+      403,
+      'edge_token_mismatch',
+      'token-invalid',
+    );
   });
 
   test('the token of another presentation: 403', async () => {
@@ -128,9 +169,19 @@ describe('refusals', () => {
   });
 
   test('a timestamp further ahead than the skew: 403', async () => {
-    await expectRefusal(signed(SECRET, 'token', '/vod/a.ism/.m3u8', nowSeconds() + SKEW + 60), 403, 'edge_token_future', 'token-not-yet-valid');
+    await expectRefusal(
+      signed(SECRET, 'token', '/vod/a.ism/.m3u8', nowSeconds() + SKEW + 60),
+      403,
+      'edge_token_future',
+      'token-not-yet-valid',
+    );
     // skew 0 on /secure/: a minute ahead is refused, a valid hash notwithstanding.
-    await expectRefusal(signed('other secret', 'secure/vod', '/x.ism/.mpd', nowSeconds() + 60), 403, 'edge_token_future', 'token-not-yet-valid');
+    await expectRefusal(
+      signed('other secret', 'secure/vod', '/x.ism/.mpd', nowSeconds() + 60),
+      403,
+      'edge_token_future',
+      'token-not-yet-valid',
+    );
   });
 
   const ts = (): string => hex8(nowSeconds());
@@ -152,7 +203,10 @@ describe('refusals', () => {
   });
 
   test('locations without auth_token stay open', async () => {
-    expect(await send(plugin, '/open/vod/tears.ism/.m3u8')).toMatchObject({ status: 0, forwarded: '/open/vod/tears.ism/.m3u8' });
+    expect(await send(plugin, '/open/vod/tears.ism/.m3u8')).toMatchObject({
+      status: 0,
+      forwarded: '/open/vod/tears.ism/.m3u8',
+    });
     expect(await send(plugin, '/elsewhere/tears.ism/.m3u8')).toMatchObject({ status: 0 });
   });
 });
@@ -177,7 +231,11 @@ describe('path tricks are refused before the token is looked at', () => {
     ['overlong UTF-8 for "/"', (): string => token('/a/b%c0%afc.ism/.m3u8')],
   ])('%s: 400', async (_what, target) => {
     const r = await send(plugin, target());
-    expect({ status: r.status, code: r.headers['x-origin-error'], details: r.details }).toEqual({ status: 400, code: 'bad-path', details: 'edge_bad_path' });
+    expect({ status: r.status, code: r.headers['x-origin-error'], details: r.details }).toEqual({
+      status: 400,
+      code: 'bad-path',
+      details: 'edge_bad_path',
+    });
   });
 
   test('signing the normalised path does not make a dot-segment URL pass', async () => {
@@ -190,8 +248,16 @@ describe('path tricks are refused before the token is looked at', () => {
 });
 
 test('a rewrite rule of the same location can drop the prefix too (content need not live under /token/)', async () => {
-  const { plugin: recipe } = await loadEdge({ locations: [{ prefix: '/token/', skip_rewrite: false, auth_token: { secret: SECRET, prefix: 'token' },
-    rewrite: { rules: [{ match: '/token/<rest:path>', to: '/<rest>', query: ['$query'] }] } }] });
+  const { plugin: recipe } = await loadEdge({
+    locations: [
+      {
+        prefix: '/token/',
+        skip_rewrite: false,
+        auth_token: { secret: SECRET, prefix: 'token' },
+        rewrite: { rules: [{ match: '/token/<rest:path>', to: '/<rest>', query: ['$query'] }] },
+      },
+    ],
+  });
   const r = await send(recipe, `${signed(SECRET, 'token', '/vod/tears.ism/.m3u8', nowSeconds())}?hls_fmp4=true`);
   expect(r.forwarded).toBe('/vod/tears.ism/.m3u8?hls_fmp4=true');
   expect((await send(recipe, '/token/vod/tears.ism/.m3u8')).status).toBe(401); // the rule never sees an unsigned URL

@@ -26,7 +26,9 @@ test('2 000 random trees: round trip and evaluation agree with the reference', (
     const expected = TRACKS.map((t) => holds(tree, t, TRACKS));
     expect([canonical, f.evaluate(h)]).toEqual([canonical, expected]);
     expect(f.evaluate(h2)).toEqual(expected);
-    for (const k of expected) if (k) kept++; else dropped++;
+    for (const k of expected)
+      if (k) kept++;
+      else dropped++;
     f.raw.release(h);
     f.raw.release(h2);
   }

@@ -27,10 +27,16 @@ test.each([
   ['bitrate>1', 'unknown variable "bitrate" at 0: did you mean "systemBitrate"?'],
   ['type=="video"&&chanels==2', 'unknown variable "chanels" at 15: did you mean "Channels"?'],
   ['SampleRat==1', 'unknown variable "SampleRat" at 0: did you mean "SamplingRate"?'],
-  ['type=="video"&&avc_profile==AVC_PROFILE_HIHG', 'unknown variable "AVC_PROFILE_HIHG" at 28: did you mean "AVC_PROFILE_HIGH"?'],
+  [
+    'type=="video"&&avc_profile==AVC_PROFILE_HIHG',
+    'unknown variable "AVC_PROFILE_HIHG" at 28: did you mean "AVC_PROFILE_HIGH"?',
+  ],
   ['type==1', 'cannot compare a string with a number at 4: type is a string: quote the value, e.g. "1"'],
   ['Channels=="2"', 'cannot compare a string with a number at 8: Channels is a number: write the value without quotes'],
-  ['count(true)=="x"', 'cannot compare a string with a number at 11: compare numbers with numbers and strings with strings'],
+  [
+    'count(true)=="x"',
+    'cannot compare a string with a number at 11: compare numbers with numbers and strings with strings',
+  ],
   ['type<"video"', 'strings cannot be ordered with "<" at 4: strings take only == and !='],
   ['type && Channels==2', 'type is a string, not a condition at 0: compare it, e.g. type=="video"'],
   ['Channels==2||MaxWidth', 'MaxWidth is a number, not a condition at 13: compare it, e.g. MaxWidth>0'],
@@ -61,7 +67,12 @@ test.each([
 
 test('error parts are exported separately', () => {
   expect(f.compile('type="video"')).toBe(0);
-  expect(f.error()).toEqual({ error: 'unexpected "=" at 4: did you mean "=="?', message: 'unexpected "="', offset: 4, hint: 'did you mean "=="?' });
+  expect(f.error()).toEqual({
+    error: 'unexpected "=" at 4: did you mean "=="?',
+    message: 'unexpected "="',
+    offset: 4,
+    hint: 'did you mean "=="?',
+  });
   expect(f.compile('true')).toBeGreaterThan(0);
   expect(f.error().error).toBe('');
 });
@@ -83,10 +94,14 @@ test('nesting depth 64 is accepted, 65 is refused at the opening that goes past 
   const nest = (n: number): string => '('.repeat(n) + 'Channels==2' + ')'.repeat(n);
   expect(f.canon(nest(64))).toBe('Channels==2');
   expect(f.select(nest(64))).toEqual([4, 5]);
-  expect(error(nest(65))).toBe('nesting deeper than 64 levels at 64: every "(" and "!" opens a level; simplify the expression');
+  expect(error(nest(65))).toBe(
+    'nesting deeper than 64 levels at 64: every "(" and "!" opens a level; simplify the expression',
+  );
   expect(f.canon('!'.repeat(64) + 'true')).toBe('!'.repeat(64) + 'true');
   expect(error('!'.repeat(65) + 'true')).toMatch(/^nesting deeper than 64 levels at 64:/);
-  expect(f.canon('count('.repeat(32) + 'true' + ')>0'.repeat(32))).toBe('count('.repeat(32) + 'true' + ')>0'.repeat(32));
+  expect(f.canon('count('.repeat(32) + 'true' + ')>0'.repeat(32))).toBe(
+    'count('.repeat(32) + 'true' + ')>0'.repeat(32),
+  );
   expect(error('!('.repeat(33) + 'true' + ')'.repeat(33))).toMatch(/^nesting deeper than 64 levels at 64:/);
   // deep input far past the limit (and past the 4 KiB) still fails cleanly
   expect(error('('.repeat(2000) + 'true' + ')'.repeat(2000))).toMatch(/^nesting deeper than 64 levels at 64:/);
@@ -115,12 +130,18 @@ test('the deepest shapes within the limits compile, evaluate and print without t
 test('a filter whose canonical form would pass the limits is refused (canonical text always compiles)', () => {
   const longer = 'true' + '||true&&!false'.repeat(290); // 4064 bytes; canonical adds 580 parentheses
   expect(longer.length).toBeLessThanOrEqual(4096);
-  expect(error(longer)).toBe('canonical form past the limits (filter longer than 4096 bytes) at 0: it parenthesises && inside ||; shorten the filter or nest less');
+  expect(error(longer)).toBe(
+    'canonical form past the limits (filter longer than 4096 bytes) at 0: it parenthesises && inside ||; shorten the filter or nest less',
+  );
   const deeper = '('.repeat(63) + 'true||true&&true' + ')'.repeat(63); // depth 63; canonical (true&&true) is 64
   expect(f.canon(deeper)).toBe('true||(true&&true)');
   const deepest = '!(true||'.repeat(32) + 'true||true&&true' + ')'.repeat(32); // depth 64; canonical 65
-  expect(f.canon('!(true||'.repeat(31) + 'true||true&&true' + ')'.repeat(31))).toBe('!(true||'.repeat(31) + 'true||(true&&true)' + ')'.repeat(31));
-  expect(error(deepest)).toBe('canonical form past the limits (nesting deeper than 64 levels) at 0: it parenthesises && inside ||; shorten the filter or nest less');
+  expect(f.canon('!(true||'.repeat(31) + 'true||true&&true' + ')'.repeat(31))).toBe(
+    '!(true||'.repeat(31) + 'true||(true&&true)' + ')'.repeat(31),
+  );
+  expect(error(deepest)).toBe(
+    'canonical form past the limits (nesting deeper than 64 levels) at 0: it parenthesises && inside ||; shorten the filter or nest less',
+  );
 });
 
 test('track table: grows past its first capacity, stops at 1024 tracks, count() sees all', () => {
@@ -138,16 +159,69 @@ test('track table: grows past its first capacity, stops at 1024 tracks, count() 
 
 test('20 000 random garbage filters never trap, and the module keeps working', () => {
   const rand = prng(20240521);
-  const pieces = ['type', 'FourCC', 'Channels', 'FrameRate', 'SampleRate', 'count', 'true', 'false', 'AVC_PROFILE_MAIN',
-    '==', '!=', '<', '<=', '>', '>=', '=', '!', '&&', '||', '&', '|', '(', ')', '/', '"', '\\', '"video"', '"a\\"b"',
-    '30000', '1001', '0', '9223372036854775807', '99999999999999999999', ' ', '\t', '\n', 'x', '_', '.', ',', '-', '\'',
-    '\u0000', '\u00ff', 'é', '✓', '\ud83d\ude00', '\ud800', '\udfff', '\uffff', '{', '}', '$', '#'];
+  const pieces = [
+    'type',
+    'FourCC',
+    'Channels',
+    'FrameRate',
+    'SampleRate',
+    'count',
+    'true',
+    'false',
+    'AVC_PROFILE_MAIN',
+    '==',
+    '!=',
+    '<',
+    '<=',
+    '>',
+    '>=',
+    '=',
+    '!',
+    '&&',
+    '||',
+    '&',
+    '|',
+    '(',
+    ')',
+    '/',
+    '"',
+    '\\',
+    '"video"',
+    '"a\\"b"',
+    '30000',
+    '1001',
+    '0',
+    '9223372036854775807',
+    '99999999999999999999',
+    ' ',
+    '\t',
+    '\n',
+    'x',
+    '_',
+    '.',
+    ',',
+    '-',
+    "'",
+    '\u0000',
+    '\u00ff',
+    'é',
+    '✓',
+    '\ud83d\ude00',
+    '\ud800',
+    '\udfff',
+    '\uffff',
+    '{',
+    '}',
+    '$',
+    '#',
+  ];
   let compiled = 0;
   for (let i = 0; i < 20000; i++) {
     const n = Math.floor(rand() * 40);
     let text = '';
     for (let j = 0; j < n; j++) {
-      text += rand() < 0.85 ? pieces[Math.floor(rand() * pieces.length)] : String.fromCharCode(Math.floor(rand() * 0x10000));
+      text +=
+        rand() < 0.85 ? pieces[Math.floor(rand() * pieces.length)] : String.fromCharCode(Math.floor(rand() * 0x10000));
     }
     if (i % 1000 === 0) text = text.repeat(200); // some long ones
     const h = f.compile(text);

@@ -171,14 +171,38 @@ test('the table has at least 80 cases and no duplicate expression', () => {
 
 test('the labels name the tracks in server-manifest order (track names repeat: one ladder, one name)', () => {
   expect(tracks.map((t) => t.trackName)).toEqual([
-    'video_eng', 'video_eng', 'video_eng', 'video_eng', 'video_eng', 'video_eng',
-    'audio_eng', 'audio_eng', 'audio_nld', 'audio_eng_ac3', 'audio_eng_ec3',
-    'textstream_eng', 'textstream_nld', 'video_eng', 'audio_eng',
+    'video_eng',
+    'video_eng',
+    'video_eng',
+    'video_eng',
+    'video_eng',
+    'video_eng',
+    'audio_eng',
+    'audio_eng',
+    'audio_nld',
+    'audio_eng_ac3',
+    'audio_eng_ec3',
+    'textstream_eng',
+    'textstream_nld',
+    'video_eng',
+    'audio_eng',
   ]);
   expect(tracks.map((t) => `${t.type}:${t.trackID}:${t.systemBitrate}`)).toEqual([
-    'video:1:410594', 'video:1:925835', 'video:1:1651699', 'video:1:514358', 'video:1:618174', 'video:1:808789',
-    'audio:1:64113', 'audio:1:127962', 'audio:1:127958', 'audio:1:384000', 'audio:1:256000',
-    'textstream:1:1549', 'textstream:1:1598', 'video:1:437970', 'audio:2:63941',
+    'video:1:410594',
+    'video:1:925835',
+    'video:1:1651699',
+    'video:1:514358',
+    'video:1:618174',
+    'video:1:808789',
+    'audio:1:64113',
+    'audio:1:127962',
+    'audio:1:127958',
+    'audio:1:384000',
+    'audio:1:256000',
+    'textstream:1:1549',
+    'textstream:1:1598',
+    'video:1:437970',
+    'audio:2:63941',
   ]);
 });
 
@@ -191,7 +215,9 @@ test.each(CASES)('%s', (expression, expected) => {
   if (indices.length > 0) {
     expect(applyTrackFilters(tracks, undefined, expression)).toEqual(indices);
   } else {
-    expect(() => applyTrackFilters(tracks, undefined, expression)).toThrow(`filter: ${expression} keeps none of the 15 tracks`);
+    expect(() => applyTrackFilters(tracks, undefined, expression)).toThrow(
+      `filter: ${expression} keeps none of the 15 tracks`,
+    );
   }
 });
 

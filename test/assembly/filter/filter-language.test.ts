@@ -51,17 +51,25 @@ test('&& binds tighter than ||; relational tighter than both', () => {
 test.each(VARIABLES.map(([name]) => name))('variable %s selects exactly the tracks with that value', (name) => {
   for (const [i, track] of TRACKS.entries()) {
     const v = track[name];
-    const expected = TRACKS.flatMap((t, j) => (JSON.stringify(t[name]) === JSON.stringify(v) || (v !== undefined && t[name] !== undefined && sameNumber(t[name], v)) ? [j] : []));
+    const expected = TRACKS.flatMap((t, j) =>
+      JSON.stringify(t[name]) === JSON.stringify(v) ||
+      (v !== undefined && t[name] !== undefined && sameNumber(t[name], v))
+        ? [j]
+        : [],
+    );
     if (v === undefined) continue;
     const literal = typeof v === 'string' ? JSON.stringify(v) : Array.isArray(v) ? `${v[0]}/${v[1]}` : String(v);
     expect([name, i, f.select(`${name}==${literal}`)]).toEqual([name, i, expected]);
     expect(f.select(`${name.toUpperCase()}==${literal}`)).toEqual(expected);
-    expect(f.select(`${name}!=${literal}`)).toEqual(TRACKS.flatMap((t, j) => (t[name] !== undefined && !expected.includes(j) ? [j] : [])));
+    expect(f.select(`${name}!=${literal}`)).toEqual(
+      TRACKS.flatMap((t, j) => (t[name] !== undefined && !expected.includes(j) ? [j] : [])),
+    );
   }
 });
 
 function sameNumber(a: unknown, b: unknown): boolean {
-  const r = (x: unknown): [bigint, bigint] | null => (typeof x === 'number' ? [BigInt(x), 1n] : Array.isArray(x) ? [BigInt(x[0]), BigInt(x[1])] : null);
+  const r = (x: unknown): [bigint, bigint] | null =>
+    typeof x === 'number' ? [BigInt(x), 1n] : Array.isArray(x) ? [BigInt(x[0]), BigInt(x[1])] : null;
   const p = r(a);
   const q = r(b);
   return p !== null && q !== null && p[0] * q[1] === q[0] * p[1];

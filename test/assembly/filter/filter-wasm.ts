@@ -9,7 +9,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { filterWasmPath, instantiateFilterModule, projectRoot, RawFilterExports } from '../../../host-glue/filter/filter-engine';
+import {
+  filterWasmPath,
+  instantiateFilterModule,
+  projectRoot,
+  RawFilterExports,
+} from '../../../host-glue/filter/filter-engine';
 
 export const ROOT = projectRoot();
 export const WASM = filterWasmPath();
@@ -64,7 +69,12 @@ export class FilterWasm {
 
   error(): CompileError {
     const r = this.raw;
-    return { error: this.str(r.lastError()), message: this.str(r.lastErrorMessage()), offset: r.lastErrorOffset(), hint: this.str(r.lastErrorHint()) };
+    return {
+      error: this.str(r.lastError()),
+      message: this.str(r.lastErrorMessage()),
+      offset: r.lastErrorOffset(),
+      hint: this.str(r.lastErrorHint()),
+    };
   }
 
   canonical(handle: number): string {
@@ -88,9 +98,12 @@ export class FilterWasm {
       for (const [name, value] of Object.entries(track)) {
         const v = r.variableIndex(r.__newString(name));
         if (v < 0) throw new Error(`unknown property ${name}`);
-        const ok = typeof value === 'string' ? r.setString(t, v, r.__newString(value))
-          : Array.isArray(value) ? r.setRational(t, v, BigInt(value[0]), BigInt(value[1]))
-          : r.setNumber(t, v, BigInt(value));
+        const ok =
+          typeof value === 'string'
+            ? r.setString(t, v, r.__newString(value))
+            : Array.isArray(value)
+              ? r.setRational(t, v, BigInt(value[0]), BigInt(value[1]))
+              : r.setNumber(t, v, BigInt(value));
         if (ok !== 1) throw new Error(`could not set ${name}=${String(value)}`);
       }
     }

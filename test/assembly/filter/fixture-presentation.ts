@@ -16,9 +16,21 @@ export const INPUTS = [...FIXTURE_FILES, 'muxed_av.ismv'];
 
 /** One label per track, in server-manifest order: the file's base name (muxed_av: plus the type). */
 export const LABELS = [
-  'video_baseline_400k', 'video_main_900k', 'video_high_1600k', 'video_sar_500k', 'video_2997_600k',
-  'video_interlaced_800k', 'audio_eng_64k', 'audio_eng_128k', 'audio_nld_128k', 'audio_ac3_384k',
-  'audio_eac3_256k', 'text_eng', 'text_nld', 'muxed_av:video', 'muxed_av:audio',
+  'video_baseline_400k',
+  'video_main_900k',
+  'video_high_1600k',
+  'video_sar_500k',
+  'video_2997_600k',
+  'video_interlaced_800k',
+  'audio_eng_64k',
+  'audio_eng_128k',
+  'audio_nld_128k',
+  'audio_ac3_384k',
+  'audio_eac3_256k',
+  'text_eng',
+  'text_nld',
+  'muxed_av:video',
+  'muxed_av:audio',
 ] as const;
 export type Label = (typeof LABELS)[number];
 

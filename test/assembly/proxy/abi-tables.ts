@@ -49,7 +49,12 @@ export const ENVOY_ENV_IMPORTS_0_2_1: Readonly<Record<string, string>> = {
 };
 
 /** Names that exist only for ABI 0.1.0: importing one makes a 0.2.1 module unloadable (§0). */
-export const ABI_0_1_ONLY_IMPORTS = ['proxy_get_configuration', 'proxy_continue_request', 'proxy_continue_response', 'proxy_clear_route_cache'];
+export const ABI_0_1_ONLY_IMPORTS = [
+  'proxy_get_configuration',
+  'proxy_continue_request',
+  'proxy_continue_response',
+  'proxy_clear_route_cache',
+];
 
 /** WASI functions every Envoy since ~2021 provides, under both module names (§2.7). */
 export const ENVOY_WASI_IMPORTS: Readonly<Record<string, string>> = {

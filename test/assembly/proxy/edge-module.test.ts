@@ -25,7 +25,9 @@ const wasmModule = new WebAssembly.Module(bytes);
 
 describe('binary (what Envoy checks at load time)', () => {
   test('the section reader agrees with the engine on names', () => {
-    expect(info.imports.map((i) => `${i.module}.${i.name}`)).toEqual(WebAssembly.Module.imports(wasmModule).map((i) => `${i.module}.${i.name}`));
+    expect(info.imports.map((i) => `${i.module}.${i.name}`)).toEqual(
+      WebAssembly.Module.imports(wasmModule).map((i) => `${i.module}.${i.name}`),
+    );
     expect(info.exports.map((e) => e.name)).toEqual(WebAssembly.Module.exports(wasmModule).map((e) => e.name));
   });
 
@@ -35,14 +37,17 @@ describe('binary (what Envoy checks at load time)', () => {
     for (const other of OTHER_ABI_MARKERS) expect(info.exports.map((e) => e.name)).not.toContain(other);
   });
 
-  test('every import is in Envoy\'s ABI-0.2.1 set with its exact signature', () => {
+  test("every import is in Envoy's ABI-0.2.1 set with its exact signature", () => {
     expect(info.imports.length).toBeGreaterThan(0);
     for (const imp of info.imports) {
       const where = `${imp.module}.${imp.name}`;
       expect({ where, kind: imp.kind }).toEqual({ where, kind: 'func' }); // imported globals are refused (§2.8)
-      const expected = imp.module === 'env'
-        ? ENVOY_ENV_IMPORTS_0_2_1[imp.name]
-        : WASI_MODULES.includes(imp.module) ? ENVOY_WASI_IMPORTS[imp.name] : undefined;
+      const expected =
+        imp.module === 'env'
+          ? ENVOY_ENV_IMPORTS_0_2_1[imp.name]
+          : WASI_MODULES.includes(imp.module)
+            ? ENVOY_WASI_IMPORTS[imp.name]
+            : undefined;
       expect({ where, signature: signature(imp.type) }).toEqual({ where, signature: expected });
       expect(ABI_0_1_ONLY_IMPORTS).not.toContain(imp.name);
     }
@@ -50,7 +55,8 @@ describe('binary (what Envoy checks at load time)', () => {
 
   test('no env.abort / seed / trace / Date imports (AssemblyScript defaults Envoy refuses)', () => {
     const names = info.imports.map((i) => i.name);
-    for (const forbidden of ['abort', 'seed', 'trace', 'Date.now', 'console.log']) expect(names).not.toContain(forbidden);
+    for (const forbidden of ['abort', 'seed', 'trace', 'Date.now', 'console.log'])
+      expect(names).not.toContain(forbidden);
   });
 
   test('every proxy_on_* / integration export has the exact signature Envoy type-checks', () => {
@@ -67,10 +73,15 @@ describe('binary (what Envoy checks at load time)', () => {
       'proxy_on_vm_start',
     ]);
     for (const e of exported) {
-      expect({ name: e.name, signature: signature(e.type) }).toEqual({ name: e.name, signature: ENVOY_CALLBACK_EXPORTS[e.name] });
+      expect({ name: e.name, signature: signature(e.type) }).toEqual({
+        name: e.name,
+        signature: ENVOY_CALLBACK_EXPORTS[e.name],
+      });
     }
     // Every other proxy_* export would be one Envoy does not know: a typo, not a callback.
-    const unknown = info.exports.filter((e) => e.name.startsWith('proxy_') && e.name !== ABI_MARKER && !(e.name in ENVOY_CALLBACK_EXPORTS));
+    const unknown = info.exports.filter(
+      (e) => e.name.startsWith('proxy_') && e.name !== ABI_MARKER && !(e.name in ENVOY_CALLBACK_EXPORTS),
+    );
     expect(unknown.map((e) => e.name)).toEqual([]);
   });
 
@@ -104,7 +115,9 @@ describe('lifecycle against the stub host', () => {
   // Issue 7: the configuration has a schema (README "Edge configuration reference"; the
   // refusals are tested in test/assembly/edge/config.test.ts).
   test('a valid configuration is accepted and summarised (never its secrets)', () => {
-    const host = start('{"locations": [{"prefix": "/", "skip_rewrite": false, "auth_token": {"secret": "s3cr3t", "prefix": "token"}}]}');
+    const host = start(
+      '{"locations": [{"prefix": "/", "skip_rewrite": false, "auth_token": {"secret": "s3cr3t", "prefix": "token"}}]}',
+    );
     expect(configure(host)).toBe(1);
     expect(host.logs).toEqual([{ level: 2, message: 'edge: 1 location: / [auth_token /token/]' }]);
     expect(host.logs[0]!.message).not.toContain('s3cr3t');
@@ -118,33 +131,55 @@ describe('lifecycle against the stub host', () => {
   });
 
   test.each([
-    ['{"a": 1,}', 'edge: invalid JSON configuration at byte 8: unexpected character \'}\' (expected a member name in double quotes)'],
-    ['{"a": tru}', 'edge: invalid JSON configuration at byte 9: unexpected character \'}\' (expected \'true\')'],
+    [
+      '{"a": 1,}',
+      "edge: invalid JSON configuration at byte 8: unexpected character '}' (expected a member name in double quotes)",
+    ],
+    ['{"a": tru}', "edge: invalid JSON configuration at byte 9: unexpected character '}' (expected 'true')"],
     ['[1, 2]', 'edge: the configuration must be a JSON object'],
     ['"text"', 'edge: the configuration must be a JSON object'],
-  ])('invalid configuration %j: logged at error level, proxy_on_configure returns 0 (Envoy refuses it)', (configuration, message) => {
-    const host = start(configuration);
-    expect(configure(host)).toBe(0);
-    expect(host.logs).toEqual([{ level: 4, message }]);
-  });
+  ])(
+    'invalid configuration %j: logged at error level, proxy_on_configure returns 0 (Envoy refuses it)',
+    (configuration, message) => {
+      const host = start(configuration);
+      expect(configure(host)).toBe(0);
+      expect(host.logs).toEqual([{ level: 4, message }]);
+    },
+  );
 
   test('a configuration over 1 MiB is refused without reading it', () => {
     const host = start('');
     expect(host.call('proxy_on_configure', 1, (1 << 20) + 1)).toBe(0);
     expect(host.calls).not.toContain('proxy_get_buffer_bytes');
-    expect(host.logs[0]).toMatchObject({ level: 4, message: expect.stringContaining('plugin configuration is 1048577 bytes') });
+    expect(host.logs[0]).toMatchObject({
+      level: 4,
+      message: expect.stringContaining('plugin configuration is 1048577 bytes'),
+    });
   });
 
   test('a request passes through and is logged at debug level; state is dropped in proxy_on_delete', () => {
     const host = start('{}', 1);
     expect(configure(host)).toBe(1);
-    host.requestHeaders = [[':authority', 'edge.example'], [':path', '/vod/a.ism/Manifest?x=1'], [':method', 'GET'], [':scheme', 'https']];
+    host.requestHeaders = [
+      [':authority', 'edge.example'],
+      [':path', '/vod/a.ism/Manifest?x=1'],
+      [':method', 'GET'],
+      [':scheme', 'https'],
+    ];
     host.responseHeaders = [[':status', '200']];
     host.logs = [];
     host.call('proxy_on_context_create', 2, 1);
     expect(host.call('proxy_on_request_headers', 2, 4, 1)).toBe(0);
     // Envoy's other per-stream callbacks are not exported: it calls none of them.
-    for (const name of ['proxy_on_request_body', 'proxy_on_request_trailers', 'proxy_on_response_headers', 'proxy_on_response_body', 'proxy_on_response_trailers', 'proxy_on_log', 'proxy_on_done']) {
+    for (const name of [
+      'proxy_on_request_body',
+      'proxy_on_request_trailers',
+      'proxy_on_response_headers',
+      'proxy_on_response_body',
+      'proxy_on_response_trailers',
+      'proxy_on_log',
+      'proxy_on_done',
+    ]) {
       expect(WebAssembly.Module.exports(wasmModule).map((e) => e.name)).not.toContain(name);
     }
     host.call('proxy_on_delete', 2);
@@ -156,7 +191,10 @@ describe('lifecycle against the stub host', () => {
   test('the debug line is not built (no :method lookup) when debug logging is off', () => {
     const host = start('{}', 2);
     configure(host);
-    host.requestHeaders = [[':path', '/a'], [':method', 'GET']];
+    host.requestHeaders = [
+      [':path', '/a'],
+      [':method', 'GET'],
+    ];
     host.calls = [];
     host.call('proxy_on_context_create', 2, 1);
     expect(host.call('proxy_on_request_headers', 2, 2, 1)).toBe(0);
@@ -177,7 +215,10 @@ describe('lifecycle against the stub host', () => {
   test('many requests: memory stays bounded (contexts are freed)', () => {
     const host = start('{}', 1);
     configure(host);
-    host.requestHeaders = [[':path', `/${'p'.repeat(2000)}`], [':method', 'GET']];
+    host.requestHeaders = [
+      [':path', `/${'p'.repeat(2000)}`],
+      [':method', 'GET'],
+    ];
     const run = (from: number, count: number): void => {
       for (let id = from; id < from + count; id++) {
         host.call('proxy_on_context_create', id, 1);
@@ -209,7 +250,8 @@ describe('never traps on bad input (a trap fails every later request on the work
         fc.nat().map((cut) => {
           const text = Buffer.from(JSON.stringify(o), 'utf8');
           return cut % 3 === 0 ? text.subarray(0, cut % (text.length + 1)) : text;
-        })),
+        }),
+      ),
     );
     fc.assert(
       fc.property(objectish, (configuration) => {
@@ -230,7 +272,10 @@ describe('never traps on bad input (a trap fails every later request on the work
         if (accepted === 1) expect(isObject).toBe(true);
         else expect(host.logs.at(-1)?.level).toBe(4);
         // Issue 7: an object must also follow the schema (refusals name the member).
-        if (isObject && accepted === 0) expect(host.logs.at(-1)?.message).toMatch(/invalid UTF-8|duplicate member name|out of range|nesting|configuration refused: /);
+        if (isObject && accepted === 0)
+          expect(host.logs.at(-1)?.message).toMatch(
+            /invalid UTF-8|duplicate member name|out of range|nesting|configuration refused: /,
+          );
       }),
       { numRuns: 400 },
     );
@@ -246,19 +291,23 @@ describe('never traps on bad input (a trap fails every later request on the work
     host.call('proxy_on_configure', 1, 0);
     let id = 2;
     fc.assert(
-      fc.property(fc.option(fc.string({ maxLength: 300 })), fc.option(fc.string({ maxLength: 300 })), (method, requestPath) => {
-        host.requestHeaders = [];
-        if (method !== null) host.requestHeaders.push([':method', method]);
-        if (requestPath !== null) host.requestHeaders.push([':path', requestPath]);
-        host.logs = [];
-        host.localResponses = [];
-        host.call('proxy_on_context_create', id, 1);
-        const action = host.call('proxy_on_request_headers', id, host.requestHeaders.length, 1);
-        host.call('proxy_on_delete', id++);
-        expect(action).toBe(host.localResponses.length === 0 ? 0 : 1);
-        if (action === 0) expect(host.logs[0]?.message.startsWith(`edge: ${method === null ? '-' : ''}`)).toBe(true);
-        else expect([400, 414]).toContain(host.localResponses[0]!.status);
-      }),
+      fc.property(
+        fc.option(fc.string({ maxLength: 300 })),
+        fc.option(fc.string({ maxLength: 300 })),
+        (method, requestPath) => {
+          host.requestHeaders = [];
+          if (method !== null) host.requestHeaders.push([':method', method]);
+          if (requestPath !== null) host.requestHeaders.push([':path', requestPath]);
+          host.logs = [];
+          host.localResponses = [];
+          host.call('proxy_on_context_create', id, 1);
+          const action = host.call('proxy_on_request_headers', id, host.requestHeaders.length, 1);
+          host.call('proxy_on_delete', id++);
+          expect(action).toBe(host.localResponses.length === 0 ? 0 : 1);
+          if (action === 0) expect(host.logs[0]?.message.startsWith(`edge: ${method === null ? '-' : ''}`)).toBe(true);
+          else expect([400, 414]).toContain(host.localResponses[0]!.status);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -32,12 +32,21 @@ export function parseHeaderPairFixture(text: string): HeaderPairCase[] {
         expected = 'malformed';
       } else {
         const parsed: unknown = JSON.parse(spec);
-        if (!Array.isArray(parsed) || !parsed.every((p) => Array.isArray(p) && p.length === 2 && p.every((s) => typeof s === 'string'))) {
+        if (
+          !Array.isArray(parsed) ||
+          !parsed.every((p) => Array.isArray(p) && p.length === 2 && p.every((s) => typeof s === 'string'))
+        ) {
           throw new Error(`header-pairs.txt:${line}: expected [["k","v"],...] or malformed`);
         }
         expected = parsed as Array<[string, string]>;
       }
-      cases.push({ name, expected, bytes: [], canonical: expected !== 'malformed' && !name.startsWith('noncanonical-'), line });
+      cases.push({
+        name,
+        expected,
+        bytes: [],
+        canonical: expected !== 'malformed' && !name.startsWith('noncanonical-'),
+        line,
+      });
       return;
     }
     const content = raw.replace(/#.*$/, '').trim();

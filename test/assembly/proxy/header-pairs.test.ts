@@ -17,8 +17,20 @@ beforeAll(() => {
 test('the fixture has the cases the issue asks for', () => {
   const names = cases.map((c) => c.name);
   expect(new Set(names).size).toBe(names.length);
-  for (const needed of ['empty-count-zero', 'one-pair', 'request-pseudo-headers', 'empty-value', 'utf8-value', 'duplicate-names',
-    'truncated-count', 'count-too-large-for-buffer', 'missing-nul-after-key', 'missing-nul-after-value', 'key-len-overflows', 'trailing-garbage']) {
+  for (const needed of [
+    'empty-count-zero',
+    'one-pair',
+    'request-pseudo-headers',
+    'empty-value',
+    'utf8-value',
+    'duplicate-names',
+    'truncated-count',
+    'count-too-large-for-buffer',
+    'missing-nul-after-key',
+    'missing-nul-after-value',
+    'key-len-overflows',
+    'trailing-garbage',
+  ]) {
     expect(names).toContain(needed);
   }
   expect(cases.filter((c) => c.expected === 'malformed').length).toBeGreaterThanOrEqual(10);
@@ -90,13 +102,15 @@ describe('properties', () => {
     const arbitraryBytes = fc.oneof(
       fc.uint8Array({ maxLength: 64 }),
       // mostly well-formed buffers with one byte changed or cut short
-      fc.tuple(fc.array(pair, { maxLength: 4 }), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean()).map(([pairs, at, value, cut]) => {
-        const bytes = Uint8Array.from(encodePairs(pairs as Array<[string, string]>));
-        const i = at % bytes.length;
-        if (cut) return bytes.subarray(0, i);
-        bytes[i] = value;
-        return bytes;
-      }),
+      fc
+        .tuple(fc.array(pair, { maxLength: 4 }), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean())
+        .map(([pairs, at, value, cut]) => {
+          const bytes = Uint8Array.from(encodePairs(pairs as Array<[string, string]>));
+          const i = at % bytes.length;
+          if (cut) return bytes.subarray(0, i);
+          bytes[i] = value;
+          return bytes;
+        }),
     );
     fc.assert(
       fc.property(arbitraryBytes, (bytes) => {

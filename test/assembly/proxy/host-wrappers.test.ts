@@ -45,11 +45,18 @@ test('proxy_on_vm_start hands over the VM configuration; false fails the VM', ()
 
 test('getRequestHeaders: all pairs in wire order, duplicates kept', () => {
   const host = startedProbe();
-  request(host, 'headers', [['set-cookie', 'a=1'], ['set-cookie', 'b=2'], ['x-utf8', 'é日本']]);
-  expect(host.logs).toEqual([{
-    level: 2,
-    message: 'headers 6 [[":path","/a?b=1"],[":method","GET"],["x-probe","headers"],["set-cookie","a=1"],["set-cookie","b=2"],["x-utf8","é日本"]]',
-  }]);
+  request(host, 'headers', [
+    ['set-cookie', 'a=1'],
+    ['set-cookie', 'b=2'],
+    ['x-utf8', 'é日本'],
+  ]);
+  expect(host.logs).toEqual([
+    {
+      level: 2,
+      message:
+        'headers 6 [[":path","/a?b=1"],[":method","GET"],["x-probe","headers"],["set-cookie","a=1"],["set-cookie","b=2"],["x-utf8","é日本"]]',
+    },
+  ]);
 });
 
 test('getRequestHeader: missing is null, not ""', () => {
@@ -62,22 +69,35 @@ test('getRequestHeader: missing is null, not ""', () => {
 
 test('replace / add / remove request headers', () => {
   const host = startedProbe();
-  const { action } = request(host, 'rewrite', [['x-remove-me', '1'], ['x-remove-me', '2']]);
+  const { action } = request(host, 'rewrite', [
+    ['x-remove-me', '1'],
+    ['x-remove-me', '2'],
+  ]);
   expect(action).toBe(0);
-  expect(host.requestHeaders).toEqual([[':method', 'GET'], ['x-probe', 'rewrite'], [':path', '/rewritten?q=1'], ['x-added', 'yes']]);
+  expect(host.requestHeaders).toEqual([
+    [':method', 'GET'],
+    ['x-probe', 'rewrite'],
+    [':path', '/rewritten?q=1'],
+    ['x-added', 'yes'],
+  ]);
 });
 
 test('sendLocalResponse: status, details, body and headers in the pairs format', () => {
   const host = startedProbe();
   const { action } = request(host, 'deny');
   expect(action).toBe(1);
-  expect(host.localResponses).toEqual([{
-    status: 401,
-    details: 'probe denied',
-    body: 'no entry',
-    headers: [['www-authenticate', 'Basic realm="edge"'], ['x-probe', 'é']],
-    grpcStatus: -1,
-  }]);
+  expect(host.localResponses).toEqual([
+    {
+      status: 401,
+      details: 'probe denied',
+      body: 'no entry',
+      headers: [
+        ['www-authenticate', 'Basic realm="edge"'],
+        ['x-probe', 'é'],
+      ],
+      grpcStatus: -1,
+    },
+  ]);
 });
 
 test('getProperty: path segments joined by NUL, integers as 8-byte LE, missing is null', () => {
@@ -126,7 +146,10 @@ test('context dispatch: on_log/on_delete reach the stream, then it is dropped', 
   host.call('proxy_on_log', id);
   expect(host.call('proxy_on_done', id)).toBe(1);
   host.call('proxy_on_delete', id);
-  expect(host.logs).toEqual([{ level: 1, message: `onLog ${id}` }, { level: 1, message: `onDelete ${id}` }]);
+  expect(host.logs).toEqual([
+    { level: 1, message: `onLog ${id}` },
+    { level: 1, message: `onDelete ${id}` },
+  ]);
   expect(host.call('contexts')).toBe(before);
   host.call('proxy_on_delete', id); // twice: nothing happens
   expect(host.call('proxy_on_request_headers', id, 0, 1)).toBe(0);
@@ -142,6 +165,8 @@ test('abort is routed to proxy_log at critical level with file and line, then tr
   expect(() => host.call('abortNow')).toThrow(WebAssembly.RuntimeError);
   expect(host.logs).toHaveLength(1);
   expect(host.logs[0]!.level).toBe(5);
-  expect(host.logs[0]!.message).toMatch(new RegExp(`^abort: probe assertion at test/wasm/edge-abi-probe\\.ts:${line}:\\d+$`));
+  expect(host.logs[0]!.message).toMatch(
+    new RegExp(`^abort: probe assertion at test/wasm/edge-abi-probe\\.ts:${line}:\\d+$`),
+  );
   expect(host.calls).toEqual(['proxy_log']);
 });

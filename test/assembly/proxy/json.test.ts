@@ -107,19 +107,31 @@ describe('limits', () => {
   test('nesting: 32 levels by default, the 33rd bracket is refused where it stands', () => {
     expect(probe.jsonParse(nested(32)).ok).toBe(true);
     expect(probe.jsonParse(nested(33))).toEqual({ ok: false, text: 'nesting deeper than 32 levels', position: 32 });
-    expect(probe.jsonParse('{"a":{"b":[1]}}', 2)).toEqual({ ok: false, text: 'nesting deeper than 2 levels', position: 10 });
+    expect(probe.jsonParse('{"a":{"b":[1]}}', 2)).toEqual({
+      ok: false,
+      text: 'nesting deeper than 2 levels',
+      position: 10,
+    });
     expect(probe.jsonParse('{"a":{"b":1}}', 2).ok).toBe(true);
   });
 
   test('a million open brackets are an error, not a stack overflow, whatever depth is asked for', () => {
     expect(probe.jsonParse('['.repeat(1_000_000), 32, 2 << 20)).toMatchObject({ ok: false, position: 32 });
-    expect(probe.jsonParse('['.repeat(1_000_000), 1_000_000, 2 << 20)).toEqual({ ok: false, text: 'nesting deeper than 256 levels', position: 256 });
+    expect(probe.jsonParse('['.repeat(1_000_000), 1_000_000, 2 << 20)).toEqual({
+      ok: false,
+      text: 'nesting deeper than 256 levels',
+      position: 256,
+    });
     expect(probe.jsonParse(nested(256), 1_000_000).ok).toBe(true);
   });
 
   test('size: the document may not exceed maxBytes', () => {
     expect(probe.jsonParse('"123456"', 32, 8).ok).toBe(true);
-    expect(probe.jsonParse('"1234567"', 32, 8)).toEqual({ ok: false, text: 'document larger than 8 bytes', position: 8 });
+    expect(probe.jsonParse('"1234567"', 32, 8)).toEqual({
+      ok: false,
+      text: 'document larger than 8 bytes',
+      position: 8,
+    });
   });
 
   test('a large configuration (5,000 members, 300 KB) parses and stays queryable', () => {
@@ -133,11 +145,27 @@ describe('limits', () => {
 
 describe('tree API', () => {
   const doc = JSON.stringify({
-    port: 8080, ratio: 0.5, name: 'edge', on: true, list: [1, 'two', null], nested: { k: { deep: -3 } }, big: 1e300, huge: 9007199254740992, safe: -9007199254740991,
+    port: 8080,
+    ratio: 0.5,
+    name: 'edge',
+    on: true,
+    list: [1, 'two', null],
+    nested: { k: { deep: -3 } },
+    big: 1e300,
+    huge: 9007199254740992,
+    safe: -9007199254740991,
   });
 
   test.each([
-    ['', { kind: 5, length: 9, keys: ['port', 'ratio', 'name', 'on', 'list', 'nested', 'big', 'huge', 'safe'], string: null }],
+    [
+      '',
+      {
+        kind: 5,
+        length: 9,
+        keys: ['port', 'ratio', 'name', 'on', 'list', 'nested', 'big', 'huge', 'safe'],
+        string: null,
+      },
+    ],
     ['port', { kind: 2, number: 8080, integer: 8080, string: null, bool: false, length: 0, keys: [] }],
     ['ratio', { kind: 2, number: 0.5, integer: -1 }],
     ['name', { kind: 3, string: 'edge', number: -1, integer: -1 }],
@@ -181,9 +209,16 @@ describe('properties', () => {
 
   test('numbers read exactly as JSON.parse reads them (correct rounding)', () => {
     const digits = fc.string({ unit: fc.constantFrom(...'0123456789'.split('')), minLength: 1, maxLength: 40 });
-    const decimalText = fc.tuple(fc.boolean(), digits, fc.option(digits), fc.integer({ min: -400, max: 400 }))
-      .map(([negative, int, frac, exp]) => `${negative ? '-' : ''}${int.replace(/^0+(?=\d)/, '')}${frac === null ? '' : `.${frac}`}e${exp}`);
-    const number = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => JSON.stringify(n)), decimalText);
+    const decimalText = fc
+      .tuple(fc.boolean(), digits, fc.option(digits), fc.integer({ min: -400, max: 400 }))
+      .map(
+        ([negative, int, frac, exp]) =>
+          `${negative ? '-' : ''}${int.replace(/^0+(?=\d)/, '')}${frac === null ? '' : `.${frac}`}e${exp}`,
+      );
+    const number = fc.oneof(
+      fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => JSON.stringify(n)),
+      decimalText,
+    );
     fc.assert(
       fc.property(number, (text) => {
         const expected: number = JSON.parse(text);
@@ -211,20 +246,30 @@ describe('properties', () => {
       return k - 1 >= 0 ? (h << BigInt(k - 1)).toString() : `${h * 5n ** BigInt(1 - k)}e-${1 - k}`;
     };
     fc.assert(
-      fc.property(fc.double({ min: 0, noNaN: true, noDefaultInfinity: true, maxExcluded: true, max: Number.MAX_VALUE }), fc.constantFrom('', '1', '0'), (x, extra) => {
-        let text = midpoint(x);
-        if (extra !== '') text = text.includes('e') ? text.replace('e', `${extra}e`).replace(/e-(\d+)$/, (_m, n: string) => `e-${Number(n) + 1}`) : `${text}.${extra}`;
-        const expected: number = JSON.parse(text);
-        const result = probe.jsonParse(text, 32, 1 << 20);
-        expect(result.ok).toBe(true);
-        expect(Object.is(JSON.parse(result.text), expected)).toBe(true);
-      }),
+      fc.property(
+        fc.double({ min: 0, noNaN: true, noDefaultInfinity: true, maxExcluded: true, max: Number.MAX_VALUE }),
+        fc.constantFrom('', '1', '0'),
+        (x, extra) => {
+          let text = midpoint(x);
+          if (extra !== '')
+            text = text.includes('e')
+              ? text.replace('e', `${extra}e`).replace(/e-(\d+)$/, (_m, n: string) => `e-${Number(n) + 1}`)
+              : `${text}.${extra}`;
+          const expected: number = JSON.parse(text);
+          const result = probe.jsonParse(text, 32, 1 << 20);
+          expect(result.ok).toBe(true);
+          expect(Object.is(JSON.parse(result.text), expected)).toBe(true);
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   test('arbitrary text: never traps, never contradicts JSON.parse', () => {
-    const jsonish = fc.string({ unit: fc.constantFrom(...'{}[]:,"\\ \t\n0123456789.eE+-truefalsnul/ubé😀\u0001'.split('')), maxLength: 40 });
+    const jsonish = fc.string({
+      unit: fc.constantFrom(...'{}[]:,"\\ \t\n0123456789.eE+-truefalsnul/ubé😀\u0001'.split('')),
+      maxLength: 40,
+    });
     fc.assert(
       fc.property(fc.oneof(jsonish, fc.string({ maxLength: 30 })), (generated) => {
         // The parser reads bytes. Splitting '😀' into code units makes lone surrogates, which

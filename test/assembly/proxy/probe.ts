@@ -15,7 +15,9 @@ const ENTRY = 'test/wasm/edge-abi-probe.ts';
 
 function sources(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []))
+    .flatMap((e) =>
+      e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+    )
     .sort();
 }
 
@@ -25,7 +27,14 @@ function edgeFlags(): string[] {
     targets: { release: { optimizeLevel: number; runtime: string; exportStart: string; use: string[] } };
   };
   const t = config.targets.release;
-  return [`-O${t.optimizeLevel}`, '--runtime', t.runtime, '--exportStart', t.exportStart, ...t.use.flatMap((u) => ['--use', u])];
+  return [
+    `-O${t.optimizeLevel}`,
+    '--runtime',
+    t.runtime,
+    '--exportStart',
+    t.exportStart,
+    ...t.use.flatMap((u) => ['--use', u]),
+  ];
 }
 
 export function probeWasmPath(): string {
@@ -42,10 +51,22 @@ export function probeWasmPath(): string {
     const config = path.join(work, 'asconfig.json');
     writeFileSync(config, '{"targets":{},"options":{}}');
     const out = path.join(work, 'probe.wasm');
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'assemblyscript', 'bin', 'asc.js'), ENTRY, '--config', config, '--outFile', out, ...edgeFlags()], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules', 'assemblyscript', 'bin', 'asc.js'),
+        ENTRY,
+        '--config',
+        config,
+        '--outFile',
+        out,
+        ...edgeFlags(),
+      ],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     renameSync(out, target); // atomic: a concurrent worker sees the whole file or none
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -105,14 +126,23 @@ export class Probe {
     return this.host.call('pairsEncodeGenerated', count, valueBytes) === 1 ? this.resultBytes() : null;
   }
 
-  jsonParse(input: Uint8Array | string, maxDepth = 32, maxBytes = 1 << 20): { ok: boolean; text: string; position: number } {
+  jsonParse(
+    input: Uint8Array | string,
+    maxDepth = 32,
+    maxBytes = 1 << 20,
+  ): { ok: boolean; text: string; position: number } {
     const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
     const ok = this.host.call('jsonParse', ...this.input(bytes), maxDepth, maxBytes) === 1;
     return { ok, text: this.resultText(), position: this.host.call('lastPosition') };
   }
 
   jsonQuery(document: string, queryPath: string): unknown {
-    const ok = this.host.call('jsonQuery', ...this.input(Buffer.from(document, 'utf8')), ...this.input(Buffer.from(queryPath, 'utf8'))) === 1;
+    const ok =
+      this.host.call(
+        'jsonQuery',
+        ...this.input(Buffer.from(document, 'utf8')),
+        ...this.input(Buffer.from(queryPath, 'utf8')),
+      ) === 1;
     return ok ? JSON.parse(this.resultText()) : null;
   }
 }

@@ -157,7 +157,8 @@ export class StubHost {
         return UNIMPLEMENTED;
       };
     }
-    const record = <A extends unknown[]>(name: string, fn: (...args: A) => number) =>
+    const record =
+      <A extends unknown[]>(name: string, fn: (...args: A) => number) =>
       (...args: A): number => {
         this.calls.push(name);
         return fn(...args);
@@ -176,49 +177,82 @@ export class StubHost {
         this.view().setBigUint64(ret, this.now, true);
         return OK;
       }),
-      proxy_get_buffer_bytes: record('proxy_get_buffer_bytes', (type: number, start: number, max: number, retPtr: number, retSize: number) => {
-        const buffer = type === 7 ? this.pluginConfiguration : type === 6 ? this.vmConfiguration : type === 0 ? this.requestBody : null;
-        if (buffer === null) return NOT_FOUND;
-        if (start > buffer.length) return this.returnBytes(new Uint8Array(0), retPtr, retSize);
-        return this.returnBytes(buffer.subarray(start, start + Math.min(max >>> 0, buffer.length - start)), retPtr, retSize);
-      }),
+      proxy_get_buffer_bytes: record(
+        'proxy_get_buffer_bytes',
+        (type: number, start: number, max: number, retPtr: number, retSize: number) => {
+          const buffer =
+            type === 7
+              ? this.pluginConfiguration
+              : type === 6
+                ? this.vmConfiguration
+                : type === 0
+                  ? this.requestBody
+                  : null;
+          if (buffer === null) return NOT_FOUND;
+          if (start > buffer.length) return this.returnBytes(new Uint8Array(0), retPtr, retSize);
+          return this.returnBytes(
+            buffer.subarray(start, start + Math.min(max >>> 0, buffer.length - start)),
+            retPtr,
+            retSize,
+          );
+        },
+      ),
       proxy_get_buffer_status: record('proxy_get_buffer_status', (type: number, retSize: number, retFlags: number) => {
         if (type !== 0) return NOT_FOUND;
         this.view().setUint32(retSize, this.requestBody.length, true);
         this.view().setUint32(retFlags, 0, true);
         return OK;
       }),
-      proxy_set_buffer_bytes: record('proxy_set_buffer_bytes', (type: number, start: number, size: number, ptr: number, len: number) => {
-        this.bufferWrites.push({ type, start, size, data: this.text(ptr, len) });
-        return OK;
-      }),
-      proxy_get_header_map_value: record('proxy_get_header_map_value', (type: number, keyPtr: number, keySize: number, retPtr: number, retSize: number) => {
-        const map = this.map(type);
-        if (map === null) return BAD_ARGUMENT;
-        const key = this.text(keyPtr, keySize).toLowerCase();
-        const entry = map.find(([k]) => k === key);
-        if (entry === undefined) return NOT_FOUND;
-        return this.returnBytes(Buffer.from(entry[1], 'utf8'), retPtr, retSize);
-      }),
-      proxy_get_header_map_pairs: record('proxy_get_header_map_pairs', (type: number, retPtr: number, retSize: number) => {
-        const map = this.map(type);
-        return this.returnBytes(map === null || map.length === 0 ? new Uint8Array(0) : encodePairs(map), retPtr, retSize);
-      }),
-      proxy_replace_header_map_value: record('proxy_replace_header_map_value', (type: number, kp: number, ks: number, vp: number, vs: number) => {
-        const map = this.map(type);
-        if (map === null) return BAD_ARGUMENT;
-        const key = this.text(kp, ks).toLowerCase();
-        const kept = map.filter(([k]) => k !== key);
-        map.length = 0;
-        map.push(...kept, [key, this.text(vp, vs)]);
-        return OK;
-      }),
-      proxy_add_header_map_value: record('proxy_add_header_map_value', (type: number, kp: number, ks: number, vp: number, vs: number) => {
-        const map = this.map(type);
-        if (map === null) return BAD_ARGUMENT;
-        map.push([this.text(kp, ks).toLowerCase(), this.text(vp, vs)]);
-        return OK;
-      }),
+      proxy_set_buffer_bytes: record(
+        'proxy_set_buffer_bytes',
+        (type: number, start: number, size: number, ptr: number, len: number) => {
+          this.bufferWrites.push({ type, start, size, data: this.text(ptr, len) });
+          return OK;
+        },
+      ),
+      proxy_get_header_map_value: record(
+        'proxy_get_header_map_value',
+        (type: number, keyPtr: number, keySize: number, retPtr: number, retSize: number) => {
+          const map = this.map(type);
+          if (map === null) return BAD_ARGUMENT;
+          const key = this.text(keyPtr, keySize).toLowerCase();
+          const entry = map.find(([k]) => k === key);
+          if (entry === undefined) return NOT_FOUND;
+          return this.returnBytes(Buffer.from(entry[1], 'utf8'), retPtr, retSize);
+        },
+      ),
+      proxy_get_header_map_pairs: record(
+        'proxy_get_header_map_pairs',
+        (type: number, retPtr: number, retSize: number) => {
+          const map = this.map(type);
+          return this.returnBytes(
+            map === null || map.length === 0 ? new Uint8Array(0) : encodePairs(map),
+            retPtr,
+            retSize,
+          );
+        },
+      ),
+      proxy_replace_header_map_value: record(
+        'proxy_replace_header_map_value',
+        (type: number, kp: number, ks: number, vp: number, vs: number) => {
+          const map = this.map(type);
+          if (map === null) return BAD_ARGUMENT;
+          const key = this.text(kp, ks).toLowerCase();
+          const kept = map.filter(([k]) => k !== key);
+          map.length = 0;
+          map.push(...kept, [key, this.text(vp, vs)]);
+          return OK;
+        },
+      ),
+      proxy_add_header_map_value: record(
+        'proxy_add_header_map_value',
+        (type: number, kp: number, ks: number, vp: number, vs: number) => {
+          const map = this.map(type);
+          if (map === null) return BAD_ARGUMENT;
+          map.push([this.text(kp, ks).toLowerCase(), this.text(vp, vs)]);
+          return OK;
+        },
+      ),
       proxy_remove_header_map_value: record('proxy_remove_header_map_value', (type: number, kp: number, ks: number) => {
         const map = this.map(type);
         if (map === null) return BAD_ARGUMENT;
@@ -228,21 +262,27 @@ export class StubHost {
         map.push(...kept);
         return OK;
       }),
-      proxy_get_property: record('proxy_get_property', (pathPtr: number, pathSize: number, retPtr: number, retSize: number) => {
-        const value = this.properties.get(this.text(pathPtr, pathSize));
-        if (value === undefined) return NOT_FOUND;
-        return this.returnBytes(value, retPtr, retSize);
-      }),
-      proxy_send_local_response: record('proxy_send_local_response', (status: number, dp: number, ds: number, bp: number, bs: number, hp: number, hs: number, grpc: number) => {
-        this.localResponses.push({
-          status,
-          details: this.text(dp, ds),
-          body: this.text(bp, bs),
-          headers: decodePairs(this.read(hp, hs)),
-          grpcStatus: grpc,
-        });
-        return OK;
-      }),
+      proxy_get_property: record(
+        'proxy_get_property',
+        (pathPtr: number, pathSize: number, retPtr: number, retSize: number) => {
+          const value = this.properties.get(this.text(pathPtr, pathSize));
+          if (value === undefined) return NOT_FOUND;
+          return this.returnBytes(value, retPtr, retSize);
+        },
+      ),
+      proxy_send_local_response: record(
+        'proxy_send_local_response',
+        (status: number, dp: number, ds: number, bp: number, bs: number, hp: number, hs: number, grpc: number) => {
+          this.localResponses.push({
+            status,
+            details: this.text(dp, ds),
+            body: this.text(bp, bs),
+            headers: decodePairs(this.read(hp, hs)),
+            grpcStatus: grpc,
+          });
+          return OK;
+        },
+      ),
       proxy_continue_stream: record('proxy_continue_stream', (type: number) => {
         if (type > 3) return BAD_ARGUMENT;
         this.continued.push(type);

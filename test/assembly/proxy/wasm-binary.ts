@@ -38,12 +38,22 @@ export interface WasmModuleInfo {
 }
 
 const VALUE_TYPES: Record<number, ValueType> = {
-  0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64', 0x7b: 'v128', 0x70: 'funcref', 0x6f: 'externref',
+  0x7f: 'i32',
+  0x7e: 'i64',
+  0x7d: 'f32',
+  0x7c: 'f64',
+  0x7b: 'v128',
+  0x70: 'funcref',
+  0x6f: 'externref',
 };
 const KINDS = ['func', 'table', 'memory', 'global', 'tag'] as const;
 
 class Reader {
-  constructor(private readonly bytes: Uint8Array, public at = 0, private readonly end = bytes.length) {}
+  constructor(
+    private readonly bytes: Uint8Array,
+    public at = 0,
+    private readonly end = bytes.length,
+  ) {}
 
   get done(): boolean {
     return this.at >= this.end;
@@ -103,7 +113,8 @@ export function readWasmModule(bytes: Uint8Array): WasmModuleInfo {
     outer.at += size;
     info.sectionIds.push(id);
     switch (id) {
-      case 1: { // type
+      case 1: {
+        // type
         for (let n = r.u32(); n > 0; n--) {
           const form = r.byte();
           if (form !== 0x60) throw new Error(`wasm: type form 0x${form.toString(16)} is not func`);
@@ -115,7 +126,8 @@ export function readWasmModule(bytes: Uint8Array): WasmModuleInfo {
         }
         break;
       }
-      case 2: { // import
+      case 2: {
+        // import
         for (let n = r.u32(); n > 0; n--) {
           const module = r.name();
           const name = r.name();
@@ -148,7 +160,8 @@ export function readWasmModule(bytes: Uint8Array): WasmModuleInfo {
       case 5: // memory
         info.memories = r.u32();
         break;
-      case 7: { // export
+      case 7: {
+        // export
         for (let n = r.u32(); n > 0; n--) {
           const name = r.name();
           const kind = KINDS[r.byte()];

@@ -33,7 +33,9 @@ test('origin demo serves through the edge and prints the edge URLs and the direc
     expect(edge).not.toBe(direct);
     expect(out.text).toContain(`player page (every presentation, every format):  ${edge}/`);
     expect(out.text).toContain('Ctrl-C stops the edge and the origin.');
-    const printed = [...out.text.matchAll(/(http:\/\/127\.0\.0\.1:\d+)(\/[^\s]*)/g)].filter((m) => m[1] === edge).map((m) => m[2]!);
+    const printed = [...out.text.matchAll(/(http:\/\/127\.0\.0\.1:\d+)(\/[^\s]*)/g)]
+      .filter((m) => m[1] === edge)
+      .map((m) => m[2]!);
     expect(printed.length).toBe(1 + 1 + 4 * 3 + 1); // the edge itself, the player page, 4 classes × 3 formats, the filter example
     for (const p of new Set(printed)) {
       const [viaEdge, viaOrigin] = await Promise.all([request(edge, p), request(direct, p)]);

@@ -20,14 +20,17 @@ const MODES = {
 
 const PLAYERS: PlayerName[] = ['hlsjs', 'shaka', 'native'];
 
-const CASES: Array<[PlayerName, Mode]> = PLAYERS.flatMap((p) => (Object.keys(MODES) as Mode[]).map((m): [PlayerName, Mode] => [p, m]));
+const CASES: Array<[PlayerName, Mode]> = PLAYERS.flatMap((p) =>
+  (Object.keys(MODES) as Mode[]).map((m): [PlayerName, Mode] => [p, m]),
+);
 
 const enabled = playerTestsEnabled();
 const describePlayers = enabled ? describe : describe.skip;
 
 describePlayers('HLS in real players', () => {
   let origin: TestOrigin;
-  const page = (player: PlayerName, manifest: string): string => `${origin.url}/play?player=${player}&url=${encodeURIComponent(origin.url + manifest)}`;
+  const page = (player: PlayerName, manifest: string): string =>
+    `${origin.url}/play?player=${player}&url=${encodeURIComponent(origin.url + manifest)}`;
 
   beforeAll(async () => {
     origin = await startTestOrigin({ hls: PLAYABLE });
@@ -46,7 +49,9 @@ describePlayers('HLS in real players', () => {
       switchAudio: { to: DUTCH, atSeconds: 2 },
       // No subtitles for native (see cueApplies below): waiting for a cue would only time out.
       subtitles: player !== 'native',
-      ...(player === 'hlsjs' ? { counted: (p: Pick<PlayResult, 'errors' | 'errorTimes' | 'switchedAt'>) => withoutHlsjsNotices(mode, p) } : {}),
+      ...(player === 'hlsjs'
+        ? { counted: (p: Pick<PlayResult, 'errors' | 'errorTimes' | 'switchedAt'>) => withoutHlsjsNotices(mode, p) }
+        : {}),
     });
     // Chromium's native HLS has no subtitles: it never creates a TextTrack for a SUBTITLES
     // rendition (video.textTracks stays empty in every mode, while hls.js and shaka show cues from
@@ -65,7 +70,11 @@ describePlayers('HLS in real players', () => {
   // a URI-less DEFAULT, native HLS starts with the 'primary' role only, and the 'audio-override'
   // role that the Dutch rendition needs is refused once playback has started
   // (DEMUXER_ERROR_COULD_NOT_PARSE), whatever the container of the Dutch audio.
-  test.each(CASES)('%s plays %s, switches the audio to Dutch and shows a subtitle cue', async (player, mode) => {
-    await playSwitchAndCue(player, mode);
-  }, PLAY_TIMEOUT_MS + 10_000);
+  test.each(CASES)(
+    '%s plays %s, switches the audio to Dutch and shows a subtitle cue',
+    async (player, mode) => {
+      await playSwitchAndCue(player, mode);
+    },
+    PLAY_TIMEOUT_MS + 10_000,
+  );
 });

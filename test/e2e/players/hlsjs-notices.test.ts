@@ -3,7 +3,8 @@
 
 import { withoutHlsjsNotices } from '../../helpers/hlsjs-notices';
 
-const GAP = 'hls.js non-fatal mediaError/bufferSeekOverHole http://h/hls.ism/hls-audio_eng=64113-video_eng=410594-1.ts: fragment loaded with buffer holes, seeking from 0 to 0.121333';
+const GAP =
+  'hls.js non-fatal mediaError/bufferSeekOverHole http://h/hls.ism/hls-audio_eng=64113-video_eng=410594-1.ts: fragment loaded with buffer holes, seeking from 0 to 0.121333';
 const VTT_ABORT = 'hls.js non-fatal networkError/aborted http://h/hls.ism/hls-textstream_eng=1549-3.webvtt: Aborted';
 const AUDIO_ABORT = 'hls.js non-fatal networkError/aborted http://h/hls.ism/hls-audio_eng=64008-4.aac: Aborted';
 
@@ -13,11 +14,15 @@ describe('withoutHlsjsNotices', () => {
   });
 
   test('the same pair after the switch is still that seek', () => {
-    expect(withoutHlsjsNotices('ts-muxed', { errors: [GAP, VTT_ABORT], errorTimes: [0.121333, 0.121333], switchedAt: 2.01 })).toEqual([]);
+    expect(
+      withoutHlsjsNotices('ts-muxed', { errors: [GAP, VTT_ABORT], errorTimes: [0.121333, 0.121333], switchedAt: 2.01 }),
+    ).toEqual([]);
   });
 
   test('a WebVTT abort away from the seek counts', () => {
-    expect(withoutHlsjsNotices('ts-muxed', { errors: [GAP, VTT_ABORT], errorTimes: [0.121333, 3.5] })).toEqual([VTT_ABORT]);
+    expect(withoutHlsjsNotices('ts-muxed', { errors: [GAP, VTT_ABORT], errorTimes: [0.121333, 3.5] })).toEqual([
+      VTT_ABORT,
+    ]);
   });
 
   test('a WebVTT abort without a start-gap seek counts', () => {
@@ -26,24 +31,38 @@ describe('withoutHlsjsNotices', () => {
 
   test('a start-gap seek larger than padding plus one AAC frame counts, and so does its abort', () => {
     const big = GAP.replace('0.121333', '0.5');
-    expect(withoutHlsjsNotices('ts-muxed', { errors: [big, VTT_ABORT], errorTimes: [0.5, 0.5] })).toEqual([big, VTT_ABORT]);
+    expect(withoutHlsjsNotices('ts-muxed', { errors: [big, VTT_ABORT], errorTimes: [0.5, 0.5] })).toEqual([
+      big,
+      VTT_ABORT,
+    ]);
   });
 
   test('the start gap is a multiplexed-TS notice only', () => {
-    expect(withoutHlsjsNotices('fmp4', { errors: [GAP, VTT_ABORT], errorTimes: [0.121333, 0.121333] })).toEqual([GAP, VTT_ABORT]);
+    expect(withoutHlsjsNotices('fmp4', { errors: [GAP, VTT_ABORT], errorTimes: [0.121333, 0.121333] })).toEqual([
+      GAP,
+      VTT_ABORT,
+    ]);
   });
 
   test('an English audio load aborted within a second after the switch is the switch; before it, it counts', () => {
-    expect(withoutHlsjsNotices('ts-demuxed', { errors: [AUDIO_ABORT], errorTimes: [2.5], switchedAt: 2.01 })).toEqual([]);
-    expect(withoutHlsjsNotices('ts-demuxed', { errors: [AUDIO_ABORT], errorTimes: [1.5], switchedAt: 2.01 })).toEqual([AUDIO_ABORT]);
+    expect(withoutHlsjsNotices('ts-demuxed', { errors: [AUDIO_ABORT], errorTimes: [2.5], switchedAt: 2.01 })).toEqual(
+      [],
+    );
+    expect(withoutHlsjsNotices('ts-demuxed', { errors: [AUDIO_ABORT], errorTimes: [1.5], switchedAt: 2.01 })).toEqual([
+      AUDIO_ABORT,
+    ]);
     expect(withoutHlsjsNotices('ts-demuxed', { errors: [AUDIO_ABORT], errorTimes: [1.5] })).toEqual([AUDIO_ABORT]);
   });
 
-  const NO_PROGRESS_MUXED = 'hls.js non-fatal mediaError/bufferAppendNoProgress http://h/hls.ism/hls-audio_eng=64113-video_eng=410594-1.ts: Fragment append did not increase buffered coverage (1)';
-  const NO_PROGRESS_DEMUXED = 'hls.js non-fatal mediaError/bufferAppendNoProgress http://h/hls.ism/hls-video_eng=410594-1.ts?hls_no_multiplex=true: Fragment append did not increase buffered coverage (1)';
+  const NO_PROGRESS_MUXED =
+    'hls.js non-fatal mediaError/bufferAppendNoProgress http://h/hls.ism/hls-audio_eng=64113-video_eng=410594-1.ts: Fragment append did not increase buffered coverage (1)';
+  const NO_PROGRESS_DEMUXED =
+    'hls.js non-fatal mediaError/bufferAppendNoProgress http://h/hls.ism/hls-video_eng=410594-1.ts?hls_no_multiplex=true: Fragment append did not increase buffered coverage (1)';
 
   test('the first main fragment appended before the SourceBuffers existed: ts-muxed (alternate audio with a URI) and ts-demuxed', () => {
-    expect(withoutHlsjsNotices('ts-muxed', { errors: [NO_PROGRESS_MUXED, GAP], errorTimes: [0, 0.121333] })).toEqual([]);
+    expect(withoutHlsjsNotices('ts-muxed', { errors: [NO_PROGRESS_MUXED, GAP], errorTimes: [0, 0.121333] })).toEqual(
+      [],
+    );
     expect(withoutHlsjsNotices('ts-demuxed', { errors: [NO_PROGRESS_DEMUXED], errorTimes: [0] })).toEqual([]);
   });
 
@@ -53,10 +72,15 @@ describe('withoutHlsjsNotices', () => {
     const twice = NO_PROGRESS_MUXED.replace('(1)', '(2)');
     expect(withoutHlsjsNotices('ts-muxed', { errors: [second, twice], errorTimes: [0, 0] })).toEqual([second, twice]);
     // Each mode's own rendition only: a muxed fragment is not the video-only one's, nor the reverse.
-    expect(withoutHlsjsNotices('ts-muxed', { errors: [NO_PROGRESS_DEMUXED], errorTimes: [0] })).toEqual([NO_PROGRESS_DEMUXED]);
+    expect(withoutHlsjsNotices('ts-muxed', { errors: [NO_PROGRESS_DEMUXED], errorTimes: [0] })).toEqual([
+      NO_PROGRESS_DEMUXED,
+    ]);
     // fMP4 has no such race (no transmuxing, no initPTS wait).
     const fmp4 = NO_PROGRESS_DEMUXED.replace('.ts?hls_no_multiplex=true', '.m4s?hls_fmp4=true');
-    expect(withoutHlsjsNotices('fmp4', { errors: [fmp4, NO_PROGRESS_MUXED], errorTimes: [0, 0] })).toEqual([fmp4, NO_PROGRESS_MUXED]);
+    expect(withoutHlsjsNotices('fmp4', { errors: [fmp4, NO_PROGRESS_MUXED], errorTimes: [0, 0] })).toEqual([
+      fmp4,
+      NO_PROGRESS_MUXED,
+    ]);
   });
 
   test("hls.js's ABR leaving the 64k group aborts that group's packed audio, in ts-muxed too (the 64k DEFAULT has a URI there)", () => {

@@ -33,7 +33,8 @@ const describePlayers = enabled ? describe : describe.skip;
 
 describePlayers('real players on the origin', () => {
   let origin: TestOrigin;
-  const page = (player: PlayerName, manifest: string): string => `${origin.url}/play?player=${player}&url=${encodeURIComponent(origin.url + manifest)}`;
+  const page = (player: PlayerName, manifest: string): string =>
+    `${origin.url}/play?player=${player}&url=${encodeURIComponent(origin.url + manifest)}`;
 
   beforeAll(async () => {
     origin = await startTestOrigin({ all: FIXTURE_FILES });
@@ -44,32 +45,59 @@ describePlayers('real players on the origin', () => {
     await origin?.server.close();
   });
 
-  test.each(PAIRS)('%s plays %s past 6 s without a player error', async (player, format) => {
-    const aware = hlsjsAware(player, MANIFESTS[format]);
-    const r = await playAndCheck(page(player, MANIFESTS[format]), { untilSeconds: 6, timeoutMs: PLAY_TIMEOUT_MS, screenshot: `origin-${player}-${format}`, ...aware.options });
-    expect({ errors: aware.errors(r), passed: r.currentTime > 6 }).toEqual({ errors: [], passed: true });
-  }, PLAY_TIMEOUT_MS + 10_000);
+  test.each(PAIRS)(
+    '%s plays %s past 6 s without a player error',
+    async (player, format) => {
+      const aware = hlsjsAware(player, MANIFESTS[format]);
+      const r = await playAndCheck(page(player, MANIFESTS[format]), {
+        untilSeconds: 6,
+        timeoutMs: PLAY_TIMEOUT_MS,
+        screenshot: `origin-${player}-${format}`,
+        ...aware.options,
+      });
+      expect({ errors: aware.errors(r), passed: r.currentTime > 6 }).toEqual({ errors: [], passed: true });
+    },
+    PLAY_TIMEOUT_MS + 10_000,
+  );
 
   // The player page's own links (what `npm start` shows a person): the presentation holds AC-3 and
   // E-AC-3, which the page's links filter out; hls.js pairs the variants with the AAC group then.
-  test.each(['hlsjs', 'dashjs', 'dashjs-mss'] as PlayerName[])('the index page link for %s plays the unfiltered presentation', async (player) => {
-    const index = await (await fetch(`${origin.url}/`)).text();
-    const m = new RegExp(`href="(/play\\?player=${player}&#38;url=[^"]*all\\.ism[^"]*)"`).exec(index);
-    expect(m).not.toBeNull();
-    const link = m![1]!.replace(/&#38;/g, '&');
-    const aware = hlsjsAware(player, new URL(origin.url + link).searchParams.get('url')!);
-    const r = await playAndCheck(origin.url + link, { untilSeconds: 6, timeoutMs: PLAY_TIMEOUT_MS, screenshot: `origin-index-${player}`, ...aware.options });
-    expect({ errors: aware.errors(r), passed: r.currentTime > 6 }).toEqual({ errors: [], passed: true });
-  }, PLAY_TIMEOUT_MS + 10_000);
+  test.each(['hlsjs', 'dashjs', 'dashjs-mss'] as PlayerName[])(
+    'the index page link for %s plays the unfiltered presentation',
+    async (player) => {
+      const index = await (await fetch(`${origin.url}/`)).text();
+      const m = new RegExp(`href="(/play\\?player=${player}&#38;url=[^"]*all\\.ism[^"]*)"`).exec(index);
+      expect(m).not.toBeNull();
+      const link = m![1]!.replace(/&#38;/g, '&');
+      const aware = hlsjsAware(player, new URL(origin.url + link).searchParams.get('url')!);
+      const r = await playAndCheck(origin.url + link, {
+        untilSeconds: 6,
+        timeoutMs: PLAY_TIMEOUT_MS,
+        screenshot: `origin-index-${player}`,
+        ...aware.options,
+      });
+      expect({ errors: aware.errors(r), passed: r.currentTime > 6 }).toEqual({ errors: [], passed: true });
+    },
+    PLAY_TIMEOUT_MS + 10_000,
+  );
 
   // A 6 s sub-clip (t=0-0:00:06, three 2 s fragments): the players reach its end.
   test.each([
     ['dashjs', 'dash'],
     ['hlsjs', 'hls'],
     ['dashjs-mss', 'smooth'],
-  ] as Array<[PlayerName, Format]>)('%s plays the t=0-0:00:06 sub-clip of %s', async (player, format) => {
-    const aware = hlsjsAware(player, `${MANIFESTS[format]}&t=0-0:00:06`);
-    const r = await playAndCheck(page(player, `${MANIFESTS[format]}&t=0-0:00:06`), { untilSeconds: 5, timeoutMs: PLAY_TIMEOUT_MS, screenshot: `origin-clip-${player}-${format}`, ...aware.options });
-    expect({ errors: aware.errors(r), passed: r.currentTime > 5 }).toEqual({ errors: [], passed: true });
-  }, PLAY_TIMEOUT_MS + 10_000);
+  ] as Array<[PlayerName, Format]>)(
+    '%s plays the t=0-0:00:06 sub-clip of %s',
+    async (player, format) => {
+      const aware = hlsjsAware(player, `${MANIFESTS[format]}&t=0-0:00:06`);
+      const r = await playAndCheck(page(player, `${MANIFESTS[format]}&t=0-0:00:06`), {
+        untilSeconds: 5,
+        timeoutMs: PLAY_TIMEOUT_MS,
+        screenshot: `origin-clip-${player}-${format}`,
+        ...aware.options,
+      });
+      expect({ errors: aware.errors(r), passed: r.currentTime > 5 }).toEqual({ errors: [], passed: true });
+    },
+    PLAY_TIMEOUT_MS + 10_000,
+  );
 });

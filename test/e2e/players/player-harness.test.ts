@@ -4,13 +4,27 @@
 // static server, one browser for the whole file.
 
 import { spawnSync } from 'node:child_process';
-import { createReadStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import {
-  isPlayerName, PLAYER_ASSET_CONTENT_TYPE, PLAYER_NAMES, playerAssetFile, playerPage, type PlayerName,
+  isPlayerName,
+  PLAYER_ASSET_CONTENT_TYPE,
+  PLAYER_NAMES,
+  playerAssetFile,
+  playerPage,
+  type PlayerName,
 } from '../../../origin/player/player-page';
 import { closeBrowser, playAndCheck, playerTestsEnabled } from '../../helpers/browser';
 
@@ -32,7 +46,12 @@ const PAIRS: Array<[PlayerName, Format]> = [
 ];
 
 const FORMAT_OF: Record<PlayerName, Format> = {
-  hlsjs: 'hls', native: 'hls', dashjs: 'dash', shaka: 'dash', 'dashjs-mss': 'smooth', 'shaka4-mss': 'smooth',
+  hlsjs: 'hls',
+  native: 'hls',
+  dashjs: 'dash',
+  shaka: 'dash',
+  'dashjs-mss': 'smooth',
+  'shaka4-mss': 'smooth',
 };
 
 function ffmpeg(args: string[]): void {
@@ -45,20 +64,81 @@ function ffmpeg(args: string[]): void {
 function makeContent(dir: string): void {
   const source = path.join(dir, 'source.mp4');
   ffmpeg([
-    '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=24:duration=10',
-    '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=10',
-    '-c:v', 'libx264', '-profile:v', 'high', '-preset', 'veryfast', '-pix_fmt', 'yuv420p',
-    '-g', '48', '-keyint_min', '48', '-sc_threshold', '0', '-x264-params', 'scenecut=0:open_gop=0',
-    '-b:v', '600k', '-maxrate', '600k', '-bufsize', '600k',
-    '-c:a', 'aac', '-b:a', '128k', '-ac', '2', source,
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=640x360:rate=24:duration=10',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=48000:duration=10',
+    '-c:v',
+    'libx264',
+    '-profile:v',
+    'high',
+    '-preset',
+    'veryfast',
+    '-pix_fmt',
+    'yuv420p',
+    '-g',
+    '48',
+    '-keyint_min',
+    '48',
+    '-sc_threshold',
+    '0',
+    '-x264-params',
+    'scenecut=0:open_gop=0',
+    '-b:v',
+    '600k',
+    '-maxrate',
+    '600k',
+    '-bufsize',
+    '600k',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    '-ac',
+    '2',
+    source,
   ]);
   for (const sub of ['dash', 'hls', 'smooth']) mkdirSync(path.join(dir, sub));
   ffmpeg([
-    '-i', source, '-map', '0', '-c', 'copy',
-    '-f', 'dash', '-seg_duration', '2', '-use_template', '1', '-use_timeline', '0', path.join(dir, MANIFEST.dash),
-    '-map', '0', '-c', 'copy',
-    '-f', 'hls', '-hls_segment_type', 'fmp4', '-hls_time', '2', '-hls_playlist_type', 'vod', path.join(dir, MANIFEST.hls),
-    '-map', '0', '-c', 'copy', '-f', 'smoothstreaming', path.join(dir, 'smooth'),
+    '-i',
+    source,
+    '-map',
+    '0',
+    '-c',
+    'copy',
+    '-f',
+    'dash',
+    '-seg_duration',
+    '2',
+    '-use_template',
+    '1',
+    '-use_timeline',
+    '0',
+    path.join(dir, MANIFEST.dash),
+    '-map',
+    '0',
+    '-c',
+    'copy',
+    '-f',
+    'hls',
+    '-hls_segment_type',
+    'fmp4',
+    '-hls_time',
+    '2',
+    '-hls_playlist_type',
+    'vod',
+    path.join(dir, MANIFEST.hls),
+    '-map',
+    '0',
+    '-c',
+    'copy',
+    '-f',
+    'smoothstreaming',
+    path.join(dir, 'smooth'),
   ]);
   fixSmoothManifest(path.join(dir, 'smooth'));
 }
@@ -89,10 +169,13 @@ function firstFragmentTimes(smoothDir: string): Map<string, bigint> {
 function fixSmoothManifest(smoothDir: string): void {
   const first = firstFragmentTimes(smoothDir);
   const xml = readFileSync(path.join(smoothDir, 'Manifest'), 'utf8');
-  const fixed = xml.replace(/(<StreamIndex Type="(\w+)"[^>]*>[\s\S]*?)<c n="0" (d="\d+")/g, (all, head: string, type: string, d: string) => {
-    const t = first.get(type);
-    return t === undefined ? all : `${head}<c t="${t}" ${d}`;
-  });
+  const fixed = xml.replace(
+    /(<StreamIndex Type="(\w+)"[^>]*>[\s\S]*?)<c n="0" (d="\d+")/g,
+    (all, head: string, type: string, d: string) => {
+      const t = first.get(type);
+      return t === undefined ? all : `${head}<c t="${t}" ${d}`;
+    },
+  );
   writeFileSync(path.join(smoothDir, 'Manifest.fixed'), fixed);
 }
 
@@ -101,8 +184,10 @@ function contentType(file: string): string {
   if (base.startsWith('Manifest')) return 'application/vnd.ms-sstr+xml';
   if (base.startsWith('Fragments(')) return 'video/mp4';
   const types: Record<string, string> = {
-    '.mpd': 'application/dash+xml', '.m3u8': 'application/vnd.apple.mpegurl',
-    '.m4s': 'video/iso.segment', '.mp4': 'video/mp4',
+    '.mpd': 'application/dash+xml',
+    '.m3u8': 'application/vnd.apple.mpegurl',
+    '.m4s': 'video/iso.segment',
+    '.mp4': 'video/mp4',
   };
   return types[path.extname(base)] ?? 'application/octet-stream';
 }
@@ -186,25 +271,37 @@ describePlayers('player page and harness on ffmpeg reference content', () => {
     // Once ffmpeg writes `t` (or starts every stream at 0), drop Manifest.fixed and serve Manifest.
   });
 
-  test.each(PAIRS)('%s plays ffmpeg %s past 6 s without errors', async (player, format) => {
-    const r = await playAndCheck(pageUrl(player, MANIFEST[format]), {
-      untilSeconds: UNTIL_SECONDS, timeoutMs: PLAY_TIMEOUT_MS, screenshot: `harness-${player}-${format}`,
-    });
-    console.log(`${player} ${format}: currentTime ${r.currentTime.toFixed(2)} s; events ${r.events.join(', ')}`);
-    expect(r.errors).toEqual([]);
-    expect(r.currentTime).toBeGreaterThan(UNTIL_SECONDS);
-  }, PLAY_TIMEOUT_MS + 10_000);
+  test.each(PAIRS)(
+    '%s plays ffmpeg %s past 6 s without errors',
+    async (player, format) => {
+      const r = await playAndCheck(pageUrl(player, MANIFEST[format]), {
+        untilSeconds: UNTIL_SECONDS,
+        timeoutMs: PLAY_TIMEOUT_MS,
+        screenshot: `harness-${player}-${format}`,
+      });
+      console.log(`${player} ${format}: currentTime ${r.currentTime.toFixed(2)} s; events ${r.events.join(', ')}`);
+      expect(r.errors).toEqual([]);
+      expect(r.currentTime).toBeGreaterThan(UNTIL_SECONDS);
+    },
+    PLAY_TIMEOUT_MS + 10_000,
+  );
 
   // Negative control: a 404 manifest must surface as an error from the page's own hook (not only
   // the console line Chromium logs for any failed request), or the positive checks prove nothing.
-  test.each([...PLAYER_NAMES])('%s reports a 404 manifest', async (player) => {
-    const missing = MANIFEST[FORMAT_OF[player]].replace(/^[^/]+/, 'missing');
-    const r = await playAndCheck(pageUrl(player, missing), {
-      untilSeconds: UNTIL_SECONDS, timeoutMs: 10_000, screenshot: `harness-404-${player}`,
-    });
-    console.log(`${player} 404: ${r.errors.join(' | ')}`);
-    const fromPage = r.errors.filter((e) => !e.startsWith('console:') && !e.startsWith('uncaught:'));
-    expect(fromPage.length).toBeGreaterThan(0);
-    expect(r.currentTime).toBe(0);
-  }, 20_000);
+  test.each([...PLAYER_NAMES])(
+    '%s reports a 404 manifest',
+    async (player) => {
+      const missing = MANIFEST[FORMAT_OF[player]].replace(/^[^/]+/, 'missing');
+      const r = await playAndCheck(pageUrl(player, missing), {
+        untilSeconds: UNTIL_SECONDS,
+        timeoutMs: 10_000,
+        screenshot: `harness-404-${player}`,
+      });
+      console.log(`${player} 404: ${r.errors.join(' | ')}`);
+      const fromPage = r.errors.filter((e) => !e.startsWith('console:') && !e.startsWith('uncaught:'));
+      expect(fromPage.length).toBeGreaterThan(0);
+      expect(r.currentTime).toBe(0);
+    },
+    20_000,
+  );
 });

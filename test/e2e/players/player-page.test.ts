@@ -5,7 +5,13 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import {
-  escapeHtml, indexPage, PLAYER_ASSETS, PLAYER_NAMES, playerAssetFile, playerPage, PLAYERS_BY_FORMAT,
+  escapeHtml,
+  indexPage,
+  PLAYER_ASSETS,
+  PLAYER_NAMES,
+  playerAssetFile,
+  playerPage,
+  PLAYERS_BY_FORMAT,
 } from '../../../origin/player/player-page';
 
 const HOSTILE = `"'><img src=x onerror=alert(1)></script><script>alert(2)</script>\u2028&amp;`;
@@ -28,9 +34,21 @@ describe('/_players/ table', () => {
   });
 
   test.each([
-    '/_players/../package.json', '/_players/%2e%2e/package.json', '/_players/hls.min.js/../../x',
-    '/_players/', '/_players', '/', '', '__proto__', 'constructor', 'toString', 'hasOwnProperty',
-    '/_players/HLS.MIN.JS', '/_players/hls.min.js?x', '/_players/hls.min.js.map', 'hls.min.js',
+    '/_players/../package.json',
+    '/_players/%2e%2e/package.json',
+    '/_players/hls.min.js/../../x',
+    '/_players/',
+    '/_players',
+    '/',
+    '',
+    '__proto__',
+    'constructor',
+    'toString',
+    'hasOwnProperty',
+    '/_players/HLS.MIN.JS',
+    '/_players/hls.min.js?x',
+    '/_players/hls.min.js.map',
+    'hls.min.js',
   ])('%j is not served', (urlPath) => {
     expect(playerAssetFile(urlPath)).toBeUndefined();
   });
@@ -49,7 +67,10 @@ describe('playerPage', () => {
     const order = (player: 'dashjs-mss' | 'shaka4-mss'): string[] =>
       [...playerPage(player, 'u').matchAll(/<script src="([^"]*)"/g)].map((m) => m[1] ?? '');
     expect(order('dashjs-mss')).toEqual(['/_players/dash.all.min.js', '/_players/dash.mss.min.js']);
-    expect(order('shaka4-mss')).toEqual(['/_players/codem-isoboxer.min.js', '/_players/shaka4/shaka-player.compiled.js']);
+    expect(order('shaka4-mss')).toEqual([
+      '/_players/codem-isoboxer.min.js',
+      '/_players/shaka4/shaka-player.compiled.js',
+    ]);
   });
 
   test('a hostile URL reaches the page only escaped, and round-trips through the config block', () => {
@@ -72,10 +93,12 @@ describe('playerPage', () => {
 });
 
 describe('indexPage', () => {
-  const presentations = [{
-    name: 'Big <Buck> & Bunny',
-    urls: { smooth: '/bbb.ism/Manifest', dash: '/bbb.ism/.mpd?a=1&b=2', hls: '/bbb.ism/.m3u8' },
-  }];
+  const presentations = [
+    {
+      name: 'Big <Buck> & Bunny',
+      urls: { smooth: '/bbb.ism/Manifest', dash: '/bbb.ism/.mpd?a=1&b=2', hls: '/bbb.ism/.m3u8' },
+    },
+  ];
 
   test('one link per format/player pair, each decoding back to the manifest URL', () => {
     const html = indexPage(presentations);
@@ -85,7 +108,8 @@ describe('indexPage', () => {
       return `${q.get('player')} ${q.get('url')}`;
     });
     const expected = (['smooth', 'dash', 'hls'] as const).flatMap((f) =>
-      PLAYERS_BY_FORMAT[f].map((p) => `${p} ${presentations[0]?.urls[f]}`));
+      PLAYERS_BY_FORMAT[f].map((p) => `${p} ${presentations[0]?.urls[f]}`),
+    );
     expect(pairs).toEqual(expected);
   });
 

@@ -28,7 +28,14 @@ async function edgeWith(script: string, policy: string, extra = ''): Promise<Edg
   const wasm = Buffer.from(testPlugin('script-plugin')).toString('base64');
   const yaml = shipped
     .replace('local: { filename: build/edge.wasm }', `local: { inline_bytes: ${wasm} }`)
-    .replace(/value: \|\n(\s+)\{\}\n/, (_m, indent: string) => `value: |\n${script.split('\n').map((l) => indent + l).join('\n')}\n`)
+    .replace(
+      /value: \|\n(\s+)\{\}\n/,
+      (_m, indent: string) =>
+        `value: |\n${script
+          .split('\n')
+          .map((l) => indent + l)
+          .join('\n')}\n`,
+    )
     .replace('failure_policy: FAIL_CLOSED', `failure_policy: ${policy}${extra}`);
   const file = path.join(tempDir('edge-failure-'), 'envoy.yaml');
   await fs.writeFile(file, yaml);
@@ -50,7 +57,9 @@ test('FAIL_CLOSED: the request that trapped and every later one get 503 with an 
   expect([boom.status, boom.body.length, boom.headers.server]).toEqual([503, 0, 'envoy']);
   expect(await answer(e, '/ok')).toEqual([503, '']);
   expect(upstream.requests.length).toBe(before); // nothing went upstream after the trap
-  expect(e.pluginLogs.map(([, line]) => line).join('\n')).toContain('Function: proxy_on_request_headers failed: Uncaught RuntimeError: unreachable');
+  expect(e.pluginLogs.map(([, line]) => line).join('\n')).toContain(
+    'Function: proxy_on_request_headers failed: Uncaught RuntimeError: unreachable',
+  );
   expect(e.logs.some((l) => l.startsWith('GET /boom 503 ') && l.includes('local wasm_fail_stream'))).toBe(true);
 });
 
@@ -62,7 +71,11 @@ test('FAIL_OPEN: the request that trapped continues, later ones skip the plugin'
 });
 
 test('FAIL_RELOAD: the request that trapped gets 503, then a new VM serves after reload_config.backoff', async () => {
-  const e = await edgeWith('request_headers@/boom trap', 'FAIL_RELOAD', '\n                reload_config: { backoff: { base_interval: 0.2s } }');
+  const e = await edgeWith(
+    'request_headers@/boom trap',
+    'FAIL_RELOAD',
+    '\n                reload_config: { backoff: { base_interval: 0.2s } }',
+  );
   expect(await answer(e, '/boom')).toEqual([503, '']);
   await new Promise((r) => setTimeout(r, 250));
   expect(await answer(e, '/ok')).toEqual([200, 'origin /ok']);

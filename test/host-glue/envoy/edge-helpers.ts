@@ -6,7 +6,17 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import { AddressInfo, Socket } from 'node:net';
 import { startEdge, StartedEdge } from '../../../origin/cli/edge-command';
-import { BodyVerdict, CreatePlugin, HeaderList, HttpFilterFactory, HttpFilterStream, LogLevel, RequestHeadersVerdict, ResponseHeadersVerdict, StreamInfo } from '../../../host-glue/proxy-wasm/http-filter';
+import {
+  BodyVerdict,
+  CreatePlugin,
+  HeaderList,
+  HttpFilterFactory,
+  HttpFilterStream,
+  LogLevel,
+  RequestHeadersVerdict,
+  ResponseHeadersVerdict,
+  StreamInfo,
+} from '../../../host-glue/proxy-wasm/http-filter';
 import { ROOT } from '../../helpers/fixtures';
 
 export const ENVOY_YAML = path.join(ROOT, 'envoy-config', 'envoy.yaml');
@@ -99,7 +109,9 @@ export interface Upstream {
 }
 
 /** An HTTP server on loopback the test controls, counting its connections. */
-export async function startUpstream(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<Upstream> {
+export async function startUpstream(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+): Promise<Upstream> {
   const sockets = new Set<Socket>();
   const up: Upstream = { url: '', port: 0, connections: 0, requests: [], close: async () => undefined };
   const server = http.createServer((req, res) => {
@@ -139,18 +151,37 @@ export interface EdgeUnderTest extends StartedEdge {
 }
 
 /** `origin edge --config <yaml> --port 0 --upstream <url>`, in-process, with a given host or the real one. */
-export async function startTestEdge(upstream: string | undefined, o: { config?: string; createPlugin?: CreatePlugin; logLevel?: LogLevel } = {}): Promise<EdgeUnderTest> {
+export async function startTestEdge(
+  upstream: string | undefined,
+  o: { config?: string; createPlugin?: CreatePlugin; logLevel?: LogLevel } = {},
+): Promise<EdgeUnderTest> {
   const logs: string[] = [];
   const pluginLogs: Array<[LogLevel, string]> = [];
   const started = await startEdge(
-    { config: o.config ?? ENVOY_YAML, port: 0, host: '127.0.0.1', upstream: upstream === undefined ? undefined : new URL(upstream), logLevel: o.logLevel ?? 'info', quiet: false, help: false },
-    { cwd: ROOT, log: (l) => logs.push(l), pluginLog: (level, line) => pluginLogs.push([level, line]), ...(o.createPlugin ? { createPlugin: o.createPlugin } : {}) },
+    {
+      config: o.config ?? ENVOY_YAML,
+      port: 0,
+      host: '127.0.0.1',
+      upstream: upstream === undefined ? undefined : new URL(upstream),
+      logLevel: o.logLevel ?? 'info',
+      quiet: false,
+      help: false,
+    },
+    {
+      cwd: ROOT,
+      log: (l) => logs.push(l),
+      pluginLog: (level, line) => pluginLogs.push([level, line]),
+      ...(o.createPlugin ? { createPlugin: o.createPlugin } : {}),
+    },
   );
   return { ...started, url: started.edge.url, logs, pluginLogs };
 }
 
 /** A CreatePlugin that hands out the given factory (the test plugin instead of the wasm host). */
-export const withFactory = (f: HttpFilterFactory): CreatePlugin => async () => f;
+export const withFactory =
+  (f: HttpFilterFactory): CreatePlugin =>
+  async () =>
+    f;
 
 export interface Response {
   status: number;
@@ -160,15 +191,41 @@ export interface Response {
 }
 
 /** One request; `agent` for keep-alive (default: a fresh connection). */
-export function request(base: string, rawPath: string, o: { method?: string; headers?: Record<string, string> | string[]; body?: Buffer | string[]; agent?: http.Agent } = {}): Promise<Response> {
+export function request(
+  base: string,
+  rawPath: string,
+  o: {
+    method?: string;
+    headers?: Record<string, string> | string[];
+    body?: Buffer | string[];
+    agent?: http.Agent;
+  } = {},
+): Promise<Response> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: rawPath, method: o.method ?? 'GET', headers: o.headers ?? {}, agent: o.agent ?? false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: rawPath,
+        method: o.method ?? 'GET',
+        headers: o.headers ?? {},
+        agent: o.agent ?? false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            rawHeaders: res.rawHeaders,
+            body: Buffer.concat(chunks),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (Array.isArray(o.body)) {
       // Chunked: each string is written separately.

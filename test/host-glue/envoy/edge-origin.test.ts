@@ -25,11 +25,27 @@ afterAll(async () => {
 });
 
 /** The headers a player or a cache acts on. */
-const HEADERS = ['content-type', 'content-length', 'etag', 'last-modified', 'cache-control', 'accept-ranges', 'content-range', 'access-control-allow-origin', 'x-origin-error'];
-const seen = (r: Response): Record<string, unknown> => ({ status: r.status, ...Object.fromEntries(HEADERS.map((h) => [h, r.headers[h]])) });
+const HEADERS = [
+  'content-type',
+  'content-length',
+  'etag',
+  'last-modified',
+  'cache-control',
+  'accept-ranges',
+  'content-range',
+  'access-control-allow-origin',
+  'x-origin-error',
+];
+const seen = (r: Response): Record<string, unknown> => ({
+  status: r.status,
+  ...Object.fromEntries(HEADERS.map((h) => [h, r.headers[h]])),
+});
 
 /** Direct and through the edge, a few at a time; returns the mismatches (none expected). */
-async function compare(paths: readonly string[], o: { method?: string; headers?: Record<string, string> } = {}): Promise<{ compared: number; bytes: number; mismatches: string[] }> {
+async function compare(
+  paths: readonly string[],
+  o: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ compared: number; bytes: number; mismatches: string[] }> {
   const unique = [...new Set(paths)];
   const mismatches: string[] = [];
   let bytes = 0;
@@ -40,8 +56,10 @@ async function compare(paths: readonly string[], o: { method?: string; headers?:
       const [direct, viaEdge] = await Promise.all([request(origin.url, p, o), request(edge.url, p, o)]);
       bytes += viaEdge.body.length;
       if (direct.status >= 300 && o.headers === undefined) mismatches.push(`${p}: direct ${direct.status}`);
-      if (JSON.stringify(seen(direct)) !== JSON.stringify(seen(viaEdge))) mismatches.push(`${p}: headers ${JSON.stringify(seen(direct))} vs ${JSON.stringify(seen(viaEdge))}`);
-      if (!direct.body.equals(viaEdge.body)) mismatches.push(`${p}: body of ${direct.body.length} bytes differs from the edge's ${viaEdge.body.length}`);
+      if (JSON.stringify(seen(direct)) !== JSON.stringify(seen(viaEdge)))
+        mismatches.push(`${p}: headers ${JSON.stringify(seen(direct))} vs ${JSON.stringify(seen(viaEdge))}`);
+      if (!direct.body.equals(viaEdge.body))
+        mismatches.push(`${p}: body of ${direct.body.length} bytes differs from the edge's ${viaEdge.body.length}`);
     }
   };
   await Promise.all(Array.from({ length: 4 }, worker));
@@ -66,32 +84,46 @@ describe('every URL of every format, direct and through the edge: the same statu
     expect(r.mismatches).toEqual([]);
   });
 
-  test.each(['/p.ism/.m3u8?hls_fmp4=true', '/p.ism/.m3u8'])('HLS %s: the master, every media playlist, init and media segment', async (master) => {
-    const urls = await hlsUrls((await request(origin.url, master)).body.toString(), origin.url + master, origin.url);
-    expect(urls.length).toBeGreaterThan(8 * 2);
-    const r = await compare([master, ...urls.map(pathOf)]);
-    expect(r.mismatches).toEqual([]);
-  });
+  test.each(['/p.ism/.m3u8?hls_fmp4=true', '/p.ism/.m3u8'])(
+    'HLS %s: the master, every media playlist, init and media segment',
+    async (master) => {
+      const urls = await hlsUrls((await request(origin.url, master)).body.toString(), origin.url + master, origin.url);
+      expect(urls.length).toBeGreaterThan(8 * 2);
+      const r = await compare([master, ...urls.map(pathOf)]);
+      expect(r.mismatches).toEqual([]);
+    },
+  );
 
   test('HEAD, Range, If-None-Match and an error answer the same through the edge', async () => {
-    const fragment = smoothUrls((await request(origin.url, '/p.ism/Manifest')).body.toString(), `${origin.url}/p.ism/Manifest`)[3]!;
+    const fragment = smoothUrls(
+      (await request(origin.url, '/p.ism/Manifest')).body.toString(),
+      `${origin.url}/p.ism/Manifest`,
+    )[3]!;
     const etag = (await request(origin.url, pathOf(fragment))).headers.etag!;
     const paths = ['/p.ism/Manifest', pathOf(fragment), '/p.ism/.mpd'];
-    const variants: Array<{ method?: string; headers?: Record<string, string> }> = [{ method: 'HEAD' }, { headers: { range: 'bytes=100-5000' } }, { headers: { range: 'bytes=-10' } }, { headers: { 'if-none-match': etag } }];
+    const variants: Array<{ method?: string; headers?: Record<string, string> }> = [
+      { method: 'HEAD' },
+      { headers: { range: 'bytes=100-5000' } },
+      { headers: { range: 'bytes=-10' } },
+      { headers: { 'if-none-match': etag } },
+    ];
     for (const o of variants) {
       expect((await compare(paths, o)).mismatches).toEqual([]);
     }
     const ranged = await request(edge.url, pathOf(fragment), { headers: { range: 'bytes=100-5000' } });
     expect([ranged.status, ranged.body.length]).toEqual([206, 4901]);
     expect((await request(edge.url, pathOf(fragment), { headers: { 'if-none-match': etag } })).status).toBe(304);
-    const bad = await compare(['/p.ism/.mpd?filter=type%3D%3D', '/nope.ism/Manifest', '/p.ism/QualityLevels(1)/Fragments(video_eng=0)'], { headers: {} });
+    const bad = await compare(
+      ['/p.ism/.mpd?filter=type%3D%3D', '/nope.ism/Manifest', '/p.ism/QualityLevels(1)/Fragments(video_eng=0)'],
+      { headers: {} },
+    );
     expect(bad.mismatches).toEqual([]);
     const error = await request(edge.url, '/p.ism/.mpd?filter=type%3D%3D');
     expect([error.status, error.headers['x-origin-error'], error.headers.server]).toEqual([400, 'bad-filter', 'envoy']);
   });
 });
 
-test('the edge adds what Envoy adds (server, x-envoy-upstream-service-time) and keeps the origin\'s date', async () => {
+test("the edge adds what Envoy adds (server, x-envoy-upstream-service-time) and keeps the origin's date", async () => {
   const r = await request(edge.url, '/p.ism/Manifest');
   expect(r.headers.server).toBe('envoy');
   expect(Number(r.headers['x-envoy-upstream-service-time'])).toBeGreaterThanOrEqual(0);
@@ -115,5 +147,7 @@ test('a player-like load (keep-alive client, 4 parallel) reuses upstream connect
 test('the edge log has one line per request naming the origin it went to', async () => {
   await request(edge.url, '/p.ism/Manifest?log=1');
   await eventually(() => edge.logs.some((l) => l.startsWith('GET /p.ism/Manifest?log=1 200 ')));
-  expect(edge.logs.find((l) => l.startsWith('GET /p.ism/Manifest?log=1 200 '))).toMatch(new RegExp(`ms 127\\.0\\.0\\.1:${new URL(origin.url).port}$`));
+  expect(edge.logs.find((l) => l.startsWith('GET /p.ism/Manifest?log=1 200 '))).toMatch(
+    new RegExp(`ms 127\\.0\\.0\\.1:${new URL(origin.url).port}$`),
+  );
 });

@@ -17,13 +17,40 @@ describe('the shipped envoy-config/envoy.yaml', () => {
   test('reads as listener 127.0.0.1:8080 → wasm filter (build/edge.wasm, JSON StringValue, FAIL_CLOSED) → router → cluster origin at 127.0.0.1:8081', async () => {
     const c = await loadEdgeConfig(ENVOY_YAML, { cwd: ROOT });
     expect(c.listener).toEqual({ name: 'edge', host: '127.0.0.1', port: 8080 });
-    expect(c.plugin).toMatchObject({ name: 'edge', rootId: 'edge', vmId: 'edge', runtime: 'envoy.wasm.runtime.v8', failurePolicy: 'FAIL_CLOSED', pluginConfigurationType: 'StringValue' });
-    expect(c.plugin.code).toEqual({ kind: 'file', filename: path.join(ROOT, 'build', 'edge.wasm'), line: expect.any(Number) });
+    expect(c.plugin).toMatchObject({
+      name: 'edge',
+      rootId: 'edge',
+      vmId: 'edge',
+      runtime: 'envoy.wasm.runtime.v8',
+      failurePolicy: 'FAIL_CLOSED',
+      pluginConfigurationType: 'StringValue',
+    });
+    expect(c.plugin.code).toEqual({
+      kind: 'file',
+      filename: path.join(ROOT, 'build', 'edge.wasm'),
+      line: expect.any(Number),
+    });
     expect(Buffer.from(c.wasm).equals(readFileSync(path.join(ROOT, 'build', 'edge.wasm')))).toBe(true);
     // The plugin refuses anything but a JSON object (assembly/index.ts onConfigure).
     expect(typeof JSON.parse(new TextDecoder().decode(c.plugin.pluginConfiguration))).toBe('object');
-    expect(c.virtualHosts).toEqual([{ name: 'origin', domains: ['*'], routes: [{ match: { kind: 'prefix', value: '/', caseSensitive: true }, cluster: 'origin', prefixRewrite: undefined, hostRewrite: undefined, timeoutMs: 15_000 }] }]);
-    expect([...c.clusters.values()]).toEqual([{ name: 'origin', endpoints: [{ host: '127.0.0.1', port: 8081 }], connectTimeoutMs: 1000 }]);
+    expect(c.virtualHosts).toEqual([
+      {
+        name: 'origin',
+        domains: ['*'],
+        routes: [
+          {
+            match: { kind: 'prefix', value: '/', caseSensitive: true },
+            cluster: 'origin',
+            prefixRewrite: undefined,
+            hostRewrite: undefined,
+            timeoutMs: 15_000,
+          },
+        ],
+      },
+    ]);
+    expect([...c.clusters.values()]).toEqual([
+      { name: 'origin', endpoints: [{ host: '127.0.0.1', port: 8081 }], connectTimeoutMs: 1000 },
+    ]);
     expect(c.server).toEqual({ name: 'envoy', transformation: 'OVERWRITE' });
     expect([c.generateRequestId, c.suppressEnvoyHeaders, c.plugin.reloadBackoffMs]).toEqual([true, false, undefined]);
     expect(c.warnings).toEqual([]);
@@ -31,15 +58,42 @@ describe('the shipped envoy-config/envoy.yaml', () => {
 
   test('its typed_config types are the v3 type URLs Envoy registers (raw YAML, not through the reader)', () => {
     type Any = { '@type': string; [k: string]: unknown };
-    const doc = parseYaml(SHIPPED) as { static_resources: { listeners: Array<{ filter_chains: Array<{ filters: Array<{ name: string; typed_config: Any & { http_filters: Array<{ name: string; typed_config: Any & { config?: { configuration: Any; vm_config: { runtime: string } } } }> } }> }> }> } };
+    const doc = parseYaml(SHIPPED) as {
+      static_resources: {
+        listeners: Array<{
+          filter_chains: Array<{
+            filters: Array<{
+              name: string;
+              typed_config: Any & {
+                http_filters: Array<{
+                  name: string;
+                  typed_config: Any & { config?: { configuration: Any; vm_config: { runtime: string } } };
+                }>;
+              };
+            }>;
+          }>;
+        }>;
+      };
+    };
     const hcm = doc.static_resources.listeners[0]!.filter_chains[0]!.filters[0]!;
-    expect([hcm.name, hcm.typed_config['@type']]).toEqual(['envoy.filters.network.http_connection_manager', 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager']);
+    expect([hcm.name, hcm.typed_config['@type']]).toEqual([
+      'envoy.filters.network.http_connection_manager',
+      'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+    ]);
     const [wasm, router] = hcm.typed_config.http_filters;
-    expect([wasm!.name, wasm!.typed_config['@type']]).toEqual(['envoy.filters.http.wasm', 'type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm']);
+    expect([wasm!.name, wasm!.typed_config['@type']]).toEqual([
+      'envoy.filters.http.wasm',
+      'type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm',
+    ]);
     expect(wasm!.typed_config.config!.configuration['@type']).toBe('type.googleapis.com/google.protobuf.StringValue');
     expect(wasm!.typed_config.config!.vm_config.runtime).toBe('envoy.wasm.runtime.v8');
-    expect([router!.name, router!.typed_config['@type']]).toEqual(['envoy.filters.http.router', 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router']);
-    expect(Object.values(TYPE_URL)).toEqual(expect.arrayContaining([hcm.typed_config['@type'], wasm!.typed_config['@type'], router!.typed_config['@type']]));
+    expect([router!.name, router!.typed_config['@type']]).toEqual([
+      'envoy.filters.http.router',
+      'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+    ]);
+    expect(Object.values(TYPE_URL)).toEqual(
+      expect.arrayContaining([hcm.typed_config['@type'], wasm!.typed_config['@type'], router!.typed_config['@type']]),
+    );
   });
 });
 
@@ -50,17 +104,30 @@ function variant(from: string | RegExp, to: string): string {
   return out;
 }
 
-const configuration = (yaml: string): string => new TextDecoder().decode(parseEnvoyConfig(yaml, 'v.yaml').plugin.pluginConfiguration);
+const configuration = (yaml: string): string =>
+  new TextDecoder().decode(parseEnvoyConfig(yaml, 'v.yaml').plugin.pluginConfiguration);
 
 describe('configurations and failure policy (proxy-wasm-abi.md §5.1)', () => {
   test('StringValue reaches the plugin raw, Struct as JSON, BytesValue decoded from base64, none as 0 bytes', () => {
     expect(configuration(SHIPPED)).toBe('{}\n');
-    const struct = variant(/"@type": type\.googleapis\.com\/google\.protobuf\.StringValue\n\s+value: \|\n\s+\{\}\n/, '"@type": type.googleapis.com/google.protobuf.Struct\n                  value:\n                    aliases: { "/old": "/new" }\n                    ttl: 60\n');
+    const struct = variant(
+      /"@type": type\.googleapis\.com\/google\.protobuf\.StringValue\n\s+value: \|\n\s+\{\}\n/,
+      '"@type": type.googleapis.com/google.protobuf.Struct\n                  value:\n                    aliases: { "/old": "/new" }\n                    ttl: 60\n',
+    );
     expect(JSON.parse(configuration(struct))).toEqual({ aliases: { '/old': '/new' }, ttl: 60 });
-    const bytes = variant(/"@type": type\.googleapis\.com\/google\.protobuf\.StringValue\n\s+value: \|\n\s+\{\}\n/, `"@type": type.googleapis.com/google.protobuf.BytesValue\n                  value: ${Buffer.from('{"a":1}').toString('base64')}\n`);
+    const bytes = variant(
+      /"@type": type\.googleapis\.com\/google\.protobuf\.StringValue\n\s+value: \|\n\s+\{\}\n/,
+      `"@type": type.googleapis.com/google.protobuf.BytesValue\n                  value: ${Buffer.from('{"a":1}').toString('base64')}\n`,
+    );
     expect(configuration(bytes)).toBe('{"a":1}');
-    const none = variant(/\s+configuration:\n\s+"@type": type\.googleapis\.com\/google\.protobuf\.StringValue\n\s+value: \|\n\s+\{\}\n/, '\n');
-    expect(parseEnvoyConfig(none, 'v.yaml').plugin).toMatchObject({ pluginConfigurationType: 'none', pluginConfiguration: new Uint8Array(0) });
+    const none = variant(
+      /\s+configuration:\n\s+"@type": type\.googleapis\.com\/google\.protobuf\.StringValue\n\s+value: \|\n\s+\{\}\n/,
+      '\n',
+    );
+    expect(parseEnvoyConfig(none, 'v.yaml').plugin).toMatchObject({
+      pluginConfigurationType: 'none',
+      pluginConfiguration: new Uint8Array(0),
+    });
   });
 
   test.each([
@@ -90,23 +157,106 @@ const lineOf = (yaml: string, text: string): number => yaml.slice(0, yaml.indexO
 
 describe('errors name the file, the line and the field', () => {
   test.each([
-    ['not YAML', variant('stat_prefix: edge_http', 'stat_prefix: [edge_http'), /^envoy-config\/envoy\.yaml:\d+: not valid YAML: /],
-    ['a duplicate key', variant('stat_prefix: edge_http', 'stat_prefix: edge_http\n          stat_prefix: again'), /not valid YAML: Map keys must be unique/],
-    ['no wasm filter', variant('type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm', 'type.googleapis.com/envoy.extensions.filters.http.wasmx.v3.Wasm'), /static_resources\.listeners: no listener has an HTTP connection manager with an envoy\.filters\.http\.wasm filter/],
-    ['the router not last', variant(/( {10}- name: envoy\.filters\.http\.wasm\n)/, '          - name: envoy.filters.http.router\n            typed_config:\n              "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\n$1'), /http_filters\[envoy\.filters\.http\.router\]: the router \(envoy\.filters\.http\.router\) must be the last HTTP filter/],
-    ['another HTTP filter', variant(/( {10}- name: envoy\.filters\.http\.router\n)/, '          - name: envoy.filters.http.cors\n            typed_config:\n              "@type": type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors\n$1'), /http_filters\[envoy\.filters\.http\.cors\]\.typed_config\.@type: origin edge runs only the wasm filter and the router; it cannot run type\.googleapis\.com\/envoy\.extensions\.filters\.http\.cors\.v3\.Cors/],
-    ['a typo in PluginConfig', variant('failure_policy: FAIL_CLOSED', 'failure_polcy: FAIL_CLOSED'), /typed_config\.config\.failure_polcy: unknown field of PluginConfig/],
-    ['a bad failure policy', variant('failure_policy: FAIL_CLOSED', 'failure_policy: FAIL_SOFTLY'), /config\.failure_policy: expected one of UNSPECIFIED, FAIL_RELOAD, FAIL_CLOSED, FAIL_OPEN, found "FAIL_SOFTLY"/],
-    ['remote code', variant('local: { filename: build/edge.wasm }', 'remote: { http_uri: { uri: "https://x/edge.wasm", cluster: origin, timeout: 5s }, sha256: abc }'), /vm_config\.code\.remote: origin edge loads local modules only/],
-    ['no code', variant('local: { filename: build/edge.wasm }', 'local: {}'), /vm_config\.code\.local: expected filename \(or inline_bytes\)/],
-    ['the null runtime', variant('runtime: envoy.wasm.runtime.v8', 'runtime: envoy.wasm.runtime.null'), /vm_config\.runtime: "envoy\.wasm\.runtime\.null" is not a WebAssembly runtime/],
-    ['an Any of another type', variant('type.googleapis.com/google.protobuf.StringValue', 'type.googleapis.com/google.protobuf.Int32Value'), /config\.configuration\.@type: origin edge passes .*Int32Value would reach the plugin as serialized protobuf/],
-    ['a route to an unknown cluster', variant('cluster: origin\n', 'cluster: orign\n'), /routes\[0\]\.route\.cluster: unknown cluster "orign" \(static_resources\.clusters has "origin"\)/],
-    ['rds', variant(/route_config:\n\s+name: origin_route/, 'rds:\n            route_config_name: x\n          route_config:\n            name: origin_route'), /typed_config\.rds: origin edge needs an inline route_config/],
-    ['a bad port', variant('port_value: 8081', 'port_value: 80810'), /socket_address\.port_value: expected an integer 0\.\.65535, found 80810/],
-    ['a bad timeout', variant('timeout: 15s', 'timeout: 15 seconds'), /route\.timeout: expected a duration such as "5s"/],
-    ['no listeners', variant(/ {2}listeners:[\s\S]*? {2}clusters:/, '  clusters:'), /static_resources: missing "listeners"/],
-    ['a direct response', variant(/route:\n[\s\S]*?timeout: 15s\n/, 'direct_response: { status: 200 }\n'), /routes\[0\]: origin edge supports routes to a cluster only/],
+    [
+      'not YAML',
+      variant('stat_prefix: edge_http', 'stat_prefix: [edge_http'),
+      /^envoy-config\/envoy\.yaml:\d+: not valid YAML: /,
+    ],
+    [
+      'a duplicate key',
+      variant('stat_prefix: edge_http', 'stat_prefix: edge_http\n          stat_prefix: again'),
+      /not valid YAML: Map keys must be unique/,
+    ],
+    [
+      'no wasm filter',
+      variant(
+        'type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm',
+        'type.googleapis.com/envoy.extensions.filters.http.wasmx.v3.Wasm',
+      ),
+      /static_resources\.listeners: no listener has an HTTP connection manager with an envoy\.filters\.http\.wasm filter/,
+    ],
+    [
+      'the router not last',
+      variant(
+        /( {10}- name: envoy\.filters\.http\.wasm\n)/,
+        '          - name: envoy.filters.http.router\n            typed_config:\n              "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\n$1',
+      ),
+      /http_filters\[envoy\.filters\.http\.router\]: the router \(envoy\.filters\.http\.router\) must be the last HTTP filter/,
+    ],
+    [
+      'another HTTP filter',
+      variant(
+        /( {10}- name: envoy\.filters\.http\.router\n)/,
+        '          - name: envoy.filters.http.cors\n            typed_config:\n              "@type": type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors\n$1',
+      ),
+      /http_filters\[envoy\.filters\.http\.cors\]\.typed_config\.@type: origin edge runs only the wasm filter and the router; it cannot run type\.googleapis\.com\/envoy\.extensions\.filters\.http\.cors\.v3\.Cors/,
+    ],
+    [
+      'a typo in PluginConfig',
+      variant('failure_policy: FAIL_CLOSED', 'failure_polcy: FAIL_CLOSED'),
+      /typed_config\.config\.failure_polcy: unknown field of PluginConfig/,
+    ],
+    [
+      'a bad failure policy',
+      variant('failure_policy: FAIL_CLOSED', 'failure_policy: FAIL_SOFTLY'),
+      /config\.failure_policy: expected one of UNSPECIFIED, FAIL_RELOAD, FAIL_CLOSED, FAIL_OPEN, found "FAIL_SOFTLY"/,
+    ],
+    [
+      'remote code',
+      variant(
+        'local: { filename: build/edge.wasm }',
+        'remote: { http_uri: { uri: "https://x/edge.wasm", cluster: origin, timeout: 5s }, sha256: abc }',
+      ),
+      /vm_config\.code\.remote: origin edge loads local modules only/,
+    ],
+    [
+      'no code',
+      variant('local: { filename: build/edge.wasm }', 'local: {}'),
+      /vm_config\.code\.local: expected filename \(or inline_bytes\)/,
+    ],
+    [
+      'the null runtime',
+      variant('runtime: envoy.wasm.runtime.v8', 'runtime: envoy.wasm.runtime.null'),
+      /vm_config\.runtime: "envoy\.wasm\.runtime\.null" is not a WebAssembly runtime/,
+    ],
+    [
+      'an Any of another type',
+      variant('type.googleapis.com/google.protobuf.StringValue', 'type.googleapis.com/google.protobuf.Int32Value'),
+      /config\.configuration\.@type: origin edge passes .*Int32Value would reach the plugin as serialized protobuf/,
+    ],
+    [
+      'a route to an unknown cluster',
+      variant('cluster: origin\n', 'cluster: orign\n'),
+      /routes\[0\]\.route\.cluster: unknown cluster "orign" \(static_resources\.clusters has "origin"\)/,
+    ],
+    [
+      'rds',
+      variant(
+        /route_config:\n\s+name: origin_route/,
+        'rds:\n            route_config_name: x\n          route_config:\n            name: origin_route',
+      ),
+      /typed_config\.rds: origin edge needs an inline route_config/,
+    ],
+    [
+      'a bad port',
+      variant('port_value: 8081', 'port_value: 80810'),
+      /socket_address\.port_value: expected an integer 0\.\.65535, found 80810/,
+    ],
+    [
+      'a bad timeout',
+      variant('timeout: 15s', 'timeout: 15 seconds'),
+      /route\.timeout: expected a duration such as "5s"/,
+    ],
+    [
+      'no listeners',
+      variant(/ {2}listeners:[\s\S]*? {2}clusters:/, '  clusters:'),
+      /static_resources: missing "listeners"/,
+    ],
+    [
+      'a direct response',
+      variant(/route:\n[\s\S]*?timeout: 15s\n/, 'direct_response: { status: 200 }\n'),
+      /routes\[0\]: origin edge supports routes to a cluster only/,
+    ],
   ])('%s', (_what, yaml, message) => {
     const e = errorOf(yaml);
     expect(e.message).toMatch(message);
@@ -114,7 +264,7 @@ describe('errors name the file, the line and the field', () => {
     expect(e.file).toBe('envoy-config/envoy.yaml');
   });
 
-  test('the line is the offending field\'s (or, for a missing one, its parent\'s)', () => {
+  test("the line is the offending field's (or, for a missing one, its parent's)", () => {
     const typo = variant('failure_policy: FAIL_CLOSED', 'failure_polcy: FAIL_CLOSED');
     expect(errorOf(typo).line).toBe(lineOf(typo, 'failure_polcy'));
     const unknown = variant('cluster: origin\n', 'cluster: orign\n');
@@ -127,17 +277,29 @@ describe('errors name the file, the line and the field', () => {
     const dir = tempDir('edge-config-');
     const file = path.join(dir, 'envoy.yaml');
     await fs.writeFile(file, variant('filename: build/edge.wasm', 'filename: build/missing.wasm'));
-    const e = await loadEdgeConfig(file, { cwd: dir }).then(() => undefined, (x: unknown) => x as EdgeConfigError);
+    const e = await loadEdgeConfig(file, { cwd: dir }).then(
+      () => undefined,
+      (x: unknown) => x as EdgeConfigError,
+    );
     expect(e).toBeInstanceOf(EdgeConfigError);
-    expect(e?.message).toBe(`${file}:${lineOf(SHIPPED, 'filename: build/edge.wasm')}: vm_config.code.local.filename: ${path.join(dir, 'build', 'missing.wasm')}: no such file (a relative path resolves against the working directory ${dir}, as in Envoy)`);
-    const noYaml = await loadEdgeConfig(path.join(dir, 'nope.yaml')).then(() => undefined, (x: unknown) => x as EdgeConfigError);
+    expect(e?.message).toBe(
+      `${file}:${lineOf(SHIPPED, 'filename: build/edge.wasm')}: vm_config.code.local.filename: ${path.join(dir, 'build', 'missing.wasm')}: no such file (a relative path resolves against the working directory ${dir}, as in Envoy)`,
+    );
+    const noYaml = await loadEdgeConfig(path.join(dir, 'nope.yaml')).then(
+      () => undefined,
+      (x: unknown) => x as EdgeConfigError,
+    );
     expect(noYaml?.message).toBe(`${path.join(dir, 'nope.yaml')}: cannot read the Envoy configuration: ENOENT`);
   });
 });
 
 test('the shipped istio-wasmplugin.yaml is a WasmPlugin for the same plugin (root_id, JSON object config, a valid failStrategy)', () => {
   const shipped = parseEnvoyConfig(SHIPPED, 'envoy.yaml');
-  const istio = parseYaml(readFileSync(path.join(ROOT, 'envoy-config', 'istio-wasmplugin.yaml'), 'utf8')) as { apiVersion: string; kind: string; spec: Record<string, unknown> };
+  const istio = parseYaml(readFileSync(path.join(ROOT, 'envoy-config', 'istio-wasmplugin.yaml'), 'utf8')) as {
+    apiVersion: string;
+    kind: string;
+    spec: Record<string, unknown>;
+  };
   expect([istio.apiVersion, istio.kind]).toEqual(['extensions.istio.io/v1alpha1', 'WasmPlugin']);
   expect(istio.spec.pluginName).toBe(shipped.plugin.rootId);
   expect(istio.spec.url).toMatch(/^(oci|https?|file):\/\//);

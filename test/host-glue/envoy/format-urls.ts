@@ -4,7 +4,12 @@
 import { parseM3u8 } from '../../origin/manifests/format-support';
 import { request } from './edge-helpers';
 
-const mpdParser = require('mpd-parser') as { parse(text: string, o: { manifestUri: string }): { playlists: Playlist[]; mediaGroups: { AUDIO: Record<string, Record<string, { playlists: Playlist[] }>> } } };
+const mpdParser = require('mpd-parser') as {
+  parse(
+    text: string,
+    o: { manifestUri: string },
+  ): { playlists: Playlist[]; mediaGroups: { AUDIO: Record<string, Record<string, { playlists: Playlist[] }>> } };
+};
 interface Playlist {
   segments: Array<{ resolvedUri: string; map: { resolvedUri: string } }>;
 }
@@ -27,7 +32,9 @@ export function smoothUrls(manifest: string, base: string): string[] {
       for (let i = 0; i < r; i++, time += d) times.push(time);
       next = time;
     }
-    for (const b of bitrates) for (const t of times) out.push(new URL(template.replace('{bitrate}', b).replace('{start time}', String(t)), base).href);
+    for (const b of bitrates)
+      for (const t of times)
+        out.push(new URL(template.replace('{bitrate}', b).replace('{start time}', String(t)), base).href);
   }
   return out;
 }
@@ -35,7 +42,8 @@ export function smoothUrls(manifest: string, base: string): string[] {
 export function dashUrls(mpd: string, base: string): string[] {
   const m = mpdParser.parse(mpd, { manifestUri: base });
   const lists = [...m.playlists];
-  for (const group of Object.values(m.mediaGroups.AUDIO)) for (const g of Object.values(group)) lists.push(...g.playlists);
+  for (const group of Object.values(m.mediaGroups.AUDIO))
+    for (const g of Object.values(group)) lists.push(...g.playlists);
   return lists.flatMap((p) => [p.segments[0]!.map.resolvedUri, ...p.segments.map((s) => s.resolvedUri)]);
 }
 
@@ -43,7 +51,9 @@ export function dashUrls(mpd: string, base: string): string[] {
 export async function hlsUrls(master: string, base: string, server: string): Promise<string[]> {
   const m = parseM3u8(master).manifest;
   const lists = (m.playlists ?? []).map((p) => p.uri);
-  for (const kind of [m.mediaGroups.AUDIO, m.mediaGroups.SUBTITLES]) for (const group of Object.values(kind)) for (const r of Object.values(group)) if (r.uri !== undefined) lists.push(r.uri); // a rendition in the variant's own stream has none
+  for (const kind of [m.mediaGroups.AUDIO, m.mediaGroups.SUBTITLES])
+    for (const group of Object.values(kind))
+      for (const r of Object.values(group)) if (r.uri !== undefined) lists.push(r.uri); // a rendition in the variant's own stream has none
   const out: string[] = [];
   for (const uri of lists) {
     const url = new URL(uri, base).href;
@@ -55,4 +65,3 @@ export async function hlsUrls(master: string, base: string, server: string): Pro
   }
   return out;
 }
-

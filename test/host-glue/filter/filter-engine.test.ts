@@ -6,7 +6,14 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import {
-  applyTrackFilters, createFilterEngine, filterEngine, FilterSyntaxError, filterWasmPath, MAX_FILTER_TRACKS, projectRoot, RawFilterExports,
+  applyTrackFilters,
+  createFilterEngine,
+  filterEngine,
+  FilterSyntaxError,
+  filterWasmPath,
+  MAX_FILTER_TRACKS,
+  projectRoot,
+  RawFilterExports,
   WasmFilterEngine,
 } from '../../../host-glue/filter/filter-engine';
 import { OriginError } from '../../../origin/errors';
@@ -19,12 +26,40 @@ beforeAll(() => {
 });
 
 function track(p: Partial<TrackProperties>): TrackProperties {
-  return { type: 'audio', FourCC: 'AACL', trackID: 1, trackName: 'audio_eng', systemBitrate: 128000, systemLanguage: 'eng', TimeScale: 48000, CodecPrivateData: '', codecs: '', sampleEntry: '', ...p };
+  return {
+    type: 'audio',
+    FourCC: 'AACL',
+    trackID: 1,
+    trackName: 'audio_eng',
+    systemBitrate: 128000,
+    systemLanguage: 'eng',
+    TimeScale: 48000,
+    CodecPrivateData: '',
+    codecs: '',
+    sampleEntry: '',
+    ...p,
+  };
 }
 
 const TRACKS: TrackProperties[] = [
-  track({ type: 'video', FourCC: 'AVC1', trackName: 'video_eng', systemBitrate: 400000, MaxWidth: 512, FrameRate: { num: 24, den: 1 }, avc_profile: 66 }),
-  track({ type: 'video', FourCC: 'AVC1', trackName: 'video_eng', systemBitrate: 900000, MaxWidth: 640, FrameRate: { num: 30000, den: 1001 }, avc_profile: 77 }),
+  track({
+    type: 'video',
+    FourCC: 'AVC1',
+    trackName: 'video_eng',
+    systemBitrate: 400000,
+    MaxWidth: 512,
+    FrameRate: { num: 24, den: 1 },
+    avc_profile: 66,
+  }),
+  track({
+    type: 'video',
+    FourCC: 'AVC1',
+    trackName: 'video_eng',
+    systemBitrate: 900000,
+    MaxWidth: 640,
+    FrameRate: { num: 30000, den: 1001 },
+    avc_profile: 77,
+  }),
   track({ Channels: 2, SamplingRate: 48000 }),
   track({ FourCC: 'ac-3', trackName: 'audio_eng_ac3', systemBitrate: 384000, Channels: 6 }),
   track({ type: 'textstream', FourCC: 'TTML', trackName: 'textstream_eng', systemBitrate: 1000, Roles: 'subtitle' }),
@@ -47,7 +82,14 @@ describe('FilterEngine', () => {
     expect(e.canonical(' type == "video" ')).toBe('type=="video"');
     expect(e.select('type=="video"', TRACKS)).toEqual([true, true, false, false, false, false]);
     expect(e.select('FrameRate==30000/1001', TRACKS)).toEqual([false, true, false, false, false, false]);
-    expect(e.select('count(type=="data")==1&&type=="textstream"', TRACKS)).toEqual([false, false, false, false, true, false]);
+    expect(e.select('count(type=="data")==1&&type=="textstream"', TRACKS)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      true,
+      false,
+    ]);
     expect(e.select('true', [])).toEqual([]);
     expect(e.select('count(true)==2', TRACKS.slice(0, 2))).toEqual([true, true]);
   });
@@ -77,16 +119,28 @@ describe('FilterEngine', () => {
     expect(e.subject).toBe('filter');
     expect(e.message).toBe('filter: unexpected "=" at 23: did you mean "=="?');
     const s = e as FilterSyntaxError;
-    expect([s.reason, s.offset, s.hint, s.detail, s.expression]).toEqual(['unexpected "="', 23, 'did you mean "=="?', 'unexpected "=" at 23: did you mean "=="?', 'systemBitrate>1 && type="video"']);
-    expect(thrown(() => filterEngine().select('type==1', TRACKS)).message).toBe('filter: cannot compare a string with a number at 4: type is a string: quote the value, e.g. "1"');
-    expect(thrown(() => filterEngine().select('type=="video"&&', TRACKS)).message).toMatch(/^filter: unexpected end of filter at 15: /);
+    expect([s.reason, s.offset, s.hint, s.detail, s.expression]).toEqual([
+      'unexpected "="',
+      23,
+      'did you mean "=="?',
+      'unexpected "=" at 23: did you mean "=="?',
+      'systemBitrate>1 && type="video"',
+    ]);
+    expect(thrown(() => filterEngine().select('type==1', TRACKS)).message).toBe(
+      'filter: cannot compare a string with a number at 4: type is a string: quote the value, e.g. "1"',
+    );
+    expect(thrown(() => filterEngine().select('type=="video"&&', TRACKS)).message).toMatch(
+      /^filter: unexpected end of filter at 15: /,
+    );
   });
 
   test('texts past the 4 KiB limit fail where the limit falls, however long, without being cached', () => {
     const e = createFilterEngine(wasm);
     const started = Date.now();
     for (let i = 0; i < 50; i++) {
-      expect(thrown(() => e.canonical('true||'.repeat(200_000) + String(i))).message).toBe('filter: filter longer than 4096 bytes at 4096: shorten the expression');
+      expect(thrown(() => e.canonical('true||'.repeat(200_000) + String(i))).message).toBe(
+        'filter: filter longer than 4096 bytes at 4096: shorten the expression',
+      );
     }
     expect(Date.now() - started).toBeLessThan(2000);
     // 2-byte characters: the limit falls at 2048 whether the text is cut or not
@@ -137,7 +191,10 @@ describe('FilterEngine', () => {
       throw new WebAssembly.RuntimeError('unreachable');
     };
     const error = thrown(() => e.select('type=="video"', TRACKS));
-    expect([error.kind, error.message]).toEqual(['internal', 'filter: the filter module failed (unreachable); it was reloaded']);
+    expect([error.kind, error.message]).toEqual([
+      'internal',
+      'filter: the filter module failed (unreachable); it was reloaded',
+    ]);
     expect(e.generation).toBe(2);
     expect(e.select('type=="video"', TRACKS)).toEqual([true, true, false, false, false, false]);
     inner.raw.compile = () => {
@@ -171,14 +228,24 @@ describe('FilterEngine', () => {
 
   test(`more than ${MAX_FILTER_TRACKS} tracks is refused clearly, the limit itself works`, () => {
     const many = Array.from({ length: MAX_FILTER_TRACKS }, (_, i) => track({ trackID: i }));
-    expect(filterEngine().select('trackID>=1020', many).filter((k) => k).length).toBe(4);
+    expect(
+      filterEngine()
+        .select('trackID>=1020', many)
+        .filter((k) => k).length,
+    ).toBe(4);
     const error = thrown(() => filterEngine().select('true', [...many, track({})]));
-    expect([error.kind, error.message]).toEqual(['unsupported-media', `filter: a filter evaluates at most ${MAX_FILTER_TRACKS} tracks; this presentation has ${MAX_FILTER_TRACKS + 1}`]);
+    expect([error.kind, error.message]).toEqual([
+      'unsupported-media',
+      `filter: a filter evaluates at most ${MAX_FILTER_TRACKS} tracks; this presentation has ${MAX_FILTER_TRACKS + 1}`,
+    ]);
   });
 
   test('a missing or broken build/filter.wasm: OriginError internal saying how to fix it', () => {
     const missing = thrown(() => createFilterEngine(path.join(ROOT, 'build', 'no-such-filter.wasm')));
-    expect([missing.kind, missing.message]).toEqual(['internal', 'build/no-such-filter.wasm missing: run npm run build']);
+    expect([missing.kind, missing.message]).toEqual([
+      'internal',
+      'build/no-such-filter.wasm missing: run npm run build',
+    ]);
     const elsewhere = thrown(() => createFilterEngine('/nonexistent/filter.wasm'));
     expect(elsewhere.message).toBe('/nonexistent/filter.wasm missing: run npm run build');
     const broken = thrown(() => createFilterEngine(path.join(ROOT, 'package.json')));
@@ -209,23 +276,36 @@ describe('applyTrackFilters', () => {
     expect(applyTrackFilters(TRACKS, undefined, 'type=="video"', { keepTimedMetadata: false })).toEqual([0, 1]);
     expect(applyTrackFilters(TRACKS, undefined, 'type=="video"')).toEqual([0, 1]);
     // ...but they do not count as "something kept"
-    expect(thrown(() => applyTrackFilters(TRACKS, undefined, 'type=="x"', { keepTimedMetadata: true })).message).toBe('filter: type=="x" keeps none of the 5 tracks');
+    expect(thrown(() => applyTrackFilters(TRACKS, undefined, 'type=="x"', { keepTimedMetadata: true })).message).toBe(
+      'filter: type=="x" keeps none of the 5 tracks',
+    );
   });
 
   test('syntax errors say which parameter', () => {
     const tf = thrown(() => applyTrackFilters(TRACKS, 'type="video"', 'true'));
-    expect([tf.kind, tf.subject, tf.message]).toEqual(['bad-request', 'track_filter', 'track_filter: unexpected "=" at 4: did you mean "=="?']);
+    expect([tf.kind, tf.subject, tf.message]).toEqual([
+      'bad-request',
+      'track_filter',
+      'track_filter: unexpected "=" at 4: did you mean "=="?',
+    ]);
     expect(tf).toBeInstanceOf(FilterSyntaxError);
     const f = thrown(() => applyTrackFilters(TRACKS, 'true', 'Channels=="2"'));
-    expect(f.message).toBe('filter: cannot compare a string with a number at 8: Channels is a number: write the value without quotes');
+    expect(f.message).toBe(
+      'filter: cannot compare a string with a number at 8: Channels is a number: write the value without quotes',
+    );
     // both bad: track_filter is reported (it applies first)
     expect(thrown(() => applyTrackFilters(TRACKS, '(', ')')).subject).toBe('track_filter');
   });
 
   test('keeping no track is a bad request naming the expression(s)', () => {
     const none = thrown(() => applyTrackFilters(TRACKS, undefined, 'systemBitrate>10000000'));
-    expect([none.kind, none.message]).toEqual(['bad-request', 'filter: systemBitrate>10000000 keeps none of the 6 tracks']);
-    expect(thrown(() => applyTrackFilters(TRACKS, 'type=="x"', 'true')).message).toBe('track_filter: type=="x" keeps none of the 6 tracks');
+    expect([none.kind, none.message]).toEqual([
+      'bad-request',
+      'filter: systemBitrate>10000000 keeps none of the 6 tracks',
+    ]);
+    expect(thrown(() => applyTrackFilters(TRACKS, 'type=="x"', 'true')).message).toBe(
+      'track_filter: type=="x" keeps none of the 6 tracks',
+    );
     expect(thrown(() => applyTrackFilters(TRACKS, 'type=="audio"', 'type=="video"')).message).toBe(
       'filter: type=="video" keeps none of the 2 tracks that track_filter type=="audio" keeps',
     );

@@ -18,7 +18,10 @@ afterEach(closeAll);
 
 test('build/edge.wasm loads and passes a request and its response through', async () => {
   const logs = new LogCapture();
-  const plugin = await createProxyWasmPlugin({ ...spec({ wasm: new Uint8Array(readFileSync(EDGE)) }, logs), pluginConfiguration: bytes('{}') });
+  const plugin = await createProxyWasmPlugin({
+    ...spec({ wasm: new Uint8Array(readFileSync(EDGE)) }, logs),
+    pluginConfiguration: bytes('{}'),
+  });
   try {
     const s = plugin.newStream(INFO);
     const req = await s.requestHeaders(request('/video/a.ism/Manifest'), true);
@@ -37,13 +40,19 @@ test('build/edge.wasm loads and passes a request and its response through', asyn
 
 test('build/edge.wasm refuses a configuration that is not JSON (Envoy refuses the filter)', async () => {
   const logs = new LogCapture();
-  const refused = createProxyWasmPlugin({ ...spec({ wasm: new Uint8Array(readFileSync(EDGE)) }, logs), pluginConfiguration: bytes('{not json') });
+  const refused = createProxyWasmPlugin({
+    ...spec({ wasm: new Uint8Array(readFileSync(EDGE)) }, logs),
+    pluginConfiguration: bytes('{not json'),
+  });
   await expect(refused).rejects.toBeInstanceOf(PluginLoadError);
   await expect(refused).rejects.toThrow('Failed to configure base Wasm plugin');
 });
 
 test('build/edge.wasm lets the response of a request it lets through pass (it has no response callbacks), not that of one it refuses', async () => {
-  const plugin = await createProxyWasmPlugin({ ...spec({ wasm: new Uint8Array(readFileSync(EDGE)) }, new LogCapture()), pluginConfiguration: bytes('{}') });
+  const plugin = await createProxyWasmPlugin({
+    ...spec({ wasm: new Uint8Array(readFileSync(EDGE)) }, new LogCapture()),
+    pluginConfiguration: bytes('{}'),
+  });
   try {
     const ok = plugin.newStream(INFO);
     await ok.requestHeaders(request('/video/a.ism/Manifest'), true);

@@ -8,7 +8,10 @@ import { minimalPlugin, op } from './helpers/wasm-encoder';
 
 afterEach(closeAll);
 
-const FAIL_503 = { kind: 'respond', response: { headers: [[':status', '503']], body: new Uint8Array(0), details: 'wasm_fail_stream' } };
+const FAIL_503 = {
+  kind: 'respond',
+  response: { headers: [[':status', '503']], body: new Uint8Array(0), details: 'wasm_fail_stream' },
+};
 
 test('a trap in on_request_headers: 503 wasm_fail_stream for this request and every later one', async () => {
   const { plugin, logs } = await load({ script: 'all trace\nrequest_headers trap' });
@@ -62,11 +65,17 @@ test('an AssemblyScript abort is routed to proxy_log, then the trap fails the st
   const { plugin, logs } = await load({ script: 'request_headers abort bad\\sinput' });
   const s = plugin.newStream(INFO);
   expect(await s.requestHeaders(request(), true)).toEqual(FAIL_503);
-  expect(logs.lines).toContainEqual({ level: 'critical', line: expect.stringMatching(/: abort: bad input at .*runtime\.ts:\d+:\d+$/) });
+  expect(logs.lines).toContainEqual({
+    level: 'critical',
+    line: expect.stringMatching(/: abort: bad input at .*runtime\.ts:\d+:\d+$/),
+  });
 });
 
 test('fail-open: the trapping request goes on unchanged, later requests bypass the filter', async () => {
-  const { plugin, logs } = await load({ script: 'all trace\nrequest_headers add 0 x-before-trap 1\nrequest_headers trap', failurePolicy: 'FAIL_OPEN' });
+  const { plugin, logs } = await load({
+    script: 'all trace\nrequest_headers add 0 x-before-trap 1\nrequest_headers trap',
+    failurePolicy: 'FAIL_OPEN',
+  });
   const s = plugin.newStream(INFO);
   const v = await s.requestHeaders(request('/open'), true);
   // the callback's result counts as Continue; what the plugin did before the trap stays
@@ -82,7 +91,11 @@ test('fail-open: the trapping request goes on unchanged, later requests bypass t
 });
 
 test('FAIL_RELOAD: after a runtime error the next request runs on a fresh VM (after the backoff)', async () => {
-  const { plugin, logs } = await load({ script: 'request_headers@/boom trap\nrequest_headers echo fine', failurePolicy: 'FAIL_RELOAD', reloadBackoffMs: 0 });
+  const { plugin, logs } = await load({
+    script: 'request_headers@/boom trap\nrequest_headers echo fine',
+    failurePolicy: 'FAIL_RELOAD',
+    reloadBackoffMs: 0,
+  });
   const boom = plugin.newStream(INFO);
   expect(await boom.requestHeaders(request('/boom'), true)).toEqual(FAIL_503);
   boom.end();
@@ -96,7 +109,11 @@ test('FAIL_RELOAD: after a runtime error the next request runs on a fresh VM (af
 });
 
 test('FAIL_RELOAD honours the backoff: within it the failed VM still answers 503', async () => {
-  const { plugin } = await load({ script: 'request_headers trap', failurePolicy: 'FAIL_RELOAD', reloadBackoffMs: 60_000 });
+  const { plugin } = await load({
+    script: 'request_headers trap',
+    failurePolicy: 'FAIL_RELOAD',
+    reloadBackoffMs: 60_000,
+  });
   const s = plugin.newStream(INFO);
   expect(await s.requestHeaders(request(), true)).toEqual(FAIL_503);
   const next = plugin.newStream(INFO);
@@ -131,20 +148,44 @@ function configuresOnce(): Uint8Array {
     const get = m.importFunc('env', 'proxy_get_shared_data', ['i32', 'i32', 'i32', 'i32', 'i32']);
     const set = m.importFunc('env', 'proxy_set_shared_data', ['i32', 'i32', 'i32', 'i32', 'i32']);
     m.dataAt(64, [0x6b, 0x76]); // "k", "v"
-    m.func('proxy_on_configure', ['i32', 'i32'], ['i32'], [
-      ...op.i32(64), ...op.i32(1), ...op.i32(128), ...op.i32(132), ...op.i32(136), ...op.call(get),
-      ...op.i32(1), ...op.i32Eq, ...op.localSet(2),
-      ...op.i32(64), ...op.i32(1), ...op.i32(65), ...op.i32(1), ...op.i32(0), ...op.call(set), ...op.drop,
-      ...op.localGet(2),
-    ], ['i32']);
+    m.func(
+      'proxy_on_configure',
+      ['i32', 'i32'],
+      ['i32'],
+      [
+        ...op.i32(64),
+        ...op.i32(1),
+        ...op.i32(128),
+        ...op.i32(132),
+        ...op.i32(136),
+        ...op.call(get),
+        ...op.i32(1),
+        ...op.i32Eq,
+        ...op.localSet(2),
+        ...op.i32(64),
+        ...op.i32(1),
+        ...op.i32(65),
+        ...op.i32(1),
+        ...op.i32(0),
+        ...op.call(set),
+        ...op.drop,
+        ...op.localGet(2),
+      ],
+      ['i32'],
+    );
   });
 }
 
 test('a worker VM failing after the canary passed: fail-closed answers 503, fail-open bypasses', async () => {
   const closed = await load({ wasm: configuresOnce(), vmId: 'configures_once_closed' });
-  expect(closed.logs.text()).toEqual(expect.arrayContaining(['Failed to configure base Wasm plugin', 'Plugin configured to fail closed failed to load']));
+  expect(closed.logs.text()).toEqual(
+    expect.arrayContaining(['Failed to configure base Wasm plugin', 'Plugin configured to fail closed failed to load']),
+  );
   expect(await closed.plugin.newStream(INFO).requestHeaders(request(), true)).toEqual(FAIL_503);
   const open = await load({ wasm: configuresOnce(), vmId: 'configures_once_open', failurePolicy: 'FAIL_OPEN' });
   expect(open.logs.text()).toContain('Plugin configured to fail open failed to load');
-  expect(await open.plugin.newStream(INFO).requestHeaders(request('/x'), true)).toEqual({ kind: 'continue', headers: request('/x') });
+  expect(await open.plugin.newStream(INFO).requestHeaders(request('/x'), true)).toEqual({
+    kind: 'continue',
+    headers: request('/x'),
+  });
 });

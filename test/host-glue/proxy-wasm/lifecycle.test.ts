@@ -13,9 +13,13 @@ describe('start-up order (§1.3 VM/plugin start-up)', () => {
     const { logs } = await load({ vmScript, script });
     expect(logs.calls(1)).toEqual([
       // canary
-      'context_create 0', `vm_start ${vmScript.length}`, `configure ${script.length}`,
+      'context_create 0',
+      `vm_start ${vmScript.length}`,
+      `configure ${script.length}`,
       // worker
-      'context_create 0', `vm_start ${vmScript.length}`, `configure ${script.length}`,
+      'context_create 0',
+      `vm_start ${vmScript.length}`,
+      `configure ${script.length}`,
     ]);
   });
 });
@@ -33,8 +37,15 @@ describe('per stream (§1.3 per HTTP request)', () => {
     s.end();
     s.end(); // idempotent
     expect(logs.calls(2)).toEqual([
-      'context_create 1', 'request_headers 5 0', 'request_body 3 0', 'request_body 2 1',
-      'response_headers 1 0', 'response_body 5 1', 'log', 'done', 'delete',
+      'context_create 1',
+      'request_headers 5 0',
+      'request_body 3 0',
+      'request_body 2 1',
+      'response_headers 1 0',
+      'response_body 5 1',
+      'log',
+      'done',
+      'delete',
     ]);
   });
 
@@ -44,7 +55,14 @@ describe('per stream (§1.3 per HTTP request)', () => {
     await s.requestHeaders(request(), true);
     await s.responseHeaders(response(204), true);
     s.end();
-    expect(logs.calls(2)).toEqual(['context_create 1', 'request_headers 4 1', 'response_headers 1 1', 'log', 'done', 'delete']);
+    expect(logs.calls(2)).toEqual([
+      'context_create 1',
+      'request_headers 4 1',
+      'response_headers 1 1',
+      'log',
+      'done',
+      'delete',
+    ]);
   });
 
   test('stream context ids are monotonic from 2 and never reused; the root is 1', async () => {
@@ -54,10 +72,14 @@ describe('per stream (§1.3 per HTTP request)', () => {
       await s.requestHeaders(request(), true);
       s.end();
     }
-    expect(logs.reports().filter((r) => r.startsWith('called context_create ') && r !== 'called context_create 0')).toEqual([
-      'called context_create 1', 'called context_create 1', 'called context_create 1',
+    expect(
+      logs.reports().filter((r) => r.startsWith('called context_create ') && r !== 'called context_create 0'),
+    ).toEqual(['called context_create 1', 'called context_create 1', 'called context_create 1']);
+    expect([2, 3, 4].map((id) => logs.calls(id)[0])).toEqual([
+      'context_create 1',
+      'context_create 1',
+      'context_create 1',
     ]);
-    expect([2, 3, 4].map((id) => logs.calls(id)[0])).toEqual(['context_create 1', 'context_create 1', 'context_create 1']);
     expect(plugin.liveContexts).toBe(2); // the VM context and the root: streams are gone
   });
 
@@ -94,7 +116,14 @@ describe('per stream (§1.3 per HTTP request)', () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
       return seed % n;
     };
-    const pool = [0, 1, 2, 3, 4].flatMap((k) => [60 + 64 * k, 61 + 64 * k, 62 + 64 * k, 63 + 64 * k, 64 + 64 * k, 65 + 64 * k]);
+    const pool = [0, 1, 2, 3, 4].flatMap((k) => [
+      60 + 64 * k,
+      61 + 64 * k,
+      62 + 64 * k,
+      63 + 64 * k,
+      64 + 64 * k,
+      65 + 64 * k,
+    ]);
     for (let step = 0; step < 20_000; step++) {
       const phase = Math.floor(step / 5000); // grows, then shrinks back, twice
       const id = phase % 2 === 0 ? pool[random(pool.length)]! + 1024 * random(phase + 1) : pool[random(pool.length)]!;
@@ -170,7 +199,9 @@ describe('root shutdown (§1.3)', () => {
 
 describe("Envoy's wasm log (§2.3, §6.22, §6.23)", () => {
   test('lines read `wasm log <name> <root_id> <vm_id>: <msg>` at the level given', async () => {
-    const { plugin, logs } = await load({ script: 'request_headers log 3 careful\nrequest_headers log 4 broken\nrequest_headers log 5 fatal' });
+    const { plugin, logs } = await load({
+      script: 'request_headers log 3 careful\nrequest_headers log 4 broken\nrequest_headers log 5 fatal',
+    });
     const s = plugin.newStream(INFO);
     await s.requestHeaders(request(), true);
     s.end();
@@ -182,7 +213,8 @@ describe("Envoy's wasm log (§2.3, §6.22, §6.23)", () => {
   });
 
   test('the threshold filters lines and proxy_get_log_level reports it; a level over 5 is BAD_ARGUMENT', async () => {
-    const script = 'request_headers log 1 debug-line\nrequest_headers log 2 info-line\nrequest_headers log 6 bad\nrequest_headers level';
+    const script =
+      'request_headers log 1 debug-line\nrequest_headers log 2 info-line\nrequest_headers log 6 bad\nrequest_headers level';
     const info = await load({ script });
     let s = info.plugin.newStream(INFO);
     await s.requestHeaders(request(), true);
@@ -200,22 +232,28 @@ describe("Envoy's wasm log (§2.3, §6.22, §6.23)", () => {
     const { plugin, logs } = await load({ script: 'request_headers pause', logLevel: 'trace' });
     const s = plugin.newStream(INFO);
     void Promise.resolve(s.requestHeaders(request(), true)).catch(() => undefined);
-    expect(logs.text()).toEqual(expect.arrayContaining([
-      '[host->vm] proxy_on_context_create(2, 1)',
-      '[host->vm] proxy_on_request_headers(2, 4, 1)',
-      '[host<-vm] proxy_on_request_headers return: 1',
-    ]));
+    expect(logs.text()).toEqual(
+      expect.arrayContaining([
+        '[host->vm] proxy_on_context_create(2, 1)',
+        '[host->vm] proxy_on_request_headers(2, 4, 1)',
+        '[host<-vm] proxy_on_request_headers return: 1',
+      ]),
+    );
     s.end();
   });
 
   test('WASI fd_write: fd 1 -> info, fd 2 -> error, one trailing newline stripped; proc_exit returns', async () => {
-    const { plugin, logs } = await load({ script: 'request_headers stdout out\\n\nrequest_headers stderr err\\n\\n\nrequest_headers proc_exit 3' });
+    const { plugin, logs } = await load({
+      script: 'request_headers stdout out\\n\nrequest_headers stderr err\\n\\n\nrequest_headers proc_exit 3',
+    });
     const s = plugin.newStream(INFO);
     await s.requestHeaders(request(), true);
-    expect(logs.lines).toEqual(expect.arrayContaining([
-      { level: 'info', line: `${PREFIX}out` },
-      { level: 'error', line: `${PREFIX}err\n` },
-    ]));
+    expect(logs.lines).toEqual(
+      expect.arrayContaining([
+        { level: 'info', line: `${PREFIX}out` },
+        { level: 'error', line: `${PREFIX}err\n` },
+      ]),
+    );
     expect(logs.reports(2)).toEqual(['stdout errno=0 written=4', 'stderr errno=0 written=5', 'proc_exit returned']);
   });
 });

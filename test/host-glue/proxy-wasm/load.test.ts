@@ -9,7 +9,10 @@ import { minimalPlugin, ModuleBuilder, op } from './helpers/wasm-encoder';
 
 afterEach(closeAll);
 
-async function refusal(wasm: Uint8Array, options: { script?: string; vmScript?: string } = {}): Promise<{ error: PluginLoadError; logs: LogCapture }> {
+async function refusal(
+  wasm: Uint8Array,
+  options: { script?: string; vmScript?: string } = {},
+): Promise<{ error: PluginLoadError; logs: LogCapture }> {
   const logs = new LogCapture();
   try {
     await createProxyWasmPlugin(spec({ wasm, ...options }, logs));
@@ -69,36 +72,47 @@ describe('imports (§2.8, §6.2)', () => {
     const wasm = minimalPlugin((m) => m.importFunc('env', 'abort', ['i32', 'i32', 'i32', 'i32'], []));
     const { error, logs } = await refusal(wasm);
     expect(error.message).toBe('Failed to load Wasm module due to a missing import: env.abort');
-    expect(logs.text()).toEqual(expect.arrayContaining([
-      'Failed to load Wasm module due to a missing import: env.abort',
-      'Failed to initialize Wasm code',
-      'Unable to create Wasm HTTP filter test_plugin',
-    ]));
+    expect(logs.text()).toEqual(
+      expect.arrayContaining([
+        'Failed to load Wasm module due to a missing import: env.abort',
+        'Failed to initialize Wasm code',
+        'Unable to create Wasm HTTP filter test_plugin',
+      ]),
+    );
   });
 
   test('ABI-0.1-only hostcalls do not exist under 0.2.1', async () => {
     const wasm = minimalPlugin((m) => m.importFunc('env', 'proxy_continue_request', []));
-    expect((await refusal(wasm)).error.message).toBe('Failed to load Wasm module due to a missing import: env.proxy_continue_request');
+    expect((await refusal(wasm)).error.message).toBe(
+      'Failed to load Wasm module due to a missing import: env.proxy_continue_request',
+    );
   });
 
   test('a known import with the wrong type is refused with both signatures', async () => {
     const wasm = minimalPlugin((m) => m.importFunc('env', 'proxy_log', ['i32', 'i32', 'i32'], []));
     expect((await refusal(wasm)).error.message).toBe(
       'Failed to load Wasm module due to an import type mismatch: env.proxy_log, want: i32 i32 i32 -> void, ' +
-      'but host exports: i32 i32 i32 -> i32');
+        'but host exports: i32 i32 i32 -> i32',
+    );
   });
 
   test('imported globals are refused; WASI is there under both module names', async () => {
     const global = minimalPlugin((m) => m.importGlobal('env', '__stack_pointer'));
-    expect((await refusal(global)).error.message).toBe('Failed to load Wasm module due to a missing import: env.__stack_pointer');
+    expect((await refusal(global)).error.message).toBe(
+      'Failed to load Wasm module due to a missing import: env.__stack_pointer',
+    );
     const wasi = minimalPlugin((m) => {
       m.importFunc('wasi_snapshot_preview1', 'fd_write', ['i32', 'i32', 'i32', 'i32']);
       m.importFunc('wasi_unstable', 'clock_time_get', ['i32', 'i64', 'i32']);
       m.importFunc('wasi_snapshot_preview1', 'proc_exit', ['i32'], []);
     });
     await expect(load({ wasm: wasi })).resolves.toBeDefined();
-    const notProvided = minimalPlugin((m) => m.importFunc('wasi_snapshot_preview1', 'path_filestat_get', ['i32', 'i32', 'i32', 'i32', 'i32']));
-    expect((await refusal(notProvided)).error.message).toBe('Failed to load Wasm module due to a missing import: wasi_snapshot_preview1.path_filestat_get');
+    const notProvided = minimalPlugin((m) =>
+      m.importFunc('wasi_snapshot_preview1', 'path_filestat_get', ['i32', 'i32', 'i32', 'i32', 'i32']),
+    );
+    expect((await refusal(notProvided)).error.message).toBe(
+      'Failed to load Wasm module due to a missing import: wasi_snapshot_preview1.path_filestat_get',
+    );
   });
 });
 
@@ -106,13 +120,15 @@ describe('exports (§1.1, §6.3, §6.4)', () => {
   test('a callback with the wrong signature is refused like V8 does', async () => {
     const wasm = minimalPlugin((m) => m.func('proxy_on_done', ['i32'], [], []));
     expect((await refusal(wasm)).error.message).toBe(
-      'Bad function signature for: proxy_on_done, want: i32 -> i32, but the module exports: i32 -> void');
+      'Bad function signature for: proxy_on_done, want: i32 -> i32, but the module exports: i32 -> void',
+    );
   });
 
   test('an i64 parameter is a wrong signature too', async () => {
     const wasm = minimalPlugin((m) => m.func('proxy_on_request_headers', ['i32', 'i64', 'i32'], ['i32'], op.i32(0)));
     expect((await refusal(wasm)).error.message).toBe(
-      'Bad function signature for: proxy_on_request_headers, want: i32 i32 i32 -> i32, but the module exports: i32 i64 i32 -> i32');
+      'Bad function signature for: proxy_on_request_headers, want: i32 i32 i32 -> i32, but the module exports: i32 i64 i32 -> i32',
+    );
   });
 
   test('no malloc and no proxy_on_memory_allocate: "Wasm module is missing malloc function."', async () => {
@@ -128,7 +144,9 @@ describe('exports (§1.1, §6.3, §6.4)', () => {
     });
     await expect(load({ wasm: both })).resolves.toBeDefined();
     const alone = minimalPlugin((m) => m.func('_start', ['i32'], ['i32'], op.i32(0)));
-    expect((await refusal(alone)).error.message).toBe('Bad function signature for: _start, want: void -> void, but the module exports: i32 -> i32');
+    expect((await refusal(alone)).error.message).toBe(
+      'Bad function signature for: _start, want: void -> void, but the module exports: i32 -> i32',
+    );
   });
 
   test('ABI 0.1.0 modules are refused by this host (it implements 0.2.x only)', async () => {
@@ -196,9 +214,12 @@ describe('start-up (§1.1, §6.5, §6.6)', () => {
   });
 
   test('on_configure returning 0 refuses the configuration; a trap there names the callback', async () => {
-    expect((await refusal(testPlugin(), { script: 'configure return 0' })).error.message).toBe('Failed to configure base Wasm plugin');
+    expect((await refusal(testPlugin(), { script: 'configure return 0' })).error.message).toBe(
+      'Failed to configure base Wasm plugin',
+    );
     expect((await refusal(testPlugin(), { script: 'configure trap' })).error.message).toBe(
-      'Function: proxy_on_configure failed: Uncaught RuntimeError: unreachable');
+      'Function: proxy_on_configure failed: Uncaught RuntimeError: unreachable',
+    );
   });
 
   test('the plugin configuration is readable in on_configure only; the VM configuration always', async () => {

@@ -7,7 +7,10 @@ import { bytes, closeAll, INFO, load, request, response, text } from './helpers/
 
 afterEach(closeAll);
 
-async function replyTo(script: string, method = 'GET'): Promise<{ reply: LocalResponse; logs: Awaited<ReturnType<typeof load>>['logs'] }> {
+async function replyTo(
+  script: string,
+  method = 'GET',
+): Promise<{ reply: LocalResponse; logs: Awaited<ReturnType<typeof load>>['logs'] }> {
   const { plugin, logs } = await load({ script: `all trace\n${script}` });
   const s = plugin.newStream(INFO);
   const v = await s.requestHeaders(request('/a', [], method), true);
@@ -19,7 +22,11 @@ async function replyTo(script: string, method = 'GET'): Promise<{ reply: LocalRe
 test('a non-empty body gets content-length and content-type: text/plain; details spaces become _', async () => {
   const { reply } = await replyTo('request_headers reply 403 denied\\sby\\sedge token\\sinvalid x-a=1,X-B=2');
   expect(reply.headers).toEqual([
-    [':status', '403'], ['x-a', '1'], ['x-b', '2'], ['content-length', '14'], ['content-type', 'text/plain'],
+    [':status', '403'],
+    ['x-a', '1'],
+    ['x-b', '2'],
+    ['content-length', '14'],
+    ['content-type', 'text/plain'],
   ]);
   expect(text(reply.body)).toBe('denied by edge');
   expect(reply.details).toBe('token_invalid');
@@ -27,41 +34,70 @@ test('a non-empty body gets content-length and content-type: text/plain; details
 
 test("the plugin's content-type is kept for a non-empty body; its content-length is corrected", async () => {
   const { reply } = await replyTo('request_headers reply 401 {} - content-type=application/json,content-length=99');
-  expect(reply.headers).toEqual([[':status', '401'], ['content-type', 'application/json'], ['content-length', '2']]);
+  expect(reply.headers).toEqual([
+    [':status', '401'],
+    ['content-type', 'application/json'],
+    ['content-length', '2'],
+  ]);
 });
 
-test('an empty body drops content-length and content-type, even the plugin\'s', async () => {
-  const { reply } = await replyTo('request_headers reply 302 - redirect location=/elsewhere,content-type=text/html,content-length=0');
-  expect(reply.headers).toEqual([[':status', '302'], ['location', '/elsewhere']]);
+test("an empty body drops content-length and content-type, even the plugin's", async () => {
+  const { reply } = await replyTo(
+    'request_headers reply 302 - redirect location=/elsewhere,content-type=text/html,content-length=0',
+  );
+  expect(reply.headers).toEqual([
+    [':status', '302'],
+    ['location', '/elsewhere'],
+  ]);
   expect(reply.body).toHaveLength(0);
 });
 
 test('malformed extra-header pairs mean no extra headers (Envoy parses them to an empty map)', async () => {
   const { reply } = await replyTo('request_headers reply_hex 400 bad - 01000000ffffffff00000000');
-  expect(reply.headers).toEqual([[':status', '400'], ['content-length', '3'], ['content-type', 'text/plain']]);
+  expect(reply.headers).toEqual([
+    [':status', '400'],
+    ['content-length', '3'],
+    ['content-type', 'text/plain'],
+  ]);
 });
 
 test('HEAD: the same headers, no body', async () => {
   const { reply } = await replyTo('request_headers reply 403 denied -', 'HEAD');
-  expect(reply.headers).toEqual([[':status', '403'], ['content-length', '6'], ['content-type', 'text/plain']]);
+  expect(reply.headers).toEqual([
+    [':status', '403'],
+    ['content-length', '6'],
+    ['content-type', 'text/plain'],
+  ]);
   expect(reply.body).toHaveLength(0);
 });
 
 test('the reply is deferred: the callback runs to its end first, and its Continue is overridden', async () => {
-  const { logs } = await replyTo('request_headers reply 403 - -\nrequest_headers echo after-reply\nrequest_headers return 0');
+  const { logs } = await replyTo(
+    'request_headers reply 403 - -\nrequest_headers echo after-reply\nrequest_headers return 0',
+  );
   // the same callback kept running after proxy_send_local_response returned OK
   expect(logs.reports(2).filter((r) => !r.startsWith('called '))).toEqual(['reply 403 status=0', 'after-reply']);
 });
 
 test("the local reply passes through the plugin's own on_response_headers and on_response_body", async () => {
-  const { reply, logs } = await replyTo([
-    'request_headers reply 403 denied - -',
-    'response_headers pairs 2',
-    'response_headers add 2 x-edge seen',
-    'response_body body 1',
-    'response_body set_body 1 6 0 !',
-  ].join('\n'));
-  expect(logs.calls(2)).toEqual(['context_create 1', 'request_headers 4 1', 'response_headers 3 0', 'response_body 6 1', 'log', 'done', 'delete']);
+  const { reply, logs } = await replyTo(
+    [
+      'request_headers reply 403 denied - -',
+      'response_headers pairs 2',
+      'response_headers add 2 x-edge seen',
+      'response_body body 1',
+      'response_body set_body 1 6 0 !',
+    ].join('\n'),
+  );
+  expect(logs.calls(2)).toEqual([
+    'context_create 1',
+    'request_headers 4 1',
+    'response_headers 3 0',
+    'response_body 6 1',
+    'log',
+    'done',
+    'delete',
+  ]);
   expect(logs.report('pairs 2', 2)).toBe('pairs 2 status=0 :status=403|content-length=6|content-type=text/plain');
   expect(logs.report('body 1', 2)).toMatch(/^body 1 status=0 size=6 .* text=denied$/);
   expect(reply.headers).toContainEqual(['x-edge', 'seen']);
@@ -70,7 +106,14 @@ test("the local reply passes through the plugin's own on_response_headers and on
 
 test('an empty-bodied local reply reaches on_response_headers with end_of_stream=1 and no body callback', async () => {
   const { logs } = await replyTo('request_headers reply 204 - -');
-  expect(logs.calls(2)).toEqual(['context_create 1', 'request_headers 4 1', 'response_headers 1 1', 'log', 'done', 'delete']);
+  expect(logs.calls(2)).toEqual([
+    'context_create 1',
+    'request_headers 4 1',
+    'response_headers 1 1',
+    'log',
+    'done',
+    'delete',
+  ]);
 });
 
 test('a local reply from on_response_headers replaces the upstream response directly (no second pass)', async () => {
@@ -81,7 +124,12 @@ test('a local reply from on_response_headers replaces the upstream response dire
   expect(v).toEqual({
     kind: 'respond',
     response: {
-      headers: [[':status', '403'], ['x-why', 'policy'], ['content-length', '9'], ['content-type', 'text/plain']],
+      headers: [
+        [':status', '403'],
+        ['x-why', 'policy'],
+        ['content-length', '9'],
+        ['content-type', 'text/plain'],
+      ],
       body: bytes('forbidden'),
       details: '',
     },
@@ -89,7 +137,14 @@ test('a local reply from on_response_headers replaces the upstream response dire
   // the upstream body that follows is not given to the plugin
   expect(await s.responseBody(bytes('mp4 data'), true)).toEqual(v);
   s.end();
-  expect(logs.calls(2)).toEqual(['context_create 1', 'request_headers 4 1', 'response_headers 2 0', 'log', 'done', 'delete']);
+  expect(logs.calls(2)).toEqual([
+    'context_create 1',
+    'request_headers 4 1',
+    'response_headers 2 0',
+    'log',
+    'done',
+    'delete',
+  ]);
 });
 
 test('a local reply after the response headers went downstream resets the stream', async () => {

@@ -9,7 +9,9 @@ afterEach(closeAll);
 const REQ = 0;
 const RESP = 2;
 
-async function exchange(script: string): Promise<{ logs: Awaited<ReturnType<typeof load>>['logs']; requestHeaders: unknown; responseHeaders: unknown }> {
+async function exchange(
+  script: string,
+): Promise<{ logs: Awaited<ReturnType<typeof load>>['logs']; requestHeaders: unknown; responseHeaders: unknown }> {
   const { plugin, logs } = await load({ script });
   const s = plugin.newStream(INFO);
   const req = await s.requestHeaders(request('/v/a.ism/Manifest?x=1', [['accept', '*/*']]), true);
@@ -23,12 +25,19 @@ async function exchange(script: string): Promise<{ logs: Awaited<ReturnType<type
 }
 
 test('on_request_headers: the request map is readable in order; the response map is not available', async () => {
-  const { logs } = await exchange([
-    `request_headers pairs ${REQ}`, `request_headers get ${REQ} :path`, `request_headers get ${REQ} ACCEPT`,
-    `request_headers get ${REQ} x-missing`, `request_headers size ${REQ}`,
-    `request_headers get ${RESP} :status`, `request_headers pairs ${RESP}`, `request_headers add ${RESP} x-a 1`,
-    `request_headers size ${RESP}`,
-  ].join('\n'));
+  const { logs } = await exchange(
+    [
+      `request_headers pairs ${REQ}`,
+      `request_headers get ${REQ} :path`,
+      `request_headers get ${REQ} ACCEPT`,
+      `request_headers get ${REQ} x-missing`,
+      `request_headers size ${REQ}`,
+      `request_headers get ${RESP} :status`,
+      `request_headers pairs ${RESP}`,
+      `request_headers add ${RESP} x-a 1`,
+      `request_headers size ${RESP}`,
+    ].join('\n'),
+  );
   expect(logs.reports(2)).toEqual([
     `pairs ${REQ} status=0 :authority=edge.test|:path=/v/a.ism/Manifest?x=1|:method=GET|:scheme=http|accept=*/*`,
     `get ${REQ} :path status=0 value=/v/a.ism/Manifest?x=1`,
@@ -44,10 +53,15 @@ test('on_request_headers: the request map is readable in order; the response map
 });
 
 test('on_response_headers: the request map is gone after Continue; the response map is there', async () => {
-  const { logs } = await exchange([
-    `response_headers get ${REQ} :path`, `response_headers pairs ${REQ}`, `response_headers add ${REQ} x-late 1`,
-    `response_headers pairs ${RESP}`, `response_headers get ${RESP} content-type`,
-  ].join('\n'));
+  const { logs } = await exchange(
+    [
+      `response_headers get ${REQ} :path`,
+      `response_headers pairs ${REQ}`,
+      `response_headers add ${REQ} x-late 1`,
+      `response_headers pairs ${RESP}`,
+      `response_headers get ${RESP} content-type`,
+    ].join('\n'),
+  );
   expect(logs.reports(2)).toEqual([
     `get ${REQ} :path status=2`,
     `pairs ${REQ} status=0 (none)`,
@@ -58,11 +72,20 @@ test('on_response_headers: the request map is gone after Continue; the response 
 });
 
 test('on_log: request and response maps are readable, read-only; a missing map is NOT_FOUND', async () => {
-  const { logs } = await exchange([
-    `request_headers add ${REQ} x-added yes`, `response_headers add ${RESP} x-resp yes`,
-    `log get ${REQ} x-added`, `log get ${RESP} x-resp`, `log get ${REQ} x-missing`, 'log get 1 anything',
-    `log pairs ${RESP}`, `log add ${RESP} x-more 1`, `log replace ${REQ} :path /x`, `log size ${REQ}`,
-  ].join('\n'));
+  const { logs } = await exchange(
+    [
+      `request_headers add ${REQ} x-added yes`,
+      `response_headers add ${RESP} x-resp yes`,
+      `log get ${REQ} x-added`,
+      `log get ${RESP} x-resp`,
+      `log get ${REQ} x-missing`,
+      'log get 1 anything',
+      `log pairs ${RESP}`,
+      `log add ${RESP} x-more 1`,
+      `log replace ${REQ} :path /x`,
+      `log size ${REQ}`,
+    ].join('\n'),
+  );
   expect(logs.reports(2).slice(2)).toEqual([
     `get ${REQ} x-added status=0 value=yes`, // the final request, as the access log sees it
     `get ${RESP} x-resp status=0 value=yes`,
@@ -76,31 +99,49 @@ test('on_log: request and response maps are readable, read-only; a missing map i
 });
 
 test('map types above 7 are BAD_ARGUMENT; callout maps never exist here', async () => {
-  const { logs } = await exchange('request_headers get 8 :path\nrequest_headers pairs 99\nrequest_headers get 6 :status\nrequest_headers pairs 4');
-  expect(logs.reports(2)).toEqual(['get 8 :path status=2', 'pairs 99 status=2', 'get 6 :status status=2', 'pairs 4 status=0 (none)']);
+  const { logs } = await exchange(
+    'request_headers get 8 :path\nrequest_headers pairs 99\nrequest_headers get 6 :status\nrequest_headers pairs 4',
+  );
+  expect(logs.reports(2)).toEqual([
+    'get 8 :path status=2',
+    'pairs 99 status=2',
+    'get 6 :status status=2',
+    'pairs 4 status=0 (none)',
+  ]);
 });
 
 test('rewriting :path and other headers: the proxy gets the final map (routing happens after the filter)', async () => {
-  const { requestHeaders } = await exchange([
-    `request_headers replace ${REQ} :path /new/path?y=2`,
-    `request_headers add ${REQ} X-Token abc`,
-    `request_headers add ${REQ} x-token def`,
-    `request_headers remove ${REQ} accept`,
-    `request_headers add ${REQ} :custom-pseudo z`,
-  ].join('\n'));
+  const { requestHeaders } = await exchange(
+    [
+      `request_headers replace ${REQ} :path /new/path?y=2`,
+      `request_headers add ${REQ} X-Token abc`,
+      `request_headers add ${REQ} x-token def`,
+      `request_headers remove ${REQ} accept`,
+      `request_headers add ${REQ} :custom-pseudo z`,
+    ].join('\n'),
+  );
   expect(requestHeaders).toEqual([
-    [':authority', 'edge.test'], [':method', 'GET'], [':scheme', 'http'],
+    [':authority', 'edge.test'],
+    [':method', 'GET'],
+    [':scheme', 'http'],
     // replace = remove all + add: a pseudo-header goes to the end of the pseudo-headers
-    [':path', '/new/path?y=2'], [':custom-pseudo', 'z'],
-    ['x-token', 'abc'], ['x-token', 'def'], // add keeps duplicates, keys lowercased
+    [':path', '/new/path?y=2'],
+    [':custom-pseudo', 'z'],
+    ['x-token', 'abc'],
+    ['x-token', 'def'], // add keeps duplicates, keys lowercased
   ]);
 });
 
 test('replace removes every entry of the key; get returns the first of repeated values', async () => {
-  const { requestHeaders, logs } = await exchange([
-    `request_headers add ${REQ} x-dup 1`, `request_headers add ${REQ} x-dup 2`, `request_headers get ${REQ} x-dup`,
-    `request_headers replace ${REQ} x-dup 3`, `request_headers pairs ${REQ}`,
-  ].join('\n'));
+  const { requestHeaders, logs } = await exchange(
+    [
+      `request_headers add ${REQ} x-dup 1`,
+      `request_headers add ${REQ} x-dup 2`,
+      `request_headers get ${REQ} x-dup`,
+      `request_headers replace ${REQ} x-dup 3`,
+      `request_headers pairs ${REQ}`,
+    ].join('\n'),
+  );
   expect(logs.reports(2)[2]).toBe(`get ${REQ} x-dup status=0 value=1`);
   expect(requestHeaders).toEqual(expect.arrayContaining([['x-dup', '3']]));
   expect((requestHeaders as Array<[string, string]>).filter(([k]) => k === 'x-dup')).toHaveLength(1);
@@ -108,7 +149,10 @@ test('replace removes every entry of the key; get returns the first of repeated 
 
 test('proxy_set_header_map_pairs: valid pairs replace the map; malformed pairs wipe it (Envoy: empty map)', async () => {
   const valid = await exchange(`response_headers set_pairs ${RESP} :status=201,x-new=1`);
-  expect(valid.responseHeaders).toEqual([[':status', '201'], ['x-new', '1']]);
+  expect(valid.responseHeaders).toEqual([
+    [':status', '201'],
+    ['x-new', '1'],
+  ]);
   // the fixture's trailing-garbage case: a valid one-pair map plus one byte
   const malformed = await exchange(`response_headers set_pairs_hex ${RESP} 0100000001000000010000006100310${'0'}7a`);
   expect(malformed.logs.reports(2)).toEqual([`set_pairs_hex ${RESP} status=0`]);

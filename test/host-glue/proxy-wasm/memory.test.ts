@@ -24,8 +24,11 @@ test('memory grown by the allocator inside a hostcall: the host writes into the 
   // when the hostcall started; the plugin then reads back what the host wrote.
   const { plugin, logs } = await load({
     script: [
-      'request_headers memory_pages', 'request_headers malloc_grow 16',
-      'request_headers get 0 :path', 'request_headers pairs 0', 'request_headers prop request.host',
+      'request_headers memory_pages',
+      'request_headers malloc_grow 16',
+      'request_headers get 0 :path',
+      'request_headers pairs 0',
+      'request_headers prop request.host',
       'request_headers memory_pages',
     ].join('\n'),
   });
@@ -47,7 +50,9 @@ test('a large body copied in while memory grows arrives intact', async () => {
   await s.requestBody(body, true);
   let sum = 0;
   for (const b of body) sum = (Math.imul(sum, 31) + b) >>> 0;
-  expect(logs.report('body 0', 2)).toMatch(new RegExp(`^body 0 status=0 size=${body.length} buffer_size=${body.length} sum=${sum} `));
+  expect(logs.report('body 0', 2)).toMatch(
+    new RegExp(`^body 0 status=0 size=${body.length} buffer_size=${body.length} sum=${sum} `),
+  );
   s.end();
 });
 
@@ -60,7 +65,10 @@ test('memory the plugin grows between calls is seen by the next hostcall', async
 });
 
 test('empty results are ptr 0 / size 0 and never call the allocator', async () => {
-  const { plugin, logs } = await load({ script: 'response_headers alloc_stats\nresponse_headers pairs 0\nresponse_headers body 1\nresponse_headers alloc_stats' });
+  const { plugin, logs } = await load({
+    script:
+      'response_headers alloc_stats\nresponse_headers pairs 0\nresponse_headers body 1\nresponse_headers alloc_stats',
+  });
   const s = plugin.newStream(INFO);
   await s.requestHeaders(request(), true);
   await s.responseHeaders([[':status', '200']], true);
@@ -99,11 +107,21 @@ describe('GuestMemory (cached views)', () => {
   test('setU64Number writes the bytes setU64 writes for the same (double) value', () => {
     const memory = new WebAssembly.Memory({ initial: 1 });
     const guest = new GuestMemory(memory);
-    for (const v of [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1, Math.round((performance.timeOrigin + performance.now()) * 1e6), 1.8e19]) {
+    for (const v of [
+      0,
+      1,
+      2 ** 32 - 1,
+      2 ** 32,
+      2 ** 53 - 1,
+      Math.round((performance.timeOrigin + performance.now()) * 1e6),
+      1.8e19,
+    ]) {
       guest.setU64(0, BigInt(v));
       guest.setU64Number(8, v);
       const bytes = new Uint8Array(memory.buffer, 0, 16);
-      expect(Buffer.from(bytes.subarray(8, 16)).toString('hex')).toBe(Buffer.from(bytes.subarray(0, 8)).toString('hex'));
+      expect(Buffer.from(bytes.subarray(8, 16)).toString('hex')).toBe(
+        Buffer.from(bytes.subarray(0, 8)).toString('hex'),
+      );
     }
   });
 });

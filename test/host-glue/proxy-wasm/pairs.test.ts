@@ -4,7 +4,13 @@
 
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { fromHeaderList, parsePairs, serializePairs, toHeaderList, type BytePair } from '../../../host-glue/proxy-wasm/pairs';
+import {
+  fromHeaderList,
+  parsePairs,
+  serializePairs,
+  toHeaderList,
+  type BytePair,
+} from '../../../host-glue/proxy-wasm/pairs';
 
 interface FixtureCase {
   name: string;
@@ -17,7 +23,12 @@ function readFixture(file: string): FixtureCase[] {
   const cases: FixtureCase[] = [];
   let current: { name: string; expected: FixtureCase['expected']; hex: string[] } | null = null;
   const flush = (): void => {
-    if (current !== null) cases.push({ name: current.name, expected: current.expected, bytes: Uint8Array.from(current.hex.map((h) => parseInt(h, 16))) });
+    if (current !== null)
+      cases.push({
+        name: current.name,
+        expected: current.expected,
+        bytes: Uint8Array.from(current.hex.map((h) => parseInt(h, 16))),
+      });
   };
   for (const raw of readFileSync(file, 'utf8').split('\n')) {
     if (raw.startsWith('== ')) {
@@ -26,7 +37,11 @@ function readFixture(file: string): FixtureCase[] {
       const space = rest.indexOf(' ');
       const name = rest.slice(0, space);
       const expected = rest.slice(space + 1).trim();
-      current = { name, expected: expected === 'malformed' ? 'malformed' : (JSON.parse(expected) as Array<[string, string]>), hex: [] };
+      current = {
+        name,
+        expected: expected === 'malformed' ? 'malformed' : (JSON.parse(expected) as Array<[string, string]>),
+        hex: [],
+      };
       continue;
     }
     const line = raw.replace(/#.*$/, '').trim();
@@ -90,7 +105,10 @@ describe('limits (§3.1, cpp-host limits.h)', () => {
 });
 
 test('header lists keep bytes exactly (latin1 strings, as Node presents header bytes)', () => {
-  const list: Array<[string, string]> = [[':path', '/caf\u00e9'], ['x-bin', '\u0000\u00ff\u0080']];
+  const list: Array<[string, string]> = [
+    [':path', '/caf\u00e9'],
+    ['x-bin', '\u0000\u00ff\u0080'],
+  ];
   const wire = fromHeaderList(list);
   expect([...wire.slice(4 + 16 + 6, 4 + 16 + 6 + 5)]).toEqual([0x2f, 0x63, 0x61, 0x66, 0xe9]);
   expect(toHeaderList(wire)).toEqual(list);

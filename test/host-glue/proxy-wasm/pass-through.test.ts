@@ -10,7 +10,10 @@ afterEach(closeAll);
 
 describe('a module without response callbacks', () => {
   test('offers the response once its request went through, and reports what passed in on_delete', async () => {
-    const { plugin, logs } = await load({ entry: 'script-plugin-request-only', script: 'delete prop response.code\ndelete prop response.size\ndelete prop response.code_details' });
+    const { plugin, logs } = await load({
+      entry: 'script-plugin-request-only',
+      script: 'delete prop response.code\ndelete prop response.size\ndelete prop response.code_details',
+    });
     const s = plugin.newStream(INFO);
     expect(s.responsePassesThrough!()).toBe(false); // the VM has not seen the stream yet
     expect(await s.requestHeaders(request('/a'), true)).toMatchObject({ kind: 'continue' });
@@ -27,7 +30,10 @@ describe('a module without response callbacks', () => {
   });
 
   test('a stream answered at its request headers does not offer it', async () => {
-    const { plugin } = await load({ entry: 'script-plugin-request-only', script: 'request_headers reply 403 denied -' });
+    const { plugin } = await load({
+      entry: 'script-plugin-request-only',
+      script: 'request_headers reply 403 denied -',
+    });
     const s = plugin.newStream(INFO);
     expect(await s.requestHeaders(request('/a'), true)).toMatchObject({ kind: 'respond' });
     expect(s.responsePassesThrough!()).toBe(false);
@@ -36,7 +42,10 @@ describe('a module without response callbacks', () => {
 
   test("a reply for the stream from another stream's callback, before its head: the offer is gone, the reply replaces the response", async () => {
     // Stream 2 (/a) goes through; stream 3 (/b) sets stream 2 as the effective context and replies.
-    const { plugin } = await load({ entry: 'script-plugin-request-only', script: 'request_headers@/b effective 2\nrequest_headers@/b reply 503 late -' });
+    const { plugin } = await load({
+      entry: 'script-plugin-request-only',
+      script: 'request_headers@/b effective 2\nrequest_headers@/b reply 503 late -',
+    });
     const a = plugin.newStream(INFO);
     await a.requestHeaders(request('/a'), true);
     expect(a.responsePassesThrough!()).toBe(true);
@@ -53,7 +62,10 @@ describe('a module without response callbacks', () => {
   });
 
   test('... after its head went out: the offer is gone and the stream is reset (as Envoy)', async () => {
-    const { plugin } = await load({ entry: 'script-plugin-request-only', script: 'request_headers@/b effective 2\nrequest_headers@/b reply 503 late -' });
+    const { plugin } = await load({
+      entry: 'script-plugin-request-only',
+      script: 'request_headers@/b effective 2\nrequest_headers@/b reply 503 late -',
+    });
     const a = plugin.newStream(INFO);
     await a.requestHeaders(request('/a'), true);
     a.responsePassed!(200, 0);

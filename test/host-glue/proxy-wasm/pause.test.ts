@@ -23,17 +23,21 @@ test('request headers PAUSE: held until on_tick continues it; the map stays usab
   const verdict = s.requestHeaders(request('/held'), true);
   expect(await settlesWithin(verdict, 10)).toBe(false);
   expect(await verdict).toEqual({ kind: 'continue', headers: [...request('/held'), ['x-resumed', 'yes']] });
-  expect(logs.reports(1)).toEqual(expect.arrayContaining([
-    'effective 2 status=0',
-    'get 0 :path status=0 value=/held', // through the effective context, the paused request map
-    'add 0 x-resumed status=0',
-    'resume 2 effective=0 status=0',
-  ]));
+  expect(logs.reports(1)).toEqual(
+    expect.arrayContaining([
+      'effective 2 status=0',
+      'get 0 :path status=0 value=/held', // through the effective context, the paused request map
+      'add 0 x-resumed status=0',
+      'resume 2 effective=0 status=0',
+    ]),
+  );
   s.end();
 });
 
 test('after proxy_continue_stream the request map is released (BAD_ARGUMENT), even in the same callback', async () => {
-  const { plugin, logs } = await load({ script: 'request_headers continue 0\nrequest_headers get 0 :path\nrequest_headers pause' });
+  const { plugin, logs } = await load({
+    script: 'request_headers continue 0\nrequest_headers get 0 :path\nrequest_headers pause',
+  });
   const s = plugin.newStream(INFO);
   expect((await s.requestHeaders(request(), true)).kind).toBe('continue'); // continued despite the PAUSE
   expect(logs.reports(2)).toEqual(['continue 0 status=0', 'get 0 :path status=2']);
@@ -59,7 +63,12 @@ test('proxy_continue_stream arguments: > 3 is BAD_ARGUMENT, UPSTREAM is UNIMPLEM
 });
 
 test('headers return values: 2 (ContinueAndEndStream) continues; 3, 4 and anything above stop', async () => {
-  for (const [value, continues] of [[2, true], [3, false], [4, false], [7, false]] as const) {
+  for (const [value, continues] of [
+    [2, true],
+    [3, false],
+    [4, false],
+    [7, false],
+  ] as const) {
     const { plugin } = await load({ script: `request_headers return ${value}` });
     const s = plugin.newStream(INFO);
     const verdict = s.requestHeaders(request(), true);
@@ -78,7 +87,15 @@ test('body PAUSE buffers: the proxy is told to hold, the plugin sees the cumulat
   expect(await s.requestBody(bytes('abc'), false)).toEqual({ kind: 'buffer' });
   expect(await s.requestBody(bytes('defg'), false)).toEqual({ kind: 'buffer' });
   s.end();
-  expect(logs.calls(2)).toEqual(['context_create 1', 'request_headers 4 0', 'request_body 3 0', 'request_body 7 0', 'log', 'done', 'delete']);
+  expect(logs.calls(2)).toEqual([
+    'context_create 1',
+    'request_headers 4 0',
+    'request_body 3 0',
+    'request_body 7 0',
+    'log',
+    'done',
+    'delete',
+  ]);
   expect(logs.reports(2).filter((r) => r.startsWith('body 0'))).toEqual([
     expect.stringMatching(/^body 0 status=0 size=3 .* text=abc$/),
     expect.stringMatching(/^body 0 status=0 size=7 .* text=abcdefg$/),
@@ -99,7 +116,9 @@ test('body: a PAUSE at end of stream holds the stream until the plugin continues
 });
 
 test('body: a plugin that stops at end of stream and continues from on_tick releases the buffered body', async () => {
-  const { plugin } = await load({ script: 'request_body pause\nrequest_body set_body 0 99999 0 !\nconfigure tick 20\ntick resume 0' });
+  const { plugin } = await load({
+    script: 'request_body pause\nrequest_body set_body 0 99999 0 !\nconfigure tick 20\ntick resume 0',
+  });
   const s = plugin.newStream(INFO);
   await s.requestHeaders(request('/u', [], 'PUT'), false);
   expect(await s.requestBody(bytes('part1-'), false)).toEqual({ kind: 'buffer' });
@@ -110,13 +129,20 @@ test('body: a plugin that stops at end of stream and continues from on_tick rele
 
 test('proxy_set_buffer_bytes: start 0 replaces/prepends, start >= size appends, anything else BAD_ARGUMENT', async () => {
   const { plugin, logs } = await load({
-    script: 'request_body set_body 0 0 3 XY\nrequest_body set_body 0 0 0 <\nrequest_body set_body 0 50 0 >\nrequest_body set_body 0 2 1 ?\nrequest_body set_body 7 0 0 x',
+    script:
+      'request_body set_body 0 0 3 XY\nrequest_body set_body 0 0 0 <\nrequest_body set_body 0 50 0 >\nrequest_body set_body 0 2 1 ?\nrequest_body set_body 7 0 0 x',
   });
   const s = plugin.newStream(INFO);
   await s.requestHeaders(request('/b', [], 'POST'), false);
   const v = await s.requestBody(bytes('abcdef'), true);
   expect(v.kind === 'continue' && text(v.data)).toBe('<XYdef>');
-  expect(logs.reports(2)).toEqual(['set_body 0 status=0', 'set_body 0 status=0', 'set_body 0 status=0', 'set_body 0 status=2', 'set_body 7 status=1']);
+  expect(logs.reports(2)).toEqual([
+    'set_body 0 status=0',
+    'set_body 0 status=0',
+    'set_body 0 status=0',
+    'set_body 0 status=2',
+    'set_body 7 status=1',
+  ]);
   s.end();
 });
 

@@ -7,9 +7,16 @@ afterEach(closeAll);
 
 const textOf = (report: string): string => /text=(.*)$/.exec(report)![1]!;
 
-async function inRequestHeaders(props: string[], headers = request('/v/a.ism/Manifest?x=1&y=2#frag', [
-  ['user-agent', 'probe/1'], ['x-request-id', 'req-42'], ['referer', 'https://ref.test/'], ['x-multi', 'a'], ['x-multi', 'b'],
-])): Promise<Awaited<ReturnType<typeof load>>['logs']> {
+async function inRequestHeaders(
+  props: string[],
+  headers = request('/v/a.ism/Manifest?x=1&y=2#frag', [
+    ['user-agent', 'probe/1'],
+    ['x-request-id', 'req-42'],
+    ['referer', 'https://ref.test/'],
+    ['x-multi', 'a'],
+    ['x-multi', 'b'],
+  ]),
+): Promise<Awaited<ReturnType<typeof load>>['logs']> {
   const { plugin, logs } = await load({ script: props.map((p) => `request_headers ${p}`).join('\n') });
   const s = plugin.newStream({ ...INFO, connectionId: 77, localAddress: '192.0.2.1', localPort: 10000 });
   await s.requestHeaders(headers, true);
@@ -19,17 +26,38 @@ async function inRequestHeaders(props: string[], headers = request('/v/a.ism/Man
 
 test('request attributes from the request map (path with query, url_path, host, method, scheme, query, ids)', async () => {
   const logs = await inRequestHeaders([
-    'prop request.path', 'prop request.url_path', 'prop request.host', 'prop request.method', 'prop request.scheme',
-    'prop request.query', 'prop request.useragent', 'prop request.id', 'prop request.referer', 'prop request.protocol',
+    'prop request.path',
+    'prop request.url_path',
+    'prop request.host',
+    'prop request.method',
+    'prop request.scheme',
+    'prop request.query',
+    'prop request.useragent',
+    'prop request.id',
+    'prop request.referer',
+    'prop request.protocol',
   ]);
   expect(logs.reports(2).map(textOf)).toEqual([
-    '/v/a.ism/Manifest?x=1&y=2#frag', '/v/a.ism/Manifest', 'edge.test', 'GET', 'http',
-    'x=1&y=2', 'probe/1', 'req-42', 'https://ref.test/', 'HTTP/1.1',
+    '/v/a.ism/Manifest?x=1&y=2#frag',
+    '/v/a.ism/Manifest',
+    'edge.test',
+    'GET',
+    'http',
+    'x=1&y=2',
+    'probe/1',
+    'req-42',
+    'https://ref.test/',
+    'HTTP/1.1',
   ]);
 });
 
 test('request.headers: one header comma-joined by name, the whole map as pairs', async () => {
-  const logs = await inRequestHeaders(['prop request.headers.x-multi', 'prop request.headers.X-Request-Id', 'prop request.headers.absent', 'prop request.headers']);
+  const logs = await inRequestHeaders([
+    'prop request.headers.x-multi',
+    'prop request.headers.X-Request-Id',
+    'prop request.headers.absent',
+    'prop request.headers',
+  ]);
   const [multi, id, absent, all] = logs.reports(2);
   expect(textOf(multi!)).toBe('a,b');
   expect(textOf(id!)).toBe('req-42');
@@ -41,8 +69,14 @@ test('request.headers: one header comma-joined by name, the whole map as pairs',
 
 test('integers and timestamps are 8-byte little-endian: request.time, source.port, connection_id', async () => {
   const before = BigInt(Date.now()) * 1_000_000n;
-  const logs = await inRequestHeaders(['prop request.time', 'prop source.port', 'prop source.address', 'prop connection_id',
-    'prop destination.address', 'prop destination.port']);
+  const logs = await inRequestHeaders([
+    'prop request.time',
+    'prop source.port',
+    'prop source.address',
+    'prop connection_id',
+    'prop destination.address',
+    'prop destination.port',
+  ]);
   const [time, port, address, conn, dest, destPort] = logs.reports(2);
   const ns = Buffer.from(hexOf(time!), 'hex').readBigUInt64LE(0);
   expect(ns).toBeGreaterThanOrEqual(before - 1_000_000n);
@@ -61,8 +95,13 @@ test('plugin_name, plugin_root_id, plugin_vm_id', async () => {
 
 test('path syntax: a dotted name is one segment (NOT_FOUND), a trailing NUL is tolerated, maps need a leaf', async () => {
   const logs = await inRequestHeaders([
-    'propraw request.path', 'propraw request\\0path\\0', 'propraw request\\0\\0path', 'prop no_such_thing',
-    'prop request', 'propraw -', 'prop request.path.deeper',
+    'propraw request.path',
+    'propraw request\\0path\\0',
+    'propraw request\\0\\0path',
+    'prop no_such_thing',
+    'prop request',
+    'propraw -',
+    'prop request.path.deeper',
   ]);
   expect(logs.reports(2)).toEqual([
     'prop request.path status=1',
@@ -76,7 +115,10 @@ test('path syntax: a dotted name is one segment (NOT_FOUND), a trailing NUL is t
 });
 
 test('after the request continued, header attributes are gone (as in Envoy); stream-info ones stay', async () => {
-  const { plugin, logs } = await load({ script: 'response_headers prop request.path\nresponse_headers prop request.protocol\nresponse_headers prop response.code' });
+  const { plugin, logs } = await load({
+    script:
+      'response_headers prop request.path\nresponse_headers prop request.protocol\nresponse_headers prop response.code',
+  });
   const s = plugin.newStream(INFO);
   await s.requestHeaders(request('/gone'), true);
   await s.responseHeaders(response(206), true);
@@ -89,7 +131,8 @@ test('after the request continued, header attributes are gone (as in Envoy); str
 
 test('on_log reads the final request and response (access-log maps) and the duration', async () => {
   const { plugin, logs } = await load({
-    script: 'request_headers replace 0 :path /rewritten\nlog prop request.path\nlog prop response.code\nlog prop response.code_details\nlog prop request.duration',
+    script:
+      'request_headers replace 0 :path /rewritten\nlog prop request.path\nlog prop response.code\nlog prop response.code_details\nlog prop request.duration',
   });
   const s = plugin.newStream(INFO);
   await s.requestHeaders(request('/original'), true);
@@ -104,15 +147,23 @@ test('on_log reads the final request and response (access-log maps) and the dura
 
 test('proxy_set_property writes filter state that later callbacks read back; the root context has none', async () => {
   const { plugin, logs } = await load({
-    script: 'configure setprop k v\nconfigure prop k\nconfigure prop plugin_name\nconfigure prop request.path\n' +
+    script:
+      'configure setprop k v\nconfigure prop k\nconfigure prop plugin_name\nconfigure prop request.path\n' +
       'request_headers setprop auth.user alice\nresponse_headers propraw auth.user\nlog propraw auth.user',
   });
   expect(logs.reports(1).slice(0, 4)).toEqual([
-    'setprop k status=1', 'prop k status=1', 'prop plugin_name status=0 hex=746573745f706c7567696e text=test_plugin', 'prop request.path status=1',
+    'setprop k status=1',
+    'prop k status=1',
+    'prop plugin_name status=0 hex=746573745f706c7567696e text=test_plugin',
+    'prop request.path status=1',
   ]);
   const s = plugin.newStream(INFO);
   await s.requestHeaders(request(), true);
   await s.responseHeaders(response(200), true);
   s.end();
-  expect(logs.reports(2).map((r) => r.replace(/ hex=\S+/, ''))).toEqual(['setprop auth.user status=0', 'prop auth.user status=0 text=alice', 'prop auth.user status=0 text=alice']);
+  expect(logs.reports(2).map((r) => r.replace(/ hex=\S+/, ''))).toEqual([
+    'setprop auth.user status=0',
+    'prop auth.user status=0 text=alice',
+    'prop auth.user status=0 text=alice',
+  ]);
 });

@@ -18,7 +18,7 @@ test('shared data is per vm_id: every VM of that id (canary, worker, another plu
   expect(other.logs.reports(2)).toEqual(['shared_get greeting status=1']);
 });
 
-test('a counter metric counts per request; the stats are the plugin\'s', async () => {
+test("a counter metric counts per request; the stats are the plugin's", async () => {
   const { plugin, logs } = await load({ script: 'request_headers counter edge_requests' });
   for (let i = 0; i < 3; i++) {
     const s = plugin.newStream(INFO);
@@ -30,7 +30,10 @@ test('a counter metric counts per request; the stats are the plugin\'s', async (
 });
 
 test('proxy_set_effective_context: an unknown id is BAD_ARGUMENT; the effect ends with the callback', async () => {
-  const { plugin, logs } = await load({ script: 'request_headers effective 999\nrequest_headers effective 1\nrequest_headers get 0 :path\nresponse_headers get 2 :status' });
+  const { plugin, logs } = await load({
+    script:
+      'request_headers effective 999\nrequest_headers effective 1\nrequest_headers get 0 :path\nresponse_headers get 2 :status',
+  });
   const s = plugin.newStream(INFO);
   await s.requestHeaders(request(), true);
   // on the root context (id 1) there is no request map

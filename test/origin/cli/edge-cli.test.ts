@@ -13,7 +13,16 @@ import { ENVOY_YAML, request, startUpstream } from '../../host-glue/envoy/edge-h
 test('--help names every option, and `origin --help` lists the command', async () => {
   const r = await runOrigin(['edge', '--help']);
   expect(r.code).toBe(0);
-  for (const option of ['--config <file>', '--port <n>', '--host <address>', '--upstream <url>', '--log-level <level>', '-q, --quiet', '-h, --help']) expect(r.stdout).toContain(option);
+  for (const option of [
+    '--config <file>',
+    '--port <n>',
+    '--host <address>',
+    '--upstream <url>',
+    '--log-level <level>',
+    '-q, --quiet',
+    '-h, --help',
+  ])
+    expect(r.stdout).toContain(option);
   expect(r.stdout).toContain('envoy-config/README.md');
   expect((await runOrigin(['--help'])).stdout).toMatch(/^ {2}edge {6}run the edge plugin in front of the origin/m);
 });
@@ -22,10 +31,19 @@ test.each([
   [[], /--config <envoy\.yaml> is required/],
   [['--config'], /--config needs a value/],
   [['--config', 'x.yaml', '--port', '70000'], /--port must be 0\.\.65535, not "70000"/],
-  [['--config', 'x.yaml', '--upstream', 'https://origin:443'], /--upstream: origin edge speaks plain HTTP to the origin, not https/],
-  [['--config', 'x.yaml', '--upstream', 'http://origin:8081/base'], /--upstream names a server \(http:\/\/host:port\), not a path/],
+  [
+    ['--config', 'x.yaml', '--upstream', 'https://origin:443'],
+    /--upstream: origin edge speaks plain HTTP to the origin, not https/,
+  ],
+  [
+    ['--config', 'x.yaml', '--upstream', 'http://origin:8081/base'],
+    /--upstream names a server \(http:\/\/host:port\), not a path/,
+  ],
   [['--config', 'x.yaml', '--upstream', 'origin:8081x'], /--upstream must be a URL such as http:\/\/127\.0\.0\.1:8081/],
-  [['--config', 'x.yaml', '--log-level', 'loud'], /--log-level must be one of trace, debug, info, warn, error, critical, not "loud"/],
+  [
+    ['--config', 'x.yaml', '--log-level', 'loud'],
+    /--log-level must be one of trace, debug, info, warn, error, critical, not "loud"/,
+  ],
   [['--config', 'x.yaml', '--bogus'], /unknown argument "--bogus" \(origin edge --help\)/],
 ])('origin edge %j: exit 2, %s', async (args, message) => {
   const r = await runOrigin(['edge', ...args]);
@@ -34,8 +52,26 @@ test.each([
 });
 
 test('options parse in both spellings, -c as Envoy spells it', () => {
-  expect(parseEdgeArgs(['-c', 'e.yaml', '--port=0', '--host', '::1', '--upstream=http://[::1]:9000', '--log-level', 'debug', '-q'])).toEqual({
-    config: 'e.yaml', port: 0, host: '::1', upstream: new URL('http://[::1]:9000'), logLevel: 'debug', quiet: true, help: false,
+  expect(
+    parseEdgeArgs([
+      '-c',
+      'e.yaml',
+      '--port=0',
+      '--host',
+      '::1',
+      '--upstream=http://[::1]:9000',
+      '--log-level',
+      'debug',
+      '-q',
+    ]),
+  ).toEqual({
+    config: 'e.yaml',
+    port: 0,
+    host: '::1',
+    upstream: new URL('http://[::1]:9000'),
+    logLevel: 'debug',
+    quiet: true,
+    help: false,
   });
 });
 
@@ -47,19 +83,31 @@ test('a configuration Envoy would refuse: exit 1, the file, the line and the fie
   const line = text.slice(0, text.indexOf('cluster: orign')).split('\n').length;
   const r = await runOrigin(['edge', '--config', file]);
   expect(r.code).toBe(1);
-  expect(r.stderr).toBe(`origin edge: error: ${file}:${line}: static_resources.listeners[edge].filter_chains[0].filters[envoy.filters.network.http_connection_manager].typed_config.route_config.virtual_hosts[origin].routes[0].route.cluster: unknown cluster "orign" (static_resources.clusters has "origin")\n`);
+  expect(r.stderr).toBe(
+    `origin edge: error: ${file}:${line}: static_resources.listeners[edge].filter_chains[0].filters[envoy.filters.network.http_connection_manager].typed_config.route_config.virtual_hosts[origin].routes[0].route.cluster: unknown cluster "orign" (static_resources.clusters has "origin")\n`,
+  );
   const missing = await runOrigin(['edge', '--config', path.join(dir, 'nope.yaml')]);
-  expect([missing.code, missing.stderr]).toEqual([1, `origin edge: error: ${path.join(dir, 'nope.yaml')}: cannot read the Envoy configuration: ENOENT\n`]);
+  expect([missing.code, missing.stderr]).toEqual([
+    1,
+    `origin edge: error: ${path.join(dir, 'nope.yaml')}: cannot read the Envoy configuration: ENOENT\n`,
+  ]);
 });
 
-test('a configuration the plugin refuses (invalid JSON): exit 1 with Envoy\'s reason, as Envoy would not start', async () => {
+test("a configuration the plugin refuses (invalid JSON): exit 1 with Envoy's reason, as Envoy would not start", async () => {
   const dir = tempDir('edge-cli-');
   const file = path.join(dir, 'envoy.yaml');
-  await fs.writeFile(file, (await fs.readFile(ENVOY_YAML, 'utf8')).replace(/value: \|\n(\s+)\{\}\n/, 'value: |\n$1{"aliases": \n').replace('build/edge.wasm', path.join(ROOT, 'build', 'edge.wasm')));
+  await fs.writeFile(
+    file,
+    (await fs.readFile(ENVOY_YAML, 'utf8'))
+      .replace(/value: \|\n(\s+)\{\}\n/, 'value: |\n$1{"aliases": \n')
+      .replace('build/edge.wasm', path.join(ROOT, 'build', 'edge.wasm')),
+  );
   const r = await runOrigin(['edge', '--config', file, '--port', '0']);
   expect(r.code).toBe(1);
   expect(r.stderr).toMatch(/wasm log edge edge edge: edge: invalid JSON configuration at byte \d+/);
-  expect(r.stderr).toContain(`origin edge: error: ${file}: the wasm filter does not load: Failed to configure base Wasm plugin\n`);
+  expect(r.stderr).toContain(
+    `origin edge: error: ${file}: the wasm filter does not load: Failed to configure base Wasm plugin\n`,
+  );
 });
 
 class Capture extends Writable {
@@ -76,7 +124,11 @@ test('with the real host: listens, prints what it loaded, proxies, a busy port i
   const err = new Capture();
   const cwd = process.cwd();
   process.chdir(ROOT); // the module path in envoy.yaml is relative to the working directory, as in Envoy
-  const running = main(['edge', '--config', 'envoy-config/envoy.yaml', '--port', '0', '--upstream', upstream.url], out, err);
+  const running = main(
+    ['edge', '--config', 'envoy-config/envoy.yaml', '--port', '0', '--upstream', upstream.url],
+    out,
+    err,
+  );
   try {
     for (let i = 0; i < 200 && !out.text.includes('listening on'); i++) await new Promise((r) => setTimeout(r, 25));
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+)\//.exec(out.text)![1]!;
@@ -87,7 +139,9 @@ test('with the real host: listens, prints what it loaded, proxies, a busy port i
     expect((await request(url, '/x.ism/Manifest')).body.toString()).toBe('origin saw /x.ism/Manifest');
     const busy = await runOrigin(['edge', '--config', 'envoy-config/envoy.yaml', '--port', new URL(url).port]);
     expect(busy.code).toBe(1);
-    expect(busy.stderr).toMatch(/cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE \(something already listens there: pick another with --port\)/);
+    expect(busy.stderr).toMatch(
+      /cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE \(something already listens there: pick another with --port\)/,
+    );
   } finally {
     process.emit('SIGINT');
     expect(await running).toBe(0);

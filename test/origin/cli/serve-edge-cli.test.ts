@@ -25,11 +25,26 @@ test('--edge-config runs the filter in front of the origin (server: envoy, the o
   process.chdir(ROOT); // the module path in envoy.yaml is relative to the working directory, as in Envoy
   const lines: string[] = [];
   try {
-    const a = parseServeArgs(['--root', origin.root, '--port', '0', '--workers', '1', '-q', '--edge-config', ENVOY_YAML, '--edge-log-level', 'warn']);
+    const a = parseServeArgs([
+      '--root',
+      origin.root,
+      '--port',
+      '0',
+      '--workers',
+      '1',
+      '-q',
+      '--edge-config',
+      ENVOY_YAML,
+      '--edge-log-level',
+      'warn',
+    ]);
     expect([a.edgeConfig, a.edgeLogLevel]).toEqual([ENVOY_YAML, 'warn']);
     const server = await serve(a, (l) => lines.push(l));
     try {
-      const [viaEdge, direct] = await Promise.all([request(server.url, '/p.ism/.mpd'), request(origin.url, '/p.ism/.mpd')]);
+      const [viaEdge, direct] = await Promise.all([
+        request(server.url, '/p.ism/.mpd'),
+        request(origin.url, '/p.ism/.mpd'),
+      ]);
       expect([viaEdge.status, viaEdge.headers.server]).toEqual([200, 'envoy']);
       expect(viaEdge.body.equals(direct.body)).toBe(true);
       expect(direct.headers.server).toBeUndefined();
@@ -44,17 +59,33 @@ test('--edge-config runs the filter in front of the origin (server: envoy, the o
 test('a configuration that does not load: exit 1 with the file and line, before listening', async () => {
   const dir = tempDir('serve-edge-');
   const bad = path.join(dir, 'envoy.yaml');
-  await fs.writeFile(bad, (await fs.readFile(ENVOY_YAML, 'utf8')).replace(/filename: .*edge\.wasm/, 'filename: /nonexistent/edge.wasm'));
+  await fs.writeFile(
+    bad,
+    (await fs.readFile(ENVOY_YAML, 'utf8')).replace(/filename: .*edge\.wasm/, 'filename: /nonexistent/edge.wasm'),
+  );
   const r = await runOrigin(['serve', '--root', origin.root, '--port', '0', '--workers', '1', '--edge-config', bad]);
   expect(r.code).toBe(1);
   expect(r.stderr).toMatch(/^origin serve: error: .*envoy\.yaml:\d+: .*\/nonexistent\/edge\.wasm: no such file/m);
-  const missing = await runOrigin(['serve', '--root', origin.root, '--port', '0', '--workers', '1', '--edge-config', path.join(dir, 'none.yaml')]);
+  const missing = await runOrigin([
+    'serve',
+    '--root',
+    origin.root,
+    '--port',
+    '0',
+    '--workers',
+    '1',
+    '--edge-config',
+    path.join(dir, 'none.yaml'),
+  ]);
   expect(missing.code).toBe(1);
   expect(missing.stderr).toMatch(/origin serve: error: .*none\.yaml/);
 });
 
 test.each([
-  [['--edge-log-level', 'loud'], /--edge-log-level must be one of trace, debug, info, warn, error, critical, not "loud"/],
+  [
+    ['--edge-log-level', 'loud'],
+    /--edge-log-level must be one of trace, debug, info, warn, error, critical, not "loud"/,
+  ],
   [['--edge-config'], /--edge-config/],
 ])('bad arguments %j: exit 2 with the reason', async (extra, message) => {
   const r = await runOrigin(['serve', '--root', origin.root, ...extra]);

@@ -21,10 +21,17 @@ function outcome(text: string, fast: boolean): unknown {
 
 function realManifests(): Array<[string, string]> {
   const out: Array<[string, string]> = [];
-  for (const dir of ['build/demo', 'bench/.cache/http', 'bench/.cache/http/long', 'bench/.cache/edge', 'fixtures/media']) {
+  for (const dir of [
+    'build/demo',
+    'bench/.cache/http',
+    'bench/.cache/http/long',
+    'bench/.cache/edge',
+    'fixtures/media',
+  ]) {
     const d = path.join(ROOT, dir);
     if (!existsSync(d)) continue;
-    for (const f of readdirSync(d)) if (/\.isml?$/.test(f)) out.push([`${dir}/${f}`, readFileSync(path.join(d, f), 'utf8')]);
+    for (const f of readdirSync(d))
+      if (/\.isml?$/.test(f)) out.push([`${dir}/${f}`, readFileSync(path.join(d, f), 'utf8')]);
   }
   return out;
 }
@@ -90,7 +97,10 @@ const VARIANTS: Array<[string, (s: string) => string]> = [
   ['text content', (s) => s.replace('<switch>', '<switch>hello')],
   ['CDATA', (s) => s.replace('<switch>', '<switch><![CDATA[x]]>')],
   ['DOCTYPE', (s) => s.replace('<smil', '<!DOCTYPE smil>\n<smil')],
-  ['DOCTYPE with an entity', (s) => s.replace('<smil', '<!DOCTYPE smil [<!ENTITY e "v">]>\n<smil').replace('content="b"', 'content="&e;"')],
+  [
+    'DOCTYPE with an entity',
+    (s) => s.replace('<smil', '<!DOCTYPE smil [<!ENTITY e "v">]>\n<smil').replace('content="b"', 'content="&e;"'),
+  ],
   ['processing instruction', (s) => s.replace('<smil', '<?pi x?>\n<smil')],
   ['second declaration', (s) => s.replace('<smil', '<?xml version="1.0"?>\n<smil')],
   ['declaration version 1.1', (s) => s.replace('version="1.0"', 'version="1.1"')],
@@ -165,7 +175,28 @@ describe('plain-SMIL reader', () => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
       return seed % n;
     };
-    const alphabet = ['<', '>', '/', '"', "'", '=', ' ', '\n', '&', ';', '!', '-', '?', 'a', ':', 'x', '#', '\t', ']', '['];
+    const alphabet = [
+      '<',
+      '>',
+      '/',
+      '"',
+      "'",
+      '=',
+      ' ',
+      '\n',
+      '&',
+      ';',
+      '!',
+      '-',
+      '?',
+      'a',
+      ':',
+      'x',
+      '#',
+      '\t',
+      ']',
+      '[',
+    ];
     let fastTaken = 0;
     for (let i = 0; i < 3000; i++) {
       let s = BASE;

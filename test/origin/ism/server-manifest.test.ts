@@ -64,12 +64,32 @@ describe('a server manifest in the reference product’s shape', () => {
   test('properties it leaves out are derived from CodecPrivateData', () => {
     const video = comparable(ismTrackToProperties(m.tracks[0]!, 0));
     expect(video).toMatchObject({
-      type: 'video', FourCC: 'AVC1', trackID: 1, trackName: 'video_eng', TimeScale: 10_000_000,
-      MaxWidth: 480, MaxHeight: 360, DisplayWidth: 640, DisplayHeight: 360,
-      avc_profile: 77, avc_level: 30, ScanType: 'progressive', FrameRate: '24', codecs: 'avc1.4D401E', systemBitrate: 514358,
+      type: 'video',
+      FourCC: 'AVC1',
+      trackID: 1,
+      trackName: 'video_eng',
+      TimeScale: 10_000_000,
+      MaxWidth: 480,
+      MaxHeight: 360,
+      DisplayWidth: 640,
+      DisplayHeight: 360,
+      avc_profile: 77,
+      avc_level: 30,
+      ScanType: 'progressive',
+      FrameRate: '24',
+      codecs: 'avc1.4D401E',
+      systemBitrate: 514358,
     });
     const audio = ismTrackToProperties(m.tracks[1]!, 1);
-    expect(audio).toMatchObject({ type: 'audio', FourCC: 'AACL', trackName: 'audio_eng', Channels: 2, SamplingRate: 48000, AudioTag: 255, codecs: 'mp4a.40.2' });
+    expect(audio).toMatchObject({
+      type: 'audio',
+      FourCC: 'AACL',
+      trackName: 'audio_eng',
+      Channels: 2,
+      SamplingRate: 48000,
+      AudioTag: 255,
+      codecs: 'mp4a.40.2',
+    });
   });
 });
 
@@ -85,7 +105,15 @@ test('the MS spelling valuetype is accepted; unknown attributes and params survi
   expect(m.tracks[0]!.params[0]).toEqual({ name: 'trackID', value: '2', valueType: 'data' });
   expect(m.tracks[0]!.extraAttributes).toEqual([['title', 'x & y']]);
   const p = ismTrackToProperties(m.tracks[0]!, 0);
-  expect(p).toMatchObject({ trackID: 2, trackName: 'video_nld', ScanType: 'interlaced', avc_profile: 100, MaxWidth: 720, MaxHeight: 576, FrameRate: rational(25, 1) });
+  expect(p).toMatchObject({
+    trackID: 2,
+    trackName: 'video_nld',
+    ScanType: 'interlaced',
+    avc_profile: 100,
+    MaxWidth: 720,
+    MaxHeight: 576,
+    FrameRate: rational(25, 1),
+  });
   const again = parseServerManifest(writeServerManifest(m, 'test'));
   expect(again).toEqual(m);
 });
@@ -102,13 +130,38 @@ describe('round trip parse → write → parse is lossless', () => {
     tracks: [
       propertiesToIsmTrack(
         {
-          type: 'video', FourCC: 'AVC1', trackID: 1, trackName: 'video_eng', systemBitrate: 618174, systemLanguage: 'eng', TimeScale: 10_000_000,
-          CodecPrivateData: SAR_CPD, codecs: 'avc1.4D401E', sampleEntry: 'avc1', MaxWidth: 640, MaxHeight: 360, DisplayWidth: 640, DisplayHeight: 360,
-          FrameRate: rational(30000, 1001), ScanType: 'progressive', avc_profile: 77, avc_level: 30,
+          type: 'video',
+          FourCC: 'AVC1',
+          trackID: 1,
+          trackName: 'video_eng',
+          systemBitrate: 618174,
+          systemLanguage: 'eng',
+          TimeScale: 10_000_000,
+          CodecPrivateData: SAR_CPD,
+          codecs: 'avc1.4D401E',
+          sampleEntry: 'avc1',
+          MaxWidth: 640,
+          MaxHeight: 360,
+          DisplayWidth: 640,
+          DisplayHeight: 360,
+          FrameRate: rational(30000, 1001),
+          ScanType: 'progressive',
+          avc_profile: 77,
+          avc_level: 30,
         },
         'media dir/video ü.ismv',
       ),
-      { element: 'textstream', src: 'text_eng.ismt', systemBitrate: 1549, systemLanguage: undefined, extraAttributes: [], params: [{ name: 'trackID', value: '1', valueType: undefined }, { name: 'FourCC', value: 'TTML', valueType: 'data' }] },
+      {
+        element: 'textstream',
+        src: 'text_eng.ismt',
+        systemBitrate: 1549,
+        systemLanguage: undefined,
+        extraAttributes: [],
+        params: [
+          { name: 'trackID', value: '1', valueType: undefined },
+          { name: 'FourCC', value: 'TTML', valueType: 'data' },
+        ],
+      },
     ],
   };
 
@@ -130,9 +183,21 @@ describe('bad server manifests are reported with where and why', () => {
     ['not XML', 'hello', /not a server manifest|not well-formed/],
     ['broken XML', '<smil><head></smil>', /line 1, column \d+/],
     ['wrong root', '<html/>', /no <smil> root element/],
-    ['no src', '<smil><body><switch><video systemBitrate="1"/></switch></body></smil>', /<video> #1 has no src attribute/],
-    ['bad bitrate', '<smil><body><switch><audio src="a.isma" systemBitrate="fast"/></switch></body></smil>', /systemBitrate "fast" is not a non-negative integer/],
-    ['param without name', '<smil><body><switch><audio src="a.isma" systemBitrate="1"><param value="1"/></audio></switch></body></smil>', /<param> without name/],
+    [
+      'no src',
+      '<smil><body><switch><video systemBitrate="1"/></switch></body></smil>',
+      /<video> #1 has no src attribute/,
+    ],
+    [
+      'bad bitrate',
+      '<smil><body><switch><audio src="a.isma" systemBitrate="fast"/></switch></body></smil>',
+      /systemBitrate "fast" is not a non-negative integer/,
+    ],
+    [
+      'param without name',
+      '<smil><body><switch><audio src="a.isma" systemBitrate="1"><param value="1"/></audio></switch></body></smil>',
+      /<param> without name/,
+    ],
   ];
   test.each(cases)('%s', (_name, text, message) => {
     let error: unknown;
@@ -148,11 +213,19 @@ describe('bad server manifests are reported with where and why', () => {
   });
 
   test('track params with bad values name the track and param', () => {
-    const m = parseServerManifest('<smil><body><switch><video src="v.ismv" systemBitrate="1"><param name="trackID" value="one"/><param name="FourCC" value="AVC1"/></video></switch></body></smil>');
-    expect(() => ismTrackToProperties(m.tracks[0]!, 0)).toThrow('<video> #1 (src="v.ismv"): param trackID="one" is not an integer');
-    const noFourcc = parseServerManifest('<smil><body><switch><video src="v.ismv" systemBitrate="1"><param name="trackID" value="1"/></video></switch></body></smil>');
+    const m = parseServerManifest(
+      '<smil><body><switch><video src="v.ismv" systemBitrate="1"><param name="trackID" value="one"/><param name="FourCC" value="AVC1"/></video></switch></body></smil>',
+    );
+    expect(() => ismTrackToProperties(m.tracks[0]!, 0)).toThrow(
+      '<video> #1 (src="v.ismv"): param trackID="one" is not an integer',
+    );
+    const noFourcc = parseServerManifest(
+      '<smil><body><switch><video src="v.ismv" systemBitrate="1"><param name="trackID" value="1"/></video></switch></body></smil>',
+    );
     expect(() => ismTrackToProperties(noFourcc.tracks[0]!, 0)).toThrow(/no FourCC param/);
-    const badRate = parseServerManifest('<smil><body><switch><video src="v.ismv" systemBitrate="1"><param name="trackID" value="1"/><param name="FourCC" value="AVC1"/><param name="FrameRate" value="fast"/></video></switch></body></smil>');
+    const badRate = parseServerManifest(
+      '<smil><body><switch><video src="v.ismv" systemBitrate="1"><param name="trackID" value="1"/><param name="FourCC" value="AVC1"/><param name="FrameRate" value="fast"/></video></switch></body></smil>',
+    );
     expect(() => ismTrackToProperties(badRate.tracks[0]!, 0)).toThrow(/FrameRate="fast"/);
   });
 });

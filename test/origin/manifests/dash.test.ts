@@ -12,7 +12,19 @@ import { PlayoutView } from '../../../origin/model/view';
 import { FIXTURE_FILES } from '../../helpers/fixtures';
 import { expectGolden } from '../../helpers/golden';
 import { viewOf } from '../../helpers/presentations';
-import { AVC_AAC, facts, filesByKey, keyOf, MPD_SCHEMA, outputTimes, parseMpd, presentationOf, representations, thrown, validateMpd } from './format-support';
+import {
+  AVC_AAC,
+  facts,
+  filesByKey,
+  keyOf,
+  MPD_SCHEMA,
+  outputTimes,
+  parseMpd,
+  presentationOf,
+  representations,
+  thrown,
+  validateMpd,
+} from './format-support';
 
 const FULL = FIXTURE_FILES;
 
@@ -41,7 +53,11 @@ interface XmlDoc {
   };
 }
 const ARRAYS = new Set(['AdaptationSet', 'Representation', 'S', 'Role', 'AudioChannelConfiguration']);
-const xmlParser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => ARRAYS.has(name) });
+const xmlParser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  isArray: (name) => ARRAYS.has(name),
+});
 
 function structure(xml: string): XmlDoc['MPD'] {
   return (xmlParser.parse(xml) as XmlDoc).MPD;
@@ -54,7 +70,6 @@ function setOf(mpd: XmlDoc['MPD'], representationId: string): XmlAdaptationSet {
   if (s === undefined) throw new Error(`no AdaptationSet holds ${representationId}`);
   return s;
 }
-
 
 /** ms of an `PT…S` duration without hours or minutes (all the fixtures need). */
 function durationMs(iso: string): number {
@@ -145,7 +160,11 @@ describe('full presentation', () => {
     });
     expect(mpd.mediaPresentationDuration).toBe('PT10.032S');
     expect(durationMs(mpd.mediaPresentationDuration!)).toBe(Math.max(...ends));
-    const longest = Math.max(...FULL.flatMap((file) => facts(file).durations.map((d) => Math.ceil((Number(d) * 1000) / facts(file).timescale))));
+    const longest = Math.max(
+      ...FULL.flatMap((file) =>
+        facts(file).durations.map((d) => Math.ceil((Number(d) * 1000) / facts(file).timescale)),
+      ),
+    );
     expect(mpd.maxSegmentDuration).toBe('PT2.016S');
     expect(durationMs(mpd.maxSegmentDuration!)).toBe(longest);
     expect(mpd.minBufferTime).toBe(mpd.maxSegmentDuration);
@@ -156,7 +175,16 @@ describe('full presentation', () => {
   test('AdaptationSets: audio, text, video (the reference order), split by codec, language and timeline', async () => {
     const { xml } = await mpdOf(FULL);
     const sets = structure(xml).Period.AdaptationSet;
-    expect(sets.map((a) => [a.id, a.contentType, a.group, a.lang, a.codecs ?? '(per representation)', a.Representation.length])).toEqual([
+    expect(
+      sets.map((a) => [
+        a.id,
+        a.contentType,
+        a.group,
+        a.lang,
+        a.codecs ?? '(per representation)',
+        a.Representation.length,
+      ]),
+    ).toEqual([
       ['1', 'audio', '1', 'en', 'mp4a.40.2', 2],
       ['2', 'audio', '1', 'nl', 'mp4a.40.2', 1],
       ['3', 'audio', '1', 'en', 'ac-3', 1],
@@ -170,7 +198,9 @@ describe('full presentation', () => {
       expect(a.segmentAlignment).toBe('true');
       expect(a.startWithSAP).toBe('1');
       expect(a.mimeType).toBe({ audio: 'audio/mp4', video: 'video/mp4', text: 'application/mp4' }[a.contentType!]);
-      expect(a.Role).toEqual([{ schemeIdUri: 'urn:mpeg:dash:role:2011', value: a.contentType === 'text' ? 'subtitle' : 'main' }]);
+      expect(a.Role).toEqual([
+        { schemeIdUri: 'urn:mpeg:dash:role:2011', value: a.contentType === 'text' ? 'subtitle' : 'main' },
+      ]);
       expect(a.SegmentTemplate.timescale).toBe(a.contentType === 'text' ? '1000' : '10000000');
       expect(a.SegmentTemplate.initialization).toBe('dash/presentation-$RepresentationID$.dash');
       expect(a.SegmentTemplate.media).toBe('dash/presentation-$RepresentationID$-$Time$.dash');
@@ -181,14 +211,45 @@ describe('full presentation', () => {
   test('video Representations: coded size on the @sar grid, frame rate, scan type, codecs', async () => {
     const { view, xml } = await mpdOf(FULL);
     const mpd = structure(xml);
-    const rep = (file: string): Attrs => setOf(mpd, keyOf(view, file)).Representation.find((r) => r.id === keyOf(view, file))!;
-    expect(rep('video_baseline_400k.ismv')).toMatchObject({ width: '512', height: '288', sar: '1:1', frameRate: '24', codecs: 'avc1.42C01E', scanType: 'progressive' });
-    expect(rep('video_high_1600k.ismv')).toMatchObject({ width: '1280', height: '720', sar: '1:1', frameRate: '24', codecs: 'avc1.64001F' });
+    const rep = (file: string): Attrs =>
+      setOf(mpd, keyOf(view, file)).Representation.find((r) => r.id === keyOf(view, file))!;
+    expect(rep('video_baseline_400k.ismv')).toMatchObject({
+      width: '512',
+      height: '288',
+      sar: '1:1',
+      frameRate: '24',
+      codecs: 'avc1.42C01E',
+      scanType: 'progressive',
+    });
+    expect(rep('video_high_1600k.ismv')).toMatchObject({
+      width: '1280',
+      height: '720',
+      sar: '1:1',
+      frameRate: '24',
+      codecs: 'avc1.64001F',
+    });
     // 480x360 coded with 4:3 samples: 480 × 4/3 = 640 wide on screen (ISO/IEC 23009-1 §5.3.7.2).
-    expect(rep('video_sar_500k.ismv')).toMatchObject({ width: '480', height: '360', sar: '4:3', codecs: 'avc1.4D401E' });
-    expect(rep('video_interlaced_800k.ismv')).toMatchObject({ width: '720', height: '576', frameRate: '25', scanType: 'interlaced', codecs: 'avc1.64001E' });
+    expect(rep('video_sar_500k.ismv')).toMatchObject({
+      width: '480',
+      height: '360',
+      sar: '4:3',
+      codecs: 'avc1.4D401E',
+    });
+    expect(rep('video_interlaced_800k.ismv')).toMatchObject({
+      width: '720',
+      height: '576',
+      frameRate: '25',
+      scanType: 'interlaced',
+      codecs: 'avc1.64001E',
+    });
     const s2997 = setOf(mpd, keyOf(view, 'video_2997_600k.ismv'));
-    expect(s2997).toMatchObject({ frameRate: '30000/1001', sar: '1:1', par: '16:9', maxWidth: '640', maxHeight: '360' });
+    expect(s2997).toMatchObject({
+      frameRate: '30000/1001',
+      sar: '1:1',
+      par: '16:9',
+      maxWidth: '640',
+      maxHeight: '360',
+    });
     expect(s2997.SegmentTemplate.SegmentTimeline.S).toEqual([{ t: '213333', d: '20020000', r: '4' }]);
     const main = setOf(mpd, keyOf(view, 'video_main_900k.ismv'));
     expect(main).toMatchObject({ maxWidth: '1280', maxHeight: '720' });
@@ -220,7 +281,10 @@ describe('full presentation', () => {
       expect(reps.get(key)!.attributes.BANDWIDTH).toBeGreaterThanOrEqual(Number(key.split('=')[1]));
     }
     const aac = setOf(structure(xml), keyOf(view, 'audio_eng_64k.isma'));
-    expect(aac).toMatchObject({ minBandwidth: String(peak('audio_eng_64k.isma')), maxBandwidth: String(peak('audio_eng_128k.isma')) });
+    expect(aac).toMatchObject({
+      minBandwidth: String(peak('audio_eng_64k.isma')),
+      maxBandwidth: String(peak('audio_eng_128k.isma')),
+    });
   });
 
   test('SegmentTimeline folds equal durations into @r and keeps the AAC 20053334 exactly', async () => {
@@ -232,9 +296,14 @@ describe('full presentation', () => {
       { d: '20053333' },
       { d: '20000000' },
     ]);
-    expect(setOf(mpd, keyOf(view, 'audio_ac3_384k.isma')).SegmentTemplate.SegmentTimeline.S).toEqual([{ t: '160000', d: '20160000', r: '3' }, { d: '19520000' }]);
+    expect(setOf(mpd, keyOf(view, 'audio_ac3_384k.isma')).SegmentTemplate.SegmentTimeline.S).toEqual([
+      { t: '160000', d: '20160000', r: '3' },
+      { d: '19520000' },
+    ]);
     // Text: timescale 1000; the origin −21.33 ms rounds down to −22 ms.
-    expect(setOf(mpd, keyOf(view, 'text_eng.ismt')).SegmentTemplate.SegmentTimeline.S).toEqual([{ t: '22', d: '2000', r: '4' }]);
+    expect(setOf(mpd, keyOf(view, 'text_eng.ismt')).SegmentTemplate.SegmentTimeline.S).toEqual([
+      { t: '22', d: '2000', r: '4' },
+    ]);
   });
 });
 
@@ -250,8 +319,16 @@ describe('sub-clips', () => {
       expect(segments.map((s) => s.duration)).toEqual(f.durations.slice(0, 3).map((d) => Number(d) / f.timescale));
       expect(segments[0]!.uri).toBe(`dash/presentation-${key}-${outputTimes(FULL, file)[0]}.dash?t=0-0:00:06`);
     }
-    for (const file of ['video_baseline_400k.ismv', 'video_main_900k.ismv', 'video_high_1600k.ismv', 'video_sar_500k.ismv', 'video_interlaced_800k.ismv']) {
-      const total = facts(file).durations.slice(0, 3).reduce((a, b) => a + b, 0n);
+    for (const file of [
+      'video_baseline_400k.ismv',
+      'video_main_900k.ismv',
+      'video_high_1600k.ismv',
+      'video_sar_500k.ismv',
+      'video_interlaced_800k.ismv',
+    ]) {
+      const total = facts(file)
+        .durations.slice(0, 3)
+        .reduce((a, b) => a + b, 0n);
       expect(total).toBe(60_000_000n);
       expect(reps.get(keyOf(view, file))!.segments.reduce((a, s) => a + s.duration, 0)).toBe(6);
     }
@@ -284,12 +361,16 @@ describe('URL options', () => {
   test('mpd_segment_template=number: $Number$ from startNumber 1', async () => {
     const { view, xml } = await mpdOf(FULL, 'mpd_segment_template=number');
     for (const a of structure(xml).Period.AdaptationSet) {
-      expect(a.SegmentTemplate.media).toBe('dash/presentation-$RepresentationID$-$Number$.dash?mpd_segment_template=number');
+      expect(a.SegmentTemplate.media).toBe(
+        'dash/presentation-$RepresentationID$-$Number$.dash?mpd_segment_template=number',
+      );
       expect(a.SegmentTemplate.startNumber).toBe('1');
     }
     const reps = representations(parseMpd(xml));
     for (const key of filesByKey(view).keys()) {
-      expect(reps.get(key)!.segments.map((s) => s.uri)).toEqual([1, 2, 3, 4, 5].map((n) => `dash/presentation-${key}-${n}.dash?mpd_segment_template=number`));
+      expect(reps.get(key)!.segments.map((s) => s.uri)).toEqual(
+        [1, 2, 3, 4, 5].map((n) => `dash/presentation-${key}-${n}.dash?mpd_segment_template=number`),
+      );
     }
   });
 
@@ -299,7 +380,9 @@ describe('URL options', () => {
       expect(a.SegmentTemplate.initialization).toBe('dash/foo-$RepresentationID$.dash?presentation_name=foo');
     }
     const reps = [...representations(parseMpd(xml)).values()];
-    expect(reps.flatMap((r) => r.segments).every((s) => s.uri.startsWith('dash/foo-') && s.map.uri.startsWith('dash/foo-'))).toBe(true);
+    expect(
+      reps.flatMap((r) => r.segments).every((s) => s.uri.startsWith('dash/foo-') && s.map.uri.startsWith('dash/foo-')),
+    ).toBe(true);
   });
 
   test('the request query is carried into both templates, XML-escaped', async () => {
@@ -326,7 +409,11 @@ describe('values from the server manifest', () => {
   function withProperties(view: PlayoutView, file: string, change: Record<string, unknown>): PlayoutView {
     return {
       ...view,
-      tracks: view.tracks.map((t) => (path.basename(t.track.src) === file ? { ...t, track: { ...t.track, properties: { ...t.track.properties, ...change } } } : t)),
+      tracks: view.tracks.map((t) =>
+        path.basename(t.track.src) === file
+          ? { ...t, track: { ...t.track, properties: { ...t.track.properties, ...change } } }
+          : t,
+      ),
     };
   }
 
@@ -373,26 +460,26 @@ describe('helpers', () => {
   });
 
   test('rfc5646Language: ISO 639-2 T and B codes to ISO 639-1, tags kept, und dropped', () => {
-    expect(['eng', 'nld', 'dut', 'deu', 'ger', 'ENG', 'zho', 'ace', 'zh-Hans', 'en', 'und', '', 'e n'].map(rfc5646Language)).toEqual([
-      'en',
-      'nl',
-      'nl',
-      'de',
-      'de',
-      'en',
-      'zh',
-      'ace',
-      'zh-Hans',
-      'en',
-      undefined,
-      undefined,
-      undefined,
-    ]);
+    expect(
+      ['eng', 'nld', 'dut', 'deu', 'ger', 'ENG', 'zho', 'ace', 'zh-Hans', 'en', 'und', '', 'e n'].map(rfc5646Language),
+    ).toEqual(['en', 'nl', 'nl', 'de', 'de', 'en', 'zh', 'ace', 'zh-Hans', 'en', undefined, undefined, undefined]);
   });
 
   test('timeline: @t again after a gap, @r only over contiguous equal durations', () => {
-    const seg = (time: number, duration: number): Segment => ({ sourceTime: BigInt(time), smoothTime: BigInt(time), time: BigInt(time), duration: BigInt(duration), first: 0, count: 1, bytes: 0 });
-    expect(timeline([seg(0, 2), seg(2, 2), seg(5, 2), seg(7, 2), seg(9, 3)])).toEqual(['<S t="0" d="2" r="1" />', '<S t="5" d="2" r="1" />', '<S d="3" />']);
+    const seg = (time: number, duration: number): Segment => ({
+      sourceTime: BigInt(time),
+      smoothTime: BigInt(time),
+      time: BigInt(time),
+      duration: BigInt(duration),
+      first: 0,
+      count: 1,
+      bytes: 0,
+    });
+    expect(timeline([seg(0, 2), seg(2, 2), seg(5, 2), seg(7, 2), seg(9, 3)])).toEqual([
+      '<S t="0" d="2" r="1" />',
+      '<S t="5" d="2" r="1" />',
+      '<S d="3" />',
+    ]);
     expect(timeline([seg(-10, 4)])).toEqual(['<S t="-10" d="4" />']);
   });
 });

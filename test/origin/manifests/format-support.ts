@@ -69,7 +69,7 @@ function fragmentBytes(file: string): number[] {
   const data = readFileSync(path.join(MEDIA, file));
   const starts: number[] = [];
   let end = data.length;
-  for (let at = 0; at + 8 <= data.length; ) {
+  for (let at = 0; at + 8 <= data.length;) {
     let size = data.readUInt32BE(at);
     const type = data.toString('latin1', at + 4, at + 8);
     if (size === 1) size = Number(data.readBigUInt64BE(at + 8));
@@ -132,7 +132,13 @@ export interface MpdSegment {
   map: { uri: string };
 }
 export interface MpdPlaylist {
-  attributes: { NAME: string; BANDWIDTH: number; CODECS?: string; RESOLUTION?: { width: number; height: number }; 'FRAME-RATE'?: number };
+  attributes: {
+    NAME: string;
+    BANDWIDTH: number;
+    CODECS?: string;
+    RESOLUTION?: { width: number; height: number };
+    'FRAME-RATE'?: number;
+  };
   segments: MpdSegment[];
 }
 interface MpdGroup {
@@ -172,7 +178,13 @@ export interface M3u8Segment {
 }
 export interface M3u8Variant {
   uri: string;
-  attributes: Record<string, unknown> & { BANDWIDTH: number; CODECS: string; AUDIO?: string; SUBTITLES?: string; RESOLUTION?: { width: number; height: number } };
+  attributes: Record<string, unknown> & {
+    BANDWIDTH: number;
+    CODECS: string;
+    AUDIO?: string;
+    SUBTITLES?: string;
+    RESOLUTION?: { width: number; height: number };
+  };
 }
 export interface M3u8 {
   version: number;
@@ -183,7 +195,13 @@ export interface M3u8 {
   endList?: boolean;
   segments: M3u8Segment[];
   playlists?: M3u8Variant[];
-  mediaGroups: { AUDIO: Record<string, Record<string, { default: boolean; autoselect: boolean; language?: string; uri: string }>>; SUBTITLES: Record<string, Record<string, { default: boolean; autoselect: boolean; language?: string; uri: string }>> };
+  mediaGroups: {
+    AUDIO: Record<string, Record<string, { default: boolean; autoselect: boolean; language?: string; uri: string }>>;
+    SUBTITLES: Record<
+      string,
+      Record<string, { default: boolean; autoselect: boolean; language?: string; uri: string }>
+    >;
+  };
 }
 interface ParserEvent {
   type: string;
@@ -191,7 +209,12 @@ interface ParserEvent {
   attributes?: Record<string, string>;
 }
 interface M3u8ParserClass {
-  new (): { push(text: string): void; end(): void; manifest: M3u8; parseStream: { on(event: 'data', f: (e: ParserEvent) => void): void } };
+  new (): {
+    push(text: string): void;
+    end(): void;
+    manifest: M3u8;
+    parseStream: { on(event: 'data', f: (e: ParserEvent) => void): void };
+  };
 }
 
 const m3u8Parser = require('m3u8-parser') as { Parser: M3u8ParserClass };

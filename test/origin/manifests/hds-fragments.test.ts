@@ -71,7 +71,14 @@ async function fetchAll(view: PlayoutView, m: HdsMedia, metadata?: Uint8Array): 
 /** The afra points at sequence headers followed by their key frame; each trun at its sample's bytes. */
 function checkDescriptions(bytes: Uint8Array, f: ReturnType<typeof parseFragment>): void {
   // F4V afra fields the origin fixes: 32-bit IDs and offsets, local entries only.
-  expect([f.afra.version, f.afra.flags, f.afra.longIds, f.afra.longOffsets, f.afra.globalEntries, f.afra.reserved]).toEqual([0, 0, 0, 0, 0, 0]);
+  expect([
+    f.afra.version,
+    f.afra.flags,
+    f.afra.longIds,
+    f.afra.longOffsets,
+    f.afra.globalEntries,
+    f.afra.reserved,
+  ]).toEqual([0, 0, 0, 0, 0, 0]);
   expect(f.afra.entries.length).toBeGreaterThan(0);
   const byStart = new Map(f.tags.map((t, i) => [t.start + f.mdatPayloadStart, i]));
   for (const e of f.afra.entries) {
@@ -86,7 +93,9 @@ function checkDescriptions(bytes: Uint8Array, f: ReturnType<typeof parseFragment
       expect([header.tagType, header.aacPacketType]).toEqual([8, 0]);
     }
   }
-  const bodies = [9, 8].map((type) => f.tags.filter((t) => t.tagType === type && (type === 9 ? t.avcPacketType : t.aacPacketType) === 1));
+  const bodies = [9, 8].map((type) =>
+    f.tags.filter((t) => t.tagType === type && (type === 9 ? t.avcPacketType : t.aacPacketType) === 1),
+  );
   f.moof.trafs.forEach((traf, k) => {
     const kindTags = f.moof.trafs.length === 2 ? bodies[k]! : bodies.find((b) => b.length > 0)!;
     expect(traf.truns).toHaveLength(kindTags.length);
@@ -94,7 +103,9 @@ function checkDescriptions(bytes: Uint8Array, f: ReturnType<typeof parseFragment
       const at = f.moofStart + run.dataOffset!;
       expect(at).toBe(f.mdatPayloadStart + kindTags[j]!.bodyAt);
       expect(run.samples[0]!.size).toBe(kindTags[j]!.body.byteLength);
-      expect(Buffer.from(bytes.subarray(at, at + run.samples[0]!.size!)).equals(Buffer.from(kindTags[j]!.body))).toBe(true);
+      expect(Buffer.from(bytes.subarray(at, at + run.samples[0]!.size!)).equals(Buffer.from(kindTags[j]!.body))).toBe(
+        true,
+      );
     });
   });
 }
@@ -104,9 +115,23 @@ function decode(file: string): { video: number; audio: number } {
   const r = run('ffmpeg', ['-nostdin', '-v', 'warning', '-i', file, '-f', 'null', '-']);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
-  const p = run('ffprobe', ['-v', 'warning', '-count_frames', '-show_entries', 'stream=codec_type,nb_read_frames', '-of', 'csv=p=0', file]);
+  const p = run('ffprobe', [
+    '-v',
+    'warning',
+    '-count_frames',
+    '-show_entries',
+    'stream=codec_type,nb_read_frames',
+    '-of',
+    'csv=p=0',
+    file,
+  ]);
   expect(p.stderr).toBe('');
-  const counts = new Map(p.stdout.trim().split('\n').map((l) => l.split(',') as [string, string]));
+  const counts = new Map(
+    p.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split(',') as [string, string]),
+  );
   return { video: Number(counts.get('video') ?? 0), audio: Number(counts.get('audio') ?? 0) };
 }
 
@@ -122,8 +147,17 @@ function packets(file: string, map: string): { rows: string[]; sideData: string[
   const lines = r.stdout
     .split('\n')
     .filter((l) => l !== '' && !l.startsWith('#'))
-    .map((l) => l.split(',').slice(4).map((c) => c.trim()).join(' '));
-  return { rows: lines.map((l) => l.replace(/ S=.*$/, '')), sideData: lines.flatMap((l) => /S=(.*)$/.exec(l)?.[1] ?? []) };
+    .map((l) =>
+      l
+        .split(',')
+        .slice(4)
+        .map((c) => c.trim())
+        .join(' '),
+    );
+  return {
+    rows: lines.map((l) => l.replace(/ S=.*$/, '')),
+    sideData: lines.flatMap((l) => /S=(.*)$/.exec(l)?.[1] ?? []),
+  };
 }
 
 /** The FLV's packets are the source's; the only side data is the repeated sequence header, once per later fragment. */
@@ -170,7 +204,15 @@ test('the manifest metadata as a script tag first (what youtube-dl writes) still
   const out = path.join(dir, 'with-metadata.flv');
   writeFileSync(out, (await fetchAll(view, m, metadata)).flv);
   expect(decode(out)).toEqual({ video: 240, audio: 470 });
-  const probe = run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,width,height', '-of', 'csv=p=0', out]);
+  const probe = run('ffprobe', [
+    '-v',
+    'error',
+    '-show_entries',
+    'stream=codec_type,width,height',
+    '-of',
+    'csv=p=0',
+    out,
+  ]);
   expect(probe.stdout).toContain('video,512,288');
 });
 
@@ -183,13 +225,21 @@ describe('sub-clips and joined fragments', () => {
     const { flv, tags, fragments } = await fetchAll(view, m);
     expect(fragments).toHaveLength(2);
     expectMonotonic(tags);
-    const afrt = parseAbst(Buffer.from(/<bootstrapInfo[^>]*>([^<]+)</.exec(writeHdsManifest(view, ''))![1]!, 'base64')).fragmentRunTables[0]!;
+    const afrt = parseAbst(Buffer.from(/<bootstrapInfo[^>]*>([^<]+)</.exec(writeHdsManifest(view, ''))![1]!, 'base64'))
+      .fragmentRunTables[0]!;
     // The first tag of the clip is at its afrt start, in ms.
     expect(tags[0]!.timestamp).toBe(Math.round(Number(afrt.entries[0]!.firstFragmentTimestamp) / 10000));
-    expect(fragments.map((f) => f.afra.entries.map((e) => e.time))).toEqual(outputTimes(AVC_AAC, videoFile).slice(1, 3).map((t) => [t]));
+    expect(fragments.map((f) => f.afra.entries.map((e) => e.time))).toEqual(
+      outputTimes(AVC_AAC, videoFile)
+        .slice(1, 3)
+        .map((t) => [t]),
+    );
     const out = path.join(dir, 'clip.flv');
     writeFileSync(out, flv);
-    const samples = (file: string, first: number, end: number) => fact(file).box.fragments.slice(first, end).reduce((s, f) => s + f.samples, 0);
+    const samples = (file: string, first: number, end: number) =>
+      fact(file)
+        .box.fragments.slice(first, end)
+        .reduce((s, f) => s + f.samples, 0);
     // Audio fragments kept by their midpoints (1, 3, 5, 7, 9 s): the 2nd and 3rd.
     expect(decode(out)).toEqual({ video: samples(videoFile, 1, 3), audio: samples('audio_eng_128k.isma', 1, 3) });
   });
@@ -228,8 +278,14 @@ test('the sequence headers are the source avcC record and the AudioSpecificConfi
   // The avcC box of the source's sample entry, found by a plain search of its moov.
   const source = readFileSync(mediaFile(files.get(videoKey)!));
   const at = source.indexOf('avcC', 0, 'latin1');
-  expect(Buffer.from(videoHeader.body).equals(source.subarray(at + 4, at - 4 + source.readUInt32BE(at - 4)))).toBe(true);
+  expect(Buffer.from(videoHeader.body).equals(source.subarray(at + 4, at - 4 + source.readUInt32BE(at - 4)))).toBe(
+    true,
+  );
   // The server manifest's CodecPrivateData of an AAC track is its AudioSpecificConfig.
-  const audioTrack = view.tracks.find((t) => `${t.track.properties.trackName}=${t.track.properties.systemBitrate}` === audioKey)!;
-  expect(Buffer.from(audioHeader.body).toString('hex').toUpperCase()).toBe(audioTrack.track.properties.CodecPrivateData.toUpperCase());
+  const audioTrack = view.tracks.find(
+    (t) => `${t.track.properties.trackName}=${t.track.properties.systemBitrate}` === audioKey,
+  )!;
+  expect(Buffer.from(audioHeader.body).toString('hex').toUpperCase()).toBe(
+    audioTrack.track.properties.CodecPrivateData.toUpperCase(),
+  );
 });

@@ -40,7 +40,13 @@ interface F4m {
   media: Array<Attrs & { metadata?: string }>;
 }
 
-const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => name === 'media' || name === 'bootstrapInfo', parseTagValue: false, parseAttributeValue: false });
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  isArray: (name) => name === 'media' || name === 'bootstrapInfo',
+  parseTagValue: false,
+  parseAttributeValue: false,
+});
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'origin-f4m-'));
 let scratchCount = 0;
@@ -93,15 +99,42 @@ function expand(abst: Abst): Array<{ n: number; time: bigint; duration: bigint }
   const out: Array<{ n: number; time: bigint; duration: bigint }> = [];
   afrt.entries.forEach((e, i) => {
     const next = afrt.entries[i + 1]?.firstFragment ?? count + 1;
-    for (let n = e.firstFragment; n < next; n++) out.push({ n, time: e.firstFragmentTimestamp + BigInt(n - e.firstFragment) * BigInt(e.fragmentDuration), duration: BigInt(e.fragmentDuration) });
+    for (let n = e.firstFragment; n < next; n++)
+      out.push({
+        n,
+        time: e.firstFragmentTimestamp + BigInt(n - e.firstFragment) * BigInt(e.fragmentDuration),
+        duration: BigInt(e.fragmentDuration),
+      });
   });
   return out;
 }
 
 /** The fields of an abst the origin fixes, whatever the content (F4V: Bootstrap Info box). */
 function expectFixedFields(abst: Abst, name: string, timescale: number, fragments: number): void {
-  expect(abst).toMatchObject({ version: 0, flags: 0, bootstrapinfoVersion: 1, profile: 0, live: 0, update: 0, reserved: 0, timeScale: timescale, smpteTimeCodeOffset: 0n, movieIdentifier: name, serverEntries: [], qualityEntries: [], drmData: '', metaData: '' });
-  expect(abst.segmentRunTables).toEqual([{ version: 0, flags: 0, qualitySegmentUrlModifiers: [], segmentRuns: [{ firstSegment: 1, fragmentsPerSegment: fragments }] }]);
+  expect(abst).toMatchObject({
+    version: 0,
+    flags: 0,
+    bootstrapinfoVersion: 1,
+    profile: 0,
+    live: 0,
+    update: 0,
+    reserved: 0,
+    timeScale: timescale,
+    smpteTimeCodeOffset: 0n,
+    movieIdentifier: name,
+    serverEntries: [],
+    qualityEntries: [],
+    drmData: '',
+    metaData: '',
+  });
+  expect(abst.segmentRunTables).toEqual([
+    {
+      version: 0,
+      flags: 0,
+      qualitySegmentUrlModifiers: [],
+      segmentRuns: [{ firstSegment: 1, fragmentsPerSegment: fragments }],
+    },
+  ]);
   expect(abst.fragmentRunTables).toHaveLength(1);
   const afrt = abst.fragmentRunTables[0]!;
   expect([afrt.version, afrt.flags, afrt.timeScale, afrt.qualitySegmentUrlModifiers]).toEqual([0, 0, timescale, []]);
@@ -133,7 +166,13 @@ describe('the full fixture presentation', () => {
     const files = filesByKey(view);
     const { media } = readDocument(writeHdsManifest(view, ''), F4M_NAMESPACE[1]);
     expect(media).toHaveLength(6);
-    const FACTS = require('../../../fixtures/media/facts.json') as Array<{ file: string; display_width?: number; display_height?: number; sample_rate?: number; channels?: number }>;
+    const FACTS = require('../../../fixtures/media/facts.json') as Array<{
+      file: string;
+      display_width?: number;
+      display_height?: number;
+      sample_rate?: number;
+      channels?: number;
+    }>;
     for (const m of media) {
       const key = m.url.replace(/^presentation-/, '');
       const [audioKey, videoKey] = key.split('-') as [string, string];
@@ -147,14 +186,25 @@ describe('the full fixture presentation', () => {
       const fragments = expand(m.abst);
       expect(fragments.map((x) => x.time)).toEqual(outputTimes(FULL, videoFile));
       expect(fragments.map((x) => x.duration)).toEqual(f.durations);
-      expect(m.abst.currentMediaTime).toBe(fragments[fragments.length - 1]!.time + fragments[fragments.length - 1]!.duration);
+      expect(m.abst.currentMediaTime).toBe(
+        fragments[fragments.length - 1]!.time + fragments[fragments.length - 1]!.duration,
+      );
       const [name, props] = m.metadata as [string, Array<[string, unknown]>];
       expect(name).toBe('onMetaData');
       const meta = new Map(props);
       const audio = FACTS.find((x) => x.file === 'audio_eng_128k.isma')!;
       expect(meta.get('duration')).toBeCloseTo(Number(f.durations.reduce((a, b) => a + b, 0n)) / f.timescale, 6);
-      expect([meta.get('width'), meta.get('height'), meta.get('videocodecid'), meta.get('audiocodecid')]).toEqual([fact.display_width, fact.display_height, 7, 10]);
-      expect([meta.get('audiosamplerate'), meta.get('stereo'), meta.get('audiosamplesize')]).toEqual([audio.sample_rate, audio.channels === 2, 16]);
+      expect([meta.get('width'), meta.get('height'), meta.get('videocodecid'), meta.get('audiocodecid')]).toEqual([
+        fact.display_width,
+        fact.display_height,
+        7,
+        10,
+      ]);
+      expect([meta.get('audiosamplerate'), meta.get('stereo'), meta.get('audiosamplesize')]).toEqual([
+        audio.sample_rate,
+        audio.channels === 2,
+        16,
+      ]);
     }
   });
 
@@ -175,25 +225,34 @@ describe('sub-clips and joined fragments', () => {
     ['t=2-6', 1, 3, '4'],
     ['t=0-0:00:06', 0, 3, '6'],
     ['vbegin=0:00:04', 2, 5, '6'],
-  ])('%s: the fragments whose midpoint is in the clip, numbered from 1, every field', async (query, first, end, duration) => {
-    const view = await hdsView(AVC_AAC, query);
-    const files = filesByKey(view);
-    const { manifest, media } = readDocument(writeHdsManifest(view, ''), F4M_NAMESPACE[1]);
-    expect(manifest.duration).toBe(duration);
-    for (const m of media) {
-      const videoFile = files.get(m.url.replace(/\?.*$/, '').split('-').pop()!)!;
-      const f = facts(videoFile);
-      expectFixedFields(m.abst, 'presentation', f.timescale, end - first);
-      const fragments = expand(m.abst);
-      expect(fragments.map((x) => x.n)).toEqual(Array.from({ length: end - first }, (_, i) => i + 1));
-      expect(fragments.map((x) => x.time)).toEqual(outputTimes(AVC_AAC, videoFile).slice(first, end));
-      expect(fragments.map((x) => x.duration)).toEqual(f.durations.slice(first, end));
-      expect(m.url).toContain(`?${query}`);
-    }
-  });
+  ])(
+    '%s: the fragments whose midpoint is in the clip, numbered from 1, every field',
+    async (query, first, end, duration) => {
+      const view = await hdsView(AVC_AAC, query);
+      const files = filesByKey(view);
+      const { manifest, media } = readDocument(writeHdsManifest(view, ''), F4M_NAMESPACE[1]);
+      expect(manifest.duration).toBe(duration);
+      for (const m of media) {
+        const videoFile = files.get(m.url.replace(/\?.*$/, '').split('-').pop()!)!;
+        const f = facts(videoFile);
+        expectFixedFields(m.abst, 'presentation', f.timescale, end - first);
+        const fragments = expand(m.abst);
+        expect(fragments.map((x) => x.n)).toEqual(Array.from({ length: end - first }, (_, i) => i + 1));
+        expect(fragments.map((x) => x.time)).toEqual(outputTimes(AVC_AAC, videoFile).slice(first, end));
+        expect(fragments.map((x) => x.duration)).toEqual(f.durations.slice(first, end));
+        expect(m.url).toContain(`?${query}`);
+      }
+    },
+  );
 
   test('hds_minimum_fragment_length=4 joins source fragments at the same 4 s boundaries as every format', async () => {
-    const { media } = readDocument(writeHdsManifest(await hdsView(['video_baseline_400k.ismv', 'audio_eng_64k.isma'], 'hds_minimum_fragment_length=4'), ''), F4M_NAMESPACE[1]);
+    const { media } = readDocument(
+      writeHdsManifest(
+        await hdsView(['video_baseline_400k.ismv', 'audio_eng_64k.isma'], 'hds_minimum_fragment_length=4'),
+        '',
+      ),
+      F4M_NAMESPACE[1],
+    );
     const fragments = expand(media[0]!.abst);
     const t = outputTimes(['video_baseline_400k.ismv', 'audio_eng_64k.isma'], 'video_baseline_400k.ismv');
     expect(fragments.map((x) => [x.time, x.duration])).toEqual([
@@ -217,7 +276,7 @@ describe('audio only', () => {
       expectFixedFields(m.abst, 'presentation', f.timescale, 5);
       expect(expand(m.abst).map((x) => x.time)).toEqual(outputTimes(AUDIO_ONLY, file));
       expect(expand(m.abst).map((x) => x.duration)).toEqual(f.durations);
-      expect(new Map((m.metadata[1] as Array<[string, unknown]>)).has('width')).toBe(false);
+      expect(new Map(m.metadata[1] as Array<[string, unknown]>).has('width')).toBe(false);
     }
   });
 
@@ -234,13 +293,23 @@ describe('audio only', () => {
 
 describe('the audio of every media', () => {
   test('the language of the first AAC track, its highest bitrate', async () => {
-    const view = await hdsView(['video_baseline_400k.ismv', 'audio_nld_128k.isma', 'audio_eng_64k.isma', 'audio_eng_128k.isma']);
+    const view = await hdsView([
+      'video_baseline_400k.ismv',
+      'audio_nld_128k.isma',
+      'audio_eng_64k.isma',
+      'audio_eng_128k.isma',
+    ]);
     expect(hdsMedia(view).map((m) => m.key)).toEqual(['audio_nld=127958-video_eng=410594']);
   });
 
   test('a filter picks another', async () => {
     const p = await presentationOf(AVC_AAC);
-    const view = viewForQuery(p, 'hds', `filter=${encodeURIComponent('type!="audio"||systemBitrate<100000')}`, wasmTrackSelector);
+    const view = viewForQuery(
+      p,
+      'hds',
+      `filter=${encodeURIComponent('type!="audio"||systemBitrate<100000')}`,
+      wasmTrackSelector,
+    );
     expect(new Set(hdsMedia(view).map((m) => m.key.split('-')[0]))).toEqual(new Set(['audio_eng=64113']));
     const noAudio = viewForQuery(p, 'hds', `filter=${encodeURIComponent('type=="video"')}`, wasmTrackSelector);
     expect(hdsMedia(noAudio).map((m) => m.key)).toEqual(['video_eng=410594', 'video_eng=925835', 'video_eng=1651699']);
@@ -263,12 +332,17 @@ describe('versions, multi-level and URLs', () => {
       expect(set.xmlns).toBe(F4M_NAMESPACE[2]);
       expect(set.bootstrapInfo).toBeUndefined();
       const single = readDocument(writeHdsManifest(await hdsView(AVC_AAC), ''), F4M_NAMESPACE[1]).media;
-      expect(set.media.map((m) => [Number(m.bitrate), Number(m.width), Number(m.height)])).toEqual(single.map((m) => [m.bitrate, m.width, m.height]));
+      expect(set.media.map((m) => [Number(m.bitrate), Number(m.width), Number(m.height)])).toEqual(
+        single.map((m) => [m.bitrate, m.width, m.height]),
+      );
       for (const [i, m] of set.media.entries()) {
         expect(m.url).toBeUndefined();
         expect(m.href).toBe(`${single[i]!.url}.f4m?${query}`);
         // The stream-level manifest the href names describes exactly that one media.
-        const stream = readDocument(writeHdsManifest(view, m.href!.replace(/\.f4m\?.*$/, '')), view.options.int('hds_client_manifest_version') === 2 ? F4M_NAMESPACE[2] : F4M_NAMESPACE[1]);
+        const stream = readDocument(
+          writeHdsManifest(view, m.href!.replace(/\.f4m\?.*$/, '')),
+          view.options.int('hds_client_manifest_version') === 2 ? F4M_NAMESPACE[2] : F4M_NAMESPACE[1],
+        );
         expect(stream.media).toHaveLength(1);
         expect({ ...stream.media[0]!, url: stream.media[0]!.url.replace(/\?.*$/, '') }).toEqual(single[i]);
       }
@@ -279,7 +353,10 @@ describe('versions, multi-level and URLs', () => {
     const named = readF4m(writeHdsManifest(await hdsView(AVC_AAC, 'presentation_name=show&token=a%26b'), ''));
     expect(named.id).toBe('show');
     expect(named.media[0]!.url).toBe('show-audio_eng=127962-video_eng=410594?presentation_name=show&token=a%26b');
-    const suppressed = await hdsView(AVC_AAC, 'presentation_name=show&token=x&t=2-6&suppress_query_parameters&hds_multi_level');
+    const suppressed = await hdsView(
+      AVC_AAC,
+      'presentation_name=show&token=x&t=2-6&suppress_query_parameters&hds_multi_level',
+    );
     const set = readF4m(writeHdsManifest(suppressed, ''));
     // Stream-level manifests write URLs, so their href keeps presentation_name, as HLS media playlists.
     expect(set.media[0]!.href).toBe('show-audio_eng=127962-video_eng=410594.f4m?presentation_name=show&t=2-6');
@@ -301,7 +378,10 @@ describe('goldens', () => {
   });
 
   test('set-level manifest', async () => {
-    expectGolden('formats/hds-avc-aac-set.f4m', writeHdsManifest(await hdsView(AVC_AAC, 'hds_multi_level=true&hds_client_manifest_version=2'), ''));
+    expectGolden(
+      'formats/hds-avc-aac-set.f4m',
+      writeHdsManifest(await hdsView(AVC_AAC, 'hds_multi_level=true&hds_client_manifest_version=2'), ''),
+    );
   });
 
   test('stream-level manifest', async () => {

@@ -11,7 +11,13 @@ import { codecConfigOf } from '../../../origin/media/codec-config';
 import { planTsSegment, to90k, TS_TIME_OFFSET, TsSample, tsStream } from '../../../origin/segments/mpegts/mpegts';
 import { TIMESTAMP_TAG_SIZE } from '../../../origin/segments/packed-audio';
 import { rendition } from '../../../origin/model/rendition';
-import { outputShift, readFragmentRange, readSampleData, SourceSample, trackHeaderOf } from '../../../origin/media/samples';
+import {
+  outputShift,
+  readFragmentRange,
+  readSampleData,
+  SourceSample,
+  trackHeaderOf,
+} from '../../../origin/media/samples';
 import { webvttSegment } from '../../../origin/segments/webvtt/webvtt';
 import { FileSource } from '../../../origin/io/source';
 import { PlayoutView, ViewTrack } from '../../../origin/model/view';
@@ -22,7 +28,13 @@ import { filesByKey, presentationOf, rfcPeak } from './format-support';
 async function samplesOf(view: PlayoutView, t: ViewTrack): Promise<SourceSample[]> {
   const source = await FileSource.open(t.track.src);
   try {
-    return await readFragmentRange(source, t.track, 0, t.track.fragments.count, outputShift(t.track, view.presentation.origin));
+    return await readFragmentRange(
+      source,
+      t.track,
+      0,
+      t.track.fragments.count,
+      outputShift(t.track, view.presentation.origin),
+    );
   } finally {
     await source.close();
   }
@@ -47,7 +59,8 @@ function tsSamples(t: ViewTrack, samples: SourceSample[]): TsSample[] {
 async function muxedSizes(view: PlayoutView, video: ViewTrack, audio: ViewTrack): Promise<number[]> {
   const vs = tsSamples(video, await samplesOf(view, video));
   const as = tsSamples(audio, await samplesOf(view, audio));
-  const stream = (t: ViewTrack) => tsStream(codecConfigOf(trackHeaderOf(t.track).stsd, t.track.src), t.track.properties.systemLanguage, t.track.src);
+  const stream = (t: ViewTrack) =>
+    tsStream(codecConfigOf(trackHeaderOf(t.track).stsd, t.track.src), t.track.properties.systemLanguage, t.track.src);
   const vts = video.track.properties.TimeScale;
   const starts = video.segments.map((s) => to90k(s.time, vts) + BigInt(TS_TIME_OFFSET));
   return video.segments.map((s, i) => {
@@ -77,7 +90,10 @@ async function packedSizes(view: PlayoutView, audio: ViewTrack): Promise<number[
 }
 
 describe('estimated rates against the segment writers', () => {
-  const byFile = (view: PlayoutView, file: string): ViewTrack => view.tracks.find((t) => filesByKey(view).get(`${t.track.properties.trackName}=${t.track.properties.systemBitrate}`) === file)!;
+  const byFile = (view: PlayoutView, file: string): ViewTrack =>
+    view.tracks.find(
+      (t) => filesByKey(view).get(`${t.track.properties.trackName}=${t.track.properties.systemBitrate}`) === file,
+    )!;
 
   test.each([
     ['video_baseline_400k.ismv', 'audio_eng_64k.isma'],
@@ -85,56 +101,86 @@ describe('estimated rates against the segment writers', () => {
     ['video_high_1600k.ismv', 'audio_ac3_384k.isma'],
     ['video_2997_600k.ismv', 'audio_eac3_256k.isma'],
     ['video_interlaced_800k.ismv', 'audio_nld_128k.isma'],
-  ])('multiplexed TS %s + %s: the estimate covers the real peak and average, by at most 6 %%', async (videoFile, audioFile) => {
-    for (const query of ['', 'hls_minimum_fragment_length=0', 'hls_minimum_fragment_length=6']) {
-      const view = viewOf(await presentationOf(FIXTURE_FILES), 'hls', query);
-      const video = byFile(view, videoFile);
-      const audio = byFile(view, audioFile);
-      const sizes = await muxedSizes(view, video, audio);
-      const ts = video.track.properties.TimeScale;
-      const target = targetSeconds(video.segments.map((s) => s.duration), ts);
-      const real = {
-        peak: rfcPeak(sizes, video.segments.map((s) => s.duration), ts, target),
-        average: Math.ceil((sizes.reduce((a, b) => a + b, 0) * 8 * ts) / Number(video.segments.reduce((a, s) => a + s.duration, 0n))),
-      };
-      const estimate = ratesOf(renditionSeries(rendition([audio, video]), 'ts'), target);
-      expect([query, estimate.peak >= real.peak, estimate.average >= real.average]).toEqual([query, true, true]);
-      expect(estimate.peak / real.peak).toBeLessThan(1.06);
-      expect(estimate.average / real.average).toBeLessThan(1.06);
-    }
-  });
-
-  test.each(['audio_eng_64k.isma', 'audio_nld_128k.isma', 'audio_ac3_384k.isma', 'audio_eac3_256k.isma'])('packed audio %s: the estimate covers the real peak, by at most 6 %% (the source bytes include the moof)', async (file) => {
-    const view = viewOf(await presentationOf(FIXTURE_FILES), 'hls');
-    const audio = byFile(view, file);
-    const sizes = await packedSizes(view, audio);
-    const ts = audio.track.properties.TimeScale;
-    const target = targetSeconds(audio.segments.map((s) => s.duration), ts);
-    const real = rfcPeak(sizes, audio.segments.map((s) => s.duration), ts, target);
-    const kind = file.includes('ac3') ? 'ac3' : file.includes('eac3') ? 'ec3' : 'aac';
-    const estimate = ratesOf(renditionSeries(rendition([audio]), kind), target).peak;
-    expect(estimate).toBeGreaterThanOrEqual(real);
-    expect(estimate / real).toBeLessThan(1.06);
-  });
-
-  test.each(['text_eng.ismt', 'text_nld.ismt'])('WebVTT %s: every segment is smaller than the source bytes it is counted as', async (file) => {
-    for (const query of ['', 'hls_minimum_fragment_length=0']) {
-      const view = viewOf(await presentationOf(FIXTURE_FILES), 'hls', query);
-      const text = byFile(view, file);
-      const source = await FileSource.open(text.track.src);
-      try {
-        const samples = await readSampleData(source, await samplesOf(view, text), 1 << 20);
-        for (const s of text.segments) {
-          const inSegment = samples
-            .filter((x) => x.fragment >= s.first && x.fragment < s.first + s.count)
-            .map((x) => ({ data: x.data, sourceTime: x.sourceTime, time: x.time, duration: BigInt(x.duration) }));
-          const vtt = webvttSegment(inSegment, text.track.properties.TimeScale, TS_TIME_OFFSET, { start: s.time, end: s.time + s.duration });
-          expect(vtt).toContain('-->'); // the fixtures have a cue in every segment: a real comparison
-          expect(Buffer.byteLength(vtt)).toBeLessThanOrEqual(s.bytes);
-        }
-      } finally {
-        await source.close();
+  ])(
+    'multiplexed TS %s + %s: the estimate covers the real peak and average, by at most 6 %%',
+    async (videoFile, audioFile) => {
+      for (const query of ['', 'hls_minimum_fragment_length=0', 'hls_minimum_fragment_length=6']) {
+        const view = viewOf(await presentationOf(FIXTURE_FILES), 'hls', query);
+        const video = byFile(view, videoFile);
+        const audio = byFile(view, audioFile);
+        const sizes = await muxedSizes(view, video, audio);
+        const ts = video.track.properties.TimeScale;
+        const target = targetSeconds(
+          video.segments.map((s) => s.duration),
+          ts,
+        );
+        const real = {
+          peak: rfcPeak(
+            sizes,
+            video.segments.map((s) => s.duration),
+            ts,
+            target,
+          ),
+          average: Math.ceil(
+            (sizes.reduce((a, b) => a + b, 0) * 8 * ts) / Number(video.segments.reduce((a, s) => a + s.duration, 0n)),
+          ),
+        };
+        const estimate = ratesOf(renditionSeries(rendition([audio, video]), 'ts'), target);
+        expect([query, estimate.peak >= real.peak, estimate.average >= real.average]).toEqual([query, true, true]);
+        expect(estimate.peak / real.peak).toBeLessThan(1.06);
+        expect(estimate.average / real.average).toBeLessThan(1.06);
       }
-    }
-  });
+    },
+  );
+
+  test.each(['audio_eng_64k.isma', 'audio_nld_128k.isma', 'audio_ac3_384k.isma', 'audio_eac3_256k.isma'])(
+    'packed audio %s: the estimate covers the real peak, by at most 6 %% (the source bytes include the moof)',
+    async (file) => {
+      const view = viewOf(await presentationOf(FIXTURE_FILES), 'hls');
+      const audio = byFile(view, file);
+      const sizes = await packedSizes(view, audio);
+      const ts = audio.track.properties.TimeScale;
+      const target = targetSeconds(
+        audio.segments.map((s) => s.duration),
+        ts,
+      );
+      const real = rfcPeak(
+        sizes,
+        audio.segments.map((s) => s.duration),
+        ts,
+        target,
+      );
+      const kind = file.includes('ac3') ? 'ac3' : file.includes('eac3') ? 'ec3' : 'aac';
+      const estimate = ratesOf(renditionSeries(rendition([audio]), kind), target).peak;
+      expect(estimate).toBeGreaterThanOrEqual(real);
+      expect(estimate / real).toBeLessThan(1.06);
+    },
+  );
+
+  test.each(['text_eng.ismt', 'text_nld.ismt'])(
+    'WebVTT %s: every segment is smaller than the source bytes it is counted as',
+    async (file) => {
+      for (const query of ['', 'hls_minimum_fragment_length=0']) {
+        const view = viewOf(await presentationOf(FIXTURE_FILES), 'hls', query);
+        const text = byFile(view, file);
+        const source = await FileSource.open(text.track.src);
+        try {
+          const samples = await readSampleData(source, await samplesOf(view, text), 1 << 20);
+          for (const s of text.segments) {
+            const inSegment = samples
+              .filter((x) => x.fragment >= s.first && x.fragment < s.first + s.count)
+              .map((x) => ({ data: x.data, sourceTime: x.sourceTime, time: x.time, duration: BigInt(x.duration) }));
+            const vtt = webvttSegment(inSegment, text.track.properties.TimeScale, TS_TIME_OFFSET, {
+              start: s.time,
+              end: s.time + s.duration,
+            });
+            expect(vtt).toContain('-->'); // the fixtures have a cue in every segment: a real comparison
+            expect(Buffer.byteLength(vtt)).toBeLessThanOrEqual(s.bytes);
+          }
+        } finally {
+          await source.close();
+        }
+      }
+    },
+  );
 });

@@ -8,11 +8,20 @@ import { M3u8, M3u8Segment, M3u8Variant } from './format-support';
 
 export interface IFrameVariant {
   uri: string;
-  attributes: Record<string, unknown> & { BANDWIDTH: number; CODECS?: string; RESOLUTION?: { width: number; height: number } };
+  attributes: Record<string, unknown> & {
+    BANDWIDTH: number;
+    CODECS?: string;
+    RESOLUTION?: { width: number; height: number };
+  };
 }
 
 export interface ParsedPlaylist {
-  manifest: M3u8 & { iFramePlaylists?: IFrameVariant[]; iFramesOnly?: boolean; segments: Array<M3u8Segment & { title?: string }>; playlists?: M3u8Variant[] };
+  manifest: M3u8 & {
+    iFramePlaylists?: IFrameVariant[];
+    iFramesOnly?: boolean;
+    segments: Array<M3u8Segment & { title?: string }>;
+    playlists?: M3u8Variant[];
+  };
   /** Raw attribute lists of the EXT-X-MEDIA tags, in order (m3u8-parser's mediaGroups drop some). */
   media: Array<Record<string, string>>;
   /** What m3u8-parser warned about (missing required attributes, unknown tags ...). */

@@ -4,18 +4,53 @@
 
 import fc from 'fast-check';
 import { OriginError } from '../../../origin/errors';
-import { mediaGroups, pair, planVariants, Variant, VariantPlan, VariantTrack } from '../../../origin/manifests/hls-variants';
+import {
+  mediaGroups,
+  pair,
+  planVariants,
+  Variant,
+  VariantPlan,
+  VariantTrack,
+} from '../../../origin/manifests/hls-variants';
 import { thrown } from './format-support';
 
-const aac = (kbps: number, language = 'eng', exact = kbps * 1000): VariantTrack => ({ type: 'audio', fourcc: 'AACL', codecs: 'mp4a.40.2', bitrate: exact, language });
-const ac3 = (kbps: number, language = 'eng'): VariantTrack => ({ type: 'audio', fourcc: 'ac-3', codecs: 'ac-3', bitrate: kbps * 1000, language });
-const avc = (kbps: number): VariantTrack => ({ type: 'video', fourcc: 'AVC1', codecs: 'avc1.64001F', bitrate: kbps * 1000, language: 'und' });
-const text = (language: string): VariantTrack => ({ type: 'textstream', fourcc: 'TTML', codecs: 'stpp.ttml.im1t', bitrate: 1500, language });
+const aac = (kbps: number, language = 'eng', exact = kbps * 1000): VariantTrack => ({
+  type: 'audio',
+  fourcc: 'AACL',
+  codecs: 'mp4a.40.2',
+  bitrate: exact,
+  language,
+});
+const ac3 = (kbps: number, language = 'eng'): VariantTrack => ({
+  type: 'audio',
+  fourcc: 'ac-3',
+  codecs: 'ac-3',
+  bitrate: kbps * 1000,
+  language,
+});
+const avc = (kbps: number): VariantTrack => ({
+  type: 'video',
+  fourcc: 'AVC1',
+  codecs: 'avc1.64001F',
+  bitrate: kbps * 1000,
+  language: 'und',
+});
+const text = (language: string): VariantTrack => ({
+  type: 'textstream',
+  fourcc: 'TTML',
+  codecs: 'stpp.ttml.im1t',
+  bitrate: 1500,
+  language,
+});
 
 /** A variant as [video kbps or '-', audio group id or '-', text group id or '-'], readable in expectations. */
 function readable(tracks: readonly VariantTrack[], plan: VariantPlan): string[] {
   const show = (v: Variant): string =>
-    [v.video === undefined ? '-' : `v${tracks[v.video]!.bitrate / 1000}`, v.audio === undefined ? '-' : plan.groups[v.audio]!.id, v.text === undefined ? '-' : plan.groups[v.text]!.id].join(' ');
+    [
+      v.video === undefined ? '-' : `v${tracks[v.video]!.bitrate / 1000}`,
+      v.audio === undefined ? '-' : plan.groups[v.audio]!.id,
+      v.text === undefined ? '-' : plan.groups[v.text]!.id,
+    ].join(' ');
   return plan.variants.map(show);
 }
 
@@ -97,7 +132,11 @@ describe('variants', () => {
 
   test('the text group is added to every variant, audio-only ones included', () => {
     const tracks = [text('eng'), avc(500), aac(64), avc(900), text('nld')];
-    expect(readable(tracks, planVariants(tracks, ALL))).toEqual(['v500 audio-aacl-64 textstream', 'v900 audio-aacl-64 textstream', '- audio-aacl-64 textstream']);
+    expect(readable(tracks, planVariants(tracks, ALL))).toEqual([
+      'v500 audio-aacl-64 textstream',
+      'v900 audio-aacl-64 textstream',
+      '- audio-aacl-64 textstream',
+    ]);
   });
 
   test('audio only: one variant per group, and hls_no_audio_only cannot remove them', () => {
@@ -119,11 +158,18 @@ describe('variants', () => {
 
   test('hls_no_audio_only: no audio-only variant when there is video', () => {
     const tracks = [avc(500), aac(64), aac(128)];
-    expect(readable(tracks, planVariants(tracks, { audioOnly: false }))).toEqual(['v500 audio-aacl-64 -', 'v500 audio-aacl-128 -']);
+    expect(readable(tracks, planVariants(tracks, { audioOnly: false }))).toEqual([
+      'v500 audio-aacl-64 -',
+      'v500 audio-aacl-128 -',
+    ]);
   });
 
   test('data tracks take no part', () => {
-    const tracks: VariantTrack[] = [{ type: 'data', fourcc: 'meta', codecs: '', bitrate: 1000, language: 'und' }, avc(500), aac(64)];
+    const tracks: VariantTrack[] = [
+      { type: 'data', fourcc: 'meta', codecs: '', bitrate: 1000, language: 'und' },
+      avc(500),
+      aac(64),
+    ];
     expect(readable(tracks, planVariants(tracks, { audioOnly: false }))).toEqual(['v500 audio-aacl-64 -']);
   });
 
@@ -151,7 +197,13 @@ describe('variant sets', () => {
   const tracks = [avc(400), avc(1000), avc(2000), aac(64), aac(128), aac(128, 'nld'), text('eng')];
 
   test("the reference's recipe: two exhaustive sets, the first with one track or group per type, lists that variant first", () => {
-    const plan = planVariants(tracks, { audioOnly: true, sets: [[1, 4, 6], [0, 2, 3, 4, 5, 6]] });
+    const plan = planVariants(tracks, {
+      audioOnly: true,
+      sets: [
+        [1, 4, 6],
+        [0, 2, 3, 4, 5, 6],
+      ],
+    });
     expect(readable(tracks, plan)).toEqual([
       'v1000 audio-aacl-128 textstream',
       'v400 audio-aacl-64 textstream',
@@ -168,7 +220,13 @@ describe('variant sets', () => {
   });
 
   test('sets keep their order; a variant a later set repeats is listed once, where it first appears', () => {
-    const plan = planVariants(tracks, { audioOnly: false, sets: [[2, 3], [0, 1, 2, 3]] });
+    const plan = planVariants(tracks, {
+      audioOnly: false,
+      sets: [
+        [2, 3],
+        [0, 1, 2, 3],
+      ],
+    });
     // Set 1: v2000 + 64. Set 2: v400+64, v1000+64, v2000+64 (the repeat).
     expect(readable(tracks, plan)).toEqual(['v2000 audio-aacl-64 -', 'v400 audio-aacl-64 -', 'v1000 audio-aacl-64 -']);
   });
@@ -179,23 +237,48 @@ describe('variant sets', () => {
   });
 
   test('a set of audio only makes audio-only variants where it stands; hls_no_audio_only removes them too', () => {
-    expect(readable(tracks, planVariants(tracks, { audioOnly: true, sets: [[3], [0, 4]] }))).toEqual(['- audio-aacl-64 -', 'v400 audio-aacl-128 -', '- audio-aacl-128 -']);
-    expect(readable(tracks, planVariants(tracks, { audioOnly: false, sets: [[3], [0, 4]] }))).toEqual(['v400 audio-aacl-128 -']);
+    expect(readable(tracks, planVariants(tracks, { audioOnly: true, sets: [[3], [0, 4]] }))).toEqual([
+      '- audio-aacl-64 -',
+      'v400 audio-aacl-128 -',
+      '- audio-aacl-128 -',
+    ]);
+    expect(readable(tracks, planVariants(tracks, { audioOnly: false, sets: [[3], [0, 4]] }))).toEqual([
+      'v400 audio-aacl-128 -',
+    ]);
   });
 });
 
 describe('start_index', () => {
   const tracks = [avc(400), avc(1000), avc(2000), aac(64), aac(128)];
-  const order = ['v400 audio-aacl-64 -', 'v1000 audio-aacl-128 -', 'v2000 audio-aacl-128 -', '- audio-aacl-64 -', '- audio-aacl-128 -'];
+  const order = [
+    'v400 audio-aacl-64 -',
+    'v1000 audio-aacl-128 -',
+    'v2000 audio-aacl-128 -',
+    '- audio-aacl-64 -',
+    '- audio-aacl-128 -',
+  ];
 
   test('moves that variant to the top, the others keep their order; audio-only variants count', () => {
     expect(readable(tracks, planVariants(tracks, { audioOnly: true, startIndex: 0 }))).toEqual(order);
-    expect(readable(tracks, planVariants(tracks, { audioOnly: true, startIndex: 2 }))).toEqual([order[2], order[0], order[1], order[3], order[4]]);
-    expect(readable(tracks, planVariants(tracks, { audioOnly: true, startIndex: 4 }))).toEqual([order[4], ...order.slice(0, 4)]);
+    expect(readable(tracks, planVariants(tracks, { audioOnly: true, startIndex: 2 }))).toEqual([
+      order[2],
+      order[0],
+      order[1],
+      order[3],
+      order[4],
+    ]);
+    expect(readable(tracks, planVariants(tracks, { audioOnly: true, startIndex: 4 }))).toEqual([
+      order[4],
+      ...order.slice(0, 4),
+    ]);
   });
 
   test('counts the variants left after hls_no_audio_only and variant sets', () => {
-    expect(readable(tracks, planVariants(tracks, { audioOnly: false, startIndex: 2 }))).toEqual([order[2], order[0], order[1]]);
+    expect(readable(tracks, planVariants(tracks, { audioOnly: false, startIndex: 2 }))).toEqual([
+      order[2],
+      order[0],
+      order[1],
+    ]);
     const e = thrown(() => planVariants(tracks, { audioOnly: false, startIndex: 3 }));
     expect(e).toBeInstanceOf(OriginError);
   });
@@ -205,7 +288,9 @@ describe('start_index', () => {
       const e = thrown(() => planVariants(tracks, { audioOnly: true, startIndex })) as OriginError;
       expect(e).toBeInstanceOf(OriginError);
       expect([e.kind, e.subject, e.code]).toEqual(['bad-request', 'start_index', 'bad-option']);
-      expect(e.message).toBe(`start_index: ${startIndex} is past the last variant: this master playlist has 5 (start_index 0 to 4)`);
+      expect(e.message).toBe(
+        `start_index: ${startIndex} is past the last variant: this master playlist has 5 (start_index 0 to 4)`,
+      );
     }
   });
 });
@@ -213,14 +298,20 @@ describe('start_index', () => {
 describe('invariants on random track lists', () => {
   const track = fc.oneof(
     fc.record({ type: fc.constant('video' as const), kbps: fc.integer({ min: 100, max: 9000 }) }),
-    fc.record({ type: fc.constant('audio' as const), kbps: fc.constantFrom(32, 64, 96, 128, 192, 384), language: fc.constantFrom('eng', 'nld', 'fra') }),
+    fc.record({
+      type: fc.constant('audio' as const),
+      kbps: fc.constantFrom(32, 64, 96, 128, 192, 384),
+      language: fc.constantFrom('eng', 'nld', 'fra'),
+    }),
     fc.record({ type: fc.constant('textstream' as const), language: fc.constantFrom('eng', 'nld') }),
   );
 
   test('every video and every audio group is in a variant; A/V variants number max(videos, groups); pairs ascend together', () => {
     fc.assert(
       fc.property(fc.array(track, { maxLength: 14 }), fc.boolean(), (list, audioOnly) => {
-        const tracks = list.map((t) => (t.type === 'video' ? avc(t.kbps) : t.type === 'audio' ? aac(t.kbps, t.language) : text(t.language)));
+        const tracks = list.map((t) =>
+          t.type === 'video' ? avc(t.kbps) : t.type === 'audio' ? aac(t.kbps, t.language) : text(t.language),
+        );
         const plan = planVariants(tracks, { audioOnly });
         const videos = tracks.flatMap((t, i) => (t.type === 'video' ? [i] : []));
         const audioGroups = plan.groups.flatMap((g, i) => (g.type === 'AUDIO' ? [i] : []));
@@ -231,11 +322,13 @@ describe('invariants on random track lists', () => {
         const paired = videos.length > 0 ? av : audioOnlyVariants;
         expect(paired.length).toBe(Math.max(videos.length, audioGroups.length));
         expect(new Set(av.map((v) => v.video)).size).toBe(videos.length);
-        if (videos.length > 0) expect(new Set(av.flatMap((v) => (v.audio === undefined ? [] : [v.audio]))).size).toBe(audioGroups.length);
+        if (videos.length > 0)
+          expect(new Set(av.flatMap((v) => (v.audio === undefined ? [] : [v.audio]))).size).toBe(audioGroups.length);
         // Ascending together: neither the video bitrate nor the audio kbps ever goes down.
         for (let i = 1; i < av.length; i++) {
           expect(tracks[av[i]!.video!]!.bitrate).toBeGreaterThanOrEqual(tracks[av[i - 1]!.video!]!.bitrate);
-          if (av[i]!.audio !== undefined) expect(plan.groups[av[i]!.audio!]!.kbps).toBeGreaterThanOrEqual(plan.groups[av[i - 1]!.audio!]!.kbps);
+          if (av[i]!.audio !== undefined)
+            expect(plan.groups[av[i]!.audio!]!.kbps).toBeGreaterThanOrEqual(plan.groups[av[i - 1]!.audio!]!.kbps);
         }
         expect(audioOnlyVariants.length).toBe(videos.length === 0 || audioOnly ? audioGroups.length : 0);
         expect(plan.variants.every((v) => v.text === (textGroup < 0 ? undefined : textGroup))).toBe(true);

@@ -15,9 +15,17 @@ import { bitrates, PlayoutView, trackKey, viewForQuery } from '../../../origin/m
 import { wasmTrackSelector } from '../../../origin/server/select';
 import { presentationOf } from './format-support';
 
-const FILES = ['video_baseline_400k.ismv', 'video_main_900k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'text_eng.ismt'];
+const FILES = [
+  'video_baseline_400k.ismv',
+  'video_main_900k.ismv',
+  'audio_eng_64k.isma',
+  'audio_eng_128k.isma',
+  'audio_nld_128k.isma',
+  'text_eng.ismt',
+];
 
-const fresh = (p: Presentation, format: Format, query: string): PlayoutView => viewForQuery(p, format, query, wasmTrackSelector);
+const fresh = (p: Presentation, format: Format, query: string): PlayoutView =>
+  viewForQuery(p, format, query, wasmTrackSelector);
 
 /** Every document of a view: the format's manifest and, for HLS, each media and I-frame playlist. */
 function renderAll(view: PlayoutView): string[] {
@@ -31,7 +39,8 @@ function renderAll(view: PlayoutView): string[] {
       const audio = view.tracks.filter((t) => t.track.properties.type === 'audio');
       const video = view.tracks.filter((t) => t.track.properties.type === 'video');
       const keys = view.tracks.map((t) => trackKey(t.track));
-      if (!view.options.bool('hls_fmp4')) for (const a of audio) for (const v of video) keys.push(rendition([a, v]).key);
+      if (!view.options.bool('hls_fmp4'))
+        for (const a of audio) for (const v of video) keys.push(rendition([a, v]).key);
       for (const key of keys) out.push(`${key}\n${writeMediaPlaylist(view, findRendition(view, key)!)}`);
       for (const v of video) {
         try {
@@ -51,8 +60,27 @@ const filter = (expression: string): string => `filter=${encodeURIComponent(expr
 
 /** Queries that change the segments, the URLs, the version or the variants. */
 const QUERIES: Record<'smooth' | 'dash' | 'hls', string[]> = {
-  smooth: ['', 't=2-8', 'vbegin=0:00:04', 'presentation_name=x', filter('type!="audio"||systemBitrate<100000'), 'iss_minimum_fragment_length=4', 'suppress_query_parameters&t=4-6&a=1', 'a=%22%26'],
-  dash: ['', 't=2-8', 'vbegin=0:00:04', 'mpd_segment_template=number', 'mpd_minimum_fragment_length=2', 'presentation_name=x', filter('type=="video"'), 'suppress_query_parameters&t=0-6&a=1', 'a=%22%26'],
+  smooth: [
+    '',
+    't=2-8',
+    'vbegin=0:00:04',
+    'presentation_name=x',
+    filter('type!="audio"||systemBitrate<100000'),
+    'iss_minimum_fragment_length=4',
+    'suppress_query_parameters&t=4-6&a=1',
+    'a=%22%26',
+  ],
+  dash: [
+    '',
+    't=2-8',
+    'vbegin=0:00:04',
+    'mpd_segment_template=number',
+    'mpd_minimum_fragment_length=2',
+    'presentation_name=x',
+    filter('type=="video"'),
+    'suppress_query_parameters&t=0-6&a=1',
+    'a=%22%26',
+  ],
   hls: [
     '',
     't=2-8',
@@ -95,7 +123,9 @@ describe('memoized renders of a view', () => {
       // Queries that keep the same segments: a view of one query over the tracks of the plain view.
       const base = fresh(p, format, '');
       const warm = renderAll(base);
-      const sameSegments = QUERIES[format].filter((q) => !/t=|vbegin|minimum_fragment_length|filter|variant_set/.test(q));
+      const sameSegments = QUERIES[format].filter(
+        (q) => !/t=|vbegin|minimum_fragment_length|filter|variant_set/.test(q),
+      );
       for (const q of sameSegments) {
         const own = fresh(p, format, q);
         const shared: PlayoutView = { ...own, tracks: base.tracks };

@@ -19,7 +19,9 @@ describe('box headers (ISO/IEC 14496-12 §4.2)', () => {
 
   test('a box running past its container is named with its offset', () => {
     const b = concat(u32(1000), new TextEncoder().encode('mdat'));
-    expect(() => readBoxHeader(b, 0, 40, 48, 'file')).toThrow(/box 'mdat' of 1000 bytes runs past the end of its container \(8 bytes left\).*offset 40/);
+    expect(() => readBoxHeader(b, 0, 40, 48, 'file')).toThrow(
+      /box 'mdat' of 1000 bytes runs past the end of its container \(8 bytes left\).*offset 40/,
+    );
   });
 
   test('a size smaller than the header is refused', () => {
@@ -34,9 +36,26 @@ describe('box headers (ISO/IEC 14496-12 §4.2)', () => {
 
 describe('moof parsing (§8.8.4–8.8.8, MS-SSTR tfxd)', () => {
   test('tfxd time is read signed and exact (negative AAC priming)', () => {
-    const m = moof(1, traf(1, [{ duration: 213333, size: 300, flags: SYNC }, { duration: 213334, size: 301 }], { tfxd: -213333n }));
+    const m = moof(
+      1,
+      traf(
+        1,
+        [
+          { duration: 213333, size: 300, flags: SYNC },
+          { duration: 213334, size: 301 },
+        ],
+        { tfxd: -213333n },
+      ),
+    );
     const [t] = parseMoof(m, 5000, noDefaults);
-    expect(t).toEqual({ trackId: 1, baseTime: -213333n, duration: 426667, sampleCount: 2, dataSize: 601, startsWithSync: true });
+    expect(t).toEqual({
+      trackId: 1,
+      baseTime: -213333n,
+      duration: 426667,
+      sampleCount: 2,
+      dataSize: 601,
+      startsWithSync: true,
+    });
   });
 
   test('times above 2^53 survive (live UTC at 10 MHz)', () => {
@@ -46,7 +65,11 @@ describe('moof parsing (§8.8.4–8.8.8, MS-SSTR tfxd)', () => {
   });
 
   test('tfxd wins over tfdt; a non-sync first sample is reported', () => {
-    const [t] = parseMoof(moof(1, traf(2, [{ duration: 10, size: 5, flags: NON_SYNC }], { tfdt: 99n, tfxd: 7n })), 0, noDefaults);
+    const [t] = parseMoof(
+      moof(1, traf(2, [{ duration: 10, size: 5, flags: NON_SYNC }], { tfdt: 99n, tfxd: 7n })),
+      0,
+      noDefaults,
+    );
     expect(t!.baseTime).toBe(7n);
     expect(t!.startsWithSync).toBe(false);
   });
@@ -56,7 +79,14 @@ describe('moof parsing (§8.8.4–8.8.8, MS-SSTR tfxd)', () => {
     const trun = fullBox('trun', 0, 0, u32(4));
     const m = box('moof', fullBox('mfhd', 0, 0, u32(1)), box('traf', tfhd, trun));
     const [t] = parseMoof(m, 0, () => ({ defaultSampleDuration: 1000, defaultSampleSize: 50, defaultSampleFlags: 0 }));
-    expect(t).toMatchObject({ trackId: 3, duration: 4000, dataSize: 200, sampleCount: 4, startsWithSync: true, baseTime: undefined });
+    expect(t).toMatchObject({
+      trackId: 3,
+      duration: 4000,
+      dataSize: 200,
+      sampleCount: 4,
+      startsWithSync: true,
+      baseTime: undefined,
+    });
   });
 
   test('a trun whose entries run past the box names the box path and offset', () => {
@@ -72,7 +102,9 @@ describe('moof parsing (§8.8.4–8.8.8, MS-SSTR tfxd)', () => {
   });
 
   test('a traf without tfhd is corrupt', () => {
-    expect(() => parseMoof(box('moof', box('traf', fullBox('trun', 0, 0, u32(0)))), 0, noDefaults)).toThrow(/traf without tfhd/);
+    expect(() => parseMoof(box('moof', box('traf', fullBox('trun', 0, 0, u32(0)))), 0, noDefaults)).toThrow(
+      /traf without tfhd/,
+    );
   });
 
   test('moof with mdat: parse only takes the moof', () => {
@@ -88,13 +120,24 @@ describe('mfra / mfro (§8.8.9–8.8.11)', () => {
   }
 
   test('reads entries per track and the mfro size', () => {
-    const body = box('mfra', tfra(1, [[0n, 100], [20_000_000n, 5000]]), tfra(2, [[5n, 200]]), fullBox('mfro', 0, 0, u32(0)));
+    const body = box(
+      'mfra',
+      tfra(1, [
+        [0n, 100],
+        [20_000_000n, 5000],
+      ]),
+      tfra(2, [[5n, 200]]),
+      fullBox('mfro', 0, 0, u32(0)),
+    );
     const entries = parseMfra(body, 9000);
     const rows = (id: number): Array<[bigint, number]> => {
       const t = entries.get(id)!;
       return Array.from({ length: t.count }, (_, k) => [t.times[k]!, t.moofOffsets[k]!]);
     };
-    expect(rows(1)).toEqual([[0n, 100], [20_000_000n, 5000]]);
+    expect(rows(1)).toEqual([
+      [0n, 100],
+      [20_000_000n, 5000],
+    ]);
     expect(rows(2)).toEqual([[5n, 200]]);
     const mfro = fullBox('mfro', 0, 0, u32(123));
     expect(parseMfro(mfro, 0)).toBe(123);
@@ -102,7 +145,20 @@ describe('mfra / mfro (§8.8.9–8.8.11)', () => {
   });
 
   test('version 0 entries (32-bit time and offset) and negative version-1 times', () => {
-    const v0 = fullBox('tfra', 0, 0, u32(7), u32(0), u32(2), u32(10), u32(300), Uint8Array.of(1, 1, 1), u32(4000), u32(900), Uint8Array.of(1, 1, 1));
+    const v0 = fullBox(
+      'tfra',
+      0,
+      0,
+      u32(7),
+      u32(0),
+      u32(2),
+      u32(10),
+      u32(300),
+      Uint8Array.of(1, 1, 1),
+      u32(4000),
+      u32(900),
+      Uint8Array.of(1, 1, 1),
+    );
     const t0 = parseMfra(box('mfra', v0), 0).get(7)!;
     expect([...t0.times, ...t0.moofOffsets]).toEqual([10n, 4000n, 300, 900]);
     const t1 = parseMfra(box('mfra', tfra(3, [[-213333n, 2 ** 40]])), 0).get(3)!;
@@ -110,14 +166,33 @@ describe('mfra / mfro (§8.8.9–8.8.11)', () => {
   });
 
   test('times as numbers equal the exact times', () => {
-    const t = parseMfra(box('mfra', tfra(1, [[-213333n, 10], [72_000_000_000n, 20], [2n ** 40n + 3n, 30]])), 0).get(1)!;
+    const t = parseMfra(
+      box(
+        'mfra',
+        tfra(1, [
+          [-213333n, 10],
+          [72_000_000_000n, 20],
+          [2n ** 40n + 3n, 30],
+        ]),
+      ),
+      0,
+    ).get(1)!;
     expect([...t.times]).toEqual([-213333n, 72_000_000_000n, 2n ** 40n + 3n]);
     expect([...t.timeNumbers]).toEqual([-213333, 72_000_000_000, 2 ** 40 + 3]);
   });
 
   test('times past 2^53 (a live capture with epoch-based 10 MHz times) stay exact and are flagged', () => {
     const big = 17_000_000_000_000_001n;
-    const t = parseMfra(box('mfra', tfra(1, [[big, 10], [big + 20_000_000n, 20]])), 0).get(1)!;
+    const t = parseMfra(
+      box(
+        'mfra',
+        tfra(1, [
+          [big, 10],
+          [big + 20_000_000n, 20],
+        ]),
+      ),
+      0,
+    ).get(1)!;
     expect([...t.times]).toEqual([big, big + 20_000_000n]);
     expect(t.timesSafe).toBe(false);
     expect(parseMfra(box('mfra', tfra(1, [[5n, 10]])), 0).get(1)!.timesSafe).toBe(true);

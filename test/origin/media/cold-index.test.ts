@@ -85,8 +85,10 @@ const longFiles = existsSync(LONG) ? readdirSync(LONG).filter((f) => /\.ism[va]$
     const t = m.tracks[0]!.fragments;
     expect(t.count).toBeGreaterThan(3000);
     for (let i = 0; i + 1 < t.count; i++) {
-      if (t.offsets[i]! + t.sizes[i]! !== t.offsets[i + 1]) throw new Error(`fragment ${i} does not end where ${i + 1} begins`);
-      if (BigInt(t.durations[i]!) !== t.times[i + 1]! - t.times[i]!) throw new Error(`fragment ${i}: duration is not the time step`);
+      if (t.offsets[i]! + t.sizes[i]! !== t.offsets[i + 1])
+        throw new Error(`fragment ${i} does not end where ${i + 1} begins`);
+      if (BigInt(t.durations[i]!) !== t.times[i + 1]! - t.times[i]!)
+        throw new Error(`fragment ${i}: duration is not the time step`);
     }
     expect(m.tracks[0]!.properties.systemBitrate).toBe(bitrateBySum(m, 0));
   });
@@ -100,27 +102,76 @@ describe('parseMfra columns (ISO/IEC 14496-12 §8.8.10)', () => {
   const parse = (entries: Array<[bigint, number]>) => parseMfra(box('mfra', tfra(1, entries)), 0).get(1)!;
 
   test('time and offset steps to the next entry, 0 for the last', () => {
-    const t = parse([[-213333n, 100], [19_840_000n, 600], [39_893_333n, 1500]]);
+    const t = parse([
+      [-213333n, 100],
+      [19_840_000n, 600],
+      [39_893_333n, 1500],
+    ]);
     expect([...t.timeSteps]).toEqual([19_840_000 + 213333, 20_053_333, 0]);
     expect([...t.offsetSteps]).toEqual([500, 900, 0]);
     expect(t.ascending).toBe(true);
   });
 
   test('a repeated or decreasing time or offset is not ascending', () => {
-    expect(parse([[0n, 100], [0n, 200]]).ascending).toBe(false);
-    expect(parse([[0n, 100], [10n, 100]]).ascending).toBe(false);
-    expect(parse([[10n, 100], [5n, 200]]).ascending).toBe(false);
-    expect(parse([[0n, 300], [10n, 200]]).ascending).toBe(false);
+    expect(
+      parse([
+        [0n, 100],
+        [0n, 200],
+      ]).ascending,
+    ).toBe(false);
+    expect(
+      parse([
+        [0n, 100],
+        [10n, 100],
+      ]).ascending,
+    ).toBe(false);
+    expect(
+      parse([
+        [10n, 100],
+        [5n, 200],
+      ]).ascending,
+    ).toBe(false);
+    expect(
+      parse([
+        [0n, 300],
+        [10n, 200],
+      ]).ascending,
+    ).toBe(false);
     // Compared exactly past 2^53, where the numbers would round to the same value.
     const big = 2n ** 60n;
-    expect(parse([[big, 100], [big + 1n, 200]]).ascending).toBe(true);
-    expect(parse([[big + 1n, 100], [big, 200]]).ascending).toBe(false);
+    expect(
+      parse([
+        [big, 100],
+        [big + 1n, 200],
+      ]).ascending,
+    ).toBe(true);
+    expect(
+      parse([
+        [big + 1n, 100],
+        [big, 200],
+      ]).ascending,
+    ).toBe(false);
     // Negative times (ffmpeg's priming) order below positive ones.
-    expect(parse([[-5n, 100], [3n, 200]]).ascending).toBe(true);
+    expect(
+      parse([
+        [-5n, 100],
+        [3n, 200],
+      ]).ascending,
+    ).toBe(true);
   });
 
   test('timesSafe is exactly Number.isSafeInteger of every time', () => {
-    for (const t of [2n ** 53n - 1n, 2n ** 53n, -(2n ** 53n) + 1n, -(2n ** 53n), -(2n ** 53n) - 1n, 0n, -1n, 2n ** 63n - 1n, -(2n ** 63n)]) {
+    for (const t of [
+      2n ** 53n - 1n,
+      2n ** 53n,
+      -(2n ** 53n) + 1n,
+      -(2n ** 53n),
+      -(2n ** 53n) - 1n,
+      0n,
+      -1n,
+      2n ** 63n - 1n,
+      -(2n ** 63n),
+    ]) {
       expect([t, parse([[t, 100]]).timesSafe]).toEqual([t, Number.isSafeInteger(Number(t)) && BigInt(Number(t)) === t]);
     }
   });

@@ -39,7 +39,8 @@ function readTraf(payload: Uint8Array, base: number, moof: Uint8Array): ReadTraf
   for (const b of childBoxes(payload, base, 'traf')) {
     traf.types.push(b.type);
     const r = new ByteReader(b.payload, b.type);
-    if (b.type === 'tfhd') traf.tfhd = { flags: r.u32() & 0xffffff, trackId: r.u32(), rest: plain(r.slice(r.remaining)) };
+    if (b.type === 'tfhd')
+      traf.tfhd = { flags: r.u32() & 0xffffff, trackId: r.u32(), rest: plain(r.slice(r.remaining)) };
     if (b.type === 'tfdt') {
       const version = r.u8();
       r.skip(3);

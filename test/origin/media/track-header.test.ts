@@ -13,7 +13,14 @@ import { openFixture } from '../segments/fmp4/fixture-segments';
 interface Facts {
   file: string;
   kind: string;
-  box: { track_id: number; timescale: number; mdhd_language: string; handler: string; sample_entry: string; sample_entry_size?: string };
+  box: {
+    track_id: number;
+    timescale: number;
+    mdhd_language: string;
+    handler: string;
+    sample_entry: string;
+    sample_entry_size?: string;
+  };
 }
 const FACTS = JSON.parse(readFileSync(media('facts.json'), 'utf8')) as Facts[];
 
@@ -67,7 +74,12 @@ describe('every fixture track', () => {
     const f = await openFixture(name);
     await f.source.close();
     const h = f.headers.get(facts.box.track_id)!;
-    expect([h.handler, h.timescale, h.language, h.sampleEntry]).toEqual([facts.box.handler, facts.box.timescale, facts.box.mdhd_language, facts.box.sample_entry]);
+    expect([h.handler, h.timescale, h.language, h.sampleEntry]).toEqual([
+      facts.box.handler,
+      facts.box.timescale,
+      facts.box.mdhd_language,
+      facts.box.sample_entry,
+    ]);
     if (facts.kind === 'video') expect(h.width).toBeGreaterThan(0);
     else expect([h.width, h.height]).toEqual([0, 0]);
   });
@@ -89,7 +101,10 @@ describe('every fixture track', () => {
   test('muxed file: two tracks, video 1 and audio 2', async () => {
     const f = await openFixture('muxed_av.ismv');
     await f.source.close();
-    expect([...f.headers.values()].map((h) => [h.trackID, h.handler, h.sampleEntry])).toEqual([[1, 'vide', 'avc1'], [2, 'soun', 'mp4a']]);
+    expect([...f.headers.values()].map((h) => [h.trackID, h.handler, h.sampleEntry])).toEqual([
+      [1, 'vide', 'avc1'],
+      [2, 'soun', 'mp4a'],
+    ]);
   });
 });
 
@@ -134,7 +149,9 @@ describe('corrupt moovs name the box path and the file offset', () => {
   test('missing tkhd', () => {
     const e = failure(rename(original(), 'tkhd', 'xxxx'));
     expect([e.kind, e.subject]).toEqual(['corrupt-media', 'v.ismv: moov/trak[0]']);
-    expect(e.message).toBe(`v.ismv: moov/trak[0]: missing tkhd box (at file offset ${MOOV_AT + at(original(), 'trak') + 8})`);
+    expect(e.message).toBe(
+      `v.ismv: moov/trak[0]: missing tkhd box (at file offset ${MOOV_AT + at(original(), 'trak') + 8})`,
+    );
   });
 
   test('stsd with no sample entry', () => {
@@ -165,7 +182,9 @@ describe('corrupt moovs name the box path and the file offset', () => {
   test('a truncated moov', () => {
     const e = failure(original().subarray(0, 300));
     expect(e.kind).toBe('corrupt-media');
-    expect(e.message).toBe(`v.ismv: moov: box 'moov' of 740 bytes runs past the end of its container (300 bytes left) (at file offset 24)`);
+    expect(e.message).toBe(
+      `v.ismv: moov: box 'moov' of 740 bytes runs past the end of its container (300 bytes left) (at file offset 24)`,
+    );
   });
 
   test('a huge child box size', () => {

@@ -7,14 +7,29 @@
 
 import { columnTimeline, timeline, writeMpd } from '../../../origin/manifests/dash';
 import { TrackProperties } from '../../../origin/model/media';
-import { columnsOf, PlacedSegments, segmentColumns, Segment, segmentTrack, segmentTrackExact } from '../../../origin/model/timeline';
+import {
+  columnsOf,
+  PlacedSegments,
+  segmentColumns,
+  Segment,
+  segmentTrack,
+  segmentTrackExact,
+} from '../../../origin/model/timeline';
 import { bitrates, ViewTrack } from '../../../origin/model/view';
 import { Instant, PresentationTrack, ticksIn } from '../../../origin/model/presentation';
 import { Rational } from '../../../origin/model/rational';
 import { loadPresentation, packageFixtures, PLAYABLE, viewOf } from '../../helpers/presentations';
 
 const ZERO: Instant = { ticks: 0n, timescale: 1 };
-const plain = (s: Segment) => ({ sourceTime: s.sourceTime, smoothTime: s.smoothTime, time: s.time, duration: s.duration, first: s.first, count: s.count, bytes: s.bytes });
+const plain = (s: Segment) => ({
+  sourceTime: s.sourceTime,
+  smoothTime: s.smoothTime,
+  time: s.time,
+  duration: s.duration,
+  first: s.first,
+  count: s.count,
+  bytes: s.bytes,
+});
 
 function track(times: bigint[], durations: number[], timescale = 10_000_000): PresentationTrack {
   const n = times.length;
@@ -48,10 +63,21 @@ function contiguous(start: bigint, pattern: number[], n: number, timescale?: num
   return track(times, durations, timescale);
 }
 
-const LENGTHS: Array<Rational | undefined> = [undefined, { num: 0, den: 1 }, { num: 4, den: 1 }, { num: 5, den: 2 }, { num: 6, den: 1 }];
+const LENGTHS: Array<Rational | undefined> = [
+  undefined,
+  { num: 0, den: 1 },
+  { num: 4, den: 1 },
+  { num: 5, den: 2 },
+  { num: 6, den: 1 },
+];
 
 /** The segmentation as it was before the fast paths (the BigInt loop, verbatim): the judge. */
-function judge(track: PresentationTrack, shift: bigint, range: { first: number; end: number }, minLength: Rational | undefined): Segment[] {
+function judge(
+  track: PresentationTrack,
+  shift: bigint,
+  range: { first: number; end: number },
+  minLength: Rational | undefined,
+): Segment[] {
   const f = track.fragments;
   const ts = track.properties.TimeScale;
   const smoothShift = shift < 0n ? shift : 0n;
@@ -63,7 +89,15 @@ function judge(track: PresentationTrack, shift: bigint, range: { first: number; 
     const time = f.times[i]! - shift;
     const slot = lengthTicks > 0 ? Math.floor((Number(time) + lengthTicks / 8) / lengthTicks) : i;
     if (current === undefined || slot !== currentSlot) {
-      current = { sourceTime: f.times[i]!, smoothTime: f.times[i]! - smoothShift, time, duration: 0n, first: i, count: 0, bytes: 0 };
+      current = {
+        sourceTime: f.times[i]!,
+        smoothTime: f.times[i]! - smoothShift,
+        time,
+        duration: 0n,
+        first: i,
+        count: 0,
+        bytes: 0,
+      };
       currentSlot = slot;
       out.push(current);
     }
@@ -91,7 +125,13 @@ function expectSame(t: PresentationTrack, origin: Instant): boolean {
   const shift = ticksIn(origin, t.properties.TimeScale);
   let fast = true;
   const n = t.fragments.count;
-  const ranges = [{ first: 0, end: n }, { first: Math.min(1, n), end: n }, { first: 0, end: Math.max(0, n - 1) }, { first: n >> 1, end: n }, { first: 0, end: 0 }];
+  const ranges = [
+    { first: 0, end: n },
+    { first: Math.min(1, n), end: n },
+    { first: 0, end: Math.max(0, n - 1) },
+    { first: n >> 1, end: n },
+    { first: 0, end: 0 },
+  ];
   for (const minLength of LENGTHS) {
     for (const range of ranges) {
       const reference = judge(t, shift, range, minLength);
@@ -106,23 +146,36 @@ function expectSame(t: PresentationTrack, origin: Instant): boolean {
         continue;
       }
       const c = columns;
-      const fields = Array.from({ length: c.count }, (_, k) => [c.base + BigInt(c.offsets[k]!), BigInt(c.durations[k]!), c.firsts[k], c.counts[k], c.bytes[k]]);
+      const fields = Array.from({ length: c.count }, (_, k) => [
+        c.base + BigInt(c.offsets[k]!),
+        BigInt(c.durations[k]!),
+        c.firsts[k],
+        c.counts[k],
+        c.bytes[k],
+      ]);
       expect(fields).toEqual(reference.map((s) => [s.time, s.duration, s.first, s.count, s.bytes]));
-      expect(c.stats).toEqual({ ...referenceStats(reference, t.properties.TimeScale), startsWithSync: reference.every((s) => t.fragments.keyframes[s.first] === 1) });
+      expect(c.stats).toEqual({
+        ...referenceStats(reference, t.properties.TimeScale),
+        startsWithSync: reference.every((s) => t.fragments.keyframes[s.first] === 1),
+      });
       if (reference.length > 0) {
         expect(c.offsets[0]).toBe(0);
         expect(columnTimeline(c)).toEqual(timeline(reference));
         // Bit rates from columns derived from Segment objects (no stats): the same.
         const view = (segments: Segment[]): ViewTrack => ({ track: t, segments, firstNumber: 1 });
         const fromLiterals = reference.map(plain);
-        expect(bitrates(view(fromLiterals))).toEqual({ peak: Math.ceil(c.stats!.peak), average: bitrates(view(fromLiterals)).average });
+        expect(bitrates(view(fromLiterals))).toEqual({
+          peak: Math.ceil(c.stats!.peak),
+          average: bitrates(view(fromLiterals)).average,
+        });
       }
       // Placed segments: the columns, the objects, the count and the fragment lookup agree.
       expect(placed.count).toBe(reference.length);
       expect(placed.made).toBe(false);
       expect(placed.segments()).toEqual(reference);
       expect(columnsOf(placed.segments())).toBe(placed.columns);
-      for (let i = range.first; i < range.end; i++) expect(placed.holding(i)).toBe(reference.findIndex((s) => i >= s.first && i < s.first + s.count));
+      for (let i = range.first; i < range.end; i++)
+        expect(placed.holding(i)).toBe(reference.findIndex((s) => i >= s.first && i < s.first + s.count));
     }
   }
   return fast;
@@ -136,14 +189,29 @@ describe('segment columns = the BigInt segmentation', () => {
 
   test('an MPD from the columns = from the Segment objects, whichever a view made first', async () => {
     const p = await loadPresentation(await packageFixtures(PLAYABLE));
-    for (const q of ['', 't=4-13', 'vbegin=3', 'mpd_minimum_fragment_length=5', 'mpd_segment_template=number&t=2.5-9']) {
+    for (const q of [
+      '',
+      't=4-13',
+      'vbegin=3',
+      'mpd_minimum_fragment_length=5',
+      'mpd_segment_template=number&t=2.5-9',
+    ]) {
       const fresh = writeMpd(viewOf(p, 'dash', q));
       const made = viewOf(p, 'dash', q);
       for (const t of made.tracks) expect(t.segments.length).toBeGreaterThan(0);
       expect(writeMpd(made)).toBe(fresh);
       // Tracks of plain objects (another writer's, a test's): columns derived from their fields.
       const plainView = viewOf(p, 'dash', q);
-      expect(writeMpd({ ...plainView, tracks: plainView.tracks.map((t) => ({ track: t.track, segments: t.segments.map(plain), firstNumber: t.firstNumber })) })).toBe(fresh);
+      expect(
+        writeMpd({
+          ...plainView,
+          tracks: plainView.tracks.map((t) => ({
+            track: t.track,
+            segments: t.segments.map(plain),
+            firstNumber: t.firstNumber,
+          })),
+        }),
+      ).toBe(fresh);
     }
   });
 
@@ -166,7 +234,9 @@ describe('segment columns = the BigInt segmentation', () => {
     const audio = contiguous(-213_333n, [20_053_333, 19_946_667], 40);
     expect(expectSame(audio, ZERO)).toBe(true);
     expect(expectSame(audio, { ticks: -213_333n, timescale: 10_000_000 })).toBe(true);
-    expect(segmentTrack(audio, { ticks: -213_333n, timescale: 10_000_000 }, { first: 0, end: 1 }, undefined)[0]!.smoothTime).toBe(0n);
+    expect(
+      segmentTrack(audio, { ticks: -213_333n, timescale: 10_000_000 }, { first: 0, end: 1 }, undefined)[0]!.smoothTime,
+    ).toBe(0n);
   });
 
   test('times past 2^32 and 64-bit UTC times past 2^53 (offsets stay exact)', () => {
@@ -181,7 +251,9 @@ describe('segment columns = the BigInt segmentation', () => {
     const shift = 0n;
     expect(segmentColumns(far, shift, { first: 0, end: 30 }, undefined)).toBeDefined();
     expect(segmentColumns(far, shift, { first: 0, end: 30 }, { num: 4, den: 1 })).toBeUndefined();
-    expect(columnTimeline(segmentColumns(far, shift, { first: 0, end: 30 }, undefined)!)[0]).toBe(`<S t="${utc}" d="20000000" />`);
+    expect(columnTimeline(segmentColumns(far, shift, { first: 0, end: 30 }, undefined)!)[0]).toBe(
+      `<S t="${utc}" d="20000000" />`,
+    );
   });
 
   test('at the 2^53 boundary: exact up to it, the BigInt path past it', () => {
@@ -201,14 +273,29 @@ describe('segment columns = the BigInt segmentation', () => {
     expect(expectSame(track([0n], [2 ** 60], 1), ZERO)).toBe(false);
   });
 
-  test('columns derived from Segment objects (a slice, literals) are the index\'s columns', () => {
+  test("columns derived from Segment objects (a slice, literals) are the index's columns", () => {
     const t = contiguous(1000n, [20, 30], 10, 10);
     const shift = 0n;
     const whole = segmentTrack(t, ZERO, { first: 0, end: 10 }, { num: 4, den: 1 });
     const sliced = columnsOf(whole.slice(1))!;
     const own = segmentColumns(t, shift, { first: 2, end: 10 }, { num: 4, den: 1 })!;
-    expect([sliced.base, [...sliced.offsets], [...sliced.durations], [...sliced.firsts], [...sliced.counts], [...sliced.bytes]]).toEqual([own.base, [...own.offsets], [...own.durations], [...own.firsts], [...own.counts], [...own.bytes]]);
-    const literal = (time: bigint, duration: bigint): Segment => ({ sourceTime: time, smoothTime: time, time, duration, first: 0, count: 1, bytes: 0 });
+    expect([
+      sliced.base,
+      [...sliced.offsets],
+      [...sliced.durations],
+      [...sliced.firsts],
+      [...sliced.counts],
+      [...sliced.bytes],
+    ]).toEqual([own.base, [...own.offsets], [...own.durations], [...own.firsts], [...own.counts], [...own.bytes]]);
+    const literal = (time: bigint, duration: bigint): Segment => ({
+      sourceTime: time,
+      smoothTime: time,
+      time,
+      duration,
+      first: 0,
+      count: 1,
+      bytes: 0,
+    });
     expect(columnsOf([literal(5n, 2n), literal(7n, 3n)])!.offsets).toEqual(Float64Array.from([0, 2]));
     expect(columnsOf([literal(0n, 2n), literal(2n ** 60n, 3n)])).toBeUndefined();
   });

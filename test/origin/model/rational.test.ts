@@ -13,7 +13,8 @@ test('parse and format', () => {
   expect(parseRational(' 25 ')).toEqual({ num: 25, den: 1 });
   expect(formatRational(rational(30000, 1001))).toBe('30000/1001');
   expect(formatRational(rational(50, 2))).toBe('25');
-  for (const bad of ['', '1/0', 'abc', '1.5', '1/', '/2', '1/2/3', '99999999999999999']) expect(parseRational(bad)).toBeUndefined();
+  for (const bad of ['', '1/0', 'abc', '1.5', '1/', '/2', '1/2/3', '99999999999999999'])
+    expect(parseRational(bad)).toBeUndefined();
 });
 
 test('a zero denominator is an error, not Infinity', () => {

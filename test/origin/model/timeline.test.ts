@@ -24,20 +24,23 @@ describe('time offsets', () => {
     expect(parseOffset(text, 't')).toBeCloseTo(seconds, 9);
   });
 
-  test.each(['', 'abc', '-1', '1:60', '0:61:00', '6s', '1e3', '0:00:06,5', ' 6', '99999999'])('"%s" is a 400 naming t', (text) => {
-    const e = (() => {
-      try {
-        parseOffset(text, 't');
-      } catch (err) {
-        return err;
-      }
-      return undefined;
-    })();
-    expect(e).toBeInstanceOf(OriginError);
-    expect((e as OriginError).kind).toBe('bad-request');
-    expect((e as OriginError).code).toBe('bad-time');
-    expect((e as OriginError).message).toMatch(/^t: /);
-  });
+  test.each(['', 'abc', '-1', '1:60', '0:61:00', '6s', '1e3', '0:00:06,5', ' 6', '99999999'])(
+    '"%s" is a 400 naming t',
+    (text) => {
+      const e = (() => {
+        try {
+          parseOffset(text, 't');
+        } catch (err) {
+          return err;
+        }
+        return undefined;
+      })();
+      expect(e).toBeInstanceOf(OriginError);
+      expect((e as OriginError).kind).toBe('bad-request');
+      expect((e as OriginError).code).toBe('bad-time');
+      expect((e as OriginError).message).toMatch(/^t: /);
+    },
+  );
 
   test('clips', () => {
     expect(parseClip('0-0:00:06', undefined)).toEqual({ start: 0, end: 6 });
@@ -64,7 +67,8 @@ describe('the presentation timeline', () => {
 
   test('Smooth and DASH default to the source fragments; HLS joins them to 4 s', () => {
     for (const format of ['smooth', 'dash'] as const) {
-      for (const t of viewOf(p, format).tracks) expect([trackKey(t.track), t.segments.length]).toEqual([trackKey(t.track), 5]);
+      for (const t of viewOf(p, format).tracks)
+        expect([trackKey(t.track), t.segments.length]).toEqual([trackKey(t.track), 5]);
     }
     const hls = viewOf(p, 'hls');
     for (const t of hls.tracks) {
@@ -77,7 +81,9 @@ describe('the presentation timeline', () => {
   test('boundaries fall on the same presentation instants in every track', () => {
     for (const format of ['dash', 'hls'] as const) {
       const view = viewOf(p, format, format === 'dash' ? 'mpd_minimum_fragment_length=4' : '');
-      const starts = view.tracks.map((t) => t.segments.map((s) => Math.round((Number(s.time) / t.track.properties.TimeScale) * 10)));
+      const starts = view.tracks.map((t) =>
+        t.segments.map((s) => Math.round((Number(s.time) / t.track.properties.TimeScale) * 10)),
+      );
       for (const s of starts) expect(s).toEqual([0, 40, 80]);
     }
   });
@@ -125,7 +131,13 @@ describe('sub-clips', () => {
 
   test('a clip is placed in the unclipped segmentation: its first segment has the unclipped number', () => {
     const whole = viewOf(p, 'hls').tracks;
-    for (const [q, numbers] of [['', [1, 1]], ['t=0-0:00:06', [1, 1]], ['vbegin=0:00:04', [2, 2]], ['t=8', [3, 3]], ['t=4-10&hls_minimum_fragment_length=0', [3, 3]]] as const) {
+    for (const [q, numbers] of [
+      ['', [1, 1]],
+      ['t=0-0:00:06', [1, 1]],
+      ['vbegin=0:00:04', [2, 2]],
+      ['t=8', [3, 3]],
+      ['t=4-10&hls_minimum_fragment_length=0', [3, 3]],
+    ] as const) {
       const view = viewOf(p, 'hls', q);
       const video = view.tracks.find((t) => t.track.properties.type === 'video')!;
       const audio = view.tracks.find((t) => t.track.properties.type === 'audio')!;
@@ -136,7 +148,11 @@ describe('sub-clips', () => {
       const w = whole.find((x) => x.track === t.track)!;
       t.segments.forEach((s, i) => {
         const u = w.segments[t.firstNumber - 1 + i]!;
-        expect([trackKey(t.track), i, s.first >= u.first && s.first + s.count <= u.first + u.count]).toEqual([trackKey(t.track), i, true]);
+        expect([trackKey(t.track), i, s.first >= u.first && s.first + s.count <= u.first + u.count]).toEqual([
+          trackKey(t.track),
+          i,
+          true,
+        ]);
       });
     }
   });
@@ -146,13 +162,21 @@ describe('sub-clips', () => {
     for (const q of ['t=0-0:00:06', 't=2-8', 'vbegin=0:00:04', 't=4-6']) {
       for (const t of viewOf(p, 'hls', `${q}&suppress_query_parameters`).tracks) {
         const w = whole.find((x) => x.track === t.track)!;
-        expect([q, trackKey(t.track), t.segments]).toEqual([q, trackKey(t.track), w.segments.slice(t.firstNumber - 1, t.firstNumber - 1 + t.segments.length)]);
+        expect([q, trackKey(t.track), t.segments]).toEqual([
+          q,
+          trackKey(t.track),
+          w.segments.slice(t.firstNumber - 1, t.firstNumber - 1 + t.segments.length),
+        ]);
       }
       const exact = viewOf(p, 'dash', q).tracks;
-      expect(viewOf(p, 'dash', `${q}&suppress_query_parameters`).tracks.map((t) => t.segments)).toEqual(exact.map((t) => t.segments));
+      expect(viewOf(p, 'dash', `${q}&suppress_query_parameters`).tracks.map((t) => t.segments)).toEqual(
+        exact.map((t) => t.segments),
+      );
     }
     // t=0-0:00:06: segments 1 and 2 whole (8 s of video), where the exact clip has 6 s.
-    const video = viewOf(p, 'hls', 't=0-0:00:06&suppress_query_parameters').tracks.find((t) => t.track.properties.type === 'video')!;
+    const video = viewOf(p, 'hls', 't=0-0:00:06&suppress_query_parameters').tracks.find(
+      (t) => t.track.properties.type === 'video',
+    )!;
     expect([video.firstNumber, viewDuration(video)]).toEqual([1, 80_000_000n]);
   });
 });

@@ -1,12 +1,35 @@
 import { OriginError } from '../../../origin/errors';
 import { parseServerManifest, writeServerManifest } from '../../../origin/ism/server-manifest';
-import { applyCliOption, applyQuery, optionByCli, optionByName, OPTIONS, optionsFromManifest, optionsToMeta, parseQuery, StreamOptions } from '../../../origin/options/registry';
+import {
+  applyCliOption,
+  applyQuery,
+  optionByCli,
+  optionByName,
+  OPTIONS,
+  optionsFromManifest,
+  optionsToMeta,
+  parseQuery,
+  StreamOptions,
+} from '../../../origin/options/registry';
 import { parsePackageArgs } from '../../../origin/cli/package-command';
 
 const REQUIRED = [
-  'hls_fmp4', 'hls_client_manifest_version', 'iss_minimum_fragment_length', 'hls_minimum_fragment_length', 'mpd_minimum_fragment_length',
-  'hds_minimum_fragment_length', 'hls_no_audio_only', 'hls_no_multiplex', 'variant_set', 'track_filter', 'timed_metadata', 'hds_multi_level',
-  'hds_client_manifest_version', 'mpd_segment_template', 'presentation_name', 'suppress_query_parameters',
+  'hls_fmp4',
+  'hls_client_manifest_version',
+  'iss_minimum_fragment_length',
+  'hls_minimum_fragment_length',
+  'mpd_minimum_fragment_length',
+  'hds_minimum_fragment_length',
+  'hls_no_audio_only',
+  'hls_no_multiplex',
+  'variant_set',
+  'track_filter',
+  'timed_metadata',
+  'hds_multi_level',
+  'hds_client_manifest_version',
+  'mpd_segment_template',
+  'presentation_name',
+  'suppress_query_parameters',
 ];
 
 test('the registry holds every option the foundation requires, each documented', () => {
@@ -27,7 +50,9 @@ test('--hls.client_manifest_version=4 ↔ <meta hls_client_manifest_version> ↔
   const fromManifest = optionsFromManifest(parseServerManifest(text).meta, 'x.ism');
   expect(fromManifest.int('hls_client_manifest_version')).toBe(4);
   // query overrides manifest
-  expect(applyQuery(fromManifest, parseQuery('hls_client_manifest_version=7')).int('hls_client_manifest_version')).toBe(7);
+  expect(applyQuery(fromManifest, parseQuery('hls_client_manifest_version=7')).int('hls_client_manifest_version')).toBe(
+    7,
+  );
   // and the manifest overrides the default
   expect(new StreamOptions().int('hls_client_manifest_version')).toBe(1);
 });
@@ -56,8 +81,16 @@ test('rationals like 48/25 are kept exact', () => {
 });
 
 test('variant_set repeats in order; a query list replaces the manifest list', () => {
-  const o = parsePackageArgs(['-o', 'x.ism', '--variant_set=systemBitrate==2000000 || type!="video"', '--variant_set=systemBitrate!=2000000 || type!="video"']).options;
-  expect(o.list('variant_set')).toEqual(['systemBitrate==2000000 || type!="video"', 'systemBitrate!=2000000 || type!="video"']);
+  const o = parsePackageArgs([
+    '-o',
+    'x.ism',
+    '--variant_set=systemBitrate==2000000 || type!="video"',
+    '--variant_set=systemBitrate!=2000000 || type!="video"',
+  ]).options;
+  expect(o.list('variant_set')).toEqual([
+    'systemBitrate==2000000 || type!="video"',
+    'systemBitrate!=2000000 || type!="video"',
+  ]);
   const meta = optionsToMeta(o);
   expect(meta.map((m) => m.name)).toEqual(['variant_set', 'variant_set']);
   const back = optionsFromManifest(meta, 'x.ism');
@@ -84,7 +117,10 @@ describe('invalid values are errors naming the option', () => {
     ['hls_client_manifest_version=8', /query parameter hls_client_manifest_version: 8 is out of range 1\.\.7/],
     ['hls_client_manifest_version=four', /"four" is not an integer/],
     ['hls_fmp4=maybe', /hls_fmp4: "maybe" is not a boolean/],
-    ['mpd_segment_template=number_timeline', /mpd_segment_template: "number_timeline" is not allowed; use one of: time, number/],
+    [
+      'mpd_segment_template=number_timeline',
+      /mpd_segment_template: "number_timeline" is not allowed; use one of: time, number/,
+    ],
     ['presentation_name=a-b', /presentation_name: "a-b" is not valid: 1 to 128 letters and digits/],
     ['hls_minimum_fragment_length=-1', /must not be negative/],
     ['hls_minimum_fragment_length=1/0', /not a number or rational/],
@@ -104,15 +140,25 @@ describe('invalid values are errors naming the option', () => {
   });
 
   test('in a server manifest head', () => {
-    expect(() => optionsFromManifest([{ name: 'hls_fmp4', content: 'yes' }], 'x.ism')).toThrow('x.ism: <meta name="hls_fmp4">: "yes" is not a boolean');
+    expect(() => optionsFromManifest([{ name: 'hls_fmp4', content: 'yes' }], 'x.ism')).toThrow(
+      'x.ism: <meta name="hls_fmp4">: "yes" is not a boolean',
+    );
   });
 
   test('on the command line', () => {
-    expect(() => parsePackageArgs(['-o', 'x.ism', '--mpd.segment_template=frame'])).toThrow(/--mpd\.segment_template: "frame" is not allowed/);
-    expect(() => parsePackageArgs(['-o', 'x.ism', '--hls.fmp44'])).toThrow('unknown option --hls.fmp44; did you mean --hls.fmp4?');
-    expect(() => parsePackageArgs(['-o', 'x.ism', '--filter=true'])).toThrow(/request parameter, not a packaging option/);
+    expect(() => parsePackageArgs(['-o', 'x.ism', '--mpd.segment_template=frame'])).toThrow(
+      /--mpd\.segment_template: "frame" is not allowed/,
+    );
+    expect(() => parsePackageArgs(['-o', 'x.ism', '--hls.fmp44'])).toThrow(
+      'unknown option --hls.fmp44; did you mean --hls.fmp4?',
+    );
+    expect(() => parsePackageArgs(['-o', 'x.ism', '--filter=true'])).toThrow(
+      /request parameter, not a packaging option/,
+    );
     expect(() => parsePackageArgs(['--track_type=video', 'a.ismv'])).toThrow(/must follow the input/);
-    expect(() => parsePackageArgs(['-o', 'x.ism', 'a.ismv', '--track_type=subtitles'])).toThrow(/use one of video, audio, text/);
+    expect(() => parsePackageArgs(['-o', 'x.ism', 'a.ismv', '--track_type=subtitles'])).toThrow(
+      /use one of video, audio, text/,
+    );
     expect(() => parsePackageArgs(['-x'])).toThrow(/unknown option -x/);
   });
 });
@@ -128,7 +174,10 @@ test('every stored option has a CLI spelling that round-trips through the regist
 });
 
 test('the README documents every option in the registry', () => {
-  const readme = require('node:fs').readFileSync(require('node:path').join(__dirname, '..', '..', '..', 'README.md'), 'utf8') as string;
+  const readme = require('node:fs').readFileSync(
+    require('node:path').join(__dirname, '..', '..', '..', 'README.md'),
+    'utf8',
+  ) as string;
   for (const o of OPTIONS) {
     expect(readme).toContain(`\`${o.name}\``);
     if (o.stored) expect(readme).toContain(`\`--${o.cli}\``);

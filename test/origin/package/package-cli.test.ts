@@ -20,7 +20,11 @@ describe('origin package -o all.ism <every fixture file>', () => {
   let run: { code: number; stdout: string; stderr: string };
 
   beforeAll(async () => {
-    run = await runOrigin(['package', '-o', out, ...FIXTURE_FILES.map(media), 'muxed_av.ismv'].map((f) => (f === 'muxed_av.ismv' ? media(f) : f)));
+    run = await runOrigin(
+      ['package', '-o', out, ...FIXTURE_FILES.map(media), 'muxed_av.ismv'].map((f) =>
+        f === 'muxed_av.ismv' ? media(f) : f,
+      ),
+    );
   });
 
   test('succeeds and reports progress per input on stderr', () => {
@@ -34,7 +38,13 @@ describe('origin package -o all.ism <every fixture file>', () => {
   test('lists every fixture track, keyed by (src, trackID), with reference-style names', () => {
     const m = parseServerManifest(readFileSync(out, 'utf8'), out);
     const srcPrefix = path.relative(dir, MEDIA).split(path.sep).join('/');
-    expect(m.tracks.map((t) => [t.src.slice(srcPrefix.length + 1), t.element, t.params.find((p) => p.name === 'trackName')?.value])).toEqual([
+    expect(
+      m.tracks.map((t) => [
+        t.src.slice(srcPrefix.length + 1),
+        t.element,
+        t.params.find((p) => p.name === 'trackName')?.value,
+      ]),
+    ).toEqual([
       ['video_baseline_400k.ismv', 'video', 'video_eng'],
       ['video_main_900k.ismv', 'video', 'video_eng'],
       ['video_high_1600k.ismv', 'video', 'video_eng'],
@@ -72,7 +82,9 @@ describe('origin package -o all.ism <every fixture file>', () => {
       const source = await FileSource.open(path.resolve(dir, t.src));
       const file = await readMediaFile(source, 'exact');
       await source.close();
-      const fromMedia = file.tracks.find((x) => x.properties.trackID === ismTrackToProperties(t, i).trackID)!.properties;
+      const fromMedia = file.tracks.find(
+        (x) => x.properties.trackID === ismTrackToProperties(t, i).trackID,
+      )!.properties;
       const { trackName: a, ...fromIsm } = ismTrackToProperties(t, i);
       const { trackName: b, ...direct } = fromMedia;
       expect(fromIsm).toEqual(direct);
@@ -82,7 +94,15 @@ describe('origin package -o all.ism <every fixture file>', () => {
 
 describe('--track_type', () => {
   test('an input followed by --track_type contributes only that type', async () => {
-    const r = await runOrigin(['package', '-q', '-o', 'stdout:', media('muxed_av.ismv'), '--track_type=video', media('audio_eng_128k.isma')]);
+    const r = await runOrigin([
+      'package',
+      '-q',
+      '-o',
+      'stdout:',
+      media('muxed_av.ismv'),
+      '--track_type=video',
+      media('audio_eng_128k.isma'),
+    ]);
     expect(r.code).toBe(0);
     const m = parseServerManifest(r.stdout);
     expect(m.tracks.map((t) => [path.basename(t.src), t.element])).toEqual([
@@ -110,7 +130,18 @@ describe('--track_type', () => {
 });
 
 test('-o stdout: prints the server manifest, options stored as head metas', async () => {
-  const r = await runOrigin(['package', '-q', '-o', 'stdout:', media('audio_eng_64k.isma'), '--hls.client_manifest_version=4', '--hls.fmp4', '--track_filter=type!="textstream"', '--variant_set=true', '--timed_metadata=false']);
+  const r = await runOrigin([
+    'package',
+    '-q',
+    '-o',
+    'stdout:',
+    media('audio_eng_64k.isma'),
+    '--hls.client_manifest_version=4',
+    '--hls.fmp4',
+    '--track_filter=type!="textstream"',
+    '--variant_set=true',
+    '--timed_metadata=false',
+  ]);
   expect(r.code).toBe(0);
   expect(r.stderr).toBe('');
   expect(parseServerManifest(r.stdout).meta).toEqual([
@@ -126,26 +157,42 @@ describe('dry run: origin package -o stdout: <x.ism> <client-manifest path> prin
   const dir = tempDir();
   const ism = path.join(dir, 'p.ism');
   beforeAll(async () => {
-    expect((await runOrigin(['package', '-q', '-o', ism, media('video_baseline_400k.ismv'), media('audio_eng_64k.isma')])).code).toBe(0);
+    expect(
+      (await runOrigin(['package', '-q', '-o', ism, media('video_baseline_400k.ismv'), media('audio_eng_64k.isma')]))
+        .code,
+    ).toBe(0);
   });
 
-  test.each(['Manifest', '.mpd', 'p.mpd?filter=type=="audio"', '.m3u8?hls_fmp4=true', '.mpd?t=0-0:00:04&mpd_segment_template=number', '.f4m', 'p.f4m?hds_multi_level=true'])(
-    '%s equals the HTTP response byte for byte',
-    async (request) => {
-      const r = await runOrigin(['package', '-o', 'stdout:', ism, request]);
-      expect([r.code, r.stderr]).toEqual([0, '']);
-      const server = await startServer({ root: dir, host: '127.0.0.1', port: 0, manifestCacheControl: '', segmentCacheControl: '', select: wasmTrackSelector, playerPage: false });
-      try {
-        // The same request line, query as written (the origin decodes it exactly once either way).
-        const http = await get(server.url, `/p.ism/${request}`);
-        expect(http.status).toBe(200);
-        expect(r.stdout.length).toBeGreaterThan(100);
-        expect(r.stdout).toBe(http.text);
-      } finally {
-        await server.close();
-      }
-    },
-  );
+  test.each([
+    'Manifest',
+    '.mpd',
+    'p.mpd?filter=type=="audio"',
+    '.m3u8?hls_fmp4=true',
+    '.mpd?t=0-0:00:04&mpd_segment_template=number',
+    '.f4m',
+    'p.f4m?hds_multi_level=true',
+  ])('%s equals the HTTP response byte for byte', async (request) => {
+    const r = await runOrigin(['package', '-o', 'stdout:', ism, request]);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const server = await startServer({
+      root: dir,
+      host: '127.0.0.1',
+      port: 0,
+      manifestCacheControl: '',
+      segmentCacheControl: '',
+      select: wasmTrackSelector,
+      playerPage: false,
+    });
+    try {
+      // The same request line, query as written (the origin decodes it exactly once either way).
+      const http = await get(server.url, `/p.ism/${request}`);
+      expect(http.status).toBe(200);
+      expect(r.stdout.length).toBeGreaterThan(100);
+      expect(r.stdout).toBe(http.text);
+    } finally {
+      await server.close();
+    }
+  });
 
   test('a bad filter is reported with its position (exit 1), nothing on stdout', async () => {
     const r = await runOrigin(['package', '-o', 'stdout:', ism, '.mpd?filter=type="audio"']);
@@ -185,7 +232,11 @@ describe('bad input: a clear message naming the file, a non-zero exit, no output
   const cases: Array<[string, Buffer | null, RegExp]> = [
     ['truncated.ismv', main.subarray(0, 300_000), /box 'mdat' of \d+ bytes runs past the end of its container/],
     ['random.ismv', noise, /not an MP4 file \(first box type is '.+', expected ftyp\)/],
-    ['moov-only.ismv', main.subarray(0, moovEnd), /track 1 \(video\) has no fragments: no moof boxes and no mfra index/],
+    [
+      'moov-only.ismv',
+      main.subarray(0, moovEnd),
+      /track 1 \(video\) has no fragments: no moof boxes and no mfra index/,
+    ],
     ['progressive.ismv', withMvexRenamed, /not a fragmented MP4 \(moov has no mvex\)/],
     ['empty.ismv', Buffer.alloc(0), /empty file \(0 bytes\), not an MP4 file/],
     ['codec.ismv', withCodecRenamed, /unsupported codec 'xyz1' \(supported: avc1, avc3, mp4a/],
@@ -235,15 +286,35 @@ describe('bad input: a clear message naming the file, a non-zero exit, no output
   });
 
   test('usage errors exit 2 and say what to do', async () => {
-    expect(await runOrigin(['package', media('audio_eng_64k.isma')])).toMatchObject({ code: 2, stderr: expect.stringMatching(/no output: give -o/) });
-    expect(await runOrigin(['package', '-o', 'x.mp4', media('audio_eng_64k.isma')])).toMatchObject({ code: 1, stderr: expect.stringMatching(/must end in \.ism/) });
-    expect(await runOrigin(['package', '-o', path.join(dir, 'none.ism')])).toMatchObject({ code: 1, stderr: expect.stringMatching(/no input files/) });
-    expect(await runOrigin(['package', '-o', 'stdout:', '--bogus'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown option --bogus/) });
-    expect(await runOrigin(['frobnicate'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command 'frobnicate'/) });
+    expect(await runOrigin(['package', media('audio_eng_64k.isma')])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/no output: give -o/),
+    });
+    expect(await runOrigin(['package', '-o', 'x.mp4', media('audio_eng_64k.isma')])).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/must end in \.ism/),
+    });
+    expect(await runOrigin(['package', '-o', path.join(dir, 'none.ism')])).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/no input files/),
+    });
+    expect(await runOrigin(['package', '-o', 'stdout:', '--bogus'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/unknown option --bogus/),
+    });
+    expect(await runOrigin(['frobnicate'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/unknown command 'frobnicate'/),
+    });
   });
 
   test('an unwritable output directory is an io error naming the target', async () => {
-    const r = await runOrigin(['package', '-o', path.join(dir, 'no', 'such', 'dir', 'x.ism'), media('audio_eng_64k.isma')]);
+    const r = await runOrigin([
+      'package',
+      '-o',
+      path.join(dir, 'no', 'such', 'dir', 'x.ism'),
+      media('audio_eng_64k.isma'),
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/x\.ism: cannot write the server manifest/);
   });
@@ -252,7 +323,14 @@ describe('bad input: a clear message naming the file, a non-zero exit, no output
 test('--help documents every stored option', async () => {
   const r = await runOrigin(['package', '--help']);
   expect(r.code).toBe(0);
-  for (const flag of ['--hls.client_manifest_version', '--hls.fmp4', '--variant_set', '--track_filter', '--mpd.segment_template=time|number', '--track_type']) {
+  for (const flag of [
+    '--hls.client_manifest_version',
+    '--hls.fmp4',
+    '--variant_set',
+    '--track_filter',
+    '--mpd.segment_template=time|number',
+    '--track_type',
+  ]) {
     expect(r.stdout).toContain(flag);
   }
 });
@@ -267,9 +345,38 @@ describe('the README device-class recipe', () => {
   const dir = tempDir();
 
   const EXPECTED_CLASSES: Record<string, string[]> = {
-    'phones.ism': ['video_baseline_400k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'text_eng.ismt', 'text_nld.ismt'],
-    'tablets.ism': ['video_baseline_400k.ismv', 'video_sar_500k.ismv', 'video_2997_600k.ismv', 'video_main_900k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'text_eng.ismt', 'text_nld.ismt'],
-    'consoles.ism': ['video_baseline_400k.ismv', 'video_sar_500k.ismv', 'video_2997_600k.ismv', 'video_main_900k.ismv', 'video_high_1600k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'audio_ac3_384k.isma', 'text_eng.ismt', 'text_nld.ismt'],
+    'phones.ism': [
+      'video_baseline_400k.ismv',
+      'audio_eng_64k.isma',
+      'audio_eng_128k.isma',
+      'audio_nld_128k.isma',
+      'text_eng.ismt',
+      'text_nld.ismt',
+    ],
+    'tablets.ism': [
+      'video_baseline_400k.ismv',
+      'video_sar_500k.ismv',
+      'video_2997_600k.ismv',
+      'video_main_900k.ismv',
+      'audio_eng_64k.isma',
+      'audio_eng_128k.isma',
+      'audio_nld_128k.isma',
+      'text_eng.ismt',
+      'text_nld.ismt',
+    ],
+    'consoles.ism': [
+      'video_baseline_400k.ismv',
+      'video_sar_500k.ismv',
+      'video_2997_600k.ismv',
+      'video_main_900k.ismv',
+      'video_high_1600k.ismv',
+      'audio_eng_64k.isma',
+      'audio_eng_128k.isma',
+      'audio_nld_128k.isma',
+      'audio_ac3_384k.isma',
+      'text_eng.ismt',
+      'text_nld.ismt',
+    ],
     'settop.ism': [...FIXTURE_FILES],
   };
 
@@ -284,7 +391,10 @@ describe('the README device-class recipe', () => {
     const work = path.join(dir, name.replace('.ism', ''));
     mkdirSync(work);
     for (const f of FIXTURE_FILES) symlinkSync(media(f), path.join(work, f));
-    const args = line!.split(/\s+/).slice(1).map((a) => (a.startsWith('-') || a === 'package' || a.endsWith('.ism') ? a : path.join(work, a)));
+    const args = line!
+      .split(/\s+/)
+      .slice(1)
+      .map((a) => (a.startsWith('-') || a === 'package' || a.endsWith('.ism') ? a : path.join(work, a)));
     const r = await runOrigin(args.map((a) => (a.endsWith('.ism') ? path.join(work, a) : a)));
     expect(r.code).toBe(0);
     const m = parseServerManifest(readFileSync(path.join(work, name), 'utf8'));
@@ -306,11 +416,21 @@ describe('the README device-class recipe', () => {
 });
 
 test('bin/origin.js runs as a real process', () => {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'origin.js'), 'package', '-q', '-o', 'stdout:', media('text_eng.ismt')], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'bin', 'origin.js'), 'package', '-q', '-o', 'stdout:', media('text_eng.ismt')],
+    { encoding: 'utf8' },
+  );
   expect(r.status).toBe(0);
   expect(parseServerManifest(r.stdout).tracks[0]).toMatchObject({ element: 'textstream', systemLanguage: 'eng' });
-  const bad = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'origin.js'), 'package', '-o', 'stdout:', '/nonexistent.ismv'], { encoding: 'utf8' });
+  const bad = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'bin', 'origin.js'), 'package', '-o', 'stdout:', '/nonexistent.ismv'],
+    { encoding: 'utf8' },
+  );
   expect(bad.status).toBe(1);
   expect(bad.stderr).toBe('origin package: error: /nonexistent.ismv: no such file\n');
-  expect(execFileSync(process.execPath, [path.join(ROOT, 'bin', 'origin.js'), 'version'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  expect(
+    execFileSync(process.execPath, [path.join(ROOT, 'bin', 'origin.js'), 'version'], { encoding: 'utf8' }).trim(),
+  ).toMatch(/^\d+\.\d+\.\d+$/);
 });

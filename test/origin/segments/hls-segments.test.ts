@@ -37,7 +37,15 @@ const FACTS = JSON.parse(readFileSync(media('facts.json'), 'utf8')) as FileFacts
 const fact = (file: string): FileFacts => FACTS.find((f) => f.file === file)!;
 
 const PRESENTATIONS: Record<string, string[]> = {
-  p: ['video_baseline_400k.ismv', 'video_main_900k.ismv', 'video_high_1600k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'audio_nld_128k.isma', 'text_eng.ismt'],
+  p: [
+    'video_baseline_400k.ismv',
+    'video_main_900k.ismv',
+    'video_high_1600k.ismv',
+    'audio_eng_64k.isma',
+    'audio_eng_128k.isma',
+    'audio_nld_128k.isma',
+    'text_eng.ismt',
+  ],
   v: ['video_sar_500k.ismv', 'video_2997_600k.ismv', 'video_interlaced_800k.ismv', 'audio_nld_128k.isma'],
   d: ['video_baseline_400k.ismv', 'audio_ac3_384k.isma', 'audio_eac3_256k.isma'],
   m: ['muxed_av.ismv'],
@@ -69,7 +77,10 @@ const segmentsOf = new Map<string, Array<{ first: number; count: number }>>();
 type TrackType = 'video' | 'audio' | 'textstream';
 const trackId = (pres: string, file: string, type: TrackType): string => `${pres}/${file}/${type}`;
 const keyOf = (pres: string, file: string, type: TrackType): string => keys.get(trackId(pres, file, type))!;
-const renditionKey = (r: Rendition): string => [r.audio !== undefined ? keyOf(r.pres, r.audio, 'audio') : undefined, keyOf(r.pres, r.video, 'video')].filter((k) => k !== undefined).join('-');
+const renditionKey = (r: Rendition): string =>
+  [r.audio !== undefined ? keyOf(r.pres, r.audio, 'audio') : undefined, keyOf(r.pres, r.video, 'video')]
+    .filter((k) => k !== undefined)
+    .join('-');
 const nameOf = (r: Rendition): string => `${r.pres}:${r.audio !== undefined ? `${r.audio}+` : ''}${r.video}`;
 
 beforeAll(async () => {
@@ -86,7 +97,10 @@ beforeAll(async () => {
     const view = viewOf(await loadPresentation(ism), 'hls');
     for (const t of view.tracks) {
       const type = t.track.properties.type;
-      segmentsOf.set(`${pres}/${path.basename(t.track.src)}/${type}`, t.segments.map((s) => ({ first: s.first, count: s.count })));
+      segmentsOf.set(
+        `${pres}/${path.basename(t.track.src)}/${type}`,
+        t.segments.map((s) => ({ first: s.first, count: s.count })),
+      );
     }
   }
 }, 120_000);
@@ -108,7 +122,13 @@ function run(cmd: string, args: string[]): Promise<{ code: number; stdout: strin
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    child.on('close', (code) =>
+      resolve({
+        code: code ?? -1,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      }),
+    );
   });
 }
 
@@ -120,9 +140,21 @@ interface Probed {
 
 /** Decodes every frame (`-count_frames`) and reports per stream type; stderr at `-v warning`. */
 async function probeFrames(input: string, options: string[] = []): Promise<Probed> {
-  const r = await run('ffprobe', ['-v', 'warning', ...options, '-count_frames', '-show_entries', 'stream=codec_type,codec_name,nb_read_frames', '-of', 'json', input]);
+  const r = await run('ffprobe', [
+    '-v',
+    'warning',
+    ...options,
+    '-count_frames',
+    '-show_entries',
+    'stream=codec_type,codec_name,nb_read_frames',
+    '-of',
+    'json',
+    input,
+  ]);
   expect([input, r.code]).toEqual([input, 0]);
-  const streams = (JSON.parse(r.stdout) as { streams: Array<{ codec_type: string; codec_name: string; nb_read_frames: string }> }).streams;
+  const streams = (
+    JSON.parse(r.stdout) as { streams: Array<{ codec_type: string; codec_name: string; nb_read_frames: string }> }
+  ).streams;
   const frames: Record<string, number> = {};
   const codecs: Record<string, string> = {};
   for (const s of streams) {
@@ -134,13 +166,27 @@ async function probeFrames(input: string, options: string[] = []): Promise<Probe
 
 /** Packet timestamps per stream type, in the stream's own time base. */
 async function packetTimes(file: string): Promise<Record<string, { timeBase: [number, number]; pts: bigint[] }>> {
-  const r = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=index,codec_type,time_base:packet=stream_index,pts', '-of', 'json', file]);
+  const r = await run('ffprobe', [
+    '-v',
+    'error',
+    '-show_entries',
+    'stream=index,codec_type,time_base:packet=stream_index,pts',
+    '-of',
+    'json',
+    file,
+  ]);
   expect(r.stderr).toBe('');
-  const j = JSON.parse(r.stdout) as { streams: Array<{ index: number; codec_type: string; time_base: string }>; packets: Array<{ stream_index: number; pts: number }> };
+  const j = JSON.parse(r.stdout) as {
+    streams: Array<{ index: number; codec_type: string; time_base: string }>;
+    packets: Array<{ stream_index: number; pts: number }>;
+  };
   const out: Record<string, { timeBase: [number, number]; pts: bigint[] }> = {};
   for (const s of j.streams) {
     const [num, den] = s.time_base.split('/').map(Number) as [number, number];
-    out[s.codec_type] = { timeBase: [num, den], pts: j.packets.filter((p) => p.stream_index === s.index).map((p) => BigInt(p.pts)) };
+    out[s.codec_type] = {
+      timeBase: [num, den],
+      pts: j.packets.filter((p) => p.stream_index === s.index).map((p) => BigInt(p.pts)),
+    };
   }
   return out;
 }
@@ -184,7 +230,11 @@ function sourceFrames(file: string): Promise<Record<string, number>> {
  * samples); video segment i starts at its first fragment's tfxd time. First segment open below,
  * last open above. (No frame of these fixtures falls within rounding of a boundary.)
  */
-function expectedAudioPerSegment(audio: string, video: string, segments: Array<{ first: number; count: number }>): number[] {
+function expectedAudioPerSegment(
+  audio: string,
+  video: string,
+  segments: Array<{ first: number; count: number }>,
+): number[] {
   const a = fact(audio);
   const v = fact(video);
   const perFrame = a.codec === 'aac' ? 1024 : 1536;
@@ -239,10 +289,11 @@ function compositionTimes(init: Buffer, segments: Buffer[]): bigint[] {
           for (let i = 0; i < count; i++) {
             let duration = defaultDuration;
             let offset = 0;
-            if (flags & 0x100) (duration = trun.body.readUInt32BE(at)), (at += 4);
+            if (flags & 0x100) ((duration = trun.body.readUInt32BE(at)), (at += 4));
             if (flags & 0x200) at += 4;
             if (flags & 0x400) at += 4;
-            if (flags & 0x800) (offset = version === 1 ? trun.body.readInt32BE(at) : trun.body.readUInt32BE(at)), (at += 4);
+            if (flags & 0x800)
+              ((offset = version === 1 ? trun.body.readInt32BE(at) : trun.body.readUInt32BE(at)), (at += 4));
             out.push(time + BigInt(offset));
             time += BigInt(duration);
           }
@@ -253,13 +304,20 @@ function compositionTimes(init: Buffer, segments: Buffer[]): bigint[] {
   return out;
 }
 
-const tsUrl = (r: Rendition, n: number, query = ''): string => `/${r.pres}.ism/${r.pres}-${renditionKey(r)}-${n}.ts${query}`;
+const tsUrl = (r: Rendition, n: number, query = ''): string =>
+  `/${r.pres}.ism/${r.pres}-${renditionKey(r)}-${n}.ts${query}`;
 
-async function renditionSegments(r: Rendition, query = '', order: 'forward' | 'reverse' = 'forward', count?: number): Promise<Buffer[]> {
+async function renditionSegments(
+  r: Rendition,
+  query = '',
+  order: 'forward' | 'reverse' = 'forward',
+  count?: number,
+): Promise<Buffer[]> {
   const n = count ?? segmentsOf.get(trackId(r.pres, r.video, 'video'))!.length;
   const numbers = Array.from({ length: n }, (_, i) => i + 1);
   const out: Buffer[] = new Array(n);
-  for (const i of order === 'forward' ? numbers : [...numbers].reverse()) out[i - 1] = await fetchOk(tsUrl(r, i, query), 'video/mp2t');
+  for (const i of order === 'forward' ? numbers : [...numbers].reverse())
+    out[i - 1] = await fetchOk(tsUrl(r, i, query), 'video/mp2t');
   return out;
 }
 
@@ -271,38 +329,41 @@ describe('MPEG-TS renditions', () => {
     expect(RENDITIONS.length).toBe(3 * 4 + 3 * 2 + 1 * 3 + 1 * 2);
   });
 
-  test.each(RENDITIONS.map((r) => [nameOf(r), r] as const))('%s: the playlist read as one stream, and every segment alone', async (_, r) => {
-    const expected = await sourceFrames(r.video);
-    const audioExpected = r.audio !== undefined ? await sourceFrames(r.audio) : undefined;
-    // Whole, through the media playlist.
-    const whole = await probeFrames(`${origin.url}/${r.pres}.ism/${r.pres}-${renditionKey(r)}.m3u8`);
-    expect(whole.stderr).toBe('');
-    expect(whole.codecs['video']).toBe('h264');
-    expect(whole.frames['video']).toBe(expected['video']);
-    expect(whole.frames['audio']).toBe(audioExpected?.['audio']);
+  test.each(RENDITIONS.map((r) => [nameOf(r), r] as const))(
+    '%s: the playlist read as one stream, and every segment alone',
+    async (_, r) => {
+      const expected = await sourceFrames(r.video);
+      const audioExpected = r.audio !== undefined ? await sourceFrames(r.audio) : undefined;
+      // Whole, through the media playlist.
+      const whole = await probeFrames(`${origin.url}/${r.pres}.ism/${r.pres}-${renditionKey(r)}.m3u8`);
+      expect(whole.stderr).toBe('');
+      expect(whole.codecs['video']).toBe('h264');
+      expect(whole.frames['video']).toBe(expected['video']);
+      expect(whole.frames['audio']).toBe(audioExpected?.['audio']);
 
-    // Each segment alone: the checker over the sequence, ffmpeg on each.
-    const segments = await renditionSegments(r);
-    const check = checkTs(segments);
-    expect(check.problems).toEqual([]);
-    expect(check.streams.length).toBe(r.audio !== undefined ? 2 : 1);
-    const files = segments.map((b, i) => {
-      const file = path.join(dir, `${r.pres}-${renditionKey(r)}-${i + 1}.ts`);
-      writeFileSync(file, b);
-      return file;
-    });
-    const probed = await pool(files.map((f) => () => probeFrames(f)));
-    probed.forEach((p, i) => expect([i + 1, p.stderr]).toEqual([i + 1, '']));
-    const videoPer = probed.map((p) => p.frames['video'] ?? 0);
-    const audioPer = probed.map((p) => p.frames['audio'] ?? 0);
-    expect(videoPer.reduce((a, b) => a + b, 0)).toBe(expected['video']);
-    if (r.audio !== undefined) expect(audioPer.reduce((a, b) => a + b, 0)).toBe(audioExpected!['audio']);
-    const ranges = segmentsOf.get(trackId(r.pres, r.video, 'video'))!;
-    if (r.video !== 'muxed_av.ismv') {
-      expect(videoPer).toEqual(expectedVideoPerSegment(r.video, ranges));
-      if (r.audio !== undefined) expect(audioPer).toEqual(expectedAudioPerSegment(r.audio, r.video, ranges));
-    }
-  });
+      // Each segment alone: the checker over the sequence, ffmpeg on each.
+      const segments = await renditionSegments(r);
+      const check = checkTs(segments);
+      expect(check.problems).toEqual([]);
+      expect(check.streams.length).toBe(r.audio !== undefined ? 2 : 1);
+      const files = segments.map((b, i) => {
+        const file = path.join(dir, `${r.pres}-${renditionKey(r)}-${i + 1}.ts`);
+        writeFileSync(file, b);
+        return file;
+      });
+      const probed = await pool(files.map((f) => () => probeFrames(f)));
+      probed.forEach((p, i) => expect([i + 1, p.stderr]).toEqual([i + 1, '']));
+      const videoPer = probed.map((p) => p.frames['video'] ?? 0);
+      const audioPer = probed.map((p) => p.frames['audio'] ?? 0);
+      expect(videoPer.reduce((a, b) => a + b, 0)).toBe(expected['video']);
+      if (r.audio !== undefined) expect(audioPer.reduce((a, b) => a + b, 0)).toBe(audioExpected!['audio']);
+      const ranges = segmentsOf.get(trackId(r.pres, r.video, 'video'))!;
+      if (r.video !== 'muxed_av.ismv') {
+        expect(videoPer).toEqual(expectedVideoPerSegment(r.video, ranges));
+        if (r.audio !== undefined) expect(audioPer).toEqual(expectedAudioPerSegment(r.audio, r.video, ranges));
+      }
+    },
+  );
 
   test.each([
     ['p', 'video_main_900k.ismv', 'audio_eng_64k.isma'],
@@ -315,15 +376,21 @@ describe('MPEG-TS renditions', () => {
     const tsFile = path.join(dir, `times-${pres}.ts`);
     writeFileSync(tsFile, Buffer.concat(await renditionSegments(r)));
     const ts = await packetTimes(tsFile);
-    for (const [type, file] of [['video', video], ['audio', audio]] as const) {
+    for (const [type, file] of [
+      ['video', video],
+      ['audio', audio],
+    ] as const) {
       const key = keyOf(pres, file, type);
       const count = segmentsOf.get(trackId(pres, file, type))!.length;
       const init = await fetchOk(`/${pres}.ism/hls/${pres}-${key}.m4s`, 'video/mp4');
       const media: Buffer[] = [];
-      for (let n = 1; n <= count; n++) media.push(await fetchOk(`/${pres}.ism/hls/${pres}-${key}-${n}.m4s`, 'video/mp4'));
+      for (let n = 1; n <= count; n++)
+        media.push(await fetchOk(`/${pres}.ism/hls/${pres}-${key}-${n}.m4s`, 'video/mp4'));
       const timescale = initTimescale(init);
       // Composition times (§8.8.8: decode time + signed offset), halves up to 90 kHz, + 10 s.
-      const expected = compositionTimes(init, media).map((t) => (2n * t * 90000n + timescale) / (2n * timescale) + 900000n);
+      const expected = compositionTimes(init, media).map(
+        (t) => (2n * t * 90000n + timescale) / (2n * timescale) + 900000n,
+      );
       expect(ts[type]!.timeBase).toEqual([1, 90000]);
       expect(ts[type]!.pts).toEqual(expected);
     }
@@ -333,10 +400,19 @@ describe('MPEG-TS renditions', () => {
     const r: Rendition = { pres: 'p', video: 'video_high_1600k.ismv', audio: 'audio_nld_128k.isma' };
     const cold = await startTestOrigin({ p: PRESENTATIONS['p']! });
     try {
-      for (const query of ['?t=2-8', '?vbegin=0:00:04', '?hls_minimum_fragment_length=0', '?hls_minimum_fragment_length=6', '?hls_minimum_fragment_length=3&t=3']) {
+      for (const query of [
+        '?t=2-8',
+        '?vbegin=0:00:04',
+        '?hls_minimum_fragment_length=0',
+        '?hls_minimum_fragment_length=6',
+        '?hls_minimum_fragment_length=3&t=3',
+      ]) {
         const playlist = (await get(origin.url, `/p.ism/p-${renditionKey(r)}.m3u8${query}`)).text;
         // A clip's segments keep the whole presentation's numbers (vbegin=0:00:04 starts at 2).
-        const urls = playlist.split('\n').filter((l) => /\.ts(\?|$)/.test(l)).map((l) => `/p.ism/${l}`);
+        const urls = playlist
+          .split('\n')
+          .filter((l) => /\.ts(\?|$)/.test(l))
+          .map((l) => `/p.ism/${l}`);
         expect([query, urls.length > 0]).toEqual([query, true]);
         const forward: Buffer[] = [];
         for (const u of urls) forward.push(await fetchOk(u, 'video/mp2t'));
@@ -368,7 +444,8 @@ function fmp4Facts(segment: Buffer): { tfdt: bigint; samples: number } {
   for (const moof of boxes(segment).filter((b) => b.type === 'moof')) {
     for (const traf of boxes(moof.body).filter((b) => b.type === 'traf')) {
       for (const c of boxes(traf.body)) {
-        if (c.type === 'tfdt' && tfdt === undefined) tfdt = c.body[0] === 1 ? c.body.readBigUInt64BE(4) : BigInt(c.body.readUInt32BE(4));
+        if (c.type === 'tfdt' && tfdt === undefined)
+          tfdt = c.body[0] === 1 ? c.body.readBigUInt64BE(4) : BigInt(c.body.readUInt32BE(4));
         if (c.type === 'trun') samples += c.body.readUInt32BE(4);
       }
     }
@@ -376,99 +453,120 @@ function fmp4Facts(segment: Buffer): { tfdt: bigint; samples: number } {
   return { tfdt: tfdt!, samples };
 }
 
-const PACKED_TYPES: Record<string, [string, string]> = { aac: ['aac', 'audio/aac'], ac3: ['ac3', 'audio/ac3'], eac3: ['ec3', 'audio/eac3'] };
+const PACKED_TYPES: Record<string, [string, string]> = {
+  aac: ['aac', 'audio/aac'],
+  ac3: ['ac3', 'audio/ac3'],
+  eac3: ['ec3', 'audio/eac3'],
+};
 
 describe('packed audio', () => {
-  test.each(AUDIO_TRACKS.map((a) => [`${a.pres}:${a.file}`, a] as const))('%s: playlist and segments decode; ID3 timestamps are the fMP4 times', async (_, a) => {
-    const key = keyOf(a.pres, a.file, 'audio');
-    const codec = a.file === 'muxed_av.ismv' ? 'aac' : fact(a.file).codec;
-    const [ext, contentType] = PACKED_TYPES[codec]!;
-    const expected = (await sourceFrames(a.file))['audio'];
-    // ffmpeg's HLS reader checks that a segment's extension is one its detected demuxer lists:
-    // its raw E-AC-3 demuxer lists `eac3`, not the `.ec3` of our URLs (extension_picky).
-    const whole = await probeFrames(`${origin.url}/${a.pres}.ism/${a.pres}-${key}.m3u8`, ext === 'ec3' ? ['-extension_picky', '0'] : []);
-    expect(whole.stderr).toBe('');
-    expect(whole.frames['audio']).toBe(expected);
-    expect(whole.codecs['audio']).toBe(codec);
+  test.each(AUDIO_TRACKS.map((a) => [`${a.pres}:${a.file}`, a] as const))(
+    '%s: playlist and segments decode; ID3 timestamps are the fMP4 times',
+    async (_, a) => {
+      const key = keyOf(a.pres, a.file, 'audio');
+      const codec = a.file === 'muxed_av.ismv' ? 'aac' : fact(a.file).codec;
+      const [ext, contentType] = PACKED_TYPES[codec]!;
+      const expected = (await sourceFrames(a.file))['audio'];
+      // ffmpeg's HLS reader checks that a segment's extension is one its detected demuxer lists:
+      // its raw E-AC-3 demuxer lists `eac3`, not the `.ec3` of our URLs (extension_picky).
+      const whole = await probeFrames(
+        `${origin.url}/${a.pres}.ism/${a.pres}-${key}.m3u8`,
+        ext === 'ec3' ? ['-extension_picky', '0'] : [],
+      );
+      expect(whole.stderr).toBe('');
+      expect(whole.frames['audio']).toBe(expected);
+      expect(whole.codecs['audio']).toBe(codec);
 
-    const count = segmentsOf.get(trackId(a.pres, a.file, 'audio'))!.length;
-    const timescale = initTimescale(await fetchOk(`/${a.pres}.ism/hls/${a.pres}-${key}.m4s`, 'video/mp4'));
-    let total = 0;
-    for (let n = 1; n <= count; n++) {
-      const body = await fetchOk(`/${a.pres}.ism/${a.pres}-${key}-${n}.${ext}`, contentType);
-      const fmp4 = fmp4Facts(await fetchOk(`/${a.pres}.ism/hls/${a.pres}-${key}-${n}.m4s`, 'video/mp4'));
-      // ID3v2.4 tag with the PRIV frame (RFC 8216 §3.4).
-      expect(body.subarray(0, 4).toString('latin1')).toBe('ID3\x04');
-      const tagSize = 10 + ((body[6]! << 21) | (body[7]! << 14) | (body[8]! << 7) | body[9]!);
-      const owner = 'com.apple.streaming.transportStreamTimestamp\0';
-      expect(body.subarray(20, 20 + owner.length).toString('latin1')).toBe(owner);
-      const pts = body.readBigUInt64BE(20 + owner.length);
-      expect([n, pts]).toEqual([n, (2n * fmp4.tfdt * 90000n + timescale) / (2n * timescale) + 900000n]);
-      const frames = body.subarray(tagSize);
-      if (codec === 'aac') {
-        const parsed = adtsFrames(frames);
-        expect(parsed.problems).toEqual([]);
-        expect([n, parsed.frames.length]).toEqual([n, fmp4.samples]);
-      } else {
-        expect(frames.readUInt16BE(0)).toBe(0x0b77); // AC-3 / E-AC-3 syncword
+      const count = segmentsOf.get(trackId(a.pres, a.file, 'audio'))!.length;
+      const timescale = initTimescale(await fetchOk(`/${a.pres}.ism/hls/${a.pres}-${key}.m4s`, 'video/mp4'));
+      let total = 0;
+      for (let n = 1; n <= count; n++) {
+        const body = await fetchOk(`/${a.pres}.ism/${a.pres}-${key}-${n}.${ext}`, contentType);
+        const fmp4 = fmp4Facts(await fetchOk(`/${a.pres}.ism/hls/${a.pres}-${key}-${n}.m4s`, 'video/mp4'));
+        // ID3v2.4 tag with the PRIV frame (RFC 8216 §3.4).
+        expect(body.subarray(0, 4).toString('latin1')).toBe('ID3\x04');
+        const tagSize = 10 + ((body[6]! << 21) | (body[7]! << 14) | (body[8]! << 7) | body[9]!);
+        const owner = 'com.apple.streaming.transportStreamTimestamp\0';
+        expect(body.subarray(20, 20 + owner.length).toString('latin1')).toBe(owner);
+        const pts = body.readBigUInt64BE(20 + owner.length);
+        expect([n, pts]).toEqual([n, (2n * fmp4.tfdt * 90000n + timescale) / (2n * timescale) + 900000n]);
+        const frames = body.subarray(tagSize);
+        if (codec === 'aac') {
+          const parsed = adtsFrames(frames);
+          expect(parsed.problems).toEqual([]);
+          expect([n, parsed.frames.length]).toEqual([n, fmp4.samples]);
+        } else {
+          expect(frames.readUInt16BE(0)).toBe(0x0b77); // AC-3 / E-AC-3 syncword
+        }
+        const file = path.join(dir, `packed-${a.pres}-${n}.${ext}`);
+        writeFileSync(file, body);
+        const probed = await probeFrames(file);
+        // A raw elementary stream has no duration: ffprobe says so, and nothing else.
+        expect(
+          probed.stderr.split('\n').filter((l) => l !== '' && !/Estimating duration from bitrate/.test(l)),
+        ).toEqual([]);
+        expect([n, probed.frames['audio']]).toEqual([n, fmp4.samples]);
+        total += probed.frames['audio']!;
       }
-      const file = path.join(dir, `packed-${a.pres}-${n}.${ext}`);
-      writeFileSync(file, body);
-      const probed = await probeFrames(file);
-      // A raw elementary stream has no duration: ffprobe says so, and nothing else.
-      expect(probed.stderr.split('\n').filter((l) => l !== '' && !/Estimating duration from bitrate/.test(l))).toEqual([]);
-      expect([n, probed.frames['audio']]).toEqual([n, fmp4.samples]);
-      total += probed.frames['audio']!;
-    }
-    expect(total).toBe(expected);
-  });
+      expect(total).toBe(expected);
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
 // I-frame segments
 
 describe('I-frame segments', () => {
-  test.each(['video_baseline_400k.ismv', 'video_main_900k.ismv', 'video_high_1600k.ismv'])('%s: each keyframe alone, as TS and as fMP4', async (video) => {
-    const key = keyOf('p', video, 'video');
-    const v4 = '?hls_client_manifest_version=4';
-    const fragments = fact(video).box.fragments.length;
-    // Every URI the I-frame playlists write (relative to keyframes/) answers, TS and fMP4.
-    for (const query of [v4, `${v4}&hls_fmp4=true`]) {
-      const playlist = await get(origin.url, `/p.ism/keyframes/p-${key}.m3u8${query}`);
-      expect([query, playlist.status]).toEqual([query, 200]);
-      const uris = [...playlist.text.matchAll(/^([^#\n].*)$/gm), ...playlist.text.matchAll(/URI="([^"]+)"/g)].map((m) => m[1]!);
-      expect(uris.length).toBe(fragments + (query.includes('fmp4') ? 1 : 0));
-      for (const uri of uris) {
-        const url = new URL(uri, `${origin.url}/p.ism/keyframes/`);
-        const r = await get(origin.url, url.pathname + url.search);
-        expect([uri, r.status, r.headers['content-type']]).toEqual([uri, 200, uri.includes('.ts') ? 'video/mp2t' : 'video/mp4']);
+  test.each(['video_baseline_400k.ismv', 'video_main_900k.ismv', 'video_high_1600k.ismv'])(
+    '%s: each keyframe alone, as TS and as fMP4',
+    async (video) => {
+      const key = keyOf('p', video, 'video');
+      const v4 = '?hls_client_manifest_version=4';
+      const fragments = fact(video).box.fragments.length;
+      // Every URI the I-frame playlists write (relative to keyframes/) answers, TS and fMP4.
+      for (const query of [v4, `${v4}&hls_fmp4=true`]) {
+        const playlist = await get(origin.url, `/p.ism/keyframes/p-${key}.m3u8${query}`);
+        expect([query, playlist.status]).toEqual([query, 200]);
+        const uris = [...playlist.text.matchAll(/^([^#\n].*)$/gm), ...playlist.text.matchAll(/URI="([^"]+)"/g)].map(
+          (m) => m[1]!,
+        );
+        expect(uris.length).toBe(fragments + (query.includes('fmp4') ? 1 : 0));
+        for (const uri of uris) {
+          const url = new URL(uri, `${origin.url}/p.ism/keyframes/`);
+          const r = await get(origin.url, url.pathname + url.search);
+          expect([uri, r.status, r.headers['content-type']]).toEqual([
+            uri,
+            200,
+            uri.includes('.ts') ? 'video/mp2t' : 'video/mp4',
+          ]);
+        }
       }
-    }
-    // The video-only rendition's PTS values: each keyframe must be one of them.
-    const stream = checkTs(await renditionSegments({ pres: 'p', video }));
-    const ptsOf = new Set(stream.pes.map((p) => p.pts));
-    const init = await fetchOk(`/p.ism/hls/p-${key}.m4s`, 'video/mp4');
-    for (let n = 1; n <= fragments; n++) {
-      const ts = await fetchOk(`/p.ism/keyframes/p-${key}-${n}.ts${v4}`, 'video/mp2t');
-      const check = checkTs([ts]);
-      expect(check.problems).toEqual([]);
-      expect(check.pes.length).toBe(1);
-      expect(ptsOf.has(check.pes[0]!.pts)).toBe(true);
-      const tsFile = path.join(dir, `key-${n}.ts`);
-      writeFileSync(tsFile, ts);
-      const probedTs = await probeFrames(tsFile);
-      expect([n, probedTs.stderr, probedTs.frames]).toEqual([n, '', { video: 1 }]);
-      const m4s = await fetchOk(`/p.ism/keyframes/p-${key}-${n}.m4s${v4}`, 'video/mp4');
-      const mp4File = path.join(dir, `key-${n}.mp4`);
-      writeFileSync(mp4File, Buffer.concat([init, m4s]));
-      const probedMp4 = await probeFrames(mp4File);
-      expect([n, probedMp4.stderr, probedMp4.frames]).toEqual([n, '', { video: 1 }]);
-    }
-    for (const n of [0, fragments + 1]) {
-      const r = await get(origin.url, `/p.ism/keyframes/p-${key}-${n}.ts${v4}`);
-      expect([n, r.status, r.headers['x-origin-error']]).toEqual([n, 404, 'unknown-time']);
-    }
-  });
+      // The video-only rendition's PTS values: each keyframe must be one of them.
+      const stream = checkTs(await renditionSegments({ pres: 'p', video }));
+      const ptsOf = new Set(stream.pes.map((p) => p.pts));
+      const init = await fetchOk(`/p.ism/hls/p-${key}.m4s`, 'video/mp4');
+      for (let n = 1; n <= fragments; n++) {
+        const ts = await fetchOk(`/p.ism/keyframes/p-${key}-${n}.ts${v4}`, 'video/mp2t');
+        const check = checkTs([ts]);
+        expect(check.problems).toEqual([]);
+        expect(check.pes.length).toBe(1);
+        expect(ptsOf.has(check.pes[0]!.pts)).toBe(true);
+        const tsFile = path.join(dir, `key-${n}.ts`);
+        writeFileSync(tsFile, ts);
+        const probedTs = await probeFrames(tsFile);
+        expect([n, probedTs.stderr, probedTs.frames]).toEqual([n, '', { video: 1 }]);
+        const m4s = await fetchOk(`/p.ism/keyframes/p-${key}-${n}.m4s${v4}`, 'video/mp4');
+        const mp4File = path.join(dir, `key-${n}.mp4`);
+        writeFileSync(mp4File, Buffer.concat([init, m4s]));
+        const probedMp4 = await probeFrames(mp4File);
+        expect([n, probedMp4.stderr, probedMp4.frames]).toEqual([n, '', { video: 1 }]);
+      }
+      for (const n of [0, fragments + 1]) {
+        const r = await get(origin.url, `/p.ism/keyframes/p-${key}-${n}.ts${v4}`);
+        expect([n, r.status, r.headers['x-origin-error']]).toEqual([n, 404, 'unknown-time']);
+      }
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -481,7 +579,10 @@ describe('WebVTT segments', () => {
     expect(ts.toString('utf8')).toMatch(/^WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000\n/);
     const fmp4 = await fetchOk(`/p.ism/p-${key}-1.webvtt?hls_fmp4=true`, 'text/vtt');
     expect(fmp4.toString('utf8')).toMatch(/^WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000\n/);
-    const cues = ts.toString('utf8').split('\n').filter((l) => l.includes('-->'));
+    const cues = ts
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.includes('-->'));
     expect(cues.length).toBeGreaterThan(0);
   });
 });
@@ -491,7 +592,11 @@ describe('HTTP', () => {
     const r: Rendition = { pres: 'p', video: 'video_baseline_400k.ismv', audio: 'audio_eng_64k.isma' };
     const full = await fetchOk(tsUrl(r, 2), 'video/mp2t');
     const head = await get(origin.url, tsUrl(r, 2), {}, 'HEAD');
-    expect([head.status, head.headers['content-length'], head.body.byteLength]).toEqual([200, String(full.byteLength), 0]);
+    expect([head.status, head.headers['content-length'], head.body.byteLength]).toEqual([
+      200,
+      String(full.byteLength),
+      0,
+    ]);
     expect(head.headers['cache-control']).toBe('public, max-age=86400');
     const part = await get(origin.url, tsUrl(r, 2), { range: 'bytes=188-375' });
     expect(part.status).toBe(206);

@@ -16,8 +16,17 @@ beforeAll(async () => {
   vb = p.tracks.find((t) => t.properties.type === 'video')!.properties.systemBitrate;
   ab = p.tracks.find((t) => t.properties.type === 'audio')!.properties.systemBitrate;
   // A broken server manifest next to the good one.
-  await fs.writeFile(path.join(origin.root, 'broken.ism'), '<smil><body><switch><video src="x.ismv"/></switch></body></smil>');
-  await fs.writeFile(path.join(origin.root, 'missing.ism'), (await fs.readFile(path.join(origin.root, 'p.ism'), 'utf8')).replace(/src="[^"]*video_main_900k.ismv"/, 'src="gone.ismv"'));
+  await fs.writeFile(
+    path.join(origin.root, 'broken.ism'),
+    '<smil><body><switch><video src="x.ismv"/></switch></body></smil>',
+  );
+  await fs.writeFile(
+    path.join(origin.root, 'missing.ism'),
+    (await fs.readFile(path.join(origin.root, 'p.ism'), 'utf8')).replace(
+      /src="[^"]*video_main_900k.ismv"/,
+      'src="gone.ismv"',
+    ),
+  );
 });
 
 afterAll(async () => {
@@ -32,18 +41,42 @@ function cases(): Array<[string, string, string, number, string]> {
     ['unknown presentation', 'GET', '/nope.ism/Manifest', 404, 'unknown-presentation'],
     ['unknown bitrate (Smooth)', 'GET', '/p.ism/QualityLevels(1)/Fragments(video_eng=0)', 404, 'unknown-track'],
     ['unknown track name (Smooth)', 'GET', `/p.ism/QualityLevels(${vb})/Fragments(nope=0)`, 404, 'unknown-track'],
-    ['time not on a fragment boundary (Smooth)', 'GET', `/p.ism/QualityLevels(${vb})/Fragments(video_eng=1)`, 404, 'unknown-time'],
-    ['time past the end (Smooth)', 'GET', `/p.ism/QualityLevels(${vb})/Fragments(video_eng=99999999999999999999)`, 404, 'unknown-time'],
+    [
+      'time not on a fragment boundary (Smooth)',
+      'GET',
+      `/p.ism/QualityLevels(${vb})/Fragments(video_eng=1)`,
+      404,
+      'unknown-time',
+    ],
+    [
+      'time past the end (Smooth)',
+      'GET',
+      `/p.ism/QualityLevels(${vb})/Fragments(video_eng=99999999999999999999)`,
+      404,
+      'unknown-time',
+    ],
     ['time not on a segment boundary (DASH)', 'GET', `/p.ism/dash/p-video_eng=${vb}-1.dash`, 404, 'unknown-time'],
     ['unknown bitrate (DASH init)', 'GET', '/p.ism/dash/p-video_eng=999.dash', 404, 'unknown-track'],
-    ['segment number 0 (DASH $Number$)', 'GET', `/p.ism/dash/p-video_eng=${vb}-0.dash?mpd_segment_template=number`, 404, 'unknown-time'],
+    [
+      'segment number 0 (DASH $Number$)',
+      'GET',
+      `/p.ism/dash/p-video_eng=${vb}-0.dash?mpd_segment_template=number`,
+      404,
+      'unknown-time',
+    ],
     ['segment past the end (HLS)', 'GET', `/p.ism/hls/p-video_eng=${vb}-99.m4s`, 404, 'unknown-time'],
     ['segment 0 (HLS numbers from 1)', 'GET', `/p.ism/hls/p-audio_eng=${ab}-0.m4s`, 404, 'unknown-time'],
     ['dot-dot segment', 'GET', '/p.ism/../p.ism/Manifest', 400, 'bad-path'],
     ['encoded dot-dot', 'GET', '/p.ism/%2e%2e/%2e%2e/etc/passwd', 400, 'bad-path'],
     ['encoded slash', 'GET', '/p.ism%2FManifest', 400, 'bad-path'],
     ['encoded backslash', 'GET', '/p.ism/x%5c..%5cManifest', 400, 'bad-path'],
-    ['double-encoded dot-dot stays literal and unknown', 'GET', '/%252e%252e/p.ism/Manifest', 404, 'unknown-presentation'],
+    [
+      'double-encoded dot-dot stays literal and unknown',
+      'GET',
+      '/%252e%252e/p.ism/Manifest',
+      404,
+      'unknown-presentation',
+    ],
     ['malformed percent-encoding in the path', 'GET', '/p.ism/%E0%A4%A.mpd', 400, 'bad-path'],
     ['NUL in the path', 'GET', '/p.ism/x%00.mpd', 400, 'bad-path'],
     ['over-long URL', 'GET', `/p.ism/${long(5000)}.mpd`, 414, 'url-too-long'],
@@ -58,7 +91,13 @@ function cases(): Array<[string, string, string, number, string]> {
     ['t with 61 minutes', 'GET', '/p.ism/.m3u8?t=0:61:00', 400, 'bad-time'],
     ['t and vbegin together', 'GET', '/p.ism/.mpd?t=0-6&vbegin=1', 400, 'bad-time'],
     ['t past the end', 'GET', '/p.ism/.mpd?t=100-200', 404, 'empty-clip'],
-    ['hls_client_manifest_version out of range', 'GET', '/p.ism/.m3u8?hls_client_manifest_version=9', 400, 'bad-option'],
+    [
+      'hls_client_manifest_version out of range',
+      'GET',
+      '/p.ism/.m3u8?hls_client_manifest_version=9',
+      400,
+      'bad-option',
+    ],
     ['mpd_segment_template not time|number', 'GET', '/p.ism/.mpd?mpd_segment_template=foo', 400, 'bad-option'],
     ['presentation_name not alphanumeric', 'GET', '/p.ism/.mpd?presentation_name=a%2Fb', 400, 'bad-option'],
     ['boolean option with a bad value', 'GET', '/p.ism/.m3u8?hls_fmp4=maybe', 400, 'bad-option'],
@@ -88,15 +127,22 @@ test('at least 25 bad requests, each with its documented status, code and a one-
       /^[^\n]+\n$/.test(line) &&
       !line.includes(origin.root) &&
       !/\bat .*\.(ts|js):\d+/.test(line);
-    if (!ok) wrong.push(`${what}: ${method} ${rawPath.slice(0, 80)} → ${r.status} ${String(r.headers['x-origin-error'])} ${JSON.stringify(line.slice(0, 200))} (expected ${status} ${code})`);
+    if (!ok)
+      wrong.push(
+        `${what}: ${method} ${rawPath.slice(0, 80)} → ${r.status} ${String(r.headers['x-origin-error'])} ${JSON.stringify(line.slice(0, 200))} (expected ${status} ${code})`,
+      );
   }
   expect(wrong).toEqual([]);
 });
 
 test('error reasons name what is wrong', async () => {
-  expect((await get(origin.url, '/p.ism/.mpd?filter=type%3D%22video%22')).text).toMatch(/filter: .* at 4: did you mean "=="\?/);
+  expect((await get(origin.url, '/p.ism/.mpd?filter=type%3D%22video%22')).text).toMatch(
+    /filter: .* at 4: did you mean "=="\?/,
+  );
   expect((await get(origin.url, '/p.ism/.mpd?t=abc')).text).toMatch(/^t: "abc" is not a time offset/);
-  expect((await get(origin.url, `/p.ism/QualityLevels(${vb})/Fragments(video_eng=1)`)).text).toContain('no fragment of video_eng starts at 1');
+  expect((await get(origin.url, `/p.ism/QualityLevels(${vb})/Fragments(video_eng=1)`)).text).toContain(
+    'no fragment of video_eng starts at 1',
+  );
 });
 
 test('a HEAD of a bad request has the status and headers but no body', async () => {

@@ -12,7 +12,11 @@ import { request } from '../../host-glue/envoy/edge-helpers';
 
 const FILES = ['video_baseline_400k.ismv', 'video_main_900k.ismv', 'audio_eng_64k.isma', 'audio_eng_128k.isma'];
 // One filter, three spellings: the canonical view (the selected tracks) is the same.
-const SPELLINGS = ['filter=type%3D%3D%22video%22', 'filter=%28type%3D%3D%22video%22%29', 'filter=type+%3D%3D+%22video%22'.replace(/\+/g, '%20')];
+const SPELLINGS = [
+  'filter=type%3D%3D%22video%22',
+  'filter=%28type%3D%3D%22video%22%29',
+  'filter=type+%3D%3D+%22video%22'.replace(/\+/g, '%20'),
+];
 const SUPPRESS = 'suppress_query_parameters=true';
 
 let origin: TestOrigin;
@@ -25,24 +29,35 @@ afterAll(async () => {
   await origin.server.close();
 });
 
-function delta(before: ReturnType<TestOrigin['server']['manifestCacheStats']>): { renders: number; canonicalHits: number; requestHits: number } {
+function delta(before: ReturnType<TestOrigin['server']['manifestCacheStats']>): {
+  renders: number;
+  canonicalHits: number;
+  requestHits: number;
+} {
   const now = origin.server.manifestCacheStats();
-  return { renders: now.renders - before.renders, canonicalHits: now.canonicalHits - before.canonicalHits, requestHits: now.requestHits - before.requestHits };
+  return {
+    renders: now.renders - before.renders,
+    canonicalHits: now.canonicalHits - before.canonicalHits,
+    requestHits: now.requestHits - before.requestHits,
+  };
 }
 
-test.each(['/p.ism/.mpd', '/p.ism/Manifest', '/p.ism/.m3u8'])('with suppress_query_parameters, spellings of one filter share one document (%s)', async (manifest) => {
-  const before = origin.server.manifestCacheStats();
-  const answers = [];
-  for (const q of SPELLINGS) answers.push(await get(origin.url, `${manifest}?${q}&${SUPPRESS}`));
-  for (const a of answers) expect(a.status).toBe(200);
-  expect(new Set(answers.map((a) => a.text)).size).toBe(1);
-  expect(new Set(answers.map((a) => a.headers.etag)).size).toBe(1);
-  expect(delta(before)).toEqual({ renders: 1, canonicalHits: SPELLINGS.length - 1, requestHits: 0 });
-  // Asked again: answered by the request line alone.
-  const again = await get(origin.url, `${manifest}?${SPELLINGS[1]}&${SUPPRESS}`);
-  expect(again.text).toBe(answers[0]!.text);
-  expect(delta(before).requestHits).toBe(1);
-});
+test.each(['/p.ism/.mpd', '/p.ism/Manifest', '/p.ism/.m3u8'])(
+  'with suppress_query_parameters, spellings of one filter share one document (%s)',
+  async (manifest) => {
+    const before = origin.server.manifestCacheStats();
+    const answers = [];
+    for (const q of SPELLINGS) answers.push(await get(origin.url, `${manifest}?${q}&${SUPPRESS}`));
+    for (const a of answers) expect(a.status).toBe(200);
+    expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+    expect(new Set(answers.map((a) => a.headers.etag)).size).toBe(1);
+    expect(delta(before)).toEqual({ renders: 1, canonicalHits: SPELLINGS.length - 1, requestHits: 0 });
+    // Asked again: answered by the request line alone.
+    const again = await get(origin.url, `${manifest}?${SPELLINGS[1]}&${SUPPRESS}`);
+    expect(again.text).toBe(answers[0]!.text);
+    expect(delta(before).requestHits).toBe(1);
+  },
+);
 
 test('without suppress_query_parameters each spelling is its own document (the query is carried verbatim)', async () => {
   const before = origin.server.manifestCacheStats();
@@ -71,7 +86,16 @@ describe('a changed .ism', () => {
     await fs.utimes(ism, new Date(Date.UTC(2025, 0, 1)), new Date(Date.UTC(2025, 0, 1)));
   }
   const serve = (statTtlMs: number): Promise<RunningServer> =>
-    startServer({ root: origin.root, host: '127.0.0.1', port: 0, manifestCacheControl: '', segmentCacheControl: '', select: wasmTrackSelector, playerPage: false, statTtlMs });
+    startServer({
+      root: origin.root,
+      host: '127.0.0.1',
+      port: 0,
+      manifestCacheControl: '',
+      segmentCacheControl: '',
+      select: wasmTrackSelector,
+      playerPage: false,
+      statTtlMs,
+    });
 
   test('with --stat-ttl-ms 0 is rendered again by the next request, not answered from the cache', async () => {
     const ism = path.join(origin.root, 'p.ism');
@@ -119,7 +143,16 @@ test('the default stat TTL is one second (DEFAULT_LIMITS, used by startServer an
 });
 
 test('--manifest-cache-bytes 0 (manifestCacheBytes: 0) renders every request', async () => {
-  const server = await startServer({ root: origin.root, host: '127.0.0.1', port: 0, manifestCacheControl: '', segmentCacheControl: '', select: wasmTrackSelector, playerPage: false, manifestCacheBytes: 0 });
+  const server = await startServer({
+    root: origin.root,
+    host: '127.0.0.1',
+    port: 0,
+    manifestCacheControl: '',
+    segmentCacheControl: '',
+    select: wasmTrackSelector,
+    playerPage: false,
+    manifestCacheBytes: 0,
+  });
   try {
     const a = await get(server.url, '/p.ism/.mpd');
     const b = await get(server.url, '/p.ism/.mpd');
@@ -132,14 +165,22 @@ test('--manifest-cache-bytes 0 (manifestCacheBytes: 0) renders every request', a
     const master = await get(server.url, '/p.ism/.m3u8');
     const media = master.text.split('\n').filter((l) => l.endsWith('.m3u8') || l.includes('.m3u8?'));
     expect(media.length).toBeGreaterThan(1);
-    const paths = ['/p.ism/.mpd', '/p.ism/Manifest', '/p.ism/.m3u8', '/p.ism/.m3u8?filter=type%3D%3D%22audio%22', ...media.map((m) => `/p.ism/${m}`)];
+    const paths = [
+      '/p.ism/.mpd',
+      '/p.ism/Manifest',
+      '/p.ism/.m3u8',
+      '/p.ism/.m3u8?filter=type%3D%3D%22audio%22',
+      ...media.map((m) => `/p.ism/${m}`),
+    ];
     for (let round = 0; round < 2; round++) {
       for (const p of paths) {
         const r = await get(server.url, p);
         expect([p, r.status, r.headers.etag]).toEqual([p, 200, sha1(r.body)]);
       }
     }
-    expect(new Set(await Promise.all(paths.map(async (p) => (await get(server.url, p)).headers.etag))).size).toBe(paths.length);
+    expect(new Set(await Promise.all(paths.map(async (p) => (await get(server.url, p)).headers.etag))).size).toBe(
+      paths.length,
+    );
   } finally {
     await server.close();
   }
@@ -164,14 +205,24 @@ describe('PresentationStore.peek (the synchronous hot path)', () => {
 
 describe('a manifest answered from the cache (the synchronous hot path in server.ts)', () => {
   /** Status, every header in order (Date aside: it is the clock's) and the bytes, as sent. */
-  async function raw(base: string, p: string, method = 'GET'): Promise<{ status: number; head: string[]; body: Buffer }> {
+  async function raw(
+    base: string,
+    p: string,
+    method = 'GET',
+  ): Promise<{ status: number; head: string[]; body: Buffer }> {
     const r = await request(base, p, { method });
     const head: string[] = [];
-    for (let i = 0; i < r.rawHeaders.length; i += 2) if (r.rawHeaders[i]!.toLowerCase() !== 'date') head.push(`${r.rawHeaders[i]}: ${r.rawHeaders[i + 1]}`);
+    for (let i = 0; i < r.rawHeaders.length; i += 2)
+      if (r.rawHeaders[i]!.toLowerCase() !== 'date') head.push(`${r.rawHeaders[i]}: ${r.rawHeaders[i + 1]}`);
     return { status: r.status, head, body: r.body };
   }
 
-  test.each(['/p.ism/.mpd?hot=1', '/p.ism/Manifest?hot=1', '/p.ism/.m3u8?hot=1', '/p.ism/.m3u8?hot=1&filter=type%3D%3D%22audio%22'])('sends what the rendering path sent, header for header (%s)', async (p) => {
+  test.each([
+    '/p.ism/.mpd?hot=1',
+    '/p.ism/Manifest?hot=1',
+    '/p.ism/.m3u8?hot=1',
+    '/p.ism/.m3u8?hot=1&filter=type%3D%3D%22audio%22',
+  ])('sends what the rendering path sent, header for header (%s)', async (p) => {
     const before = origin.server.manifestCacheStats();
     const first = await raw(origin.url, p); // rendered (a miss)
     const again = await raw(origin.url, p); // the same request line: the hot path

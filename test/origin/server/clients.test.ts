@@ -56,7 +56,13 @@ function run(cmd: string, args: string[]): Promise<{ code: number; stdout: strin
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    child.on('close', (code) =>
+      resolve({
+        code: code ?? -1,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      }),
+    );
   });
 }
 
@@ -172,11 +178,14 @@ async function streamIndex(url: string, which: (s: ProbedStream) => boolean): Pr
 }
 
 describe('DASH: ffmpeg decodes every frame of a representation, as the source decodes', () => {
-  test.each(['video_baseline_400k.ismv', 'video_high_1600k.ismv', 'audio_eng_64k.isma', 'audio_nld_128k.isma'])('%s', async (file) => {
-    const url = `${base()}/.mpd`;
-    const index = await streamIndex(url, (s) => s.tags?.['id'] === key(file));
-    await expectSourceFrames(url, `0:${index}`, file, factsOf(file).packets);
-  });
+  test.each(['video_baseline_400k.ismv', 'video_high_1600k.ismv', 'audio_eng_64k.isma', 'audio_nld_128k.isma'])(
+    '%s',
+    async (file) => {
+      const url = `${base()}/.mpd`;
+      const index = await streamIndex(url, (s) => s.tags?.['id'] === key(file));
+      await expectSourceFrames(url, `0:${index}`, file, factsOf(file).packets);
+    },
+  );
 });
 
 describe('HLS: ffmpeg decodes every frame, as the source decodes', () => {
@@ -184,7 +193,10 @@ describe('HLS: ffmpeg decodes every frame, as the source decodes', () => {
 
   test('video_main_900k.ismv, mapped from the master by its resolution', async () => {
     const f = factsOf('video_main_900k.ismv');
-    const index = await streamIndex(master(), (s) => s.codec_type === 'video' && s.width === f.width && s.height === f.height);
+    const index = await streamIndex(
+      master(),
+      (s) => s.codec_type === 'video' && s.width === f.width && s.height === f.height,
+    );
     await expectSourceFrames(master(), `0:${index}`, f.file, f.packets);
   });
 
@@ -201,7 +213,10 @@ describe('HLS: ffmpeg decodes every frame, as the source decodes', () => {
 });
 
 describe('sub-clip t=0-0:00:06: ffmpeg decodes exactly the first 3 fragments', () => {
-  const firstThree = (file: string): number => factsOf(file).box.fragments.slice(0, 3).reduce((s, f) => s + f.samples, 0);
+  const firstThree = (file: string): number =>
+    factsOf(file)
+      .box.fragments.slice(0, 3)
+      .reduce((s, f) => s + f.samples, 0);
 
   test('DASH video: 3 × 48 frames', async () => {
     const url = `${base()}/.mpd?t=0-0:00:06`;

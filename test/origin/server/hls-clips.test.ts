@@ -20,7 +20,10 @@ beforeAll(async () => {
   const text = await fs.readFile(path.join(origin.root, 'p.ism'), 'utf8');
   for (const m of text.matchAll(/<(video|audio|textstream)\b([^>]*)>([\s\S]*?)<\/\1>/g)) {
     const file = path.basename(/\bsrc="([^"]+)"/.exec(m[2]!)![1]!);
-    keys.set(file, `${/<param name="trackName" value="([^"]+)"/.exec(m[3]!)![1]!}=${/\bsystemBitrate="(\d+)"/.exec(m[2]!)![1]!}`);
+    keys.set(
+      file,
+      `${/<param name="trackName" value="([^"]+)"/.exec(m[3]!)![1]!}=${/\bsystemBitrate="(\d+)"/.exec(m[2]!)![1]!}`,
+    );
   }
 }, 60_000);
 
@@ -72,18 +75,21 @@ describe('the numbers a clipped playlist writes are the ones the origin answers'
     ['I-frames fMP4', `/p.ism/keyframes/p-${V()}.m3u8?hls_client_manifest_version=4&hls_fmp4=true`],
   ];
 
-  test.each(['t=0-0:00:06', 'vbegin=0:00:04', 't=2-8'])('%s, with and without suppress_query_parameters: every URI answers', async (clip) => {
-    for (const [what, base] of playlists()) {
-      const join = base.includes('?') ? '&' : '?';
-      const exact = await segmentUrls(`${base}${join}${clip}`);
-      const suppressed = await segmentUrls(`${base}${join}${clip}&suppress_query_parameters`);
-      expect([what, exact.length > 0, exact.every((u) => u.includes(clip))]).toEqual([what, true, true]);
-      expect([what, suppressed.filter((u) => u.includes('t=') || u.includes('vbegin='))]).toEqual([what, []]);
-      for (const u of [...exact, ...suppressed]) await ok(u);
-    }
-  });
+  test.each(['t=0-0:00:06', 'vbegin=0:00:04', 't=2-8'])(
+    '%s, with and without suppress_query_parameters: every URI answers',
+    async (clip) => {
+      for (const [what, base] of playlists()) {
+        const join = base.includes('?') ? '&' : '?';
+        const exact = await segmentUrls(`${base}${join}${clip}`);
+        const suppressed = await segmentUrls(`${base}${join}${clip}&suppress_query_parameters`);
+        expect([what, exact.length > 0, exact.every((u) => u.includes(clip))]).toEqual([what, true, true]);
+        expect([what, suppressed.filter((u) => u.includes('t=') || u.includes('vbegin='))]).toEqual([what, []]);
+        for (const u of [...exact, ...suppressed]) await ok(u);
+      }
+    },
+  );
 
-  test('vbegin=0:00:04 starts at segment 2 (EXT-X-MEDIA-SEQUENCE:2); with suppression it lists the whole presentation\'s URLs', async () => {
+  test("vbegin=0:00:04 starts at segment 2 (EXT-X-MEDIA-SEQUENCE:2); with suppression it lists the whole presentation's URLs", async () => {
     const base = `/p.ism/p-${A()}-${V()}.m3u8`;
     const text = (await ok(`${base}?vbegin=0:00:04&suppress_query_parameters`)).text;
     expect(text).toContain('\n#EXT-X-MEDIA-SEQUENCE:2\n');

@@ -65,9 +65,18 @@ test('every generated-segment route has its content type', () => {
 
 test('the README table lists the new shapes', () => {
   const table = routesMarkdown();
-  for (const shape of ['<pres>.ism/<name>-<key>-<n>.ts', '<pres>.ism/keyframes/<name>-<trackName>=<bitrate>.m3u8', '<pres>.ism/<name>-<trackName>=<bitrate>-<n>.webvtt']) {
+  for (const shape of [
+    '<pres>.ism/<name>-<key>-<n>.ts',
+    '<pres>.ism/keyframes/<name>-<trackName>=<bitrate>.m3u8',
+    '<pres>.ism/<name>-<trackName>=<bitrate>-<n>.webvtt',
+  ]) {
     expect(table).toContain(`\`${shape}\``);
   }
   // One row per route, each with four cells.
-  expect(table.split('\n').slice(2).every((row) => row.split(' | ').length === 4)).toBe(true);
+  expect(
+    table
+      .split('\n')
+      .slice(2)
+      .every((row) => row.split(' | ').length === 4),
+  ).toBe(true);
 });

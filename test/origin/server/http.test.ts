@@ -48,7 +48,10 @@ beforeAll(async () => {
   await fs.writeFile(path.join(origin.root, 'd.ism'), text);
   // `a/b/q`: the same presentation one directory deeper, its sources made absolute.
   await fs.mkdir(path.join(origin.root, 'a', 'b'), { recursive: true });
-  await fs.writeFile(path.join(origin.root, 'a', 'b', 'q.ism'), text.replace(/src="([^"]+)"/g, (_, src: string) => `src="${path.resolve(origin.root, src)}"`));
+  await fs.writeFile(
+    path.join(origin.root, 'a', 'b', 'q.ism'),
+    text.replace(/src="([^"]+)"/g, (_, src: string) => `src="${path.resolve(origin.root, src)}"`),
+  );
   // A static file under the root.
   await fs.mkdir(path.join(origin.root, 'static'));
   await fs.copyFile(media('audio_eng_64k.isma'), path.join(origin.root, 'static', 'a.isma'));
@@ -119,11 +122,12 @@ async function fetchAll(urls: readonly string[], concurrency = 8): Promise<Map<s
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  const failed = [...out].filter(([, r]) => r.status !== 200).map(([u, r]) => `${u} → ${r.status} ${r.text.trim().slice(0, 120)}`);
+  const failed = [...out]
+    .filter(([, r]) => r.status !== 200)
+    .map(([u, r]) => `${u} → ${r.status} ${r.text.trim().slice(0, 120)}`);
   expect(failed).toEqual([]);
   return out;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Segment checks over the tests' own box walk (test/helpers/box-walk.ts)
@@ -140,8 +144,18 @@ function fragmentTimes(segment: Buffer): Array<{ tfdt: bigint | undefined; tfxd:
       const tfdt = inner.find((b) => b.type === 'tfdt');
       const tfxd = inner.find((b) => b.type === 'uuid' && b.body.toString('hex', 0, 16) === TFXD);
       return {
-        tfdt: tfdt === undefined ? undefined : tfdt.body[0] === 1 ? tfdt.body.readBigUInt64BE(4) : BigInt(tfdt.body.readUInt32BE(4)),
-        tfxd: tfxd === undefined ? undefined : tfxd.body[16] === 1 ? tfxd.body.readBigInt64BE(20) : BigInt(tfxd.body.readUInt32BE(20)),
+        tfdt:
+          tfdt === undefined
+            ? undefined
+            : tfdt.body[0] === 1
+              ? tfdt.body.readBigUInt64BE(4)
+              : BigInt(tfdt.body.readUInt32BE(4)),
+        tfxd:
+          tfxd === undefined
+            ? undefined
+            : tfxd.body[16] === 1
+              ? tfxd.body.readBigInt64BE(20)
+              : BigInt(tfxd.body.readUInt32BE(20)),
       };
     });
 }
@@ -160,7 +174,13 @@ interface Written {
   number?: number;
 }
 
-const unescapeXml = (s: string): string => s.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const unescapeXml = (s: string): string =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 const attr = (attrs: string, name: string): string | undefined => {
   const m = new RegExp(`\\b${name}="([^"]*)"`).exec(attrs);
   return m === null ? undefined : unescapeXml(m[1]!);
@@ -186,8 +206,18 @@ function smoothWritten(manifest: string, manifestUrl: string): Written[] {
     }
     for (const b of bitrates) {
       for (const c of chunks) {
-        const rel = template.replace('{bitrate}', b).replace('{Bitrate}', b).replace('{start time}', String(c.time)).replace('{start_time}', String(c.time));
-        out.push({ url: new URL(rel, manifestUrl).href, kind: 'media', key: `${name}=${b}`, time: c.time, duration: c.duration });
+        const rel = template
+          .replace('{bitrate}', b)
+          .replace('{Bitrate}', b)
+          .replace('{start time}', String(c.time))
+          .replace('{start_time}', String(c.time));
+        out.push({
+          url: new URL(rel, manifestUrl).href,
+          kind: 'media',
+          key: `${name}=${b}`,
+          time: c.time,
+          duration: c.duration,
+        });
       }
     }
   }
@@ -196,14 +226,29 @@ function smoothWritten(manifest: string, manifestUrl: string): Written[] {
 
 /** An element as fast-xml-parser returns it: attributes as strings, children as objects. */
 type XmlNode = { [name: string]: unknown };
-const str = (node: XmlNode, name: string): string | undefined => (node[name] === undefined ? undefined : String(node[name]));
-const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', parseAttributeValue: false, isArray: (n) => ['Period', 'AdaptationSet', 'Representation', 'S'].includes(n) });
+const str = (node: XmlNode, name: string): string | undefined =>
+  node[name] === undefined ? undefined : String(node[name]);
+const xml = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  parseAttributeValue: false,
+  isArray: (n) => ['Period', 'AdaptationSet', 'Representation', 'S'].includes(n),
+});
 
 /** ISO/IEC 23009-1 §5.3.9.4/§5.3.9.6: each SegmentTemplate expanded for every S of its timeline. */
 function dashWritten(mpd: string, mpdUrl: string): Written[] {
   expect(mpd).not.toContain('<BaseURL'); // the expansion below resolves against the MPD URL only
   type Template = XmlNode & { SegmentTimeline: { S: XmlNode[] } };
-  const doc = xml.parse(mpd) as { MPD: { Period: Array<{ AdaptationSet: Array<{ SegmentTemplate?: Template; Representation: Array<XmlNode & { SegmentTemplate?: Template }> }> }> } };
+  const doc = xml.parse(mpd) as {
+    MPD: {
+      Period: Array<{
+        AdaptationSet: Array<{
+          SegmentTemplate?: Template;
+          Representation: Array<XmlNode & { SegmentTemplate?: Template }>;
+        }>;
+      }>;
+    };
+  };
   const out: Written[] = [];
   for (const period of doc.MPD.Period) {
     for (const set of period.AdaptationSet) {
@@ -211,7 +256,11 @@ function dashWritten(mpd: string, mpdUrl: string): Written[] {
         const tpl = rep.SegmentTemplate ?? set.SegmentTemplate!;
         const id = str(rep, 'id')!;
         const fill = (s: string, time?: bigint, n?: number): string =>
-          s.replace(/\$RepresentationID\$/g, id).replace(/\$Bandwidth\$/g, str(rep, 'bandwidth')!).replace(/\$Time\$/g, String(time)).replace(/\$Number\$/g, String(n));
+          s
+            .replace(/\$RepresentationID\$/g, id)
+            .replace(/\$Bandwidth\$/g, str(rep, 'bandwidth')!)
+            .replace(/\$Time\$/g, String(time))
+            .replace(/\$Number\$/g, String(n));
         out.push({ url: new URL(fill(str(tpl, 'initialization')!), mpdUrl).href, kind: 'init', key: id });
         let time = 0n;
         let n = Number(str(tpl, 'startNumber') ?? '1');
@@ -219,7 +268,14 @@ function dashWritten(mpd: string, mpdUrl: string): Written[] {
           if (str(s, 't') !== undefined) time = BigInt(str(s, 't')!);
           const d = BigInt(str(s, 'd')!);
           for (let i = 0; i <= Number(str(s, 'r') ?? '0'); i++, time += d, n++) {
-            out.push({ url: new URL(fill(str(tpl, 'media')!, time, n), mpdUrl).href, kind: 'media', key: id, time, duration: d, number: n });
+            out.push({
+              url: new URL(fill(str(tpl, 'media')!, time, n), mpdUrl).href,
+              kind: 'media',
+              key: id,
+              time,
+              duration: d,
+              number: n,
+            });
           }
         }
       }
@@ -241,18 +297,22 @@ const mpdParser = require('mpd-parser') as { parse(text: string, opts: { manifes
 function mpdParserUrls(mpd: string, mpdUrl: string): string[] {
   const m = mpdParser.parse(mpd, { manifestUri: mpdUrl });
   const lists = [...m.playlists];
-  for (const group of Object.values(m.mediaGroups.AUDIO)) for (const g of Object.values(group)) lists.push(...g.playlists);
+  for (const group of Object.values(m.mediaGroups.AUDIO))
+    for (const g of Object.values(group)) lists.push(...g.playlists);
   return lists.flatMap((p) => [p.segments[0]!.map.resolvedUri, ...p.segments.map((s) => s.resolvedUri)]);
 }
 
 /** RFC 8216 §4.3.4: every URI of the master, then of each media playlist (fetched). */
-async function hlsWritten(masterPath: string): Promise<{ written: Written[]; playlists: Map<string, ReturnType<typeof parseM3u8>['manifest']> }> {
+async function hlsWritten(
+  masterPath: string,
+): Promise<{ written: Written[]; playlists: Map<string, ReturnType<typeof parseM3u8>['manifest']> }> {
   const masterUrl = origin.url + masterPath;
   const master = parseM3u8((await ok(masterPath)).text).manifest;
   const uris = [...(master.playlists ?? []).map((p) => p.uri)];
   for (const kind of [master.mediaGroups.AUDIO, master.mediaGroups.SUBTITLES]) {
     // A rendition without URI is carried in the variant's own (multiplexed) playlist (§4.3.4.1).
-    for (const group of Object.values(kind)) for (const r of Object.values(group)) if (r.uri !== undefined) uris.push(r.uri);
+    for (const group of Object.values(kind))
+      for (const r of Object.values(group)) if (r.uri !== undefined) uris.push(r.uri);
   }
   const written: Written[] = [];
   const playlists = new Map<string, ReturnType<typeof parseM3u8>['manifest']>();
@@ -270,7 +330,13 @@ async function hlsWritten(masterPath: string): Promise<{ written: Written[]; pla
     playlists.set(uri, list);
     const init = list.segments[0]?.map?.uri;
     if (init !== undefined) written.push({ url: new URL(init, url).href, kind: 'init', key: uri });
-    for (const s of list.segments) written.push({ url: new URL(s.uri, url).href, kind: 'media', key: uri, duration: BigInt(Math.round(s.duration * 1e7)) });
+    for (const s of list.segments)
+      written.push({
+        url: new URL(s.uri, url).href,
+        kind: 'media',
+        key: uri,
+        duration: BigInt(Math.round(s.duration * 1e7)),
+      });
   }
   return { written, playlists };
 }
@@ -300,13 +366,43 @@ function outputs(): Array<{ what: string; url: string; type: string; cacheContro
   return [
     { what: 'Smooth manifest', url: '/p.ism/Manifest', type: 'text/xml; charset=utf-8', cacheControl: MANIFEST_CACHE },
     { what: 'MPD', url: '/p.ism/.mpd', type: 'application/dash+xml', cacheControl: MANIFEST_CACHE },
-    { what: 'HLS master', url: '/p.ism/.m3u8?hls_fmp4=true', type: 'application/vnd.apple.mpegurl', cacheControl: MANIFEST_CACHE },
-    { what: 'HLS media playlist', url: `/p.ism/p-${a.key}.m3u8?hls_fmp4=true`, type: 'application/vnd.apple.mpegurl', cacheControl: MANIFEST_CACHE },
-    { what: 'Smooth fragment', url: `/p.ism/QualityLevels(${v.bitrate})/Fragments(${v.trackName}=${timeOf(VIDEO, 1)})`, type: 'video/mp4', cacheControl: SEGMENT_CACHE },
+    {
+      what: 'HLS master',
+      url: '/p.ism/.m3u8?hls_fmp4=true',
+      type: 'application/vnd.apple.mpegurl',
+      cacheControl: MANIFEST_CACHE,
+    },
+    {
+      what: 'HLS media playlist',
+      url: `/p.ism/p-${a.key}.m3u8?hls_fmp4=true`,
+      type: 'application/vnd.apple.mpegurl',
+      cacheControl: MANIFEST_CACHE,
+    },
+    {
+      what: 'Smooth fragment',
+      url: `/p.ism/QualityLevels(${v.bitrate})/Fragments(${v.trackName}=${timeOf(VIDEO, 1)})`,
+      type: 'video/mp4',
+      cacheControl: SEGMENT_CACHE,
+    },
     { what: 'DASH init', url: `/p.ism/dash/p-${v.key}.dash`, type: 'video/mp4', cacheControl: SEGMENT_CACHE },
-    { what: 'DASH media', url: `/p.ism/dash/p-${a.key}-${timeOf(AUDIO, 2)}.dash`, type: 'video/mp4', cacheControl: SEGMENT_CACHE },
-    { what: 'HLS init', url: `/p.ism/hls/p-${v.key}.m4s?hls_fmp4=true`, type: 'video/mp4', cacheControl: SEGMENT_CACHE },
-    { what: 'HLS segment', url: `/p.ism/hls/p-${v.key}-1.m4s?hls_fmp4=true`, type: 'video/mp4', cacheControl: SEGMENT_CACHE },
+    {
+      what: 'DASH media',
+      url: `/p.ism/dash/p-${a.key}-${timeOf(AUDIO, 2)}.dash`,
+      type: 'video/mp4',
+      cacheControl: SEGMENT_CACHE,
+    },
+    {
+      what: 'HLS init',
+      url: `/p.ism/hls/p-${v.key}.m4s?hls_fmp4=true`,
+      type: 'video/mp4',
+      cacheControl: SEGMENT_CACHE,
+    },
+    {
+      what: 'HLS segment',
+      url: `/p.ism/hls/p-${v.key}-1.m4s?hls_fmp4=true`,
+      type: 'video/mp4',
+      cacheControl: SEGMENT_CACHE,
+    },
   ];
 }
 
@@ -318,7 +414,15 @@ describe('headers', () => {
     for (const o of outputs()) {
       const r = await ok(o.url);
       const h = r.headers;
-      seen.push([o.what, h['content-type'], Number(h['content-length']) === r.body.length, h['last-modified'], /^"[^"]+"$/.test(String(h.etag)), h['access-control-allow-origin'], h['cache-control']]);
+      seen.push([
+        o.what,
+        h['content-type'],
+        Number(h['content-length']) === r.body.length,
+        h['last-modified'],
+        /^"[^"]+"$/.test(String(h.etag)),
+        h['access-control-allow-origin'],
+        h['cache-control'],
+      ]);
     }
     expect(seen).toEqual(outputs().map((o) => [o.what, o.type, true, lastModified, true, '*', o.cacheControl]));
   });
@@ -327,7 +431,18 @@ describe('headers', () => {
     const answers: Fetched[] = [];
     for (const o of outputs()) answers.push(await ok(o.url));
     const pairs: Array<[string, string, boolean, boolean]> = [];
-    answers.forEach((a, i) => answers.forEach((b, j) => j > i && pairs.push([outputs()[i]!.what, outputs()[j]!.what, a.headers.etag === b.headers.etag, a.body.equals(b.body)])));
+    answers.forEach((a, i) =>
+      answers.forEach(
+        (b, j) =>
+          j > i &&
+          pairs.push([
+            outputs()[i]!.what,
+            outputs()[j]!.what,
+            a.headers.etag === b.headers.etag,
+            a.body.equals(b.body),
+          ]),
+      ),
+    );
     expect(pairs.filter(([, , sameTag, sameBody]) => sameTag !== sameBody)).toEqual([]);
     // The DASH and HLS init segments of one track are the same bytes; nothing else is.
     expect(pairs.filter(([, , sameTag]) => sameTag).map(([a, b]) => `${a} = ${b}`)).toEqual(['DASH init = HLS init']);
@@ -340,7 +455,14 @@ describe('headers', () => {
       const etag = String(full.headers.etag);
       for (const inm of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
         const r = await request(u, { 'If-None-Match': inm });
-        expect([u, inm, r.status, r.body.length, r.headers.etag, r.headers['last-modified']]).toEqual([u, inm, 304, 0, etag, full.headers['last-modified']]);
+        expect([u, inm, r.status, r.body.length, r.headers.etag, r.headers['last-modified']]).toEqual([
+          u,
+          inm,
+          304,
+          0,
+          etag,
+          full.headers['last-modified'],
+        ]);
       }
       const miss = await request(u, { 'If-None-Match': '"not-this-one"' });
       expect([u, miss.status, miss.body.equals(full.body)]).toEqual([u, 200, true]);
@@ -361,7 +483,8 @@ describe('headers', () => {
 
   test('HEAD has the headers of GET and no body', async () => {
     const volatile = new Set(['date', 'connection', 'keep-alive']);
-    const headersOf = (r: Fetched): Record<string, unknown> => Object.fromEntries(Object.entries(r.headers).filter(([k]) => !volatile.has(k)));
+    const headersOf = (r: Fetched): Record<string, unknown> =>
+      Object.fromEntries(Object.entries(r.headers).filter(([k]) => !volatile.has(k)));
     for (const u of [...outputs().map((o) => o.url), '/static/a.isma']) {
       const g = await ok(u);
       const h = await request(u, {}, 'HEAD');
@@ -374,7 +497,15 @@ describe('headers', () => {
     const error = await request('/nope.ism/.mpd', { Origin: 'https://player.example' });
     expect([error.status, error.headers['access-control-allow-origin']]).toEqual([404, '*']);
     const seg = outputs().find((o) => o.what === 'HLS segment')!.url;
-    const r = await request(seg, { Origin: 'https://player.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'range' }, 'OPTIONS');
+    const r = await request(
+      seg,
+      {
+        Origin: 'https://player.example',
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Headers': 'range',
+      },
+      'OPTIONS',
+    );
     expect(r.status).toBe(204);
     expect(r.body.length).toBe(0);
     expect(r.headers['access-control-allow-origin']).toBe('*');
@@ -382,7 +513,9 @@ describe('headers', () => {
     expect(methods).toEqual(expect.arrayContaining(['GET', 'HEAD']));
     expect(String(r.headers['access-control-allow-headers']).toLowerCase().split(/,\s*/)).toContain('range');
     // What a player reads from a cross-origin answer must be exposed.
-    const exposed = String((await ok(seg)).headers['access-control-expose-headers']).toLowerCase().split(/,\s*/);
+    const exposed = String((await ok(seg)).headers['access-control-expose-headers'])
+      .toLowerCase()
+      .split(/,\s*/);
     expect(exposed).toEqual(expect.arrayContaining(['content-length', 'content-range', 'etag', 'last-modified']));
   });
 
@@ -391,11 +524,24 @@ describe('headers', () => {
     expect([defaults.manifestCacheControl, defaults.segmentCacheControl]).toEqual([MANIFEST_CACHE, SEGMENT_CACHE]);
     expect((await request('/p.ism/QualityLevels(1)/Fragments(video_eng=0)')).headers['cache-control']).toBe('no-store');
     // The same root served with other settings.
-    const other = await startServer({ root: origin.root, host: '127.0.0.1', port: 0, manifestCacheControl: '', segmentCacheControl: 'private, max-age=5', select: wasmTrackSelector, playerPage: false });
+    const other = await startServer({
+      root: origin.root,
+      host: '127.0.0.1',
+      port: 0,
+      manifestCacheControl: '',
+      segmentCacheControl: 'private, max-age=5',
+      select: wasmTrackSelector,
+      playerPage: false,
+    });
     try {
       const m = await get(other.url, '/p.ism/.mpd');
       const s = await get(other.url, outputs().find((o) => o.what === 'DASH media')!.url);
-      expect([m.status, m.headers['cache-control'], s.status, s.headers['cache-control']]).toEqual([200, undefined, 200, 'private, max-age=5']);
+      expect([m.status, m.headers['cache-control'], s.status, s.headers['cache-control']]).toEqual([
+        200,
+        undefined,
+        200,
+        'private, max-age=5',
+      ]);
     } finally {
       await other.close();
     }
@@ -434,7 +580,13 @@ describe('Range (RFC 9110 §14)', () => {
     expect(boxes(full.body).length).toBeGreaterThanOrEqual(minBoxes);
     for (const [header, start, end] of rangesOf(full.body)) {
       const r = await request(u, { Range: header });
-      expect([u, header, r.status, r.headers['content-range'], Number(r.headers['content-length'])]).toEqual([u, header, 206, `bytes ${start}-${end}/${n}`, end - start + 1]);
+      expect([u, header, r.status, r.headers['content-range'], Number(r.headers['content-length'])]).toEqual([
+        u,
+        header,
+        206,
+        `bytes ${start}-${end}/${n}`,
+        end - start + 1,
+      ]);
       expect(r.body.equals(full.body.subarray(start, end + 1))).toBe(true);
     }
     for (const header of [`bytes=${n}-`, `bytes=${n + 5}-${n + 9}`, 'bytes=-0']) {
@@ -460,7 +612,11 @@ describe('Range (RFC 9110 §14)', () => {
   test('a static file under the root: type, Last-Modified, the file bytes, ranges of them', async () => {
     const source = readFileSync(media('audio_eng_64k.isma'));
     const r = await ok('/static/a.isma');
-    expect([r.headers['content-type'], r.headers['last-modified'], Number(r.headers['content-length'])]).toEqual(['audio/mp4', 'Thu, 03 Feb 2022 04:05:06 GMT', source.length]);
+    expect([r.headers['content-type'], r.headers['last-modified'], Number(r.headers['content-length'])]).toEqual([
+      'audio/mp4',
+      'Thu, 03 Feb 2022 04:05:06 GMT',
+      source.length,
+    ]);
     expect(r.body.equals(source)).toBe(true);
     await checkRanges('/static/a.isma', 5);
   });
@@ -473,7 +629,9 @@ describe('every URL each manifest writes answers 200', () => {
   test('Smooth: the Url template filled for every QualityLevel and chunk; each fragment carries its time', async () => {
     const written = await writtenBy('smooth', '/p.ism/Manifest');
     // One ladder per trackName, 5 chunks each, at the facts' times; every bitrate of the .ism.
-    const expected = tracks.flatMap((t) => outputTimes(PLAYABLE, t.file).map((time, i) => [`${t.trackName}=${t.bitrate}`, time, facts(t.file).durations[i]]));
+    const expected = tracks.flatMap((t) =>
+      outputTimes(PLAYABLE, t.file).map((time, i) => [`${t.trackName}=${t.bitrate}`, time, facts(t.file).durations[i]]),
+    );
     expect(written.map((w) => [w.key, w.time, w.duration]).sort()).toEqual(expected.sort());
     const bodies = await fetchAll(written.map((w) => w.url));
     for (const w of written) {
@@ -487,7 +645,10 @@ describe('every URL each manifest writes answers 200', () => {
 
   test('DASH: the SegmentTemplate expanded for every S of every Representation; tfdt = $Time$', async () => {
     const written = await writtenBy('dash', '/p.ism/.mpd');
-    const expected = tracks.flatMap((t) => [[t.key, 'init', undefined], ...outputTimes(PLAYABLE, t.file).map((time) => [t.key, 'media', time])]);
+    const expected = tracks.flatMap((t) => [
+      [t.key, 'init', undefined],
+      ...outputTimes(PLAYABLE, t.file).map((time) => [t.key, 'media', time]),
+    ]);
     expect(written.map((w) => [w.key, w.kind, w.time])).toEqual(expect.arrayContaining(expected));
     expect(written.length).toBe(expected.length);
     // video.js's reader resolves the same URLs for the audio and video it understands.
@@ -514,16 +675,22 @@ describe('every URL each manifest writes answers 200', () => {
       // 2 s source fragments joined to at least 4 s: fragments [0,1], [2,3], [4].
       const groups = [[0, 1], [2, 3], [4]];
       const list = playlists.get(uri)!;
-      expect(list.segments.map((s) => s.duration)).toEqual(groups.map((g) => Number(g.reduce((s, i) => s + f.durations[i]!, 0n)) / f.timescale));
+      expect(list.segments.map((s) => s.duration)).toEqual(
+        groups.map((g) => Number(g.reduce((s, i) => s + f.durations[i]!, 0n)) / f.timescale),
+      );
       const segs = written.filter((w) => w.key === uri && w.kind === 'media');
       if (t.type === 'textstream') {
         // Subtitles are WebVTT in every HLS mode (no init section), one document per segment.
         expect(segs.every((w) => new URL(w.url).pathname.endsWith('.webvtt'))).toBe(true);
-        expect(segs.map((w) => Buffer.from(bodies.get(w.url)!.body).toString('utf8').split('\n')[0])).toEqual(groups.map(() => 'WEBVTT'));
+        expect(segs.map((w) => Buffer.from(bodies.get(w.url)!.body).toString('utf8').split('\n')[0])).toEqual(
+          groups.map(() => 'WEBVTT'),
+        );
         expect(written.some((w) => w.key === uri && w.kind === 'init')).toBe(false);
         continue;
       }
-      expect(segs.map((w) => fragmentTimes(bodies.get(w.url)!.body).map((x) => x.tfdt))).toEqual(groups.map((g) => g.map((i) => times[i])));
+      expect(segs.map((w) => fragmentTimes(bodies.get(w.url)!.body).map((x) => x.tfdt))).toEqual(
+        groups.map((g) => g.map((i) => times[i])),
+      );
       const init = written.find((w) => w.key === uri && w.kind === 'init')!;
       expect(boxes(bodies.get(init.url)!.body).map((b) => b.type)).toEqual(['ftyp', 'moov']);
     }
@@ -544,24 +711,27 @@ describe('URL options', () => {
     ['percent-encoded', `${FILTER_AVC_AAC}&token=abc123`],
     // Raw `"` and `&` must come out escaped for XML and for HLS quoted-strings (RFC 8216 §4.2).
     ['raw quotes', 'filter=FourCC=="AVC1"||FourCC=="AACL"&token=a,b'],
-  ])('the query (%s) is carried into every URL and template; suppress_query_parameters removes it', async (_, query) => {
-    // What a client resolving the written URL sends: the query as the URL standard encodes it.
-    const search = new URL(`http://x/?${query}`).search;
-    for (const [format, manifest] of MANIFESTS) {
-      const carried = await writtenBy(format, `${manifest}?${query}`);
-      const bad = carried.filter((w) => new URL(w.url).search !== search).map((w) => w.url);
-      expect([format, bad]).toEqual([format, []]);
-      // The filter kept H.264 and AAC only: no text track is named.
-      expect(carried.some((w) => w.url.includes('textstream'))).toBe(false);
-      expect(new Set(carried.map((w) => w.key)).size).toBe(6); // 3 video + 3 audio tracks
-      await fetchAll(carried.map((w) => w.url));
+  ])(
+    'the query (%s) is carried into every URL and template; suppress_query_parameters removes it',
+    async (_, query) => {
+      // What a client resolving the written URL sends: the query as the URL standard encodes it.
+      const search = new URL(`http://x/?${query}`).search;
+      for (const [format, manifest] of MANIFESTS) {
+        const carried = await writtenBy(format, `${manifest}?${query}`);
+        const bad = carried.filter((w) => new URL(w.url).search !== search).map((w) => w.url);
+        expect([format, bad]).toEqual([format, []]);
+        // The filter kept H.264 and AAC only: no text track is named.
+        expect(carried.some((w) => w.url.includes('textstream'))).toBe(false);
+        expect(new Set(carried.map((w) => w.key)).size).toBe(6); // 3 video + 3 audio tracks
+        await fetchAll(carried.map((w) => w.url));
 
-      const suppressed = await writtenBy(format, `${manifest}?${query}&suppress_query_parameters=true`);
-      expect([format, suppressed.filter((w) => w.url.includes('?')).map((w) => w.url)]).toEqual([format, []]);
-      expect(suppressed.length).toBe(carried.length);
-      await fetchAll(suppressed.map((w) => w.url));
-    }
-  });
+        const suppressed = await writtenBy(format, `${manifest}?${query}&suppress_query_parameters=true`);
+        expect([format, suppressed.filter((w) => w.url.includes('?')).map((w) => w.url)]).toEqual([format, []]);
+        expect(suppressed.length).toBe(carried.length);
+        await fetchAll(suppressed.map((w) => w.url));
+      }
+    },
+  );
 
   test('suppress_query_parameters keeps what decides a segment: the clip, the segmentation, $Number$', async () => {
     const cases: Array<['smooth' | 'dash' | 'hls', string, string]> = [
@@ -573,10 +743,16 @@ describe('URL options', () => {
     ];
     for (const [format, manifest, addressing] of cases) {
       const plain = await writtenBy(format, `${manifest}?${addressing}&${FILTER_AVC_AAC}`);
-      const suppressed = await writtenBy(format, `${manifest}?${addressing}&${FILTER_AVC_AAC}&suppress_query_parameters=true`);
+      const suppressed = await writtenBy(
+        format,
+        `${manifest}?${addressing}&${FILTER_AVC_AAC}&suppress_query_parameters=true`,
+      );
       // Only the addressing parameter is written, and every URL answers the same bytes as the
       // URL the unsuppressed manifest wrote for the same segment.
-      expect([addressing, suppressed.filter((w) => new URL(w.url).search !== `?${addressing}`).map((w) => w.url)]).toEqual([addressing, []]);
+      expect([
+        addressing,
+        suppressed.filter((w) => new URL(w.url).search !== `?${addressing}`).map((w) => w.url),
+      ]).toEqual([addressing, []]);
       expect(suppressed.length).toBe(plain.length);
       const a = await fetchAll(plain.map((w) => w.url));
       const b = await fetchAll(suppressed.map((w) => w.url));
@@ -585,7 +761,11 @@ describe('URL options', () => {
         // Media playlists differ by the URLs they write; the media they lead to must not.
         if (new URL(w.url).pathname.endsWith('.m3u8')) return;
         compared++;
-        expect([addressing, w.url, Buffer.compare(a.get(w.url)!.body, b.get(suppressed[i]!.url)!.body)]).toEqual([addressing, w.url, 0]);
+        expect([addressing, w.url, Buffer.compare(a.get(w.url)!.body, b.get(suppressed[i]!.url)!.body)]).toEqual([
+          addressing,
+          w.url,
+          0,
+        ]);
       });
       expect(compared).toBeGreaterThan(5);
     }
@@ -594,14 +774,23 @@ describe('URL options', () => {
   test('presentation_name=foo replaces <name> in every URL written, and those URLs answer', async () => {
     const plainDash = await writtenBy('dash', '/p.ism/.mpd');
     const dash = await writtenBy('dash', '/p.ism/.mpd?presentation_name=foo');
-    expect(dash.map((w) => tailOf(w.url, '/p.ism/'))).toEqual(plainDash.map((w) => tailOf(w.url, '/p.ism/').replace(/^dash\/p-/, 'dash/foo-') + '?presentation_name=foo'));
+    expect(dash.map((w) => tailOf(w.url, '/p.ism/'))).toEqual(
+      plainDash.map((w) => tailOf(w.url, '/p.ism/').replace(/^dash\/p-/, 'dash/foo-') + '?presentation_name=foo'),
+    );
     const hls = await writtenBy('hls', '/p.ism/.m3u8?presentation_name=foo');
     const names = hls.map((w) => tailOf(w.url, '/p.ism/').replace(/^hls\//, ''));
     expect(names.filter((n) => !n.startsWith('foo-')).length).toBe(0);
     // With fMP4 every track has its own playlist: playlist, init and 3 segments per track (no
     // init for the WebVTT subtitles).
     const fmp4 = await writtenBy('hls', '/p.ism/.m3u8?hls_fmp4=true&presentation_name=foo');
-    expect(fmp4.filter((w) => !tailOf(w.url, '/p.ism/').replace(/^hls\//, '').startsWith('foo-')).length).toBe(0);
+    expect(
+      fmp4.filter(
+        (w) =>
+          !tailOf(w.url, '/p.ism/')
+            .replace(/^hls\//, '')
+            .startsWith('foo-'),
+      ).length,
+    ).toBe(0);
     expect(fmp4.length).toBe(tracks.length * 5 - tracks.filter((t) => t.type === 'textstream').length);
     // Smooth URLs carry no <name>: only the query changes.
     const smooth = await writtenBy('smooth', '/p.ism/Manifest?presentation_name=foo');
@@ -611,7 +800,9 @@ describe('URL options', () => {
     const plain = await fetchAll(plainDash.map((w) => w.url));
     dash.forEach((w, i) => expect(bodies.get(w.url)!.body.equals(plain.get(plainDash[i]!.url)!.body)).toBe(true));
     // With the query suppressed the renamed URLs stand on their own.
-    await fetchAll((await writtenBy('dash', '/p.ism/.mpd?presentation_name=foo&suppress_query_parameters=true')).map((w) => w.url));
+    await fetchAll(
+      (await writtenBy('dash', '/p.ism/.mpd?presentation_name=foo&suppress_query_parameters=true')).map((w) => w.url),
+    );
   });
 
   test('virtual paths: <pres>.ism/<virtual>/<name>.<suffix> and the URLs under it answer the same bytes', async () => {
@@ -624,7 +815,9 @@ describe('URL options', () => {
       expect((await ok(virtualPath)).body.equals((await ok(plainPath)).body)).toBe(true);
       const plain = await writtenBy(format, plainPath);
       const virtual = await writtenBy(format, virtualPath);
-      expect(virtual.map((w) => tailOf(w.url, '/p.ism/some/virtual/'))).toEqual(plain.map((w) => tailOf(w.url, '/p.ism/')));
+      expect(virtual.map((w) => tailOf(w.url, '/p.ism/some/virtual/'))).toEqual(
+        plain.map((w) => tailOf(w.url, '/p.ism/')),
+      );
       const a = await fetchAll(plain.map((w) => w.url));
       const b = await fetchAll(virtual.map((w) => w.url));
       const differ = virtual.filter((w, i) => !b.get(w.url)!.body.equals(a.get(plain[i]!.url)!.body)).map((w) => w.url);
@@ -639,7 +832,9 @@ describe('URL options', () => {
     // Same timeline, numbered from 1 per representation.
     expect(byNumber.map((w) => [w.key, w.kind, w.time])).toEqual(byTime.map((w) => [w.key, w.kind, w.time]));
     for (const t of tracks) {
-      const numbers = byNumber.filter((w) => w.key === t.key && w.kind === 'media').map((w) => tailOf(w.url, '/p.ism/'));
+      const numbers = byNumber
+        .filter((w) => w.key === t.key && w.kind === 'media')
+        .map((w) => tailOf(w.url, '/p.ism/'));
       expect(numbers).toEqual([1, 2, 3, 4, 5].map((n) => `dash/p-${t.key}-${n}.dash?mpd_segment_template=number`));
     }
     const a = await fetchAll(byTime.map((w) => w.url));
@@ -662,11 +857,18 @@ describe('URL options', () => {
 
 describe('sub-clip t=0-0:00:06: exactly 3 fragments (6 s) in every format', () => {
   const Q = 't=0-0:00:06';
-  const firstThree = (file: string): bigint => facts(file).durations.slice(0, 3).reduce((s, d) => s + d, 0n);
+  const firstThree = (file: string): bigint =>
+    facts(file)
+      .durations.slice(0, 3)
+      .reduce((s, d) => s + d, 0n);
 
   test('Smooth: 3 chunks per stream at the full presentation times', async () => {
     const written = await writtenBy('smooth', `/p.ism/Manifest?${Q}`);
-    const expected = tracks.flatMap((t) => outputTimes(PLAYABLE, t.file).slice(0, 3).map((time) => [`${t.trackName}=${t.bitrate}`, time]));
+    const expected = tracks.flatMap((t) =>
+      outputTimes(PLAYABLE, t.file)
+        .slice(0, 3)
+        .map((time) => [`${t.trackName}=${t.bitrate}`, time]),
+    );
     expect(written.map((w) => [w.key, w.time]).sort()).toEqual(expected.sort());
     const video = written.filter((w) => w.key === `${track(VIDEO).trackName}=${track(VIDEO).bitrate}`);
     expect(video.reduce((s, w) => s + w.duration!, 0n)).toBe(60_000_000n); // 6 s at 10 MHz
@@ -690,12 +892,19 @@ describe('sub-clip t=0-0:00:06: exactly 3 fragments (6 s) in every format', () =
       const uri = `p-${t.key}.m3u8?hls_fmp4=true&${Q}`;
       const f = facts(t.file);
       const list = playlists.get(uri)!;
-      expect(list.segments.map((s) => s.duration)).toEqual([Number(f.durations[0]! + f.durations[1]!) / f.timescale, Number(f.durations[2]!) / f.timescale]);
+      expect(list.segments.map((s) => s.duration)).toEqual([
+        Number(f.durations[0]! + f.durations[1]!) / f.timescale,
+        Number(f.durations[2]!) / f.timescale,
+      ]);
       if (t.type === 'textstream') continue; // WebVTT: its cues are checked in test/hls
-      const tfdts = written.filter((w) => w.key === uri && w.kind === 'media').flatMap((w) => fragmentTimes(bodies.get(w.url)!.body).map((x) => x.tfdt));
+      const tfdts = written
+        .filter((w) => w.key === uri && w.kind === 'media')
+        .flatMap((w) => fragmentTimes(bodies.get(w.url)!.body).map((x) => x.tfdt));
       expect(tfdts).toEqual(outputTimes(PLAYABLE, t.file).slice(0, 3));
     }
-    expect(playlists.get(`p-${track(VIDEO).key}.m3u8?hls_fmp4=true&${Q}`)!.segments.reduce((s, x) => s + x.duration, 0)).toBe(6);
+    expect(
+      playlists.get(`p-${track(VIDEO).key}.m3u8?hls_fmp4=true&${Q}`)!.segments.reduce((s, x) => s + x.duration, 0),
+    ).toBe(6);
   });
 });
 
@@ -724,15 +933,23 @@ test('a rewritten .ism (another track set, new mtime) is picked up by every outp
   await new Promise((r) => setTimeout(r, DEFAULT_LIMITS.statTtlMs! + 100));
 
   const smooth = await ok('/c.ism/Manifest');
-  expect([...smooth.text.matchAll(/<StreamIndex\b[^>]*\bName="([^"]+)"/g)].map((m) => m[1])).toEqual(after.map((t) => t.trackName));
+  expect([...smooth.text.matchAll(/<StreamIndex\b[^>]*\bName="([^"]+)"/g)].map((m) => m[1])).toEqual(
+    after.map((t) => t.trackName),
+  );
   const dash = await ok('/c.ism/.mpd');
-  expect([...dash.text.matchAll(/<Representation\b[^>]*\bid="([^"]+)"/g)].map((m) => m[1]).sort()).toEqual(after.map((t) => t.key).sort());
+  expect([...dash.text.matchAll(/<Representation\b[^>]*\bid="([^"]+)"/g)].map((m) => m[1]).sort()).toEqual(
+    after.map((t) => t.key).sort(),
+  );
   const hls = await ok('/c.ism/.m3u8');
   for (const t of after) expect(hls.text).toContain(t.key);
   expect(hls.text).not.toContain(old.key);
   for (const [format, r2] of Object.entries({ smooth, dash, hls })) {
     const r1 = firsts[format as keyof typeof firsts];
-    expect([format, r2.headers['last-modified'], r2.headers.etag === r1.headers.etag]).toEqual([format, C_MTIME_AFTER.toUTCString(), false]);
+    expect([format, r2.headers['last-modified'], r2.headers.etag === r1.headers.etag]).toEqual([
+      format,
+      C_MTIME_AFTER.toUTCString(),
+      false,
+    ]);
   }
   const gone = await request(`/c.ism/dash/c-${old.key}.dash`);
   expect([gone.status, gone.headers['x-origin-error']]).toEqual([404, 'unknown-track']);
@@ -742,7 +959,13 @@ test('a rewritten .ism (another track set, new mtime) is picked up by every outp
 
 test('concurrent identical requests on a cold presentation all succeed with identical answers', async () => {
   const v = track(VIDEO);
-  const urls = ['/d.ism/.mpd', '/d.ism/Manifest', '/d.ism/.m3u8', `/d.ism/hls/d-${v.key}-2.m4s`, `/d.ism/dash/d-${v.key}.dash`];
+  const urls = [
+    '/d.ism/.mpd',
+    '/d.ism/Manifest',
+    '/d.ism/.m3u8',
+    `/d.ism/hls/d-${v.key}-2.m4s`,
+    `/d.ism/dash/d-${v.key}.dash`,
+  ];
   const answers = await Promise.all(urls.flatMap((u) => Array.from({ length: 12 }, () => request(u))));
   urls.forEach((u, i) => {
     const group = answers.slice(i * 12, (i + 1) * 12);
@@ -756,6 +979,9 @@ test('concurrent identical requests on a cold presentation all succeed with iden
 
 test('every MPD fetched in this file validates against the DASH schema', () => {
   expect(mpdsSeen.size).toBeGreaterThanOrEqual(10);
-  const invalid = [...mpdsSeen].map(([u, text]) => [u, validateMpd(text)] as const).filter(([, v]) => !v.ok).map(([u, v]) => `${u}: ${v.output}`);
+  const invalid = [...mpdsSeen]
+    .map(([u, text]) => [u, validateMpd(text)] as const)
+    .filter(([, v]) => !v.ok)
+    .map(([u, v]) => `${u}: ${v.output}`);
   expect(invalid).toEqual([]);
 });

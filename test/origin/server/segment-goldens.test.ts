@@ -25,7 +25,10 @@ beforeAll(async () => {
   const ism = await fs.readFile(path.join(origin.root, 'p.ism'), 'utf8');
   for (const m of ism.matchAll(/<(?:video|audio|textstream)\b([^>]*)>([\s\S]*?)<\/(?:video|audio|textstream)>/g)) {
     const file = path.basename(/\bsrc="([^"]+)"/.exec(m[1]!)![1]!);
-    keys.set(file, { trackName: /<param name="trackName" value="([^"]+)"/.exec(m[2]!)![1]!, bitrate: Number(/\bsystemBitrate="(\d+)"/.exec(m[1]!)![1]) });
+    keys.set(file, {
+      trackName: /<param name="trackName" value="([^"]+)"/.exec(m[2]!)![1]!,
+      bitrate: Number(/\bsystemBitrate="(\d+)"/.exec(m[1]!)![1]),
+    });
   }
 });
 
@@ -44,7 +47,8 @@ async function served(urlPath: string): Promise<Buffer> {
 }
 
 /** The golden: the request, then the dump. */
-const golden = (name: string, urlPath: string, body: Buffer): void => expectGolden(`server/${name}`, `# GET ${urlPath}\n${dumpBoxes(body)}`);
+const golden = (name: string, urlPath: string, body: Buffer): void =>
+  expectGolden(`server/${name}`, `# GET ${urlPath}\n${dumpBoxes(body)}`);
 
 // ---------------------------------------------------------------------------------------------
 // Independent checks over the tests' own box walk (test/helpers/box-walk.ts)
@@ -78,8 +82,18 @@ function moofFacts(moof: Box): MoofFacts {
   return {
     sequence: one(inner, 'mfhd').body.readUInt32BE(4),
     tfhdFlags: one(traf, 'tfhd').body.readUInt32BE(0) & 0xffffff,
-    tfdt: tfdt === undefined ? undefined : tfdt.body[0] === 1 ? tfdt.body.readBigUInt64BE(4) : BigInt(tfdt.body.readUInt32BE(4)),
-    tfxd: tfxd === undefined ? undefined : tfxd.body[16] === 1 ? [tfxd.body.readBigInt64BE(20), tfxd.body.readBigUInt64BE(28)] : [BigInt(tfxd.body.readUInt32BE(20)), BigInt(tfxd.body.readUInt32BE(24))],
+    tfdt:
+      tfdt === undefined
+        ? undefined
+        : tfdt.body[0] === 1
+          ? tfdt.body.readBigUInt64BE(4)
+          : BigInt(tfdt.body.readUInt32BE(4)),
+    tfxd:
+      tfxd === undefined
+        ? undefined
+        : tfxd.body[16] === 1
+          ? [tfxd.body.readBigInt64BE(20), tfxd.body.readBigUInt64BE(28)]
+          : [BigInt(tfxd.body.readUInt32BE(20)), BigInt(tfxd.body.readUInt32BE(24))],
     samples: trun.readUInt32BE(4),
     dataOffsetPastMoof: trun.readInt32BE(8) - moof.size,
   };
@@ -97,18 +111,29 @@ const DEFAULT_BASE_IS_MOOF = 0x020000;
 const BASE_DATA_OFFSET = 0x000001;
 
 /** Checks a media segment's moof/mdat pairs against source fragments `first`, `first + 1`, …. */
-function expectFragments(body: Buffer, file: string, first: number, expected: Array<Omit<MoofFacts, 'tfhdFlags' | 'dataOffsetPastMoof'>>): void {
+function expectFragments(
+  body: Buffer,
+  file: string,
+  first: number,
+  expected: Array<Omit<MoofFacts, 'tfhdFlags' | 'dataOffsetPastMoof'>>,
+): void {
   const top = boxes(body);
   const pairs = top.flatMap((b, i) => (b.type === 'moof' ? [[b, top[i + 1]!] as const] : []));
   const src = sourceMdats(file);
-  expect(pairs.map(([moof]) => {
-    const f = moofFacts(moof);
-    return { sequence: f.sequence, tfdt: f.tfdt, tfxd: f.tfxd, samples: f.samples };
-  })).toEqual(expected);
+  expect(
+    pairs.map(([moof]) => {
+      const f = moofFacts(moof);
+      return { sequence: f.sequence, tfdt: f.tfdt, tfxd: f.tfxd, samples: f.samples };
+    }),
+  ).toEqual(expected);
   pairs.forEach(([moof, mdat], k) => {
     const f = moofFacts(moof);
     expect(mdat.type).toBe('mdat');
-    expect([f.tfhdFlags & DEFAULT_BASE_IS_MOOF, f.tfhdFlags & BASE_DATA_OFFSET, f.dataOffsetPastMoof]).toEqual([DEFAULT_BASE_IS_MOOF, 0, 8]);
+    expect([f.tfhdFlags & DEFAULT_BASE_IS_MOOF, f.tfhdFlags & BASE_DATA_OFFSET, f.dataOffsetPastMoof]).toEqual([
+      DEFAULT_BASE_IS_MOOF,
+      0,
+      8,
+    ]);
     // The samples are the source's bytes, in the source's order.
     expect(mdat.body.equals(src[first + k]!)).toBe(true);
   });
@@ -137,7 +162,9 @@ describe('Smooth fragments: the source moof + mdat with tfxd, on the shifted tim
     // The whole presentation moves by the AAC priming (213333 at 10 MHz) so nothing is negative:
     // video starts at 213333, the audio (source tfxd −213333) at 0; tfxd and tfdt say so.
     expect(t).toBe(kind === 'video' ? 213333n : 0n);
-    expectFragments(body, file, 0, [{ sequence: 1, tfdt: t, tfxd: [t, f.durations[0]!], samples: sampleCounts(file)[0]! }]);
+    expectFragments(body, file, 0, [
+      { sequence: 1, tfdt: t, tfxd: [t, f.durations[0]!], samples: sampleCounts(file)[0]! },
+    ]);
   });
 });
 
@@ -183,7 +210,10 @@ describe('HLS fMP4: init segment and segment 1', () => {
   });
 });
 
-const FACT_FILES = JSON.parse(readFileSync(media('facts.json'), 'utf8')) as Array<{ file: string; box: { fragments: Array<{ samples: number }> } }>;
+const FACT_FILES = JSON.parse(readFileSync(media('facts.json'), 'utf8')) as Array<{
+  file: string;
+  box: { fragments: Array<{ samples: number }> };
+}>;
 
 /** Samples per fragment, from the facts. */
 function sampleCounts(file: string): number[] {
@@ -205,7 +235,12 @@ function expectInit(body: Buffer, file: string, handler: string): void {
   expect(mdhd.readUInt32BE(mdhd[0] === 1 ? 20 : 12)).toBe(facts(file).timescale);
   const stbl = boxes(one(boxes(one(mdia, 'minf').body), 'stbl').body);
   // No samples in an init segment: every sample table is empty.
-  for (const [type, countAt] of [['stts', 4], ['stsc', 4], ['stco', 4], ['stsz', 8]] as const) {
+  for (const [type, countAt] of [
+    ['stts', 4],
+    ['stsc', 4],
+    ['stco', 4],
+    ['stsz', 8],
+  ] as const) {
     expect([type, one(stbl, type).body.readUInt32BE(countAt)]).toEqual([type, 0]);
   }
 }

@@ -15,7 +15,10 @@ export interface TestOrigin {
 }
 
 /** Packages `presentations` (name → fixture files) under a temp root and serves it. */
-export async function startTestOrigin(presentations: Record<string, readonly string[]>, extra: Record<string, string[]> = {}): Promise<TestOrigin> {
+export async function startTestOrigin(
+  presentations: Record<string, readonly string[]>,
+  extra: Record<string, string[]> = {},
+): Promise<TestOrigin> {
   const root = tempDir('origin-root-');
   for (const [name, files] of Object.entries(presentations)) {
     const target = path.join(root, `${name}.ism`);
@@ -50,18 +53,26 @@ export interface Fetched {
 }
 
 /** A raw GET (no URL normalisation: tests send `..` and `%2F` exactly as written). */
-export function get(base: string, rawPath: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Fetched> {
+export function get(
+  base: string,
+  rawPath: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<Fetched> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: rawPath, method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text: body.toString('utf8') });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: rawPath, method, headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text: body.toString('utf8') });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });

@@ -48,7 +48,8 @@ async function keys(ctx: PlayoutContext): Promise<{ v1: string; v2: string; a: s
   const text = /URI="p-([^"]+)\.m3u8"/.exec(master.split('\n').find((l) => l.includes('TYPE=SUBTITLES')) ?? '')?.[1];
   const muxed = lists.filter((k) => k.includes('video') && k.includes('audio'));
   const audio = lists.find((k) => !k.includes('video'))!;
-  if (muxed.length < 2 || audio === undefined || text === undefined) throw new Error(`unexpected master playlist:\n${master}`);
+  if (muxed.length < 2 || audio === undefined || text === undefined)
+    throw new Error(`unexpected master playlist:\n${master}`);
   return { v1: muxed[0]!, v2: muxed[1]!, a: audio, t: text };
 }
 
@@ -97,7 +98,12 @@ test('different segments, renditions, kinds and options give different ETags', a
   const answers: Array<{ url: string; etag: string; body: Buffer }> = [];
   for (const url of urls) answers.push({ url, ...(await fetch(ctx, url)) });
   // Every pair of distinct bodies has distinct ETags (here every ETag is distinct).
-  const clashes = answers.flatMap((a, i) => answers.slice(i + 1).filter((b) => b.etag === a.etag && !b.body.equals(a.body)).map((b) => `${a.url} = ${b.url}`));
+  const clashes = answers.flatMap((a, i) =>
+    answers
+      .slice(i + 1)
+      .filter((b) => b.etag === a.etag && !b.body.equals(a.body))
+      .map((b) => `${a.url} = ${b.url}`),
+  );
   expect(clashes).toEqual([]);
   expect(new Set(answers.map((a) => a.etag)).size).toBe(urls.length);
   ctx.files.close();

@@ -25,7 +25,10 @@ afterAll(async () => {
 describe('synthetic sources', () => {
   test('each is a fragmented MP4 whose mfra index equals the moof walk, with the size, offsets and times of a 2-hour source', async () => {
     const files = await syntheticFiles();
-    const ism = parseServerManifest(Buffer.from(await files.get('warm-up.ism')!.read(0, files.get('warm-up.ism')!.size)).toString('utf8'), 'warm-up.ism');
+    const ism = parseServerManifest(
+      Buffer.from(await files.get('warm-up.ism')!.read(0, files.get('warm-up.ism')!.size)).toString('utf8'),
+      'warm-up.ism',
+    );
     expect(ism.tracks.map((t) => [t.element, t.src])).toEqual([
       ['video', 'warm-up-video-1.ismv'],
       ['video', 'warm-up-video-2.ismv'],
@@ -40,7 +43,8 @@ describe('synthetic sources', () => {
       const b = exact.tracks[0]!.fragments;
       expect(a.count).toBe(3600);
       expect(b.count).toBe(3600);
-      for (const k of ['times', 'durations', 'offsets', 'sizes'] as const) expect(Array.from(a[k] as ArrayLike<number | bigint>)).toEqual(Array.from(b[k] as ArrayLike<number | bigint>));
+      for (const k of ['times', 'durations', 'offsets', 'sizes'] as const)
+        expect(Array.from(a[k] as ArrayLike<number | bigint>)).toEqual(Array.from(b[k] as ArrayLike<number | bigint>));
       // Two hours at 10 MHz (3 600 AAC fragments of 2.0053 s run 19 s over), and the properties the .ism states come from the source.
       const end = (Number(a.times[3599]!) + a.durations[3599]!) / 10_000_000;
       expect(end).toBeGreaterThanOrEqual(7200);
@@ -85,7 +89,9 @@ describe('a server with a warm-up', () => {
     const logs: string[] = [];
     const warmed = await startServer({ ...testServerOptions(origin.root, logs), warmUpRounds: 1 });
     try {
-      expect(logs.filter((l) => l.startsWith('warm-up'))).toEqual([expect.stringMatching(/^warm-up: 7 manifests of 1 synthetic 2-hour presentations in \d+ ms$/)]);
+      expect(logs.filter((l) => l.startsWith('warm-up'))).toEqual([
+        expect.stringMatching(/^warm-up: 7 manifests of 1 synthetic 2-hour presentations in \d+ ms$/),
+      ]);
       for (const p of ['/p.ism/.mpd', '/p.ism/Manifest', '/p.ism/.m3u8', '/p.ism/.f4m']) {
         const [a, b] = [await get(warmed.url, p), await get(origin.url, p)];
         expect([p, a.status]).toEqual([p, 200]);

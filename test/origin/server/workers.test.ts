@@ -30,7 +30,9 @@ interface Cli {
 }
 
 function startCli(args: string[]): Promise<Cli> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'origin.js'), 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'origin.js'), 'serve', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   return new Promise((resolve, reject) => {
@@ -48,7 +50,11 @@ function startCli(args: string[]): Promise<Cli> {
 }
 
 function childrenOf(pid: number): number[] {
-  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '').map(Number);
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter((x) => x !== '')
+    .map(Number);
 }
 
 /** Inodes of established TCP sockets whose local port is `port` (/proc/net/tcp, state 01). */
@@ -104,36 +110,46 @@ test('--workers and --manifest-cache-bytes parse; the default is the CPU count',
   expect(() => parseServeArgs(['--root', 'x', '--manifest-cache-bytes', '-1'])).toThrow(/--manifest-cache-bytes/);
 });
 
-maybe('--workers 2 answers on one port from 2 processes, replaces a dead worker and stops on SIGTERM', async () => {
-  const cli = await startCli(['--root', origin.root, '--port', '0', '--workers', '2', '-q', '--no-player']);
-  try {
-    const primary = cli.child.pid!;
-    const workers = childrenOf(primary);
-    expect(workers).toHaveLength(2);
-    // Four keep-alive connections, each used once and held open: round-robin gives each worker some.
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-    const answers = await Promise.all(
-      Array.from({ length: 4 }, () => new Promise<number>((resolve, reject) => {
-        http.get(`${cli.url}/p.ism/.mpd`, { agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        }).on('error', reject);
-      })),
-    );
-    expect(answers).toEqual([200, 200, 200, 200]);
-    const inodes = establishedInodes(Number(new URL(cli.url).port));
-    const held = workers.map((w) => connectionsOf(w, inodes));
-    agent.destroy();
-    expect(held.every((n) => n > 0)).toBe(true);
-    expect(held.reduce((a, b) => a + b, 0)).toBe(4);
+maybe(
+  '--workers 2 answers on one port from 2 processes, replaces a dead worker and stops on SIGTERM',
+  async () => {
+    const cli = await startCli(['--root', origin.root, '--port', '0', '--workers', '2', '-q', '--no-player']);
+    try {
+      const primary = cli.child.pid!;
+      const workers = childrenOf(primary);
+      expect(workers).toHaveLength(2);
+      // Four keep-alive connections, each used once and held open: round-robin gives each worker some.
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+      const answers = await Promise.all(
+        Array.from(
+          { length: 4 },
+          () =>
+            new Promise<number>((resolve, reject) => {
+              http
+                .get(`${cli.url}/p.ism/.mpd`, { agent }, (res) => {
+                  res.resume();
+                  res.on('end', () => resolve(res.statusCode ?? 0));
+                })
+                .on('error', reject);
+            }),
+        ),
+      );
+      expect(answers).toEqual([200, 200, 200, 200]);
+      const inodes = establishedInodes(Number(new URL(cli.url).port));
+      const held = workers.map((w) => connectionsOf(w, inodes));
+      agent.destroy();
+      expect(held.every((n) => n > 0)).toBe(true);
+      expect(held.reduce((a, b) => a + b, 0)).toBe(4);
 
-    // A worker that dies is replaced, with a log line, and the port keeps answering.
-    process.kill(workers[0]!, 'SIGKILL');
-    await waitFor(() => childrenOf(primary).length === 2 && !childrenOf(primary).includes(workers[0]!));
-    expect(cli.stderr()).toContain(`worker ${workers[0]} died (SIGKILL); starting another`);
-    expect((await get(cli.url, '/p.ism/Manifest')).status).toBe(200);
-  } finally {
-    const code = await stopCli(cli);
-    expect(code).toBe(0);
-  }
-}, 30_000);
+      // A worker that dies is replaced, with a log line, and the port keeps answering.
+      process.kill(workers[0]!, 'SIGKILL');
+      await waitFor(() => childrenOf(primary).length === 2 && !childrenOf(primary).includes(workers[0]!));
+      expect(cli.stderr()).toContain(`worker ${workers[0]} died (SIGKILL); starting another`);
+      expect((await get(cli.url, '/p.ism/Manifest')).status).toBe(200);
+    } finally {
+      const code = await stopCli(cli);
+      expect(code).toBe(0);
+    }
+  },
+  30_000,
+);

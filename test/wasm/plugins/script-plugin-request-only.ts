@@ -11,4 +11,4 @@ export {
   proxy_on_request_body,
   proxy_on_done,
   proxy_on_delete,
-} from "./runtime";
+} from './runtime';

@@ -15,4 +15,4 @@ export {
   proxy_on_delete,
   proxy_on_tick,
   proxy_on_queue_ready,
-} from "./runtime";
+} from './runtime';

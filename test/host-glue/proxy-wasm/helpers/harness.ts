@@ -3,7 +3,13 @@
 // as `#<context id> <report>` on proxy_log (plugins/runtime.ts).
 
 import { createProxyWasmPlugin, type ProxyWasmPlugin } from '../../../../host-glue/proxy-wasm/host';
-import type { FailurePolicy, HeaderList, LogLevel, PluginSpec, StreamInfo } from '../../../../host-glue/proxy-wasm/http-filter';
+import type {
+  FailurePolicy,
+  HeaderList,
+  LogLevel,
+  PluginSpec,
+  StreamInfo,
+} from '../../../../host-glue/proxy-wasm/http-filter';
 import { testPlugin, type TestPluginEntry } from './test-plugins';
 
 export const NAME = 'test_plugin';
@@ -37,13 +43,16 @@ export class LogCapture {
   /** The one report starting with `start` (fails the test if there is not exactly one). */
   report(start: string, ctx?: number): string {
     const found = this.reports(ctx).filter((r) => r.startsWith(start));
-    if (found.length !== 1) throw new Error(`expected one report "${start}…", got ${JSON.stringify(found)}\n${this.dump()}`);
+    if (found.length !== 1)
+      throw new Error(`expected one report "${start}…", got ${JSON.stringify(found)}\n${this.dump()}`);
     return found[0]!;
   }
 
   /** `called …` reports (the plugin's `all trace`), for call-order checks. */
   calls(ctx?: number): string[] {
-    return this.reports(ctx).filter((r) => r.startsWith('called ')).map((r) => r.slice('called '.length));
+    return this.reports(ctx)
+      .filter((r) => r.startsWith('called '))
+      .map((r) => r.slice('called '.length));
   }
 
   text(): string[] {
@@ -128,7 +137,10 @@ export async function settlesWithin(p: unknown, ms: number): Promise<boolean> {
   // A seam verdict decided during the call is a plain value (http-filter.ts Awaitable): settled.
   if (!(p instanceof Promise)) return true;
   let settled = false;
-  void p.then(() => (settled = true), () => (settled = true));
+  void p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   await new Promise((r) => setTimeout(r, ms));
   return settled;
 }

@@ -164,7 +164,10 @@ export class ModuleBuilder {
  * The smallest module Envoy accepts: ABI 0.2.1 marker, memory, an allocator returning a fixed
  * scratch address, and whatever `extend` adds (imports first, then functions).
  */
-export function minimalPlugin(extend?: (m: ModuleBuilder) => void, options: { allocator?: string | null; marker?: string } = {}): Uint8Array {
+export function minimalPlugin(
+  extend?: (m: ModuleBuilder) => void,
+  options: { allocator?: string | null; marker?: string } = {},
+): Uint8Array {
   const m = new ModuleBuilder();
   extend?.(m);
   m.func(options.marker ?? 'proxy_abi_version_0_2_1', [], [], []);

@@ -9,7 +9,11 @@ const ts = 10_000_000;
 const frag = (time: number, duration: number) => ({ time: BigInt(time), duration: BigInt(duration) });
 
 test('every abst field for a simple timeline', () => {
-  const bytes = writeBootstrap({ movieIdentifier: 'movie', timescale: ts, fragments: [frag(213333, 20000000), frag(20213333, 20000000), frag(40213333, 19000000)] });
+  const bytes = writeBootstrap({
+    movieIdentifier: 'movie',
+    timescale: ts,
+    fragments: [frag(213333, 20000000), frag(20213333, 20000000), frag(40213333, 19000000)],
+  });
   // Box header: size then type, the size counting the whole box.
   expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(0)).toBe(bytes.byteLength);
   expect(String.fromCharCode(...bytes.subarray(4, 8))).toBe('abst');
@@ -30,7 +34,14 @@ test('every abst field for a simple timeline', () => {
     qualityEntries: [],
     drmData: '',
     metaData: '',
-    segmentRunTables: [{ version: 0, flags: 0, qualitySegmentUrlModifiers: [], segmentRuns: [{ firstSegment: 1, fragmentsPerSegment: 3 }] }],
+    segmentRunTables: [
+      {
+        version: 0,
+        flags: 0,
+        qualitySegmentUrlModifiers: [],
+        segmentRuns: [{ firstSegment: 1, fragmentsPerSegment: 3 }],
+      },
+    ],
     fragmentRunTables: [
       {
         version: 0,
@@ -47,7 +58,9 @@ test('every abst field for a simple timeline', () => {
 });
 
 test('runs fold equal durations of contiguous fragments only', () => {
-  expect(fragmentRuns([frag(0, 10), frag(10, 10), frag(20, 10), frag(30, 11), frag(41, 10), frag(60, 10), frag(70, 10)])).toEqual([
+  expect(
+    fragmentRuns([frag(0, 10), frag(10, 10), frag(20, 10), frag(30, 11), frag(41, 10), frag(60, 10), frag(70, 10)]),
+  ).toEqual([
     { firstFragment: 1, firstFragmentTimestamp: 0n, fragmentDuration: 10 },
     { firstFragment: 4, firstFragmentTimestamp: 30n, fragmentDuration: 11 },
     { firstFragment: 5, firstFragmentTimestamp: 41n, fragmentDuration: 10 },
@@ -58,7 +71,9 @@ test('runs fold equal durations of contiguous fragments only', () => {
 
 test('expanding the runs gives back every fragment exactly (29.97 fps durations, 64-bit times)', () => {
   const big = 2n ** 40n;
-  const fragments = [20020000, 20020000, 20020000, 20019999, 20020001].reduce<Array<{ time: bigint; duration: bigint }>>((list, d) => {
+  const fragments = [20020000, 20020000, 20020000, 20019999, 20020001].reduce<
+    Array<{ time: bigint; duration: bigint }>
+  >((list, d) => {
     const prev = list[list.length - 1];
     list.push({ time: prev === undefined ? big : prev.time + prev.duration, duration: BigInt(d) });
     return list;
@@ -68,7 +83,10 @@ test('expanding the runs gives back every fragment exactly (29.97 fps durations,
   afrt.entries.forEach((e, i) => {
     const next = afrt.entries[i + 1]?.firstFragment ?? fragments.length + 1;
     for (let n = e.firstFragment; n < next; n++) {
-      expanded.push({ time: e.firstFragmentTimestamp + BigInt((n - e.firstFragment) * e.fragmentDuration), duration: BigInt(e.fragmentDuration) });
+      expanded.push({
+        time: e.firstFragmentTimestamp + BigInt((n - e.firstFragment) * e.fragmentDuration),
+        duration: BigInt(e.fragmentDuration),
+      });
     }
   });
   expect(expanded).toEqual(fragments);
@@ -76,8 +94,12 @@ test('expanding the runs gives back every fragment exactly (29.97 fps durations,
 });
 
 test('the movie identifier is a NUL-terminated UTF-8 string', () => {
-  expect(parseAbst(writeBootstrap({ movieIdentifier: 'café', timescale: 1000, fragments: [frag(0, 1)] })).movieIdentifier).toBe('café');
-  expect(() => writeBootstrap({ movieIdentifier: 'a\0b', timescale: 1000, fragments: [frag(0, 1)] })).toThrow(OriginError);
+  expect(
+    parseAbst(writeBootstrap({ movieIdentifier: 'café', timescale: 1000, fragments: [frag(0, 1)] })).movieIdentifier,
+  ).toBe('café');
+  expect(() => writeBootstrap({ movieIdentifier: 'a\0b', timescale: 1000, fragments: [frag(0, 1)] })).toThrow(
+    OriginError,
+  );
 });
 
 test.each([

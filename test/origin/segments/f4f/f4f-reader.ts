@@ -6,14 +6,18 @@
 export class Cursor {
   private readonly view: DataView;
   at = 0;
-  constructor(readonly bytes: Uint8Array, readonly what: string) {
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly what: string,
+  ) {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
   get remaining(): number {
     return this.bytes.byteLength - this.at;
   }
   private need(n: number): number {
-    if (this.at + n > this.bytes.byteLength) throw new Error(`${this.what}: ${n} bytes needed at ${this.at}, ${this.remaining} left`);
+    if (this.at + n > this.bytes.byteLength)
+      throw new Error(`${this.what}: ${n} bytes needed at ${this.at}, ${this.remaining} left`);
     const at = this.at;
     this.at += n;
     return at;
@@ -82,7 +86,8 @@ export function boxes(bytes: Uint8Array, what = 'boxes'): Box[] {
     const type = c.fourcc();
     if (size === 1) size = Number(c.u64());
     const header = c.at - start;
-    if (size < header || start + size > bytes.byteLength) throw new Error(`${what}: box '${type}' at ${start} has size ${size}`);
+    if (size < header || start + size > bytes.byteLength)
+      throw new Error(`${what}: box '${type}' at ${start} has size ${size}`);
     out.push({ type, start, size, payload: bytes.subarray(c.at, start + size) });
     c.at = start + size;
   }
@@ -176,7 +181,8 @@ export function parseAfrt(payload: Uint8Array): Afrt {
 /** An abst box, header included (what `<bootstrapInfo>` holds). */
 export function parseAbst(bytes: Uint8Array): Abst {
   const [top, ...rest] = boxes(bytes, 'bootstrap');
-  if (top === undefined || top.type !== 'abst' || rest.length > 0) throw new Error('the bootstrap is not exactly one abst box');
+  if (top === undefined || top.type !== 'abst' || rest.length > 0)
+    throw new Error('the bootstrap is not exactly one abst box');
   const c = new Cursor(top.payload, 'abst');
   const h = fullBoxHeader(c);
   const bootstrapinfoVersion = c.u32();
@@ -223,7 +229,15 @@ export function parseAfra(payload: Uint8Array): Afra {
   const h = fullBoxHeader(c);
   const bits = c.u8();
   const longOffsets = (bits >> 6) & 1;
-  const out: Afra = { ...h, longIds: bits >> 7, longOffsets, globalEntries: (bits >> 5) & 1, reserved: bits & 0x1f, timeScale: c.u32(), entries: [] };
+  const out: Afra = {
+    ...h,
+    longIds: bits >> 7,
+    longOffsets,
+    globalEntries: (bits >> 5) & 1,
+    reserved: bits & 0x1f,
+    timeScale: c.u32(),
+    entries: [],
+  };
   const n = c.u32();
   for (let i = 0; i < n; i++) out.entries.push({ time: c.u64(), offset: longOffsets ? Number(c.u64()) : c.u32() });
   if (out.globalEntries) throw new Error('afra: global entries are not expected');
@@ -336,7 +350,14 @@ export function parseFlvTags(bytes: Uint8Array): FlvTag[] {
     const timestamp = low + c.u8() * 0x1000000;
     const streamId = c.u24();
     const dataStart = c.at;
-    const tag: Partial<FlvTag> = { start, filter: (first >> 5) & 1, tagType: first & 0x1f, dataSize, timestamp, streamId };
+    const tag: Partial<FlvTag> = {
+      start,
+      filter: (first >> 5) & 1,
+      tagType: first & 0x1f,
+      dataSize,
+      timestamp,
+      streamId,
+    };
     if (first >> 6 !== 0) throw new Error(`flv: reserved bits set at ${start}`);
     if (tag.tagType === 9) {
       const b = c.u8();
@@ -351,7 +372,8 @@ export function parseFlvTags(bytes: Uint8Array): FlvTag[] {
     tag.bodyAt = bodyAt;
     tag.body = c.bytesOf(dataSize - (bodyAt - dataStart));
     tag.previousTagSize = c.u32();
-    if (tag.previousTagSize !== 11 + dataSize) throw new Error(`flv: PreviousTagSize ${tag.previousTagSize} after a tag of ${11 + dataSize} bytes at ${start}`);
+    if (tag.previousTagSize !== 11 + dataSize)
+      throw new Error(`flv: PreviousTagSize ${tag.previousTagSize} after a tag of ${11 + dataSize} bytes at ${start}`);
     out.push(tag as FlvTag);
   }
   return out;
@@ -400,11 +422,25 @@ function amf0Value(c: Cursor): Amf0 {
 }
 
 /** An F4F fragment split into its boxes, parsed: exactly afra, moof, mdat. */
-export function parseFragment(bytes: Uint8Array): { afra: Afra; moof: Moof; moofStart: number; mdatPayloadStart: number; tags: FlvTag[]; boxTypes: string[] } {
+export function parseFragment(bytes: Uint8Array): {
+  afra: Afra;
+  moof: Moof;
+  moofStart: number;
+  mdatPayloadStart: number;
+  tags: FlvTag[];
+  boxTypes: string[];
+} {
   const list = boxes(bytes, 'fragment');
   const types = list.map((b) => b.type);
   const [afra, moof, mdat] = list;
   if (types.join() !== 'afra,moof,mdat') throw new Error(`fragment boxes: ${types.join(' ')}`);
   const mdatPayloadStart = mdat!.payload.byteOffset - bytes.byteOffset;
-  return { afra: parseAfra(afra!.payload), moof: parseMoof(moof!.payload), moofStart: moof!.start, mdatPayloadStart, tags: parseFlvTags(mdat!.payload), boxTypes: types };
+  return {
+    afra: parseAfra(afra!.payload),
+    moof: parseMoof(moof!.payload),
+    moofStart: moof!.start,
+    mdatPayloadStart,
+    tags: parseFlvTags(mdat!.payload),
+    boxTypes: types,
+  };
 }

@@ -35,7 +35,11 @@ test.each([
   ['/p.ism/.f4m', '', ''],
   ['/p.ism/p.f4m', '', 'p'],
   ['/p.ism/any/virtual/dir/other.f4m', '', 'other'],
-  ['/p.ism/.f4m?hds_multi_level=true&hds_client_manifest_version=2', 'hds_multi_level=true&hds_client_manifest_version=2', ''],
+  [
+    '/p.ism/.f4m?hds_multi_level=true&hds_client_manifest_version=2',
+    'hds_multi_level=true&hds_client_manifest_version=2',
+    '',
+  ],
 ])('%s is the manifest the writer makes', async (url, query, stem) => {
   const r = await get(origin.url, url);
   expect(r.status).toBe(200);
@@ -99,22 +103,34 @@ test('bad HDS requests: documented status, code, one-line reason', async () => {
   const wrong: string[] = [];
   for (const [what, url, status, code] of cases) {
     const r = await get(origin.url, url);
-    const ok = r.status === status && r.headers['x-origin-error'] === code && String(r.headers['content-type']).startsWith('text/plain') && /^[^\n]+\n$/.test(r.text);
-    if (!ok) wrong.push(`${what}: ${url} → ${r.status} ${String(r.headers['x-origin-error'])} ${JSON.stringify(r.text.slice(0, 200))} (expected ${status} ${code})`);
+    const ok =
+      r.status === status &&
+      r.headers['x-origin-error'] === code &&
+      String(r.headers['content-type']).startsWith('text/plain') &&
+      /^[^\n]+\n$/.test(r.text);
+    if (!ok)
+      wrong.push(
+        `${what}: ${url} → ${r.status} ${String(r.headers['x-origin-error'])} ${JSON.stringify(r.text.slice(0, 200))} (expected ${status} ${code})`,
+      );
   }
   expect(wrong).toEqual([]);
-  expect((await get(origin.url, `/p.ism/p-${key}Seg1-Frag6`)).text).toContain(`no fragment 6 for ${key} (there are 5, numbered from 1)`);
+  expect((await get(origin.url, `/p.ism/p-${key}Seg1-Frag6`)).text).toContain(
+    `no fragment 6 for ${key} (there are 5, numbered from 1)`,
+  );
   expect((await get(origin.url, '/p.ism/.f4m')).status).toBe(200);
 });
 
 describe('dry run: origin package -o stdout: <x.ism> <.f4m path> prints what HTTP serves', () => {
-  test.each(['.f4m', 'p.f4m?hds_multi_level=true', '.f4m?t=0-0:00:04&hds_client_manifest_version=2'])('%s', async (request) => {
-    const r = await runOrigin(['package', '-o', 'stdout:', path.join(origin.root, 'p.ism'), request]);
-    expect([r.code, r.stderr]).toEqual([0, '']);
-    const http = await get(origin.url, `/p.ism/${request}`);
-    expect(http.status).toBe(200);
-    expect(r.stdout).toBe(http.text);
-  });
+  test.each(['.f4m', 'p.f4m?hds_multi_level=true', '.f4m?t=0-0:00:04&hds_client_manifest_version=2'])(
+    '%s',
+    async (request) => {
+      const r = await runOrigin(['package', '-o', 'stdout:', path.join(origin.root, 'p.ism'), request]);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      const http = await get(origin.url, `/p.ism/${request}`);
+      expect(http.status).toBe(200);
+      expect(r.stdout).toBe(http.text);
+    },
+  );
 
   test('a stream-level manifest too; a fragment is no client manifest', async () => {
     const ism = path.join(origin.root, 'p.ism');
@@ -128,14 +144,19 @@ describe('dry run: origin package -o stdout: <x.ism> <.f4m path> prints what HTT
 });
 
 describe('the route table', () => {
-  const { decodePath, matchPresentationRoute } = require('../../../../origin/server/routes') as typeof import('../../../../origin/server/routes');
+  const { decodePath, matchPresentationRoute } =
+    require('../../../../origin/server/routes') as typeof import('../../../../origin/server/routes');
   const routeOf = (p: string) => matchPresentationRoute(decodePath(p));
 
   test.each([
     ['/p.ism/.f4m', 'hds-manifest', { stem: '' }],
     ['/p.ism/p.f4m', 'hds-manifest', { stem: 'p' }],
     ['/p.ism/v/p-audio_eng=1-video_eng=2.f4m', 'hds-manifest', { stem: 'p-audio_eng=1-video_eng=2' }],
-    ['/p.ism/p-audio_eng=1-video_eng=2Seg1-Frag3', 'hds-fragment', { stem: 'p-audio_eng=1-video_eng=2', segment: '1', fragment: '3' }],
+    [
+      '/p.ism/p-audio_eng=1-video_eng=2Seg1-Frag3',
+      'hds-fragment',
+      { stem: 'p-audio_eng=1-video_eng=2', segment: '1', fragment: '3' },
+    ],
     ['/p.ism/a/b/p-video_eng=2Seg1-Frag10', 'hds-fragment', { stem: 'p-video_eng=2', segment: '1', fragment: '10' }],
   ])('%s is %s', (p, kind, groups) => {
     const r = routeOf(p)!;

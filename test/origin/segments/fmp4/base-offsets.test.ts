@@ -2,7 +2,12 @@
 // with layouts the fixtures do not have, and what the reboxed moof says about it.
 
 import { OriginError } from '../../../../origin/errors';
-import { assembleSegment, mediaSegmentParts, reboxFragment, ReboxOptions } from '../../../../origin/segments/fmp4/media-segment';
+import {
+  assembleSegment,
+  mediaSegmentParts,
+  reboxFragment,
+  ReboxOptions,
+} from '../../../../origin/segments/fmp4/media-segment';
 import { TrexDefaults } from '../../../../origin/media/track-header';
 import { box, concat, fullBox, tfxd, u32 } from '../../../helpers/mp4-builder';
 import { readMoof } from '../../media/moof-reader';
@@ -23,9 +28,13 @@ const bytesOf = (file: SyntheticFile, ...ranges: Array<[number, number]>): Uint8
   concat(...ranges.map(([o, l]) => file.bytes.slice(o, o + l)));
 
 describe('§8.8.7.1 base data offset', () => {
-  test('no flags, first traf: the base is the moof; later traf: where the previous traf\'s data ended', async () => {
+  test("no flags, first traf: the base is the moof; later traf: where the previous traf's data ended", async () => {
     const moof = sized((size) =>
-      moofBox(1, trafBox({ trackId: 1 }, [{ dataOffset: size + 8, sizes: [10, 20] }]), trafBox({ trackId: 2 }, [{ sizes: [5, 6] }])),
+      moofBox(
+        1,
+        trafBox({ trackId: 1 }, [{ dataOffset: size + 8, sizes: [10, 20] }]),
+        trafBox({ trackId: 2 }, [{ sizes: [5, 6] }]),
+      ),
     );
     const file = syntheticFile(moof, LEAD, 41);
     const one = await rebox(file, moof, 1);
@@ -35,9 +44,13 @@ describe('§8.8.7.1 base data offset', () => {
     expect(two.mdat).toEqual(bytesOf(file, [file.payloadOffset + 30, 11]));
   });
 
-  test('a later traf with a data_offset adds it to the end of the previous traf\'s data', async () => {
+  test("a later traf with a data_offset adds it to the end of the previous traf's data", async () => {
     const moof = sized((size) =>
-      moofBox(1, trafBox({ trackId: 1 }, [{ dataOffset: size + 8, sizes: [10] }]), trafBox({ trackId: 2 }, [{ dataOffset: 4, sizes: [6] }])),
+      moofBox(
+        1,
+        trafBox({ trackId: 1 }, [{ dataOffset: size + 8, sizes: [10] }]),
+        trafBox({ trackId: 2 }, [{ dataOffset: 4, sizes: [6] }]),
+      ),
     );
     const file = syntheticFile(moof, LEAD, 20);
     expect((await rebox(file, moof, 2)).data).toEqual([{ offset: file.payloadOffset + 10 + 4, length: 6 }]);
@@ -45,7 +58,11 @@ describe('§8.8.7.1 base data offset', () => {
 
   test('default-base-is-moof: a later traf counts from the moof, not from the previous data', async () => {
     const moof = sized((size) =>
-      moofBox(1, trafBox({ trackId: 1 }, [{ dataOffset: size + 8 + 12, sizes: [10] }]), trafBox({ trackId: 2, moofBase: true }, [{ dataOffset: size + 8, sizes: [12] }])),
+      moofBox(
+        1,
+        trafBox({ trackId: 1 }, [{ dataOffset: size + 8 + 12, sizes: [10] }]),
+        trafBox({ trackId: 2, moofBase: true }, [{ dataOffset: size + 8, sizes: [12] }]),
+      ),
     );
     const file = syntheticFile(moof, LEAD, 22);
     const two = await rebox(file, moof, 2);
@@ -67,16 +84,30 @@ describe('§8.8.7.1 base data offset', () => {
 describe('§8.8.8.3 runs', () => {
   test('a run without data_offset continues the previous run; a gap makes a second range', async () => {
     const moof = sized((size) =>
-      moofBox(1, trafBox({ trackId: 1 }, [{ dataOffset: size + 8, sizes: [10] }, { sizes: [6] }, { dataOffset: size + 8 + 20, sizes: [4] }])),
+      moofBox(
+        1,
+        trafBox({ trackId: 1 }, [
+          { dataOffset: size + 8, sizes: [10] },
+          { sizes: [6] },
+          { dataOffset: size + 8 + 20, sizes: [4] },
+        ]),
+      ),
     );
     const file = syntheticFile(moof, LEAD, 24);
     const p = file.payloadOffset;
     const out = await rebox(file, moof, 1);
-    expect(out.data).toEqual([{ offset: p, length: 16 }, { offset: p + 20, length: 4 }]);
+    expect(out.data).toEqual([
+      { offset: p, length: 16 },
+      { offset: p + 20, length: 4 },
+    ]);
     expect(out.mdat).toEqual(bytesOf(file, [p, 16], [p + 20, 4]));
     // Every new run has a data_offset, consecutive in the new mdat.
     const start = out.moof.byteLength + 8;
-    expect(out.fields.trafs[0]!.truns.map((r) => [r.flags & 0x1, r.dataOffset])).toEqual([[1, start], [1, start + 10], [1, start + 16]]);
+    expect(out.fields.trafs[0]!.truns.map((r) => [r.flags & 0x1, r.dataOffset])).toEqual([
+      [1, start],
+      [1, start + 10],
+      [1, start + 16],
+    ]);
   });
 
   test('a run with no data_offset as the first run starts at the base', async () => {
@@ -86,21 +117,46 @@ describe('§8.8.8.3 runs', () => {
   });
 
   test('runs out of file order are copied in run order', async () => {
-    const moof = sized((size) => moofBox(1, trafBox({ trackId: 1 }, [{ dataOffset: size + 8 + 5, sizes: [5] }, { dataOffset: size + 8, sizes: [5] }])));
+    const moof = sized((size) =>
+      moofBox(
+        1,
+        trafBox({ trackId: 1 }, [
+          { dataOffset: size + 8 + 5, sizes: [5] },
+          { dataOffset: size + 8, sizes: [5] },
+        ]),
+      ),
+    );
     const file = syntheticFile(moof, LEAD, 10);
     const p = file.payloadOffset;
     const out = await rebox(file, moof, 1);
-    expect(out.data).toEqual([{ offset: p + 5, length: 5 }, { offset: p, length: 5 }]);
+    expect(out.data).toEqual([
+      { offset: p + 5, length: 5 },
+      { offset: p, length: 5 },
+    ]);
     expect(out.mdat).toEqual(bytesOf(file, [p + 5, 5], [p, 5]));
   });
 });
 
 describe('sample sizes and durations from the defaults', () => {
   const trex = (size: number, duration = 0): ReadonlyMap<number, { trexDefaults: TrexDefaults }> =>
-    new Map([[1, { trexDefaults: { defaultSampleDescriptionIndex: 1, defaultSampleDuration: duration, defaultSampleSize: size, defaultSampleFlags: 0 } }]]);
+    new Map([
+      [
+        1,
+        {
+          trexDefaults: {
+            defaultSampleDescriptionIndex: 1,
+            defaultSampleDuration: duration,
+            defaultSampleSize: size,
+            defaultSampleFlags: 0,
+          },
+        },
+      ],
+    ]);
 
   test('tfhd default_sample_size, carried over into the new tfhd', async () => {
-    const moof = sized((size) => moofBox(1, trafBox({ trackId: 1, size: 9, duration: 100 }, [{ dataOffset: size + 8, count: 3 }])));
+    const moof = sized((size) =>
+      moofBox(1, trafBox({ trackId: 1, size: 9, duration: 100 }, [{ dataOffset: size + 8, count: 3 }])),
+    );
     const file = syntheticFile(moof, LEAD, 27);
     const out = await rebox(file, moof, 1);
     expect(out.data).toEqual([{ offset: file.payloadOffset, length: 27 }]);
@@ -111,11 +167,15 @@ describe('sample sizes and durations from the defaults', () => {
   test('trex default_sample_size, from the headers the caller passes', async () => {
     const moof = sized((size) => moofBox(1, trafBox({ trackId: 1 }, [{ dataOffset: size + 8, count: 4 }])));
     const file = syntheticFile(moof, LEAD, 20);
-    expect((await rebox(file, moof, 1, { headers: trex(5) })).data).toEqual([{ offset: file.payloadOffset, length: 20 }]);
-    await expect(rebox(file, moof, 1)).rejects.toThrow(/trun\[0\]: sample sizes are in neither trun nor tfhd, and no trex default was given/);
+    expect((await rebox(file, moof, 1, { headers: trex(5) })).data).toEqual([
+      { offset: file.payloadOffset, length: 20 },
+    ]);
+    await expect(rebox(file, moof, 1)).rejects.toThrow(
+      /trun\[0\]: sample sizes are in neither trun nor tfhd, and no trex default was given/,
+    );
   });
 
-  test('an unknown size in another track\'s traf only fails a traf that needs its end', async () => {
+  test("an unknown size in another track's traf only fails a traf that needs its end", async () => {
     const moof = sized((size) =>
       moofBox(
         1,
@@ -131,15 +191,22 @@ describe('sample sizes and durations from the defaults', () => {
     await expect(rebox(file, moof, 2)).rejects.toThrow(/traf\[0\]\/trun\[0\]: sample sizes are in neither/);
   });
 
-  test('two trafs of the same track: both kept, the second tfdt after the first traf\'s duration', async () => {
+  test("two trafs of the same track: both kept, the second tfdt after the first traf's duration", async () => {
     const moof = sized((size) =>
-      moofBox(1, trafBox({ trackId: 1 }, [{ dataOffset: size + 8, sizes: [2, 2], durations: [10, 11] }]), trafBox({ trackId: 1, duration: 50 }, [{ sizes: [3] }])),
+      moofBox(
+        1,
+        trafBox({ trackId: 1 }, [{ dataOffset: size + 8, sizes: [2, 2], durations: [10, 11] }]),
+        trafBox({ trackId: 1, duration: 50 }, [{ sizes: [3] }]),
+      ),
     );
     const file = syntheticFile(moof, LEAD, 7);
     const out = await rebox(file, moof, 1);
     expect(out.fields.trafs.map((t) => t.tfdt!.time)).toEqual([1000n, 1021n]);
     expect(out.data).toEqual([{ offset: file.payloadOffset, length: 7 }]);
-    expect(out.fields.trafs.map((t) => t.truns[0]!.dataOffset)).toEqual([out.moof.byteLength + 8, out.moof.byteLength + 8 + 4]);
+    expect(out.fields.trafs.map((t) => t.truns[0]!.dataOffset)).toEqual([
+      out.moof.byteLength + 8,
+      out.moof.byteLength + 8 + 4,
+    ]);
   });
 });
 
@@ -147,7 +214,9 @@ describe('what the new moof keeps and drops', () => {
   test('sequence number, output track id, tfxd only when asked; sdtp and other uuids dropped', async () => {
     const other = box('uuid', new Uint8Array(16).fill(0xab), u32(1));
     const sdtp = fullBox('sdtp', 0, 0, Uint8Array.of(0x20));
-    const moof = sized((size) => moofBox(3, trafBox({ trackId: 4 }, [{ dataOffset: size + 8, sizes: [1] }], [sdtp, tfxd(-5n, 1n), other])));
+    const moof = sized((size) =>
+      moofBox(3, trafBox({ trackId: 4 }, [{ dataOffset: size + 8, sizes: [1] }], [sdtp, tfxd(-5n, 1n), other])),
+    );
     const file = syntheticFile(moof, LEAD, 1);
     const plain = await rebox(file, moof, 4, { outputTrackId: 1 });
     expect(plain.fields.sequence).toBe(7);

@@ -64,7 +64,9 @@ describe('boxes (ISO/IEC 14496-12 §4.2)', () => {
   });
 
   test('full box: version and 24-bit flags before the payload', () => {
-    expect(hex(serialize(fullBox('tfhd', 1, 0x020000, field.u32(9))))).toBe('00000010' + '74666864' + '01020000' + '00000009');
+    expect(hex(serialize(fullBox('tfhd', 1, 0x020000, field.u32(9))))).toBe(
+      '00000010' + '74666864' + '01020000' + '00000009',
+    );
   });
 
   test('a payload past 4 GiB switches to size 1 and a 64-bit largesize (size only: not written)', () => {
@@ -77,15 +79,26 @@ describe('boxes (ISO/IEC 14496-12 §4.2)', () => {
     const bytes = serialize(brandBox('styp', 'msdh', 0, ['msdh', 'cmfs']));
     const r = new ByteReader(bytes.subarray(8), 'styp');
     expect([r.fourcc(), r.u32(), r.fourcc(), r.fourcc(), r.remaining]).toEqual(['msdh', 0, 'msdh', 'cmfs', 0]);
-    expect(readBoxHeader(bytes, 0, 0, bytes.byteLength, 'file')).toEqual({ type: 'styp', start: 0, size: 24, headerSize: 8 });
+    expect(readBoxHeader(bytes, 0, 0, bytes.byteLength, 'file')).toEqual({
+      type: 'styp',
+      start: 0,
+      size: 24,
+      headerSize: 8,
+    });
   });
 
   test('nested boxes read back with the repository reader', () => {
     const bytes = serialize(box('moov', fullBox('mvhd', 1, 0, field.u64(5n)), box('trak', box('tkhd'))), box('free'));
     const top = [...childBoxes(bytes, 0, 'file')].map((b) => [b.type, b.size]);
-    expect(top).toEqual([['moov', 44], ['free', 8]]);
+    expect(top).toEqual([
+      ['moov', 44],
+      ['free', 8],
+    ]);
     const moov = [...childBoxes(bytes.subarray(8, 44), 8, 'moov')].map((b) => [b.type, b.start, b.size]);
-    expect(moov).toEqual([['mvhd', 8, 20], ['trak', 28, 16]]);
+    expect(moov).toEqual([
+      ['mvhd', 8, 20],
+      ['trak', 28, 16],
+    ]);
   });
 });
 
@@ -108,7 +121,10 @@ describe('size agreement (compute first, allocate once, assert)', () => {
 });
 
 describe('round trip of random field lists (property)', () => {
-  type F = { kind: 'u8' | 'u16' | 'u24' | 'u32' | 'i32'; v: number } | { kind: 'u64' | 'i64'; v: bigint } | { kind: 'fourcc'; v: string };
+  type F =
+    | { kind: 'u8' | 'u16' | 'u24' | 'u32' | 'i32'; v: number }
+    | { kind: 'u64' | 'i64'; v: bigint }
+    | { kind: 'fourcc'; v: string };
   const anyField: fc.Arbitrary<F> = fc.oneof(
     fc.integer({ min: 0, max: 0xff }).map((v) => ({ kind: 'u8' as const, v })),
     fc.integer({ min: 0, max: 0xffff }).map((v) => ({ kind: 'u16' as const, v })),

@@ -40,7 +40,13 @@ function probeFrames(file: string): { frames: number; codec: string } {
   return { frames: Number(field('nb_read_frames')), codec: field('codec_name') };
 }
 
-async function judge(file: string, trackId: number, streamIndex: number, expectedFrames: number, opts: { perSegment?: number; outputTrackId?: number; sameTimes: boolean }) {
+async function judge(
+  file: string,
+  trackId: number,
+  streamIndex: number,
+  expectedFrames: number,
+  opts: { perSegment?: number; outputTrackId?: number; sameTimes: boolean },
+) {
   const f = await openFixture(file);
   try {
     const { init, segments } = await segmentsOf(f, trackId, opts);
@@ -67,14 +73,19 @@ const judged = FACTS.filter((x) => x.kind === 'video' || x.kind === 'audio');
 describe('ffmpeg reads init + segments exactly like the source (framemd5 per frame)', () => {
   test('facts cover the video and audio fixtures', () => {
     expect(judged.map((x) => x.file).sort()).toEqual(
-      FACTS.filter((x) => !x.file.startsWith('text_')).map((x) => x.file).sort(),
+      FACTS.filter((x) => !x.file.startsWith('text_'))
+        .map((x) => x.file)
+        .sort(),
     );
     expect(judged.length).toBe(11);
   });
 
-  test.each(judged.map((x) => [x.file, x.packets, x.kind] as const))('%s: %i frames, one fragment per segment', async (file, packets, kind) => {
-    await judge(file, 1, 0, packets, { sameTimes: kind === 'video' });
-  });
+  test.each(judged.map((x) => [x.file, x.packets, x.kind] as const))(
+    '%s: %i frames, one fragment per segment',
+    async (file, packets, kind) => {
+      await judge(file, 1, 0, packets, { sameTimes: kind === 'video' });
+    },
+  );
 
   test.each([
     ['video_2997_600k.ismv', 300, true],

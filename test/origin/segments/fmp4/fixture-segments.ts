@@ -7,7 +7,13 @@ import { readMediaFile } from '../../../../origin/media/media-file';
 import { ByteSource, FileSource } from '../../../../origin/io/source';
 import { MediaFile } from '../../../../origin/model/media';
 import { writeInitSegment } from '../../../../origin/segments/fmp4/init-segment';
-import { assembleSegment, mediaSegmentParts, readFragmentMoof, reboxFragment, ReboxedFragment } from '../../../../origin/segments/fmp4/media-segment';
+import {
+  assembleSegment,
+  mediaSegmentParts,
+  readFragmentMoof,
+  reboxFragment,
+  ReboxedFragment,
+} from '../../../../origin/segments/fmp4/media-segment';
 import { readTrackHeaders, TrackHeader } from '../../../../origin/media/track-header';
 import { media } from '../../../helpers/fixtures';
 
@@ -85,7 +91,9 @@ export async function segmentsOf(
   for (let k = 0; k < count; k += per) {
     const frags: ReboxedFragment[] = [];
     for (let j = k; j < Math.min(count, k + per); j++) {
-      frags.push(await reboxed(f, trackId, j, opts.outputTrackId !== undefined ? { outputTrackId: opts.outputTrackId } : {}));
+      frags.push(
+        await reboxed(f, trackId, j, opts.outputTrackId !== undefined ? { outputTrackId: opts.outputTrackId } : {}),
+      );
     }
     const { parts, length } = mediaSegmentParts(frags, opts.styp !== undefined ? { styp: opts.styp } : {});
     const bytes = await assembleSegment(f.source, parts);

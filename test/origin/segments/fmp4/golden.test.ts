@@ -45,7 +45,9 @@ describe('box dump', () => {
       expect(text).toContain('    hdlr 48 handler=subt name="SubtitleHandler"\n');
       expect(text).toMatch(/\n {8}sthd 12\n/);
       expect(text).toContain('  mfhd 16 sequence_number=1\n');
-      expect(text).toContain('    tfhd 32 flags=0x02003a track_ID=1 sample_description_index=1 default_duration=2000 default_size=378 default_flags=0x00000000\n');
+      expect(text).toContain(
+        '    tfhd 32 flags=0x02003a track_ID=1 sample_description_index=1 default_duration=2000 default_size=378 default_flags=0x00000000\n',
+      );
       expect(text).toContain('    tfdt 20 v1 baseMediaDecodeTime=0\n');
       expect(text).toMatch(/trun 20 v0 flags=0x000001 sample_count=1 data_offset=112\n {6}\[0\] \(defaults\)\n/);
       expect(text).toMatch(/\nmdat 386 sha256=[0-9a-f]{16}\n$/);
@@ -60,7 +62,9 @@ describe('golden mechanism', () => {
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   test('a missing golden file fails without the update switch', () => {
-    expect(() => expectGolden('a/missing.txt', 'x', { root, update: false })).toThrow(/golden file .*a\/missing\.txt does not exist; create it with UPDATE_GOLDEN=1/);
+    expect(() => expectGolden('a/missing.txt', 'x', { root, update: false })).toThrow(
+      /golden file .*a\/missing\.txt does not exist; create it with UPDATE_GOLDEN=1/,
+    );
     expect(existsSync(path.join(root, 'a/missing.txt'))).toBe(false);
   });
 

@@ -3,7 +3,11 @@
 
 import { createFile, MP4BoxBuffer } from 'mp4box';
 import { childBoxes } from '../../../../origin/media/boxes';
-import { INIT_COMPATIBLE_BRANDS, INIT_MAJOR_BRAND, writeInitSegment } from '../../../../origin/segments/fmp4/init-segment';
+import {
+  INIT_COMPATIBLE_BRANDS,
+  INIT_MAJOR_BRAND,
+  writeInitSegment,
+} from '../../../../origin/segments/fmp4/init-segment';
 import { HandlerType, readTrackHeaders, TrackHeader } from '../../../../origin/media/track-header';
 import { FIXTURE_FILES } from '../../../helpers/fixtures';
 import { openFixture } from './fixture-segments';
@@ -28,15 +32,31 @@ function topLevel(init: Uint8Array): Array<[string, number]> {
   return [...childBoxes(init, 0, 'init')].map((b) => [b.type, b.size]);
 }
 
-const MEDIA_HEADER: Record<HandlerType, string> = { vide: 'vmhd', soun: 'smhd', subt: 'sthd', text: 'nmhd', meta: 'nmhd' };
+const MEDIA_HEADER: Record<HandlerType, string> = {
+  vide: 'vmhd',
+  soun: 'smhd',
+  subt: 'sthd',
+  text: 'nmhd',
+  meta: 'nmhd',
+};
 
 function checkInit(init: Uint8Array, h: TrackHeader, trackId: number): void {
   expect(topLevel(init).map(([t]) => t)).toEqual(['ftyp', 'moov']);
   const { ftyp, moov } = parse(init);
-  expect([ftyp.major_brand, ftyp.minor_version, ftyp.compatible_brands]).toEqual([INIT_MAJOR_BRAND, 0, INIT_COMPATIBLE_BRANDS]);
+  expect([ftyp.major_brand, ftyp.minor_version, ftyp.compatible_brands]).toEqual([
+    INIT_MAJOR_BRAND,
+    0,
+    INIT_COMPATIBLE_BRANDS,
+  ]);
   expect(moov.boxes.map((b: { type: string }) => b.type)).toEqual(['mvhd', 'trak', 'mvex']);
   const mvhd = moov.mvhd;
-  expect([mvhd.version, mvhd.timescale, mvhd.duration, mvhd.rate, mvhd.next_track_id]).toEqual([1, h.timescale, 0, 0x10000, trackId + 1]);
+  expect([mvhd.version, mvhd.timescale, mvhd.duration, mvhd.rate, mvhd.next_track_id]).toEqual([
+    1,
+    h.timescale,
+    0,
+    0x10000,
+    trackId + 1,
+  ]);
   expect(moov.traks).toHaveLength(1);
   const trak = moov.traks[0];
   const tkhd = trak.tkhd;
@@ -55,12 +75,28 @@ function checkInit(init: Uint8Array, h: TrackHeader, trackId: number): void {
   const stbl = minf.stbl;
   expect(stbl.boxes.map((b: { type: string }) => b.type)).toEqual(['stsd', 'stts', 'stsc', 'stsz', 'stco']);
   expect(init.subarray(stbl.stsd.start, stbl.stsd.start + stbl.stsd.size)).toEqual(h.stsd);
-  expect([stbl.stts.sample_counts.length, stbl.stsc.first_chunk.length, stbl.stsz.sample_count, stbl.stco.chunk_offsets.length]).toEqual([0, 0, 0, 0]);
+  expect([
+    stbl.stts.sample_counts.length,
+    stbl.stsc.first_chunk.length,
+    stbl.stsz.sample_count,
+    stbl.stco.chunk_offsets.length,
+  ]).toEqual([0, 0, 0, 0]);
   const trex = moov.mvex.trexs;
   expect(trex).toHaveLength(1);
   const d = h.trexDefaults;
-  expect([trex[0].track_id, trex[0].default_sample_description_index, trex[0].default_sample_duration, trex[0].default_sample_size, trex[0].default_sample_flags])
-    .toEqual([trackId, d.defaultSampleDescriptionIndex, d.defaultSampleDuration, d.defaultSampleSize, d.defaultSampleFlags]);
+  expect([
+    trex[0].track_id,
+    trex[0].default_sample_description_index,
+    trex[0].default_sample_duration,
+    trex[0].default_sample_size,
+    trex[0].default_sample_flags,
+  ]).toEqual([
+    trackId,
+    d.defaultSampleDescriptionIndex,
+    d.defaultSampleDuration,
+    d.defaultSampleSize,
+    d.defaultSampleFlags,
+  ]);
 }
 
 describe('init segments of every fixture track', () => {

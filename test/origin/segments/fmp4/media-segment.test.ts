@@ -4,7 +4,12 @@
 
 import { childBoxes, parseMoof } from '../../../../origin/media/boxes';
 import { ByteReader } from '../../../../origin/media/byte-reader';
-import { assembleSegment, mediaSegmentParts, STYP_COMPATIBLE_BRANDS, STYP_MAJOR_BRAND } from '../../../../origin/segments/fmp4/media-segment';
+import {
+  assembleSegment,
+  mediaSegmentParts,
+  STYP_COMPATIBLE_BRANDS,
+  STYP_MAJOR_BRAND,
+} from '../../../../origin/segments/fmp4/media-segment';
 import { FIXTURE_FILES } from '../../../helpers/fixtures';
 import { openFixture, OpenFixture, reboxed, trackOf } from './fixture-segments';
 import { readMoof } from '../../media/moof-reader';
@@ -12,7 +17,11 @@ import { readMoof } from '../../media/moof-reader';
 /** Far above 2^53: a shifted time must survive exactly. */
 const SHIFT = 12_345_678_901_234_567_890n;
 
-const cases: Array<[string, number]> = [...FIXTURE_FILES.map((f) => [f, 1] as [string, number]), ['muxed_av.ismv', 1], ['muxed_av.ismv', 2]];
+const cases: Array<[string, number]> = [
+  ...FIXTURE_FILES.map((f) => [f, 1] as [string, number]),
+  ['muxed_av.ismv', 1],
+  ['muxed_av.ismv', 2],
+];
 
 describe('fixture fragments, reboxed', () => {
   const opened = new Map<string, OpenFixture>();
@@ -48,7 +57,9 @@ describe('fixture fragments, reboxed', () => {
       expect({ ...run, dataOffset: 0 }).toEqual({ ...src, dataOffset: 0 });
       expect(run.dataOffset).toBe(out.moof.byteLength + 8);
       // The sample data: where the source trun says (base = moof start, no flags in these files).
-      const summary = parseMoof(out.sourceMoof, out.moofOffset, () => f.headers.get(trackId)!.trexDefaults).find((t) => t.trackId === trackId)!;
+      const summary = parseMoof(out.sourceMoof, out.moofOffset, () => f.headers.get(trackId)!.trexDefaults).find(
+        (t) => t.trackId === trackId,
+      )!;
       expect(out.data).toEqual([{ offset: out.moofOffset + src.dataOffset!, length: summary.dataSize }]);
       const summaryOfNew = parseMoof(out.moof, 0, () => f.headers.get(trackId)!.trexDefaults)[0]!;
       expect(summaryOfNew).toEqual({ ...summary, baseTime: expectedTime });
@@ -95,16 +106,24 @@ describe('fixture fragments, reboxed', () => {
     const top = [...childBoxes(segment, 0, 'segment')];
     expect(top.map((b) => b.type)).toEqual(['styp', 'moof', 'mdat', 'moof', 'mdat', 'moof', 'mdat']);
     const styp = new ByteReader(top[0]!.payload, 'styp');
-    expect([styp.fourcc(), styp.u32(), styp.fourcc(), styp.fourcc()]).toEqual([STYP_MAJOR_BRAND, 0, ...STYP_COMPATIBLE_BRANDS]);
+    expect([styp.fourcc(), styp.u32(), styp.fourcc(), styp.fourcc()]).toEqual([
+      STYP_MAJOR_BRAND,
+      0,
+      ...STYP_COMPATIBLE_BRANDS,
+    ]);
     expect(top.filter((b) => b.type === 'mdat').map((b) => b.size - 8)).toEqual(frags.map((x) => x.data[0]!.length));
-    expect(top.filter((b) => b.type === 'moof').map((b) => readMoof(segment.subarray(b.start, b.start + b.size)).sequence)).toEqual([1, 2, 3]);
+    expect(
+      top.filter((b) => b.type === 'moof').map((b) => readMoof(segment.subarray(b.start, b.start + b.size)).sequence),
+    ).toEqual([1, 2, 3]);
   });
 
   test('the parts reference the file, never copy it: bytes parts hold only the new boxes', async () => {
     const f = await open('video_high_1600k.ismv');
     const frag = await reboxed(f, 1, 0);
     const { parts } = mediaSegmentParts([frag]);
-    const newBytes = parts.filter((p) => p.kind === 'bytes').reduce((s, p) => s + (p.kind === 'bytes' ? p.bytes.byteLength : 0), 0);
+    const newBytes = parts
+      .filter((p) => p.kind === 'bytes')
+      .reduce((s, p) => s + (p.kind === 'bytes' ? p.bytes.byteLength : 0), 0);
     expect(newBytes).toBe(24 + frag.moof.byteLength + 8);
   });
 });

@@ -28,7 +28,14 @@ function samples(bytes: Uint8Array, trackId: number): Sample[] {
   file.onSamples = (_id, _user, list) => {
     for (const s of list) {
       const data = s.data ?? new Uint8Array(0);
-      out.push({ dts: s.dts, cts: s.cts, duration: s.duration, size: s.size, sync: s.is_sync, sha1: createHash('sha1').update(data).digest('hex') });
+      out.push({
+        dts: s.dts,
+        cts: s.cts,
+        duration: s.duration,
+        size: s.size,
+        sync: s.is_sync,
+        sha1: createHash('sha1').update(data).digest('hex'),
+      });
     }
   };
   const quiet = console.error;
@@ -42,7 +49,11 @@ function samples(bytes: Uint8Array, trackId: number): Sample[] {
   return out;
 }
 
-const cases: Array<[string, number]> = [...FIXTURE_FILES.map((f) => [f, 1] as [string, number]), ['muxed_av.ismv', 1], ['muxed_av.ismv', 2]];
+const cases: Array<[string, number]> = [
+  ...FIXTURE_FILES.map((f) => [f, 1] as [string, number]),
+  ['muxed_av.ismv', 1],
+  ['muxed_av.ismv', 2],
+];
 
 describe('mp4box extracts the source samples from init + segments', () => {
   test.each(cases)('%s track %i', async (name, trackId) => {

@@ -109,5 +109,10 @@ export function syntheticFile(moof: Uint8Array, lead: number, payload: number, t
   for (let o = 0; o < total; o++) bytes[o] = patternByte(o);
   bytes.set(moof, lead);
   bytes.set(concat(u32(8 + payload), new TextEncoder().encode('mdat')), lead + moof.byteLength);
-  return { bytes, source: new BufferSource('synthetic.mp4', bytes), moofOffset: lead, payloadOffset: lead + moof.byteLength + 8 };
+  return {
+    bytes,
+    source: new BufferSource('synthetic.mp4', bytes),
+    moofOffset: lead,
+    payloadOffset: lead + moof.byteLength + 8,
+  };
 }

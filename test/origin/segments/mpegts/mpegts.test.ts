@@ -7,7 +7,17 @@ import { OriginError } from '../../../../origin/errors';
 import { ADTS_HEADER_SIZE, adtsConfigOf, adtsHeader } from '../../../../origin/segments/mpegts/adts';
 import { accessUnitParts, ACCESS_UNIT_DELIMITER } from '../../../../origin/segments/mpegts/avc-annexb';
 import { AvcConfig, CodecConfig } from '../../../../origin/media/codec-config';
-import { planStream, planTsSegment, to90k, to90kPlus, TS_TIME_OFFSET, TsSample, tsStream, TsSegmentInput, writeTsSegment } from '../../../../origin/segments/mpegts/mpegts';
+import {
+  planStream,
+  planTsSegment,
+  to90k,
+  to90kPlus,
+  TS_TIME_OFFSET,
+  TsSample,
+  tsStream,
+  TsSegmentInput,
+  writeTsSegment,
+} from '../../../../origin/segments/mpegts/mpegts';
 import { packedAudioSegment, timestampTag, TIMESTAMP_OWNER } from '../../../../origin/segments/packed-audio';
 import { crc32Mpeg } from '../../../../origin/segments/mpegts/ts-packets';
 import { adtsFrames, checkTs, crc32 } from './ts-check';
@@ -33,7 +43,16 @@ function avcSample(size: number, seed: number): Uint8Array {
 }
 
 function sample(dts: number, pts: number, data: Uint8Array, keyframe: boolean, group = 0): TsSample {
-  return { dts: BigInt(dts), pts: BigInt(pts), size: data.byteLength, keyframe, group, data, file: 'test.mp4', offset: 0 };
+  return {
+    dts: BigInt(dts),
+    pts: BigInt(pts),
+    size: data.byteLength,
+    keyframe,
+    group,
+    data,
+    file: 'test.mp4',
+    offset: 0,
+  };
 }
 
 describe('timestamps', () => {
@@ -66,17 +85,36 @@ describe('timestamps', () => {
         for (let i = 0; i < 300; i++) {
           const magnitude = [2n ** 20n, 2n ** 40n, 2n ** 50n, 2n ** 60n][i % 4]!;
           const ticks = (next() % (2n * magnitude)) - magnitude;
-          expect({ ticks, timescale, plus, v: to90kPlus(ticks, timescale, plus) }).toEqual({ ticks, timescale, plus, v: exact(ticks, timescale, plus) });
+          expect({ ticks, timescale, plus, v: to90kPlus(ticks, timescale, plus) }).toEqual({
+            ticks,
+            timescale,
+            plus,
+            v: exact(ticks, timescale, plus),
+          });
         }
       }
     }
-    expect(to90kPlus(10_000_000n, 10_000_000, TS_TIME_OFFSET)).toBe(to90k(10_000_000n, 10_000_000) + BigInt(TS_TIME_OFFSET));
+    expect(to90kPlus(10_000_000n, 10_000_000, TS_TIME_OFFSET)).toBe(
+      to90k(10_000_000n, 10_000_000) + BigInt(TS_TIME_OFFSET),
+    );
   });
 
   test('PTS and DTS are written modulo 2^33', () => {
     const wrap = 1n << 33n;
     const data = avcSample(100, 1);
-    const seg = Buffer.from(writeTsSegment({ streams: [{ stream: tsStream(AVC, undefined, 't'), samples: [sample(0, 0, data, true)].map((s) => ({ ...s, dts: wrap + 5n, pts: wrap + 3005n })), cc: 0 }], patCc: 0, pmtCc: 0 }));
+    const seg = Buffer.from(
+      writeTsSegment({
+        streams: [
+          {
+            stream: tsStream(AVC, undefined, 't'),
+            samples: [sample(0, 0, data, true)].map((s) => ({ ...s, dts: wrap + 5n, pts: wrap + 3005n })),
+            cc: 0,
+          },
+        ],
+        patCc: 0,
+        pmtCc: 0,
+      }),
+    );
     const r = checkTs([seg]);
     expect(r.pes.map((p) => [p.pts, p.dts])).toEqual([[3005n, 5n]]);
   });
@@ -145,11 +183,41 @@ describe('ADTS', () => {
 describe('Annex B', () => {
   test('length fields become start codes of the same size; AUD first; SPS and PPS on keyframes', () => {
     const s = Uint8Array.of(0, 0, 0, 2, 0x65, 0xaa, 0, 0, 0, 1, 0x06);
-    const key = Buffer.concat(accessUnitParts(s, true, AVC, Buffer.from([0, 0, 0, 1, ...SPS, 0, 0, 0, 1, ...PPS]), { file: 'f', offset: 0 }));
-    expect([...key]).toEqual([...ACCESS_UNIT_DELIMITER, 0, 0, 0, 1, ...SPS, 0, 0, 0, 1, ...PPS, 0, 0, 0, 1, 0x65, 0xaa, 0, 0, 0, 1, 0x06]);
+    const key = Buffer.concat(
+      accessUnitParts(s, true, AVC, Buffer.from([0, 0, 0, 1, ...SPS, 0, 0, 0, 1, ...PPS]), { file: 'f', offset: 0 }),
+    );
+    expect([...key]).toEqual([
+      ...ACCESS_UNIT_DELIMITER,
+      0,
+      0,
+      0,
+      1,
+      ...SPS,
+      0,
+      0,
+      0,
+      1,
+      ...PPS,
+      0,
+      0,
+      0,
+      1,
+      0x65,
+      0xaa,
+      0,
+      0,
+      0,
+      1,
+      0x06,
+    ]);
     const other = Buffer.concat(accessUnitParts(s, false, AVC, new Uint8Array(), { file: 'f', offset: 0 }));
     expect(other.byteLength).toBe(ACCESS_UNIT_DELIMITER.byteLength + s.byteLength);
-    const three = Buffer.concat(accessUnitParts(Uint8Array.of(0, 0, 2, 0x41, 0x01), false, { ...AVC, lengthSize: 3 }, new Uint8Array(), { file: 'f', offset: 0 }));
+    const three = Buffer.concat(
+      accessUnitParts(Uint8Array.of(0, 0, 2, 0x41, 0x01), false, { ...AVC, lengthSize: 3 }, new Uint8Array(), {
+        file: 'f',
+        offset: 0,
+      }),
+    );
     expect([...three]).toEqual([...ACCESS_UNIT_DELIMITER, 0, 0, 1, 0x41, 0x01]);
   });
 
@@ -171,7 +239,9 @@ describe('Annex B', () => {
   });
 
   test('1- and 2-byte NAL lengths are refused (415): no start code keeps the size', () => {
-    expect(() => tsStream({ ...AVC, lengthSize: 2 }, undefined, 't')).toThrow(expect.objectContaining({ kind: 'unsupported-media' }));
+    expect(() => tsStream({ ...AVC, lengthSize: 2 }, undefined, 't')).toThrow(
+      expect.objectContaining({ kind: 'unsupported-media' }),
+    );
   });
 });
 
@@ -179,7 +249,9 @@ describe('packed audio', () => {
   test('ID3v2.4 PRIV transportStreamTimestamp, then ADTS frames', () => {
     const frames = [Uint8Array.of(1, 2, 3), Uint8Array.of(4, 5)];
     const pts = (1n << 33n) + 900123n; // written modulo 2^33
-    const out = Buffer.from(packedAudioSegment({ kind: 'aac', adts: adtsConfigOf(Uint8Array.of(0x11, 0x90), 't') }, pts, frames));
+    const out = Buffer.from(
+      packedAudioSegment({ kind: 'aac', adts: adtsConfigOf(Uint8Array.of(0x11, 0x90), 't') }, pts, frames),
+    );
     expect(out.subarray(0, 6).toString('latin1')).toBe('ID3\x04\x00\x00');
     const tagSize = (out[6]! << 21) | (out[7]! << 14) | (out[8]! << 7) | out[9]!;
     expect(out.subarray(10, 14).toString('latin1')).toBe('PRIV');
@@ -191,7 +263,10 @@ describe('packed audio', () => {
     const body = out.subarray(10 + tagSize);
     const { frames: parsed, problems } = adtsFrames(body);
     expect(problems).toEqual([]);
-    expect(parsed.map((f) => [...f.subarray(ADTS_HEADER_SIZE)])).toEqual([[1, 2, 3], [4, 5]]);
+    expect(parsed.map((f) => [...f.subarray(ADTS_HEADER_SIZE)])).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
   });
 
   test('AC-3 frames follow the tag unchanged', () => {
@@ -201,7 +276,10 @@ describe('packed audio', () => {
 });
 
 /** Video frames (24 fps with B-frame-like offsets) and AAC frames over `seconds`, on the TS clock. */
-function content(sizes: { video: number[]; audio: number[]; keyEvery: number; start: number }): { video: TsSample[]; audio: TsSample[] } {
+function content(sizes: { video: number[]; audio: number[]; keyEvery: number; start: number }): {
+  video: TsSample[];
+  audio: TsSample[];
+} {
   const video = sizes.video.map((size, i) => {
     const dts = sizes.start + i * 3750;
     const pts = dts + (i % 3) * 3750; // PTS ≥ DTS, sometimes equal
@@ -209,7 +287,13 @@ function content(sizes: { video: number[]; audio: number[]; keyEvery: number; st
   });
   const audio = sizes.audio.map((size, i) => {
     const t = sizes.start + 7500 + Math.floor((i * 1024 * 90000) / 48000);
-    return sample(t, t, Uint8Array.from({ length: size }, (_, k) => (k + i) & 0xff), true, Math.floor(i / 10));
+    return sample(
+      t,
+      t,
+      Uint8Array.from({ length: size }, (_, k) => (k + i) & 0xff),
+      true,
+      Math.floor(i / 10),
+    );
   });
   return { video, audio };
 }
@@ -226,7 +310,12 @@ describe('segments', () => {
         fc.integer({ min: 1, max: 12 }),
         fc.integer({ min: 0, max: 15 }),
         (videoSizes, audioSizes, keyEvery, startCc) => {
-          const { video: v, audio: a } = content({ video: videoSizes, audio: audioSizes, keyEvery, start: TS_TIME_OFFSET });
+          const { video: v, audio: a } = content({
+            video: videoSizes,
+            audio: audioSizes,
+            keyEvery,
+            start: TS_TIME_OFFSET,
+          });
           // Two consecutive segments: the second's counters are the first's plus its packet counts.
           // Cut the audio where the second segment's video presents (its DTS + a decode delay of
           // 7500): audio of the first segment may then decode after the second's first video.
@@ -234,18 +323,30 @@ describe('segments', () => {
           const cutTime = v[cut] !== undefined ? v[cut]!.dts + 7500n : undefined;
           const a1 = a.filter((s) => cutTime === undefined || s.dts < cutTime);
           const a2 = a.filter((s) => cutTime !== undefined && s.dts >= cutTime);
-          const first: TsSegmentInput = { streams: [{ stream: video, samples: v.slice(0, cut), cc: startCc }, { stream: audio, samples: a1, cc: startCc }], patCc: 0, pmtCc: 0 };
+          const first: TsSegmentInput = {
+            streams: [
+              { stream: video, samples: v.slice(0, cut), cc: startCc },
+              { stream: audio, samples: a1, cc: startCc },
+            ],
+            patCc: 0,
+            pmtCc: 0,
+          };
           const plan1 = planTsSegment(first);
           const vPackets = planStream(video, v.slice(0, cut), true).reduce((s, u) => s + u.packets, 0);
           const aPackets = planStream(audio, a1, false).reduce((s, u) => s + u.packets, 0);
           expect(plan1.streamPackets).toEqual([vPackets, aPackets]);
           const second: TsSegmentInput = {
-            streams: [{ stream: video, samples: v.slice(cut), cc: (startCc + vPackets) & 15 }, { stream: audio, samples: a2, cc: (startCc + aPackets) & 15 }],
+            streams: [
+              { stream: video, samples: v.slice(cut), cc: (startCc + vPackets) & 15 },
+              { stream: audio, samples: a2, cc: (startCc + aPackets) & 15 },
+            ],
             patCc: 1,
             pmtCc: 1,
           };
           if (v[cut] !== undefined) first.nextPcr = v[cut]!.dts - 9000n;
-          const segments = [writeTsSegment(first), ...(cut < v.length ? [writeTsSegment(second)] : [])].map((b) => Buffer.from(b));
+          const segments = [writeTsSegment(first), ...(cut < v.length ? [writeTsSegment(second)] : [])].map((b) =>
+            Buffer.from(b),
+          );
           expect(segments[0]!.byteLength).toBe(planTsSegment(first).size);
           const r = checkTs(segments);
           expect(r.problems).toEqual([]);
@@ -255,10 +356,14 @@ describe('segments', () => {
           expect(vp.map((p) => p.pts)).toEqual(v.map((s) => s.pts));
           vp.forEach((p, i) => {
             const s = v[i]!;
-            const expected = Buffer.concat(accessUnitParts(s.data!, s.keyframe, AVC, video.parameterSets!, { file: 'f', offset: 0 }));
+            const expected = Buffer.concat(
+              accessUnitParts(s.data!, s.keyframe, AVC, video.parameterSets!, { file: 'f', offset: 0 }),
+            );
             expect(p.payload.equals(expected)).toBe(true);
           });
-          const frames = r.pes.filter((p) => p.pid === audio.pid).flatMap((p) => adtsFrames(p.payload).frames.map((f) => [...f.subarray(7)]));
+          const frames = r.pes
+            .filter((p) => p.pid === audio.pid)
+            .flatMap((p) => adtsFrames(p.payload).frames.map((f) => [...f.subarray(7)]));
           expect(frames).toEqual(a.map((s) => [...s.data!]));
         },
       ),
@@ -281,7 +386,9 @@ describe('segments', () => {
   test('PCRs fill gaps over 100 ms and reach the next segment', () => {
     // Two frames 1 s apart: the PCR must step through the second in ≤ 100 ms steps.
     const v = [sample(900000, 900000, avcSample(300, 1), true), sample(990000, 990000, avcSample(300, 2), false)];
-    const seg = Buffer.from(writeTsSegment({ streams: [{ stream: video, samples: v, cc: 0 }], patCc: 0, pmtCc: 0, nextPcr: 1170000n }));
+    const seg = Buffer.from(
+      writeTsSegment({ streams: [{ stream: video, samples: v, cc: 0 }], patCc: 0, pmtCc: 0, nextPcr: 1170000n }),
+    );
     const r = checkTs([seg]);
     expect(r.problems).toEqual([]);
     expect(r.pcrs[0]).toBe(891000n);
@@ -297,17 +404,50 @@ describe('segments', () => {
 describe('the checker finds what is broken', () => {
   const video = tsStream(AVC, undefined, 'v');
   const audio = tsStream(AAC, 'eng', 'a');
-  const { video: v, audio: a } = content({ video: Array.from({ length: 24 }, (_, i) => (i % 12 === 0 ? 9000 : 1500)), audio: Array.from({ length: 47 }, () => 300), keyEvery: 12, start: TS_TIME_OFFSET });
-  const good = (): Buffer => Buffer.from(writeTsSegment({ streams: [{ stream: video, samples: v, cc: 0 }, { stream: audio, samples: a, cc: 0 }], patCc: 0, pmtCc: 0 }));
+  const { video: v, audio: a } = content({
+    video: Array.from({ length: 24 }, (_, i) => (i % 12 === 0 ? 9000 : 1500)),
+    audio: Array.from({ length: 47 }, () => 300),
+    keyEvery: 12,
+    start: TS_TIME_OFFSET,
+  });
+  const good = (): Buffer =>
+    Buffer.from(
+      writeTsSegment({
+        streams: [
+          { stream: video, samples: v, cc: 0 },
+          { stream: audio, samples: a, cc: 0 },
+        ],
+        patCc: 0,
+        pmtCc: 0,
+      }),
+    );
 
   test('the intact segment passes', () => {
     expect(checkTs([good()]).problems).toEqual([]);
   });
 
   test.each([
-    ['a dropped packet', (b: Buffer) => Buffer.concat([b.subarray(0, 188 * 5), b.subarray(188 * 6)]), /continuity counter|PES_packet_length/],
-    ['a damaged PAT CRC', (b: Buffer) => { b[20] = b[20]! ^ 0xff; return b; }, /CRC_32 mismatch/],
-    ['a lost sync byte', (b: Buffer) => { b[188 * 7] = 0x46; return b; }, /sync byte/],
+    [
+      'a dropped packet',
+      (b: Buffer) => Buffer.concat([b.subarray(0, 188 * 5), b.subarray(188 * 6)]),
+      /continuity counter|PES_packet_length/,
+    ],
+    [
+      'a damaged PAT CRC',
+      (b: Buffer) => {
+        b[20] = b[20]! ^ 0xff;
+        return b;
+      },
+      /CRC_32 mismatch/,
+    ],
+    [
+      'a lost sync byte',
+      (b: Buffer) => {
+        b[188 * 7] = 0x46;
+        return b;
+      },
+      /sync byte/,
+    ],
     ['a segment without PAT and PMT', (b: Buffer) => b.subarray(376), /before the PAT and PMT|no PAT and PMT/],
   ])('%s', (_, damage, message) => {
     const problems = checkTs([damage(good())]).problems;
@@ -323,7 +463,8 @@ describe('the checker finds what is broken', () => {
     const seg = Buffer.from(writeTsSegment({ streams: [{ stream: video, samples: far, cc: 0 }], patCc: 0, pmtCc: 0 }));
     // Remove the PCR-only packets the writer adds to fill the gaps.
     const kept: Buffer[] = [];
-    for (let at = 0; at < seg.byteLength; at += 188) if (((seg[at + 3]! >> 4) & 3) !== 2) kept.push(seg.subarray(at, at + 188));
+    for (let at = 0; at < seg.byteLength; at += 188)
+      if (((seg[at + 3]! >> 4) & 3) !== 2) kept.push(seg.subarray(at, at + 188));
     expect(checkTs([seg]).problems).toEqual([]);
     expect(checkTs([Buffer.concat(kept)]).problems.join('\n')).toMatch(/PCR gap/);
   });

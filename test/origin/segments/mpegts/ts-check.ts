@@ -53,7 +53,11 @@ export function crc32(bytes: Buffer): number {
 }
 
 function readTimestamp(b: Buffer, at: number): bigint {
-  return (BigInt((b[at]! >> 1) & 7) << 30n) | (BigInt(b.readUInt16BE(at + 1) >> 1) << 15n) | BigInt(b.readUInt16BE(at + 3) >> 1);
+  return (
+    (BigInt((b[at]! >> 1) & 7) << 30n) |
+    (BigInt(b.readUInt16BE(at + 1) >> 1) << 15n) |
+    BigInt(b.readUInt16BE(at + 3) >> 1)
+  );
 }
 
 interface Open {
@@ -82,13 +86,19 @@ export function checkTs(segments: readonly Buffer[]): TsCheck {
     const o = open.get(pid);
     if (o === undefined) return;
     const payload = Buffer.concat(o.chunks);
-    if (o.declared !== 0 && o.declared !== payload.byteLength) problem(o.segment, 0, `PID ${pid}: PES_packet_length says ${o.declared} payload bytes, ${payload.byteLength} arrived`);
+    if (o.declared !== 0 && o.declared !== payload.byteLength)
+      problem(
+        o.segment,
+        0,
+        `PID ${pid}: PES_packet_length says ${o.declared} payload bytes, ${payload.byteLength} arrived`,
+      );
     pes.push({ segment: o.segment, pid, streamId: o.streamId, pts: o.pts, dts: o.dts, payload });
     open.delete(pid);
   };
 
   segments.forEach((seg, s) => {
-    if (seg.byteLength % 188 !== 0 || seg.byteLength === 0) problem(s, 0, `${seg.byteLength} bytes is not a whole number of packets`);
+    if (seg.byteLength % 188 !== 0 || seg.byteLength === 0)
+      problem(s, 0, `${seg.byteLength} bytes is not a whole number of packets`);
     packets.push(Math.floor(seg.byteLength / 188));
     let pmtPid: number | undefined;
     let sawPmt = false;
@@ -120,7 +130,8 @@ export function checkTs(segments: readonly Buffer[]): TsCheck {
           const base = (BigInt(p.readUInt32BE(6)) << 1n) | BigInt(p[10]! >> 7);
           if (pid !== pcrPid) problem(s, at, `PCR on PID ${pid}, the PMT says ${pcrPid}`);
           if (lastPcr !== undefined && base < lastPcr) problem(s, at, `PCR ${base} goes back from ${lastPcr}`);
-          if (lastPcr !== undefined && base - lastPcr > MAX_PCR_GAP) problem(s, at, `PCR gap ${base - lastPcr} (> 100 ms)`);
+          if (lastPcr !== undefined && base - lastPcr > MAX_PCR_GAP)
+            problem(s, at, `PCR gap ${base - lastPcr} (> 100 ms)`);
           lastPcr = base;
           pcrs.push(base);
           sawPcrThisSegment = true;
@@ -138,7 +149,8 @@ export function checkTs(segments: readonly Buffer[]): TsCheck {
         const section = payload.subarray(1 + payload[0]!);
         const length = ((section[1]! & 0x0f) << 8) | section[2]!;
         const whole = section.subarray(0, 3 + length);
-        if (crc32(whole.subarray(0, whole.byteLength - 4)) !== whole.readUInt32BE(whole.byteLength - 4)) problem(s, at, `PID ${pid}: CRC_32 mismatch`);
+        if (crc32(whole.subarray(0, whole.byteLength - 4)) !== whole.readUInt32BE(whole.byteLength - 4))
+          problem(s, at, `PID ${pid}: CRC_32 mismatch`);
         if (pid === 0) {
           if (at !== 0) problem(s, at, 'the PAT is not the first packet');
           if (section[0] !== 0) problem(s, at, `table_id ${section[0]} on PID 0`);
@@ -149,13 +161,18 @@ export function checkTs(segments: readonly Buffer[]): TsCheck {
           pcrPid = ((section[8]! & 0x1f) << 8) | section[9]!;
           const infoLength = ((section[10]! & 0x0f) << 8) | section[11]!;
           const found: TsStreamInfo[] = [];
-          for (let i = 12 + infoLength; i < 3 + length - 4; ) {
+          for (let i = 12 + infoLength; i < 3 + length - 4;) {
             const esLength = ((section[i + 3]! & 0x0f) << 8) | section[i + 4]!;
-            found.push({ streamType: section[i]!, pid: ((section[i + 1]! & 0x1f) << 8) | section[i + 2]!, descriptors: Buffer.from(section.subarray(i + 5, i + 5 + esLength)) });
+            found.push({
+              streamType: section[i]!,
+              pid: ((section[i + 1]! & 0x1f) << 8) | section[i + 2]!,
+              descriptors: Buffer.from(section.subarray(i + 5, i + 5 + esLength)),
+            });
             i += 5 + esLength;
           }
           if (s === 0) streams = found;
-          else if (JSON.stringify(found) !== JSON.stringify(streams)) problem(s, at, 'the PMT differs from the first segment\'s');
+          else if (JSON.stringify(found) !== JSON.stringify(streams))
+            problem(s, at, "the PMT differs from the first segment's");
           sawPmt = true;
         }
         continue;
@@ -177,10 +194,18 @@ export function checkTs(segments: readonly Buffer[]): TsCheck {
         const dts = (flags & 0xc0) === 0xc0 ? readTimestamp(payload, 14) : pts;
         if (pts < dts) problem(s, at, `PID ${pid}: PTS ${pts} < DTS ${dts}`);
         if (!sawPcrThisSegment) problem(s, at, `PID ${pid}: a PES before the segment's first PCR`);
-        else if (lastPcr! > dts) problem(s, at, `PID ${pid}: PCR ${lastPcr} is after the DTS ${dts} of the PES that follows it`);
+        else if (lastPcr! > dts)
+          problem(s, at, `PID ${pid}: PCR ${lastPcr} is after the DTS ${dts} of the PES that follows it`);
         const headerEnd = 9 + payload[8]!;
         const declared = payload.readUInt16BE(4);
-        open.set(pid, { segment: s, streamId: payload[3]!, pts, dts, declared: declared === 0 ? 0 : declared - 3 - payload[8]!, chunks: [Buffer.from(payload.subarray(headerEnd))] });
+        open.set(pid, {
+          segment: s,
+          streamId: payload[3]!,
+          pts,
+          dts,
+          declared: declared === 0 ? 0 : declared - 3 - payload[8]!,
+          chunks: [Buffer.from(payload.subarray(headerEnd))],
+        });
       } else {
         const o = open.get(pid);
         if (o === undefined) problem(s, at, `PID ${pid}: payload without a PES start`);
@@ -198,7 +223,7 @@ export function checkTs(segments: readonly Buffer[]): TsCheck {
 export function adtsFrames(b: Buffer): { frames: Buffer[]; problems: string[] } {
   const frames: Buffer[] = [];
   const problems: string[] = [];
-  for (let at = 0; at < b.byteLength; ) {
+  for (let at = 0; at < b.byteLength;) {
     if (b[at] !== 0xff || (b[at + 1]! & 0xf6) !== 0xf0) {
       problems.push(`no ADTS syncword at ${at}`);
       break;

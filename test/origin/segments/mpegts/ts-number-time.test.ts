@@ -35,8 +35,15 @@ function referencePcr(v: bigint): number[] {
   return [high >>> 24, (high >>> 16) & 0xff, (high >>> 8) & 0xff, high & 0xff, (Number(w & 1n) << 7) | 0x7e, 0];
 }
 
-const timescales = fc.oneof(fc.constantFrom(1, 1000, 25, 30000, 44100, 48000, 90000, 180000, 10_000_000, 2 ** 32 - 1), fc.integer({ min: 1, max: 2 ** 32 - 1 }));
-const ticks = fc.oneof(fc.bigInt({ min: -(1n << 40n), max: 1n << 40n }), fc.bigInt({ min: -(1n << 70n), max: 1n << 70n }), fc.constantFrom(0n, -1n, 1n, (1n << 53n) - 1n, 1n << 53n, -(1n << 53n), 25_019_997_150n, 25_019_997_151n));
+const timescales = fc.oneof(
+  fc.constantFrom(1, 1000, 25, 30000, 44100, 48000, 90000, 180000, 10_000_000, 2 ** 32 - 1),
+  fc.integer({ min: 1, max: 2 ** 32 - 1 }),
+);
+const ticks = fc.oneof(
+  fc.bigInt({ min: -(1n << 40n), max: 1n << 40n }),
+  fc.bigInt({ min: -(1n << 70n), max: 1n << 70n }),
+  fc.constantFrom(0n, -1n, 1n, (1n << 53n) - 1n, 1n << 53n, -(1n << 53n), 25_019_997_150n, 25_019_997_151n),
+);
 
 test('to90k equals the BigInt arithmetic on both sides of its fast path', () => {
   fc.assert(
@@ -47,10 +54,15 @@ test('to90k equals the BigInt arithmetic on both sides of its fast path', () => 
   );
   // Around the fast path's limit (|2·t·90000 + ts| < 2^52) at 10 MHz.
   const limit = (1n << 52n) / 180000n;
-  for (let d = -3n; d <= 3n; d++) for (const t of [limit + d, -limit + d]) expect(to90k(t, 10_000_000)).toBe(reference90k(t, 10_000_000));
+  for (let d = -3n; d <= 3n; d++)
+    for (const t of [limit + d, -limit + d]) expect(to90k(t, 10_000_000)).toBe(reference90k(t, 10_000_000));
 });
 
-const times = fc.oneof(fc.bigInt({ min: -(1n << 35n), max: 1n << 35n }), fc.bigInt({ min: -(1n << 60n), max: 1n << 60n }), fc.constantFrom(0n, -1n, WRAP - 1n, WRAP, WRAP + 1n, -WRAP, (1n << 53n) - 1n, 1n << 53n, -(1n << 53n) - 1n));
+const times = fc.oneof(
+  fc.bigInt({ min: -(1n << 35n), max: 1n << 35n }),
+  fc.bigInt({ min: -(1n << 60n), max: 1n << 60n }),
+  fc.constantFrom(0n, -1n, WRAP - 1n, WRAP, WRAP + 1n, -WRAP, (1n << 53n) - 1n, 1n << 53n, -(1n << 53n) - 1n),
+);
 
 test('PTS, DTS and PCR fields equal the BigInt shifts, modulo 2^33', () => {
   fc.assert(

@@ -18,7 +18,13 @@ import * as net from 'node:net';
 import { ByteSource, openFile, SourceOpener } from '../../../../origin/io/source';
 import { PlayoutView } from '../../../../origin/model/view';
 import { Presentation } from '../../../../origin/model/presentation';
-import { BufferLoan, canReadInto, ReadBufferPool, ReadLease, segmentReadBuffers } from '../../../../origin/io/read-buffers';
+import {
+  BufferLoan,
+  canReadInto,
+  ReadBufferPool,
+  ReadLease,
+  segmentReadBuffers,
+} from '../../../../origin/io/read-buffers';
 import { audioOf, findRendition, Rendition, videoOf } from '../../../../origin/model/rendition';
 import { readFragmentSamples, sampleTableBytes, setSampleTableBudget } from '../../../../origin/media/samples';
 import { packedAudio, tsSegment } from '../../../../origin/segments/hls-segments';
@@ -165,7 +171,9 @@ test('packed audio through pooled reads gives the bytes of plain reads, also all
   const n = r.tracks[0]!.segments.length;
   const expected: string[] = [];
   for (let i = 0; i < n; i++) expected.push(sha(await packedAudio(view, r, i, openFile)));
-  const all = await Promise.all([...Array(2 * n).keys()].map((k) => packedAudio(view, r, (2 * n - 1 - k) % n, files.opener)));
+  const all = await Promise.all(
+    [...Array(2 * n).keys()].map((k) => packedAudio(view, r, (2 * n - 1 - k) % n, files.opener)),
+  );
   all.forEach((b, k) => expect(sha(b)).toBe(expected[(2 * n - 1 - k) % n]));
   expect(segmentReadBuffers.outstanding).toBe(0);
 });
@@ -174,7 +182,8 @@ test('a segment already handed out is not overwritten by the segments written af
   const first = await tsSegment(view, muxed, 0, files.opener);
   const before = sha(first);
   const n = videoOf(muxed)!.segments.length;
-  for (let round = 0; round < 3; round++) await Promise.all([...Array(n).keys()].map((i) => tsSegment(view, muxed, i, files.opener)));
+  for (let round = 0; round < 3; round++)
+    await Promise.all([...Array(n).keys()].map((i) => tsSegment(view, muxed, i, files.opener)));
   expect(sha(first)).toBe(before);
 });
 
@@ -230,7 +239,9 @@ describe('over HTTP', () => {
     const expected = new Map<string, string>();
     for (const u of urls) expected.set(u, sha((await get(origin.url, u)).body));
     // The biggest segment, held unread by a paused client while every other one is fetched.
-    const sizes = await Promise.all(urls.map(async (u) => [u, (await get(origin.url, u, {}, 'HEAD')).headers['content-length']] as const));
+    const sizes = await Promise.all(
+      urls.map(async (u) => [u, (await get(origin.url, u, {}, 'HEAD')).headers['content-length']] as const),
+    );
     const held = sizes.sort((a, b) => Number(b[1]) - Number(a[1]))[0]![0];
     const u = new URL(origin.url);
     const body = await new Promise<Buffer>((resolve, reject) => {
@@ -259,7 +270,10 @@ describe('over HTTP', () => {
     const master = (await get(origin.url, '/h.ism/h.m3u8')).text;
     const list = /^(h-.+video.+)\.m3u8$/m.exec(master)![1]!;
     const playlist = (await get(origin.url, `/h.ism/${list}.m3u8`)).text;
-    return playlist.split('\n').filter((l) => l.endsWith('.ts')).map((l) => `/h.ism/${l}`);
+    return playlist
+      .split('\n')
+      .filter((l) => l.endsWith('.ts'))
+      .map((l) => `/h.ism/${l}`);
   }
 
   /** Waits (up to 2 s) for the server's responses to close and give their loans back. */
@@ -286,7 +300,8 @@ describe('over HTTP', () => {
     got.forEach((g, i) => {
       const kind = i % kinds.length;
       if (kind === 0) expect(sha(g.body)).toBe(sha(whole.body));
-      if (kind === 1) expect([g.status, g.body.length, g.headers['content-length']]).toEqual([200, 0, String(whole.body.length)]);
+      if (kind === 1)
+        expect([g.status, g.body.length, g.headers['content-length']]).toEqual([200, 0, String(whole.body.length)]);
       if (kind === 2) expect([g.status, sha(g.body)]).toEqual([206, sha(whole.body.subarray(188, 376))]);
       if (kind === 3) expect([g.status, g.body.length]).toEqual([304, 0]);
       if (kind === 4) expect(g.status).toBe(416);
@@ -337,7 +352,12 @@ test('a fragment read again comes from its kept sample table with the same field
     const shifted = await readFragmentSamples(source, fresh, 1, 0n);
     expect(shifted.map((s) => s.time)).toEqual(parsed.map((s) => s.time + 7n));
     // A source of another size (the file changed under the track) is parsed again, not trusted.
-    const other: ByteSource = { name: source.name, size: source.size + 1, read: (o, l) => source.read(o, l), close: async () => undefined };
+    const other: ByteSource = {
+      name: source.name,
+      size: source.size + 1,
+      read: (o, l) => source.read(o, l),
+      close: async () => undefined,
+    };
     expect(await readFragmentSamples(other, fresh, 1, 7n)).toEqual(parsed);
   } finally {
     await source.close();
@@ -348,7 +368,12 @@ test('kept sample tables are bounded: past the budget the oldest go first and ar
   const track = { ...videoOf(muxed)!.track };
   const file = await openFile(track.src);
   let reads = 0;
-  const source: ByteSource = { name: file.name, size: file.size, read: (o, l) => (reads++, file.read(o, l)), close: async () => undefined };
+  const source: ByteSource = {
+    name: file.name,
+    size: file.size,
+    read: (o, l) => (reads++, file.read(o, l)),
+    close: async () => undefined,
+  };
   const before = setSampleTableBudget(4096);
   try {
     const n = track.fragments.count;

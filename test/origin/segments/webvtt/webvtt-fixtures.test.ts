@@ -27,11 +27,19 @@ interface Plain {
   end: number;
   text: string;
 }
-const plain = (c: JudgedCue): Plain => ({ start: Math.round(c.startTime * 1000), end: Math.round(c.endTime * 1000), text: c.text });
+const plain = (c: JudgedCue): Plain => ({
+  start: Math.round(c.startTime * 1000),
+  end: Math.round(c.endTime * 1000),
+  text: c.text,
+});
 const key = (c: Plain): string => `${c.start}|${c.end}|${c.text}`;
 
 /** The cues of every segment of a grouping, each checked against its window. */
-function convertAll(f: FixtureText, groups: number[][], mpegts: number): Array<{ window: [number, number]; cues: Plain[]; raw: string }> {
+function convertAll(
+  f: FixtureText,
+  groups: number[][],
+  mpegts: number,
+): Array<{ window: [number, number]; cues: Plain[]; raw: string }> {
   return groups.map((g) => {
     const samples = g.flatMap((k) => f.samples.slice(f.fragments[k]!.first, f.fragments[k]!.end));
     const first = samples[0]!;
@@ -58,7 +66,9 @@ describe.each(FILES)('$file', ({ file, src }) => {
   test('the track: timescale 1000, five 2 s fragments of one TTML sample each', () => {
     expect(fixture.timescale).toBe(1000);
     expect(fixture.fragments).toEqual([0, 1, 2, 3, 4].map((k) => ({ first: k, end: k + 1 })));
-    expect(fixture.samples.map((s) => [s.sourceTime, s.duration])).toEqual([0n, 2000n, 4000n, 6000n, 8000n].map((t) => [t, 2000n]));
+    expect(fixture.samples.map((s) => [s.sourceTime, s.duration])).toEqual(
+      [0n, 2000n, 4000n, 6000n, 8000n].map((t) => [t, 2000n]),
+    );
     expect(expected).toHaveLength(5);
   });
 
@@ -71,19 +81,23 @@ describe.each(FILES)('$file', ({ file, src }) => {
     }
   });
 
-  test.each(Object.keys(GROUPINGS))('%s: every source cue overlapping a segment comes out whole, and nothing else', (grouping) => {
-    for (const mpegts of [900000, 0]) {
-      const segments = convertAll(fixture, GROUPINGS[grouping]!, mpegts);
-      for (const seg of segments) {
-        const [from, to] = seg.window;
-        const inWindow = expected.filter((c) => c.start < to && c.end > from);
-        expect(seg.cues).toEqual(inWindow);
-        for (const line of seg.raw.split('\n').filter((l) => l.includes('-->'))) expect(line.endsWith(' align:center')).toBe(true);
+  test.each(Object.keys(GROUPINGS))(
+    '%s: every source cue overlapping a segment comes out whole, and nothing else',
+    (grouping) => {
+      for (const mpegts of [900000, 0]) {
+        const segments = convertAll(fixture, GROUPINGS[grouping]!, mpegts);
+        for (const seg of segments) {
+          const [from, to] = seg.window;
+          const inWindow = expected.filter((c) => c.start < to && c.end > from);
+          expect(seg.cues).toEqual(inWindow);
+          for (const line of seg.raw.split('\n').filter((l) => l.includes('-->')))
+            expect(line.endsWith(' align:center')).toBe(true);
+        }
+        const union = new Map(segments.flatMap((s) => s.cues).map((c) => [key(c), c]));
+        expect([...union.values()]).toEqual(expected);
       }
-      const union = new Map(segments.flatMap((s) => s.cues).map((c) => [key(c), c]));
-      expect([...union.values()]).toEqual(expected);
-    }
-  });
+    },
+  );
 
   test('windows not on fragment boundaries: the samples overlapping each window give exactly the cues overlapping it', () => {
     for (let start = 0; start < 10000; start += 500) {

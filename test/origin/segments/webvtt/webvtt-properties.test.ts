@@ -21,7 +21,12 @@ interface Para {
   gap: string; // white space written between words (collapses to one space)
 }
 
-const ATTR: Record<Style, string> = { '': '', i: ' tts:fontStyle="italic"', b: ' tts:fontWeight="bold"', u: ' tts:textDecoration="underline"' };
+const ATTR: Record<Style, string> = {
+  '': '',
+  i: ' tts:fontStyle="italic"',
+  b: ' tts:fontWeight="bold"',
+  u: ' tts:textDecoration="underline"',
+};
 const xmlEscape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** A time in ms written in one of the TTML forms (the document sets frame and tick rate 1000). */
@@ -49,8 +54,11 @@ function expression(ms: number, form: number): string {
 function documentOf(paras: Para[]): string {
   const ps = paras.map((p, i) => {
     const begin = `begin="${expression(p.begin, p.form)}"`;
-    const end = p.useDur ? `dur="${expression(Math.max(p.duration, 0), p.form)}"` : `end="${expression(Math.max(p.begin + p.duration, 0), p.form)}"`;
-    const words = (line: Word[]): string[] => line.map((w) => (w.style === '' ? xmlEscape(w.text) : `<span${ATTR[w.style]}>${xmlEscape(w.text)}</span>`));
+    const end = p.useDur
+      ? `dur="${expression(Math.max(p.duration, 0), p.form)}"`
+      : `end="${expression(Math.max(p.begin + p.duration, 0), p.form)}"`;
+    const words = (line: Word[]): string[] =>
+      line.map((w) => (w.style === '' ? xmlEscape(w.text) : `<span${ATTR[w.style]}>${xmlEscape(w.text)}</span>`));
     const lines = p.lines.map((line, l) => (l === 0 ? [`p${i}`] : []).concat(words(line)).join(p.gap));
     return `<p ${begin} ${end}>${p.gap}${lines.join(`${p.gap}<br/>${p.gap}`)}${p.gap}</p>`;
   });
@@ -72,32 +80,45 @@ const para = fc.record({
 
 test('random documents convert to exactly the expected cues', () => {
   fc.assert(
-    fc.property(fc.array(para, { maxLength: 6 }), fc.integer({ min: 0, max: 26000 }), fc.integer({ min: 0, max: 8000 }), (paras, start, length) => {
-      const xml = documentOf(paras);
-      const sample = { data: new TextEncoder().encode(xml), sourceTime: 0n, time: 0n, duration: 30000n };
-      const vtt = webvttSegment([sample], 1000, 900000, { start: BigInt(start), end: BigInt(start + length) });
-      const judged = judge(vtt);
-      expect(judged.errors).toEqual([]);
-      const expected = paras
-        .map((p, i) => ({ p, i }))
-        .filter(({ p }) => p.duration > 0 && p.begin < start + length && p.begin + p.duration > start && length > 0)
-        // The judge lists cues in HTML's text track cue order: start time, then the later end
-        // first, then document order (webvtt-parser sorts that way).
-        .sort((a, b) => a.p.begin - b.p.begin || b.p.begin + b.p.duration - (a.p.begin + a.p.duration) || a.i - b.i)
-        .map(({ p, i }) => ({
-          start: p.begin,
-          end: p.begin + p.duration,
-          plain: p.lines.map((line, l) => (l === 0 ? [`p${i}`] : []).concat(line.map((w) => w.text)).join(' ')).join('\n'),
-          markup: p.lines.map((line, l) => (l === 0 ? [`p${i}`] : []).concat(line.map((w) => (w.style === '' ? w.text : `<${w.style}>${w.text}</${w.style}>`))).join(' ')).join('\n'),
+    fc.property(
+      fc.array(para, { maxLength: 6 }),
+      fc.integer({ min: 0, max: 26000 }),
+      fc.integer({ min: 0, max: 8000 }),
+      (paras, start, length) => {
+        const xml = documentOf(paras);
+        const sample = { data: new TextEncoder().encode(xml), sourceTime: 0n, time: 0n, duration: 30000n };
+        const vtt = webvttSegment([sample], 1000, 900000, { start: BigInt(start), end: BigInt(start + length) });
+        const judged = judge(vtt);
+        expect(judged.errors).toEqual([]);
+        const expected = paras
+          .map((p, i) => ({ p, i }))
+          .filter(({ p }) => p.duration > 0 && p.begin < start + length && p.begin + p.duration > start && length > 0)
+          // The judge lists cues in HTML's text track cue order: start time, then the later end
+          // first, then document order (webvtt-parser sorts that way).
+          .sort((a, b) => a.p.begin - b.p.begin || b.p.begin + b.p.duration - (a.p.begin + a.p.duration) || a.i - b.i)
+          .map(({ p, i }) => ({
+            start: p.begin,
+            end: p.begin + p.duration,
+            plain: p.lines
+              .map((line, l) => (l === 0 ? [`p${i}`] : []).concat(line.map((w) => w.text)).join(' '))
+              .join('\n'),
+            markup: p.lines
+              .map((line, l) =>
+                (l === 0 ? [`p${i}`] : [])
+                  .concat(line.map((w) => (w.style === '' ? w.text : `<${w.style}>${w.text}</${w.style}>`)))
+                  .join(' '),
+              )
+              .join('\n'),
+          }));
+        const got = judged.cues.map((c) => ({
+          start: Math.round(c.startTime * 1000),
+          end: Math.round(c.endTime * 1000),
+          plain: plainText(c.tree.children),
+          markup: cueText(c.tree.children),
         }));
-      const got = judged.cues.map((c) => ({
-        start: Math.round(c.startTime * 1000),
-        end: Math.round(c.endTime * 1000),
-        plain: plainText(c.tree.children),
-        markup: cueText(c.tree.children),
-      }));
-      expect(got).toEqual(expected);
-    }),
+        expect(got).toEqual(expected);
+      },
+    ),
     { numRuns: 300 },
   );
 });

@@ -11,7 +11,10 @@ import { TextSample } from '../../../../origin/segments/webvtt/webvtt';
 import { findMoov } from '../fmp4/fixture-segments';
 import { media } from '../../../helpers/fixtures';
 
-export type JudgedNode = { type: 'text'; value: string } | { type: 'object'; name: string; children: JudgedNode[] } | { type: 'timestamp'; value: number };
+export type JudgedNode =
+  | { type: 'text'; value: string }
+  | { type: 'object'; name: string; children: JudgedNode[] }
+  | { type: 'timestamp'; value: number };
 
 export interface JudgedCue {
   tree: { children: JudgedNode[] };
@@ -31,7 +34,9 @@ interface ParseResult {
 }
 // webvtt-parser ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { WebVTTParser } = require('webvtt-parser') as { WebVTTParser: new (entities?: Record<string, string>) => { parse(input: string, mode?: string): ParseResult } };
+const { WebVTTParser } = require('webvtt-parser') as {
+  WebVTTParser: new (entities?: Record<string, string>) => { parse(input: string, mode?: string): ParseResult };
+};
 // The full HTML entity table, as its README advises for spec behaviour: with the small default
 // table `&amp;` decodes to "&;".
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -46,7 +51,9 @@ export function plainText(nodes: JudgedNode[]): string {
 /** The decoded text of a cue with its markup: `<i>`, `<b>`, `<u>` kept as tags, text unescaped. */
 export function cueText(nodes: JudgedNode[]): string {
   return nodes
-    .map((n) => (n.type === 'text' ? n.value : n.type === 'object' ? `<${n.name}>${cueText(n.children)}</${n.name}>` : ''))
+    .map((n) =>
+      n.type === 'text' ? n.value : n.type === 'object' ? `<${n.name}>${cueText(n.children)}</${n.name}>` : '',
+    )
     .join('');
 }
 
@@ -96,7 +103,12 @@ export async function readTextSamples(file: string, origin = 0n): Promise<Fixtur
       const offset = track.fragments.offsets[k]!;
       const moof = await readFragmentMoof(source, offset);
       const trafs = parseSourceMoof(moof, offset);
-      const located = locateRuns(trafs, { offset, length: moof.byteLength }, () => header.trexDefaults.defaultSampleSize, source.size);
+      const located = locateRuns(
+        trafs,
+        { offset, length: moof.byteLength },
+        () => header.trexDefaults.defaultSampleSize,
+        source.size,
+      );
       const first = samples.length;
       let time = track.fragments.times[k]!;
       for (const [t, traf] of trafs.entries()) {
@@ -107,10 +119,21 @@ export async function readTextSamples(file: string, origin = 0n): Promise<Fixtur
           let at = ranges[r]!.offset;
           for (let i = 0; i < run.sampleCount; i++) {
             const entry = i * run.entrySize;
-            const duration = run.flags & TRUN.duration ? view.getUint32(entry) : (traf.tfhd.defaultSampleDuration ?? header.trexDefaults.defaultSampleDuration);
+            const duration =
+              run.flags & TRUN.duration
+                ? view.getUint32(entry)
+                : (traf.tfhd.defaultSampleDuration ?? header.trexDefaults.defaultSampleDuration);
             const sizeAt = entry + (run.flags & TRUN.duration ? 4 : 0);
-            const size = run.flags & TRUN.size ? view.getUint32(sizeAt) : (traf.tfhd.defaultSampleSize ?? header.trexDefaults.defaultSampleSize);
-            samples.push({ data: await source.read(at, size), sourceTime: time, time: time - origin, duration: BigInt(duration) });
+            const size =
+              run.flags & TRUN.size
+                ? view.getUint32(sizeAt)
+                : (traf.tfhd.defaultSampleSize ?? header.trexDefaults.defaultSampleSize);
+            samples.push({
+              data: await source.read(at, size),
+              sourceTime: time,
+              time: time - origin,
+              duration: BigInt(duration),
+            });
             at += size;
             time += BigInt(duration);
           }

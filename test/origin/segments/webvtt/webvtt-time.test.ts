@@ -2,23 +2,41 @@
 // (for rounding) against an independent integer computation.
 
 import fc from 'fast-check';
-import { formatTimestamp, fromTicks, parseTimeExpression, roundedMillis, seconds, Seconds, timingParameters } from '../../../../origin/segments/webvtt/webvtt-time';
+import {
+  formatTimestamp,
+  fromTicks,
+  parseTimeExpression,
+  roundedMillis,
+  seconds,
+  Seconds,
+  timingParameters,
+} from '../../../../origin/segments/webvtt/webvtt-time';
 import { parseXml } from '../../../../origin/segments/webvtt/webvtt-xml';
 
-const params = (attrs = '') => timingParameters(parseXml(`<tt xmlns="http://www.w3.org/ns/ttml" xmlns:ttp="http://www.w3.org/ns/ttml#parameter" ${attrs}/>`, 4));
+const params = (attrs = '') =>
+  timingParameters(
+    parseXml(`<tt xmlns="http://www.w3.org/ns/ttml" xmlns:ttp="http://www.w3.org/ns/ttml#parameter" ${attrs}/>`, 4),
+  );
 const t = (expr: string, attrs = ''): Seconds => parseTimeExpression(expr, params(attrs), 'begin');
 
 test('time expressions are exact rationals', () => {
   expect(t('00:00:01.25')).toEqual(seconds(5n, 4n));
   expect(t('00:00:00:01', 'ttp:frameRate="30" ttp:frameRateMultiplier="1000 1001"')).toEqual(seconds(1001n, 30000n));
-  expect(t('1t', 'ttp:frameRate="30" ttp:frameRateMultiplier="1000 1001" ttp:subFrameRate="2"')).toEqual(seconds(1001n, 60000n));
+  expect(t('1t', 'ttp:frameRate="30" ttp:frameRateMultiplier="1000 1001" ttp:subFrameRate="2"')).toEqual(
+    seconds(1001n, 60000n),
+  );
   expect(t('1t', 'ttp:tickRate="10000000"')).toEqual(seconds(1n, 10000000n));
   expect(t('2.5f', 'ttp:frameRate="24"')).toEqual(seconds(5n, 48n));
   expect(t('00:00:60')).toEqual(seconds(60n)); // the leap-second form is in the grammar
 });
 
 test('timing parameters: defaults and the tick rate rule of TTML1 §6.2.10', () => {
-  expect(params()).toMatchObject({ frameRate: 30n, subFrameRate: 1n, tickRate: seconds(1n), effectiveFrameRate: seconds(30n) });
+  expect(params()).toMatchObject({
+    frameRate: 30n,
+    subFrameRate: 1n,
+    tickRate: seconds(1n),
+    effectiveFrameRate: seconds(30n),
+  });
   expect(params('ttp:frameRate="25" ttp:subFrameRate="4"').tickRate).toEqual(seconds(100n));
   expect(params('ttp:frameRate="25" ttp:tickRate="90000"').tickRate).toEqual(seconds(90000n));
 });

@@ -2,7 +2,14 @@
 // well-formedness errors it must raise (with line and column).
 
 import { OriginError } from '../../../../origin/errors';
-import { attribute, childElements, parseXml, XML_NS, XmlElement, XmlNode } from '../../../../origin/segments/webvtt/webvtt-xml';
+import {
+  attribute,
+  childElements,
+  parseXml,
+  XML_NS,
+  XmlElement,
+  XmlNode,
+} from '../../../../origin/segments/webvtt/webvtt-xml';
 
 const parse = (xml: string, depth = 64): XmlElement => parseXml(xml, depth);
 
@@ -46,7 +53,9 @@ describe('namespaces', () => {
   });
 
   test('the same attribute through two prefixes bound to one namespace is repeated', () => {
-    expect(error('<a xmlns:p="urn:x" xmlns:q="urn:x" p:v="1" q:v="2"/>').message).toContain('attribute {urn:x}v is repeated');
+    expect(error('<a xmlns:p="urn:x" xmlns:q="urn:x" p:v="1" q:v="2"/>').message).toContain(
+      'attribute {urn:x}v is repeated',
+    );
   });
 
   test('undeclared prefixes and reserved bindings are errors', () => {

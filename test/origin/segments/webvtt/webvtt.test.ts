@@ -6,7 +6,8 @@ import { OriginError } from '../../../../origin/errors';
 import { TextSample, webvttSegment } from '../../../../origin/segments/webvtt/webvtt';
 import { judge } from './webvtt-support';
 
-const NS = 'xmlns="http://www.w3.org/ns/ttml" xmlns:tts="http://www.w3.org/ns/ttml#styling" xmlns:ttp="http://www.w3.org/ns/ttml#parameter"';
+const NS =
+  'xmlns="http://www.w3.org/ns/ttml" xmlns:tts="http://www.w3.org/ns/ttml#styling" xmlns:ttp="http://www.w3.org/ns/ttml#parameter"';
 
 function doc(body: string, o: { head?: string; tt?: string } = {}): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<tt ${NS} xml:lang="en"${o.tt ? ` ${o.tt}` : ''}><head>${o.head ?? ''}</head><body>${body}</body></tt>`;
@@ -26,7 +27,12 @@ interface Cue {
 }
 
 /** Converts and checks the result with the judge; returns the cues as written. */
-function convert(samples: TextSample[], window = { start: 0n, end: 100n * HOUR }, timescale = 1000, mpegts = 900000): Cue[] {
+function convert(
+  samples: TextSample[],
+  window = { start: 0n, end: 100n * HOUR },
+  timescale = 1000,
+  mpegts = 900000,
+): Cue[] {
   const vtt = webvttSegment(samples, timescale, mpegts, window);
   const judged = judge(vtt);
   expect(judged.errors).toEqual([]);
@@ -67,15 +73,25 @@ function thrown(f: () => unknown): OriginError {
 
 describe('document framing', () => {
   test('header: WEBVTT, the RFC 8216 §3.5 timestamp map, a blank line', () => {
-    const vtt = webvttSegment([sample(doc('<div><p begin="1s" end="2s">Hi</p></div>'))], 1000, 900000, { start: 0n, end: 10000n });
+    const vtt = webvttSegment([sample(doc('<div><p begin="1s" end="2s">Hi</p></div>'))], 1000, 900000, {
+      start: 0n,
+      end: 10000n,
+    });
     expect(vtt).toBe('WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000\n\n00:00:01.000 --> 00:00:02.000\nHi\n');
-    expect(webvttSegment([], 1000, 0, { start: 0n, end: 10000n })).toBe('WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000\n\n');
+    expect(webvttSegment([], 1000, 0, { start: 0n, end: 10000n })).toBe(
+      'WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:0,LOCAL:00:00:00.000\n\n',
+    );
   });
 
   test('several cues are separated by one blank line and the document is valid', () => {
     const cues = one('<div><p begin="1s" end="2s">A</p><p begin="3s" end="4s">B</p></div>');
     expect(brief(cues)).toEqual(['00:00:01.000 --> 00:00:02.000 A', '00:00:03.000 --> 00:00:04.000 B']);
-    const vtt = webvttSegment([sample(doc('<div><p begin="1s" end="2s">A</p><p begin="3s" end="4s">B</p></div>'))], 1000, 0, { start: 0n, end: HOUR });
+    const vtt = webvttSegment(
+      [sample(doc('<div><p begin="1s" end="2s">A</p><p begin="3s" end="4s">B</p></div>'))],
+      1000,
+      0,
+      { start: 0n, end: HOUR },
+    );
     expect(vtt.endsWith('\nA\n\n00:00:03.000 --> 00:00:04.000\nB\n')).toBe(true);
   });
 
@@ -90,11 +106,16 @@ describe('document framing', () => {
     expect(thrown(() => webvttSegment(s, 1000, -1, { start: 0n, end: 1n })).kind).toBe('internal');
     expect(thrown(() => webvttSegment(s, 1000, 2 ** 33, { start: 0n, end: 1n })).kind).toBe('internal');
     expect(thrown(() => webvttSegment(s, 1000, 0, { start: 5n, end: 1n })).kind).toBe('internal');
-    expect(thrown(() => webvttSegment([sample(doc(''), 0n, -1n)], 1000, 0, { start: 0n, end: 1n })).kind).toBe('internal');
+    expect(thrown(() => webvttSegment([sample(doc(''), 0n, -1n)], 1000, 0, { start: 0n, end: 1n })).kind).toBe(
+      'internal',
+    );
   });
 
   test('timestamps past 99 hours keep all hour digits', () => {
-    const cues = convert([sample(doc('<div><p begin="100:00:00.000" end="100:00:01.5">Late</p></div>'), 0n, 200n * HOUR)], { start: 0n, end: 200n * HOUR });
+    const cues = convert(
+      [sample(doc('<div><p begin="100:00:00.000" end="100:00:01.5">Late</p></div>'), 0n, 200n * HOUR)],
+      { start: 0n, end: 200n * HOUR },
+    );
     expect(brief(cues)).toEqual(['100:00:00.000 --> 100:00:01.500 Late']);
   });
 });
@@ -132,7 +153,9 @@ describe('time expressions (TTML1 §10.3.1)', () => {
 
   test('dur counts from begin; with both dur and end the earlier end wins (§10.2.3)', () => {
     expect(brief(one('<div><p begin="1s" dur="2s">a</p></div>'))).toEqual(['00:00:01.000 --> 00:00:03.000 a']);
-    expect(brief(one('<div><p begin="1s" dur="2s" end="2.5s">a</p></div>'))).toEqual(['00:00:01.000 --> 00:00:02.500 a']);
+    expect(brief(one('<div><p begin="1s" dur="2s" end="2.5s">a</p></div>'))).toEqual([
+      '00:00:01.000 --> 00:00:02.500 a',
+    ]);
     expect(brief(one('<div><p begin="1s" dur="2s" end="5s">a</p></div>'))).toEqual(['00:00:01.000 --> 00:00:03.000 a']);
   });
 
@@ -146,7 +169,9 @@ describe('time expressions (TTML1 §10.3.1)', () => {
     ['1x', 'expected'],
     [`${'1'.repeat(60)}s`, 'longer than'],
   ])('end="%s" is refused (%s)', (expression, why) => {
-    const e = thrown(() => webvttSegment([sample(doc(`<div><p end="${expression}">x</p></div>`), 4000n)], 1000, 0, { start: 0n, end: HOUR }));
+    const e = thrown(() =>
+      webvttSegment([sample(doc(`<div><p end="${expression}">x</p></div>`), 4000n)], 1000, 0, { start: 0n, end: HOUR }),
+    );
     expect(e.kind).toBe('corrupt-media');
     expect(e.subject).toBe('TTML sample at decode time 4000');
     expect(e.message).toContain('is not a TTML time expression');
@@ -154,16 +179,32 @@ describe('time expressions (TTML1 §10.3.1)', () => {
   });
 
   test.each(['smpte', 'clock'])('ttp:timeBase="%s" is refused with a clear error', (base) => {
-    const e = thrown(() => webvttSegment([sample(doc('<div><p begin="0s" end="1s">x</p></div>', { tt: `ttp:timeBase="${base}"` }))], 1000, 0, { start: 0n, end: HOUR }));
+    const e = thrown(() =>
+      webvttSegment(
+        [sample(doc('<div><p begin="0s" end="1s">x</p></div>', { tt: `ttp:timeBase="${base}"` }))],
+        1000,
+        0,
+        { start: 0n, end: HOUR },
+      ),
+    );
     expect(e.kind).toBe('unsupported-media');
     expect(e.message).toContain(`ttp:timeBase="${base}" is not supported`);
     expect(e.message).toContain('media time base');
   });
 
   test('ttp:timeBase="media" is accepted; bad parameter values are refused', () => {
-    expect(brief(one('<div><p begin="0s" end="1s">x</p></div>', { tt: 'ttp:timeBase="media"' }))).toEqual(['00:00:00.000 --> 00:00:01.000 x']);
-    for (const bad of ['ttp:frameRate="0"', 'ttp:tickRate="abc"', 'ttp:frameRateMultiplier="1000"', 'ttp:subFrameRate="-2"']) {
-      const e = thrown(() => webvttSegment([sample(doc('<div><p end="1s">x</p></div>', { tt: bad }))], 1000, 0, { start: 0n, end: HOUR }));
+    expect(brief(one('<div><p begin="0s" end="1s">x</p></div>', { tt: 'ttp:timeBase="media"' }))).toEqual([
+      '00:00:00.000 --> 00:00:01.000 x',
+    ]);
+    for (const bad of [
+      'ttp:frameRate="0"',
+      'ttp:tickRate="abc"',
+      'ttp:frameRateMultiplier="1000"',
+      'ttp:subFrameRate="-2"',
+    ]) {
+      const e = thrown(() =>
+        webvttSegment([sample(doc('<div><p end="1s">x</p></div>', { tt: bad }))], 1000, 0, { start: 0n, end: HOUR }),
+      );
       expect(e.kind).toBe('corrupt-media');
     }
   });
@@ -171,30 +212,48 @@ describe('time expressions (TTML1 §10.3.1)', () => {
 
 describe('time containment and nesting (TTML1 §10.2.4, §10.4)', () => {
   test('par: children count from the parent begin and are clipped to the parent', () => {
-    const cues = one('<div begin="10s" end="20s"><p begin="1s" end="2s">in</p><p begin="8s" end="15s">clipped</p><p begin="11s" end="12s">outside</p></div>');
+    const cues = one(
+      '<div begin="10s" end="20s"><p begin="1s" end="2s">in</p><p begin="8s" end="15s">clipped</p><p begin="11s" end="12s">outside</p></div>',
+    );
     expect(brief(cues)).toEqual(['00:00:11.000 --> 00:00:12.000 in', '00:00:18.000 --> 00:00:20.000 clipped']);
   });
 
   test('body, div and p offsets add up', () => {
-    const cues = convert([sample(`<tt ${NS}><body begin="1s"><div begin="2s"><div begin="3s"><p begin="4s" dur="1s">deep</p></div></div></body></tt>`)]);
+    const cues = convert([
+      sample(
+        `<tt ${NS}><body begin="1s"><div begin="2s"><div begin="3s"><p begin="4s" dur="1s">deep</p></div></div></body></tt>`,
+      ),
+    ]);
     expect(brief(cues)).toEqual(['00:00:10.000 --> 00:00:11.000 deep']);
   });
 
   test('seq: each child begins where the previous one ended', () => {
-    const cues = one('<div timeContainer="seq" begin="1s"><p dur="1s">a</p><p dur="2s">b</p><p begin="1s" dur="1s">c</p></div>');
-    expect(brief(cues)).toEqual(['00:00:01.000 --> 00:00:02.000 a', '00:00:02.000 --> 00:00:04.000 b', '00:00:05.000 --> 00:00:06.000 c']);
+    const cues = one(
+      '<div timeContainer="seq" begin="1s"><p dur="1s">a</p><p dur="2s">b</p><p begin="1s" dur="1s">c</p></div>',
+    );
+    expect(brief(cues)).toEqual([
+      '00:00:01.000 --> 00:00:02.000 a',
+      '00:00:02.000 --> 00:00:04.000 b',
+      '00:00:05.000 --> 00:00:06.000 c',
+    ]);
   });
 
   test('seq: in a seq p, spans follow one another and text without timing lasts zero time', () => {
-    const cues = one('<div><p timeContainer="seq" begin="0s"><span dur="1s">one</span><span dur="1s">two</span>gone</p></div>');
+    const cues = one(
+      '<div><p timeContainer="seq" begin="0s"><span dur="1s">one</span><span dur="1s">two</span>gone</p></div>',
+    );
     expect(brief(cues)).toEqual(['00:00:00.000 --> 00:00:01.000 one', '00:00:01.000 --> 00:00:02.000 two']);
     // a span of only text without timing also lasts zero time in a seq parent (§10.4)
-    const spans = one('<div><p timeContainer="seq"><span dur="1s">one</span><span>zero</span><span dur="1s">two</span></p></div>');
+    const spans = one(
+      '<div><p timeContainer="seq"><span dur="1s">one</span><span>zero</span><span dur="1s">two</span></p></div>',
+    );
     expect(brief(spans)).toEqual(['00:00:00.000 --> 00:00:01.000 one', '00:00:01.000 --> 00:00:02.000 two']);
   });
 
   test('a p without timing lasts as long as its parent; with none anywhere, the whole sample', () => {
-    expect(brief(one('<div begin="2s" end="5s"><p>whole div</p></div>'))).toEqual(['00:00:02.000 --> 00:00:05.000 whole div']);
+    expect(brief(one('<div begin="2s" end="5s"><p>whole div</p></div>'))).toEqual([
+      '00:00:02.000 --> 00:00:05.000 whole div',
+    ]);
     const cues = convert([sample(doc('<div><p>whole sample</p></div>'), 3000n, 2000n)]);
     expect(brief(cues)).toEqual(['00:00:03.000 --> 00:00:05.000 whole sample']);
   });
@@ -203,17 +262,34 @@ describe('time containment and nesting (TTML1 §10.2.4, §10.4)', () => {
     const cues = one('<div begin="1s"><p begin="0s" end="2s">a</p><p begin="1s" end="4s">b</p></div>');
     expect(brief(cues)).toEqual(['00:00:01.000 --> 00:00:03.000 a', '00:00:02.000 --> 00:00:05.000 b']);
     // seen from a seq parent: the next div begins where the latest child of the previous one ended
-    const seq = convert([sample(`<tt ${NS}><body timeContainer="seq"><div><p begin="0s" end="2s">a</p><p begin="0s" end="3s">b</p></div><div><p dur="1s">c</p></div></body></tt>`)]);
-    expect(brief(seq)).toEqual(['00:00:00.000 --> 00:00:02.000 a', '00:00:00.000 --> 00:00:03.000 b', '00:00:03.000 --> 00:00:04.000 c']);
+    const seq = convert([
+      sample(
+        `<tt ${NS}><body timeContainer="seq"><div><p begin="0s" end="2s">a</p><p begin="0s" end="3s">b</p></div><div><p dur="1s">c</p></div></body></tt>`,
+      ),
+    ]);
+    expect(brief(seq)).toEqual([
+      '00:00:00.000 --> 00:00:02.000 a',
+      '00:00:00.000 --> 00:00:03.000 b',
+      '00:00:03.000 --> 00:00:04.000 c',
+    ]);
   });
 
   test('spans with their own timing split a paragraph into one cue per change', () => {
-    const cues = one('<div><p begin="0s" end="4s">A <span begin="1s" end="2s">B</span> <span begin="1s" end="3s">C</span></p></div>');
-    expect(brief(cues)).toEqual(['00:00:00.000 --> 00:00:01.000 A', '00:00:01.000 --> 00:00:02.000 A B C', '00:00:02.000 --> 00:00:03.000 A C', '00:00:03.000 --> 00:00:04.000 A']);
+    const cues = one(
+      '<div><p begin="0s" end="4s">A <span begin="1s" end="2s">B</span> <span begin="1s" end="3s">C</span></p></div>',
+    );
+    expect(brief(cues)).toEqual([
+      '00:00:00.000 --> 00:00:01.000 A',
+      '00:00:01.000 --> 00:00:02.000 A B C',
+      '00:00:02.000 --> 00:00:03.000 A C',
+      '00:00:03.000 --> 00:00:04.000 A',
+    ]);
   });
 
   test('a span timed past its paragraph is clipped; a span that changes nothing visible does not split the cue', () => {
-    const cues = one('<div><p begin="1s" end="3s">x<span begin="0s" end="10s">y</span><span begin="1s" end="1.5s"> </span></p></div>');
+    const cues = one(
+      '<div><p begin="1s" end="3s">x<span begin="0s" end="10s">y</span><span begin="1s" end="1.5s"> </span></p></div>',
+    );
     expect(brief(cues)).toEqual(['00:00:01.000 --> 00:00:03.000 xy']);
   });
 
@@ -222,7 +298,9 @@ describe('time containment and nesting (TTML1 §10.2.4, §10.4)', () => {
   });
 
   test('timeContainer must be par or seq', () => {
-    const e = thrown(() => webvttSegment([sample(doc('<div timeContainer="excl"><p>x</p></div>'))], 1000, 0, { start: 0n, end: HOUR }));
+    const e = thrown(() =>
+      webvttSegment([sample(doc('<div timeContainer="excl"><p>x</p></div>'))], 1000, 0, { start: 0n, end: HOUR }),
+    );
     expect(e.kind).toBe('corrupt-media');
     expect(e.message).toContain('timeContainer="excl" is neither par nor seq');
   });
@@ -241,7 +319,9 @@ describe('text', () => {
   test('xml:space="preserve": spaces are kept and line feeds break lines', () => {
     expect(one('<div><p end="1s" xml:space="preserve">a  b\nc</p></div>')[0]!.text).toBe('a  b\nc');
     // inherited from tt, overridden on a span
-    const cues = one('<div><p end="1s">x  y<span xml:space="default">  z   w</span></p></div>', { tt: 'xml:space="preserve"' });
+    const cues = one('<div><p end="1s">x  y<span xml:space="default">  z   w</span></p></div>', {
+      tt: 'xml:space="preserve"',
+    });
     expect(cues[0]!.text).toBe('x  y z w');
   });
 
@@ -251,20 +331,33 @@ describe('text', () => {
   });
 
   test('&, < and > are escaped; entities, character references and CDATA are decoded first', () => {
-    const cues = one('<div><p end="1s">Tom &amp; Jerry &lt;3 a&gt;b --&gt; &#233;&#x20AC; <![CDATA[<i>not a tag</i> & more]]></p></div>');
+    const cues = one(
+      '<div><p end="1s">Tom &amp; Jerry &lt;3 a&gt;b --&gt; &#233;&#x20AC; <![CDATA[<i>not a tag</i> & more]]></p></div>',
+    );
     expect(cues[0]!.text).toBe('Tom &amp; Jerry &lt;3 a&gt;b --&gt; é€ &lt;i&gt;not a tag&lt;/i&gt; &amp; more');
     // and a WebVTT parser reads back the original characters, with no markup
-    const vtt = webvttSegment([sample(doc('<div><p end="1s">Tom &amp; Jerry &lt;3 a&gt;b --&gt; <![CDATA[<i>x</i>]]></p></div>'))], 1000, 0, { start: 0n, end: HOUR });
+    const vtt = webvttSegment(
+      [sample(doc('<div><p end="1s">Tom &amp; Jerry &lt;3 a&gt;b --&gt; <![CDATA[<i>x</i>]]></p></div>'))],
+      1000,
+      0,
+      { start: 0n, end: HOUR },
+    );
     const [cue] = judge(vtt).cues;
     expect(cue!.tree.children).toEqual([{ type: 'text', value: 'Tom & Jerry <3 a>b --> <i>x</i>' }]);
   });
 
   test('empty and white-space-only paragraphs make no cue', () => {
-    expect(one('<div><p begin="0s" end="1s"></p><p begin="1s" end="2s">   \n  </p><p begin="2s" end="3s"><br/></p><p begin="3s" end="4s"/></div>')).toEqual([]);
+    expect(
+      one(
+        '<div><p begin="0s" end="1s"></p><p begin="1s" end="2s">   \n  </p><p begin="2s" end="3s"><br/></p><p begin="3s" end="4s"/></div>',
+      ),
+    ).toEqual([]);
   });
 
   test('metadata and foreign elements inside a paragraph are not text', () => {
-    const cues = convert([sample(doc('<div><p end="1s" xmlns:x="urn:x">a<metadata>meta</metadata><x:note>note</x:note>b</p></div>'))]);
+    const cues = convert([
+      sample(doc('<div><p end="1s" xmlns:x="urn:x">a<metadata>meta</metadata><x:note>note</x:note>b</p></div>')),
+    ]);
     expect(cues[0]!.text).toBe('ab');
   });
 });
@@ -288,22 +381,30 @@ describe('styles', () => {
   const settings = (body: string): string[] => one(`<div>${body}</div>`, { head }).map((c) => c.settings);
 
   test('inline tts:fontStyle, tts:fontWeight and tts:textDecoration become <i>, <b> and <u>', () => {
-    expect(text('<p end="1s">a <span tts:fontStyle="italic">b</span> <span tts:fontWeight="bold">c</span> <span tts:textDecoration="underline">d</span></p>')).toEqual([
-      'a <i>b</i> <b>c</b> <u>d</u>',
-    ]);
+    expect(
+      text(
+        '<p end="1s">a <span tts:fontStyle="italic">b</span> <span tts:fontWeight="bold">c</span> <span tts:textDecoration="underline">d</span></p>',
+      ),
+    ).toEqual(['a <i>b</i> <b>c</b> <u>d</u>']);
     expect(text('<p end="1s" tts:fontStyle="oblique">slanted</p>')).toEqual(['<i>slanted</i>']);
   });
 
   test('referenced and chained styles apply; later references and inline attributes override', () => {
     expect(text('<p end="1s" style="both">x</p>')).toEqual(['<i><b>x</b></i>']);
     expect(text('<p end="1s" style="both" tts:fontWeight="normal">x</p>')).toEqual(['<i>x</i>']);
-    expect(text('<p end="1s" style="it bold">x<span tts:fontStyle="normal">y</span></p>')).toEqual(['<i><b>x</b></i><b>y</b>']);
+    expect(text('<p end="1s" style="it bold">x<span tts:fontStyle="normal">y</span></p>')).toEqual([
+      '<i><b>x</b></i><b>y</b>',
+    ]);
     expect(text('<p end="1s" style="nosuchstyle">plain</p>')).toEqual(['plain']);
     expect(text('<p end="1s" style="loop1">cycle</p>')).toEqual(['<u>cycle</u>']);
   });
 
   test('styles inherit from div and body; noUnderline and none switch underline off', () => {
-    const cues = convert([sample(`<tt ${NS}><body tts:textDecoration="underline"><div tts:fontWeight="bold"><p end="1s">u<span tts:textDecoration="noUnderline">n</span><span tts:textDecoration="none">o</span></p></div></body></tt>`)]);
+    const cues = convert([
+      sample(
+        `<tt ${NS}><body tts:textDecoration="underline"><div tts:fontWeight="bold"><p end="1s">u<span tts:textDecoration="noUnderline">n</span><span tts:textDecoration="none">o</span></p></div></body></tt>`,
+      ),
+    ]);
     expect(cues[0]!.text).toBe('<b><u>u</u></b><b>no</b>');
   });
 
@@ -319,9 +420,13 @@ describe('styles', () => {
   });
 
   test('a region in percentages becomes line:, position: and size:; displayAlign picks the line edge', () => {
-    expect(settings('<p end="1s" region="bottom">b</p>')).toEqual(['line:90%,end position:10%,line-left size:80% align:center']);
+    expect(settings('<p end="1s" region="bottom">b</p>')).toEqual([
+      'line:90%,end position:10%,line-left size:80% align:center',
+    ]);
     expect(settings('<p end="1s" region="top">t</p>')).toEqual(['line:5% position:10%,line-left size:80%']);
-    expect(settings('<p end="1s" region="middle">m</p>')).toEqual(['line:50.25%,center position:0%,line-left size:100%']);
+    expect(settings('<p end="1s" region="middle">m</p>')).toEqual([
+      'line:50.25%,center position:0%,line-left size:100%',
+    ]);
     // the region may also be given by an ancestor
     const cues = one('<div region="bottom"><p end="1s">from div</p></div>', { head });
     expect(cues[0]!.settings).toBe('line:90%,end position:10%,line-left size:80% align:center');
@@ -333,14 +438,28 @@ describe('styles', () => {
   });
 
   test('the judge reads the settings the way they were meant', () => {
-    const vtt = webvttSegment([sample(doc('<div><p end="1s" region="bottom">b</p></div>', { head }))], 1000, 0, { start: 0n, end: HOUR });
+    const vtt = webvttSegment([sample(doc('<div><p end="1s" region="bottom">b</p></div>', { head }))], 1000, 0, {
+      start: 0n,
+      end: HOUR,
+    });
     const [cue] = judge(vtt).cues;
-    expect(cue).toMatchObject({ linePosition: 90, lineAlign: 'end', textPosition: 10, positionAlign: 'line-left', size: 80, alignment: 'center' });
+    expect(cue).toMatchObject({
+      linePosition: 90,
+      lineAlign: 'end',
+      textPosition: 10,
+      positionAlign: 'line-left',
+      size: 80,
+      alignment: 'center',
+    });
   });
 });
 
 describe('windows', () => {
-  const s = sample(doc('<div><p begin="1s" end="3s">one</p><p begin="4s" end="6s">two</p><p begin="6s" end="8s">three</p></div>'), 0n, 10000n);
+  const s = sample(
+    doc('<div><p begin="1s" end="3s">one</p><p begin="4s" end="6s">two</p><p begin="6s" end="8s">three</p></div>'),
+    0n,
+    10000n,
+  );
   const texts = (start: bigint, end: bigint): string[] => convert([s], { start, end }).map((c) => c.text);
 
   test('cues overlapping the window are written with their full times', () => {
@@ -364,7 +483,12 @@ describe('windows', () => {
   });
 
   test('a cue starting before output time 0 starts at 0; one ending by 0 is dropped', () => {
-    const early = sample(doc('<div><p begin="0s" end="1s">gone</p><p begin="1s" end="3s">cut</p></div>'), 0n, 4000n, -2000n);
+    const early = sample(
+      doc('<div><p begin="0s" end="1s">gone</p><p begin="1s" end="3s">cut</p></div>'),
+      0n,
+      4000n,
+      -2000n,
+    );
     expect(brief(convert([early], { start: 0n, end: 2000n }))).toEqual(['00:00:00.000 --> 00:00:01.000 cut']);
   });
 
@@ -373,7 +497,9 @@ describe('windows', () => {
     const cues = convert([sample(doc(body), 0n, 2000n), sample(doc(body), 2000n, 2000n)], { start: 0n, end: 4000n });
     expect(brief(cues)).toEqual(['00:00:01.000 --> 00:00:03.000 spans two samples']);
     // each segment alone has its own part
-    expect(brief(convert([sample(doc(body), 2000n, 2000n)], { start: 2000n, end: 4000n }))).toEqual(['00:00:02.000 --> 00:00:03.000 spans two samples']);
+    expect(brief(convert([sample(doc(body), 2000n, 2000n)], { start: 2000n, end: 4000n }))).toEqual([
+      '00:00:02.000 --> 00:00:03.000 spans two samples',
+    ]);
   });
 
   test('cues are ordered by start time whatever the sample order', () => {
@@ -383,7 +509,9 @@ describe('windows', () => {
   });
 
   test('same start: document order; exact duplicates are written once', () => {
-    const cues = one('<div><p begin="1s" end="2s">first</p><p begin="1s" end="3s">second</p><p begin="1s" end="2s">first</p></div>');
+    const cues = one(
+      '<div><p begin="1s" end="2s">first</p><p begin="1s" end="3s">second</p><p begin="1s" end="2s">first</p></div>',
+    );
     expect(brief(cues)).toEqual(['00:00:01.000 --> 00:00:02.000 first', '00:00:01.000 --> 00:00:03.000 second']);
   });
 
@@ -398,7 +526,12 @@ describe('windows', () => {
   test('the output is deterministic', () => {
     const samples = [s, sample(doc('<div><p begin="2s" end="9s">overlap</p></div>'), 0n, 10000n)];
     const a = webvttSegment(samples, 1000, 900000, { start: 0n, end: 10000n });
-    const b = webvttSegment(samples.map((x) => ({ ...x, data: Uint8Array.from(x.data) })), 1000, 900000, { start: 0n, end: 10000n });
+    const b = webvttSegment(
+      samples.map((x) => ({ ...x, data: Uint8Array.from(x.data) })),
+      1000,
+      900000,
+      { start: 0n, end: 10000n },
+    );
     expect(a).toBe(b);
   });
 });
@@ -421,7 +554,10 @@ describe('absolute and sample-relative TTML times (ISO/IEC 14496-30 §5.3)', () 
 
   test('the choice is per sample: a track may mix both', () => {
     const cues = convert(
-      [sample(doc('<div><p begin="2.2s" end="3s">abs</p></div>'), 2000n, 2000n), sample(doc('<div><p begin="0.2s" end="1s">rel</p></div>'), 4000n, 2000n)],
+      [
+        sample(doc('<div><p begin="2.2s" end="3s">abs</p></div>'), 2000n, 2000n),
+        sample(doc('<div><p begin="0.2s" end="1s">rel</p></div>'), 4000n, 2000n),
+      ],
       { start: 0n, end: 6000n },
     );
     expect(brief(cues)).toEqual(['00:00:02.200 --> 00:00:03.000 abs', '00:00:04.200 --> 00:00:05.000 rel']);
@@ -429,19 +565,29 @@ describe('absolute and sample-relative TTML times (ISO/IEC 14496-30 §5.3)', () 
 
   test('a sample that starts inside its own duration: whichever reading puts more inside wins', () => {
     // sample [1 s, 3 s): relative cue 0–1.9 → 1–2.9 (1.9 s inside) beats absolute 1–1.9 (0.9 s)
-    expect(brief(convert([sample(doc('<div><p begin="0s" end="1.9s">r</p></div>'), 1000n, 2000n)]))).toEqual(['00:00:01.000 --> 00:00:02.900 r']);
+    expect(brief(convert([sample(doc('<div><p begin="0s" end="1.9s">r</p></div>'), 1000n, 2000n)]))).toEqual([
+      '00:00:01.000 --> 00:00:02.900 r',
+    ]);
     // absolute cue 1–2.9 (1.9 s) beats relative 2–3 (1 s)
-    expect(brief(convert([sample(doc('<div><p begin="1s" end="2.9s">a</p></div>'), 1000n, 2000n)]))).toEqual(['00:00:01.000 --> 00:00:02.900 a']);
+    expect(brief(convert([sample(doc('<div><p begin="1s" end="2.9s">a</p></div>'), 1000n, 2000n)]))).toEqual([
+      '00:00:01.000 --> 00:00:02.900 a',
+    ]);
   });
 
   test('ties stay absolute; untimed content is the whole sample either way', () => {
     // 1–3 absolute overlaps [2, 4) by 1 s; relative (3–5) also by 1 s: absolute wins
-    expect(brief(convert([sample(doc('<div><p begin="1s" end="3s">tie</p></div>'), 2000n, 2000n)]))).toEqual(['00:00:02.000 --> 00:00:03.000 tie']);
-    expect(brief(convert([sample(doc('<div><p>all</p></div>'), 2000n, 2000n)]))).toEqual(['00:00:02.000 --> 00:00:04.000 all']);
+    expect(brief(convert([sample(doc('<div><p begin="1s" end="3s">tie</p></div>'), 2000n, 2000n)]))).toEqual([
+      '00:00:02.000 --> 00:00:03.000 tie',
+    ]);
+    expect(brief(convert([sample(doc('<div><p>all</p></div>'), 2000n, 2000n)]))).toEqual([
+      '00:00:02.000 --> 00:00:04.000 all',
+    ]);
   });
 
   test('content is clipped to its sample (the root temporal extent); outside it nothing is shown', () => {
-    expect(brief(convert([sample(doc('<div><p begin="1s" end="5s">c</p></div>'), 2000n, 2000n)]))).toEqual(['00:00:02.000 --> 00:00:04.000 c']);
+    expect(brief(convert([sample(doc('<div><p begin="1s" end="5s">c</p></div>'), 2000n, 2000n)]))).toEqual([
+      '00:00:02.000 --> 00:00:04.000 c',
+    ]);
     expect(convert([sample(doc('<div><p begin="30s" end="31s">far</p></div>'), 2000n, 2000n)])).toEqual([]);
     expect(convert([sample(doc('<div><p begin="2s" end="3s">zero</p></div>'), 2000n, 0n)])).toEqual([]);
   });
@@ -471,12 +617,18 @@ describe('bad input', () => {
     thrown(() => webvttSegment([sample(data, sourceTime, 2000n)], 1000, 0, { start: 0n, end: HOUR }));
 
   test.each([
-    ['<tt xmlns="http://www.w3.org/ns/ttml"><body><div><p>x</div></body></tt>', 'end tag </div> does not match start tag <p>'],
+    [
+      '<tt xmlns="http://www.w3.org/ns/ttml"><body><div><p>x</div></body></tt>',
+      'end tag </div> does not match start tag <p>',
+    ],
     ['<tt xmlns="http://www.w3.org/ns/ttml"><body>', 'is not closed'],
     ['<tt xmlns="http://www.w3.org/ns/ttml"><body><p>&nbsp;</p></body></tt>', 'undefined entity &nbsp;'],
     ['<tt xmlns="http://www.w3.org/ns/ttml"/><tt/>', 'content after the root element'],
     ['<!DOCTYPE tt><tt xmlns="http://www.w3.org/ns/ttml"/>', 'DOCTYPE'],
-    ['<tt xmlns="http://www.w3.org/ns/ttml"><body><p tts:x="1">x</p></body></tt>', 'namespace prefix tts is not declared'],
+    [
+      '<tt xmlns="http://www.w3.org/ns/ttml"><body><p tts:x="1">x</p></body></tt>',
+      'namespace prefix tts is not declared',
+    ],
     ['', 'no root element'],
     ['just text', 'text before the root element'],
   ])('malformed XML %#: corrupt-media naming the problem and the sample', (xml, problem) => {
@@ -508,7 +660,8 @@ describe('bad input', () => {
   });
 
   test('nesting deeper than 64 elements is refused; 64 is accepted', () => {
-    const nest = (depth: number): string => doc(`<div><p end="1s">${'<span>'.repeat(depth - 4)}deep${'</span>'.repeat(depth - 4)}</p></div>`);
+    const nest = (depth: number): string =>
+      doc(`<div><p end="1s">${'<span>'.repeat(depth - 4)}deep${'</span>'.repeat(depth - 4)}</p></div>`);
     expect(convert([sample(nest(64), 0n, 2000n)]).map((c) => c.text)).toEqual(['deep']);
     const e = fail(nest(65));
     expect(e.kind).toBe('corrupt-media');
@@ -517,17 +670,27 @@ describe('bad input', () => {
   });
 
   test('work is bounded: style chains, cues per sample, changes within a paragraph', () => {
-    const chain = (n: number): string => `<styling>${Array.from({ length: n }, (_, i) => `<style xml:id="s${i}"${i > 0 ? ` style="s${i - 1}"` : ' tts:fontStyle="italic"'}/>`).join('')}</styling>`;
-    expect(convert([sample(doc('<div><p end="1s" style="s62">x</p></div>', { head: chain(63) }))]).map((c) => c.text)).toEqual(['<i>x</i>']);
-    expect(fail(doc('<div><p end="1s" style="s69">x</p></div>', { head: chain(70) })).message).toContain('style references chained deeper than 64 levels');
+    const chain = (n: number): string =>
+      `<styling>${Array.from({ length: n }, (_, i) => `<style xml:id="s${i}"${i > 0 ? ` style="s${i - 1}"` : ' tts:fontStyle="italic"'}/>`).join('')}</styling>`;
+    expect(
+      convert([sample(doc('<div><p end="1s" style="s62">x</p></div>', { head: chain(63) }))]).map((c) => c.text),
+    ).toEqual(['<i>x</i>']);
+    expect(fail(doc('<div><p end="1s" style="s69">x</p></div>', { head: chain(70) })).message).toContain(
+      'style references chained deeper than 64 levels',
+    );
     // shared references are resolved once: 40 levels of two references each would be 2^40 visits
     const diamond = `<styling>${Array.from({ length: 40 }, (_, i) => `<style xml:id="d${i}"${i > 0 ? ` style="d${i - 1} d${i - 1}"` : ' tts:fontWeight="bold"'}/>`).join('')}</styling>`;
-    expect(convert([sample(doc('<div><p end="1s" style="d39">x</p></div>', { head: diamond }))]).map((c) => c.text)).toEqual(['<b>x</b>']);
+    expect(
+      convert([sample(doc('<div><p end="1s" style="d39">x</p></div>', { head: diamond }))]).map((c) => c.text),
+    ).toEqual(['<b>x</b>']);
 
-    const many = (n: number): string => doc(`<div>${Array.from({ length: n }, (_, i) => `<p begin="${i}ms" end="${i + 1}ms">c</p>`).join('')}</div>`);
+    const many = (n: number): string =>
+      doc(`<div>${Array.from({ length: n }, (_, i) => `<p begin="${i}ms" end="${i + 1}ms">c</p>`).join('')}</div>`);
     expect(fail(many(10001)).message).toContain('more than 10000 cues in one sample');
     const spans = (n: number, brs = 0): string =>
-      doc(`<div><p begin="0s" end="100s">${'<br/>'.repeat(brs)}${Array.from({ length: n }, (_, i) => `<span begin="${i}ms" end="${i + 1}ms">s</span>`).join('')}</p></div>`);
+      doc(
+        `<div><p begin="0s" end="100s">${'<br/>'.repeat(brs)}${Array.from({ length: n }, (_, i) => `<span begin="${i}ms" end="${i + 1}ms">s</span>`).join('')}</p></div>`,
+      );
     expect(fail(spans(1000)).message).toContain('more than the 1000 accepted');
     expect(fail(spans(500, 10000)).message).toContain('node visits accepted');
   });
