@@ -283,7 +283,7 @@ const PAGE_SCRIPT = String.raw`
       .catch(function (e) { error('shaka load() rejected: ' + shakaError(e)); });
   }
 
-  // Test controls (read by test/helpers/browser.ts; harmless by hand): switch the audio language
+  // Test controls (read by test/support/browser.ts; harmless by hand): switch the audio language
   // and show subtitles through each player's own API, the way a viewer's menu would.
   function langMatches(lang, wanted) {
     lang = String(lang || '').toLowerCase();
