@@ -641,10 +641,10 @@ describe('never traps', () => {
   });
 });
 
-test('the README shows the default rule set as compiled (assembly/edge/rewrite-defaults.ts)', () => {
+test('docs/reference/edge-config.md shows the default rule set as compiled (assembly/edge/rewrite-defaults.ts)', () => {
   const source = readFileSync(path.join(ROOT, 'assembly/edge/rewrite-defaults.ts'), 'utf8');
   const rules = JSON.parse(/DEFAULT_RULES_JSON: string = `([\s\S]*?)`;/.exec(source)![1]!) as unknown[];
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(path.join(ROOT, 'docs/reference/edge-config.md'), 'utf8');
   const section = /<!-- rewrite-default-rules -->\n```json\n([\s\S]*?)```\n<!-- \/rewrite-default-rules -->/.exec(
     readme,
   );

@@ -324,8 +324,9 @@ describe('origin package --track_filter', () => {
     expect(plain.stderr).not.toContain('track names kept');
   });
 
-  // Both recipes come from the README, so the documentation and the test cannot drift apart.
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  // Both recipes come from docs/guide/packaging.md, so the documentation and the test cannot drift
+  // apart.
+  const readme = readFileSync(path.join(ROOT, 'docs/guide/packaging.md'), 'utf8');
   const block = (marker: string): string[] =>
     (new RegExp(`<!-- ${marker} -->\\s*\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme)?.[1] ?? '')
       .split('\n')
@@ -333,19 +334,19 @@ describe('origin package --track_filter', () => {
   const listed = block('device-classes');
   const filtered = block('filter-device-classes');
   const files = listDir(MEDIA);
-  /** The shell's expansion of the README's globs in fixtures/media (sorted, as bash does). */
+  /** The shell's expansion of the guide's globs in fixtures/media (sorted, as bash does). */
   const expand = (word: string): string[] =>
     word.includes('*')
       ? files.filter((f) => new RegExp(`^${word.replace(/\./g, '\\.').replace(/\*/g, '.*')}$`).test(f))
       : [word];
 
-  test('the README has the four device classes in both forms', () => {
+  test('the guide has the four device classes in both forms', () => {
     expect(listed).toHaveLength(4);
     expect(filtered).toHaveLength(4);
   });
 
   test.each(['phones', 'tablets', 'consoles', 'settop'])(
-    "the README's %s class as one --track_filter over all files equals the listed recipe",
+    "the guide's %s class as one --track_filter over all files equals the listed recipe",
     async (name) => {
       const byList = listed
         .find((l) => l.startsWith(`origin package -o ${name}.ism `))!

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { OriginError } from '../../../origin/errors';
 import { parseServerManifest, writeServerManifest } from '../../../origin/ism/server-manifest';
 import {
@@ -173,13 +175,47 @@ test('every stored option has a CLI spelling that round-trips through the regist
   expect(into.bool('hls_no_audio_only')).toBe(true);
 });
 
-test('the README documents every option in the registry', () => {
-  const readme = require('node:fs').readFileSync(
-    require('node:path').join(__dirname, '..', '..', '..', 'README.md'),
-    'utf8',
-  ) as string;
+const OPTIONS_DOC = path.join(__dirname, '..', '..', '..', 'docs', 'reference', 'options.md');
+
+test('docs/reference/options.md documents every option in the registry', () => {
+  const readme = readFileSync(OPTIONS_DOC, 'utf8');
   for (const o of OPTIONS) {
     expect(readme).toContain(`\`${o.name}\``);
     if (o.stored) expect(readme).toContain(`\`--${o.cli}\``);
   }
+});
+
+/** The option table as docs/reference/options.md prints it, rendered from the registry. */
+function optionsMarkdown(): string {
+  const value = (o: (typeof OPTIONS)[number]): string => {
+    switch (o.type) {
+      case 'boolean':
+        return 'boolean';
+      case 'integer':
+        return o.min !== undefined && o.max !== undefined ? `integer ${o.min}–${o.max}` : 'integer';
+      case 'rational':
+        return 'seconds (integer or rational)';
+      case 'enum':
+        return (o.values ?? []).join(' \\| ');
+      case 'string':
+        return 'text';
+    }
+  };
+  const rows = OPTIONS.map(
+    (o) =>
+      `| ${o.stored ? `\`--${o.cli}\`` : '—'} | \`${o.name}\` | ${value(o)} | ` +
+      `${o.default === undefined ? 'unset' : `\`${String(o.default)}\``} | ${o.query ? 'yes' : '**no**'} | ` +
+      `${o.description} |`,
+  );
+  return [
+    '| CLI | meta / query name | value | default | query | what it does |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+test('docs/reference/options.md prints the option table of the registry', () => {
+  const doc = readFileSync(OPTIONS_DOC, 'utf8');
+  const m = /<!-- option-table -->\n([\s\S]*?)\n<!-- \/option-table -->/.exec(doc);
+  expect(m?.[1]).toBe(optionsMarkdown());
 });

@@ -335,11 +335,11 @@ test('--help documents every stored option', async () => {
   }
 });
 
-// The device-class recipe is taken from the README itself, so the documentation and the test
+// The device-class recipe is taken from docs/guide/packaging.md, so the documentation and the test
 // cannot drift apart (service-description.md "Packaging several server manifests for different
 // device classes").
-describe('the README device-class recipe', () => {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+describe('the device-class recipe of docs/guide/packaging.md', () => {
+  const readme = readFileSync(path.join(ROOT, 'docs/guide/packaging.md'), 'utf8');
   const block = /<!-- device-classes -->\s*```sh\n([\s\S]*?)```/.exec(readme);
   const commands = (block?.[1] ?? '').split('\n').filter((l) => l.startsWith('origin package '));
   const dir = tempDir();
@@ -380,14 +380,14 @@ describe('the README device-class recipe', () => {
     'settop.ism': [...FIXTURE_FILES],
   };
 
-  test('the README holds four origin package commands', () => {
+  test('the guide holds four origin package commands', () => {
     expect(commands).toHaveLength(4);
   });
 
   test.each(Object.keys(EXPECTED_CLASSES))('%s holds exactly the expected tracks', async (name) => {
     const line = commands.find((c) => c.includes(`-o ${name} `));
     expect(line).toBeDefined();
-    // Run from a copy of the media directory, as the README does (`cd fixtures/media`).
+    // Run from a copy of the media directory, as the guide does (`cd fixtures/media`).
     const work = path.join(dir, name.replace('.ism', ''));
     mkdirSync(work);
     for (const f of FIXTURE_FILES) symlinkSync(media(f), path.join(work, f));

@@ -1,0 +1,185 @@
+// The current figures of every suite, rendered from bench/results/*.json into one Markdown table
+// between the `bench-results` markers of bench/README.md. The JSON files are the record; the table
+// is generated, and test/docs/bench-results.test.ts checks that the README holds what this renders.
+//
+//   node dist/bench/results-table.js          rewrite the table in bench/README.md
+//   node dist/bench/results-table.js --check  exit 1 when the README's table is not current
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** A suite's JSON, read loosely: the generator names the fields it uses. */
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export const BEGIN = '<!-- bench-results -->';
+export const END = '<!-- /bench-results -->';
+
+function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+const fixed = (n: number, digits: number): string => n.toFixed(digits);
+const join = (xs: readonly string[]): string => xs.join(' / ');
+
+interface Row {
+  suite: string;
+  measurement: string;
+  figure: string;
+  target: string;
+}
+
+/** Rows of a suite that records its own targets (index, filter, edge-plugin). */
+function targetRows(suite: string, j: Json): Row[] {
+  return ((j.targets ?? []) as Json[]).map((t) => ({
+    suite,
+    measurement: `${t.target} (${t.basis})`,
+    figure: `${t.measured} ${t.unit}`,
+    target: `≤ ${t.limit}${t.pass ? '' : ' **MISS**'}`,
+  }));
+}
+
+const MANIFESTS = ['smooth', 'mpd', 'hls-master', 'hls-media'];
+const SEGMENTS = ['smooth', 'dash', 'hls-fmp4', 'hls-ts'];
+
+function httpRows(j: Json): Row[] {
+  const cached = MANIFESTS.map((m) => {
+    const r = j.manifestRounds.rounds[m];
+    return fixed(median(r.origin) / median(r.reference), 2);
+  });
+  const uncachedP50 = MANIFESTS.map((m) => fixed(j.uncached[m].latencyMs.p50, 2));
+  const segments = SEGMENTS.map((s) => {
+    const r = j.runs[`segment/${s}`];
+    return fixed(r['origin-1w'].mbps / r['nginx-1w'].mbps, 2);
+  });
+  const edge = ['manifest/mpd', 'segment/dash'].map((k) => {
+    const r = j.edgeInProcess.runs[k];
+    return fixed(median((r.edge as Json[]).map((e, i) => e.rps / r.direct[i].rps)), 2);
+  });
+  const cold = j.cold;
+  const rss = (j.everyUrl.rssAfterRuns as number[]).map((b) => b / 2 ** 20);
+  const soak = j.soak;
+  const soakErrors = Object.values(soak.wrk.errors as Record<string, number>).reduce((a, b) => a + b, 0);
+  return [
+    {
+      suite: 'http',
+      measurement:
+        'cached manifests, 1 worker, 32 connections: req/s ÷ node:http with a fixed body of the same size, medians of alternating runs (Smooth / MPD / HLS master / media playlist)',
+      figure: join(cached),
+      target: '≥ 0.8',
+    },
+    {
+      suite: 'http',
+      measurement: 'uncached manifests: p50 on 1 connection, ms (Smooth / MPD / HLS master / media playlist)',
+      figure: join(uncachedP50),
+      target: '≤ 1',
+    },
+    {
+      suite: 'http',
+      measurement: 'segments, 1 worker: MB/s ÷ nginx static on the same bytes (Smooth / DASH / HLS fMP4 / TS)',
+      figure: join(segments),
+      target: '≥ 0.5 (TS ≥ 0.35)',
+    },
+    {
+      suite: 'http',
+      measurement:
+        'edge in the origin process (`serve --edge-config`) ÷ direct, median of the rounds (cached MPD / DASH segment)',
+      figure: join(edge),
+      target: '≥ 0.7',
+    },
+    {
+      suite: 'http',
+      measurement: 'first MPD of a 2-hour presentation after start, with the default warm-up / without, ms',
+      figure: `${fixed(cold.longMpd2h.median, 1)} / ${fixed(cold.longMpd2hWithoutWarmUp.median, 1)}`,
+      target: '≤ 50',
+    },
+    {
+      suite: 'http',
+      measurement: `RSS after every URL of the presentation (${j.everyUrl.requests}), one worker, median of ${rss.length} walks, MiB`,
+      figure: fixed(median(rss), 0),
+      target: '≤ 200',
+    },
+    {
+      suite: 'http',
+      measurement: `${soak.connections} connections, ${soak.seconds} s, mixed, ${soak.workers} workers: requests / errors`,
+      figure: `${soak.wrk.requests} / ${soakErrors}`,
+      target: 'no errors',
+    },
+  ];
+}
+
+function tsRows(j: Json): Row[] {
+  const r = j.results;
+  return [
+    {
+      suite: 'ts',
+      measurement: 'MB/s through the request handler: TS / fMP4 / TS writer alone',
+      figure: join([r.ts, r.fmp4, r.tsWriterAlone].map((x: Json) => fixed(x.throughputMBs.median, 0))),
+      target: '',
+    },
+  ];
+}
+
+function edgeRows(j: Json): Row[] {
+  const runs = j.throughput.runs as Json[];
+  const rps = (target: string): number => median(runs.filter((r) => r.target === target).map((r) => r.load.rps));
+  return [
+    {
+      suite: 'edge',
+      measurement: 'one pass-through request through `build/edge.wasm` in the host, µs (median / p95)',
+      figure: `${fixed(j.hostOverhead.wasm.median, 2)} / ${fixed(j.hostOverhead.wasm.p95, 2)}`,
+      target: '',
+    },
+    {
+      suite: 'edge',
+      measurement: 'cached MPD, `origin edge` as a second process: req/s through the edge / direct',
+      figure: `${fixed(rps('edge'), 0)} / ${fixed(rps('direct'), 0)}`,
+      target: '',
+    },
+  ];
+}
+
+/** The table, from the JSON files in `dir` (bench/results). */
+export function resultsTable(dir: string): string {
+  const read = (suite: string): Json => JSON.parse(readFileSync(path.join(dir, `${suite}.json`), 'utf8')) as Json;
+  const rows: Row[] = [
+    ...targetRows('index', read('index')),
+    ...targetRows('filter', read('filter')),
+    ...httpRows(read('http')),
+    ...tsRows(read('ts')),
+    ...edgeRows(read('edge')),
+    ...targetRows('edge-plugin', read('edge-plugin')),
+  ];
+  const dates = ['index', 'filter', 'http', 'ts', 'edge', 'edge-plugin'].map(
+    (s) => `${s} ${read(s).date.slice(0, 10)}`,
+  );
+  return [
+    `Runs: ${dates.join(', ')}.`,
+    '',
+    '| suite | measurement | figure | target |',
+    '|---|---|---|---|',
+    ...rows.map((r) => `| ${r.suite} | ${r.measurement} | ${r.figure} | ${r.target} |`),
+  ].join('\n');
+}
+
+/** `readme` with the text between the markers replaced by `table`. */
+export function withTable(readme: string, table: string): string {
+  const a = readme.indexOf(BEGIN);
+  const b = readme.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`bench/README.md has no ${BEGIN} … ${END} block`);
+  return `${readme.slice(0, a + BEGIN.length)}\n${table}\n${readme.slice(b)}`;
+}
+
+if (require.main === module) {
+  const bench = path.join(__dirname, '..', '..', 'bench');
+  const readmePath = path.join(bench, 'README.md');
+  const readme = readFileSync(readmePath, 'utf8');
+  const next = withTable(readme, resultsTable(path.join(bench, 'results')));
+  if (process.argv.includes('--check')) {
+    if (next !== readme) {
+      process.stderr.write('bench/README.md: the results table is not current (node dist/bench/results-table.js)\n');
+      process.exit(1);
+    }
+  } else if (next !== readme) writeFileSync(readmePath, next);
+}
