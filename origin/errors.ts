@@ -1,49 +1,50 @@
-// The closed set of error kinds of the whole origin, and their one mapping to HTTP status
-// (house style §7). Code anywhere throws an OriginError with a kind; the HTTP layer and the CLI
-// are the only places that turn a kind into a status code or an exit code.
+// The origin's error: a kind (which decides the HTTP status, or the CLI's exit code) and a code (what
+// a client reads in `X-Origin-Error`), from the closed sets of origin/error-codes.ts. Code anywhere
+// throws `originError(code, message, { subject })`; the HTTP layer and the CLI are the only places that turn
+// an error into a status or an exit code.
 
-export type ErrorKind =
-  | 'bad-request' // malformed URL, query parameter or option value
-  | 'not-found' // no such presentation, track or fragment
-  | 'unsupported-media' // a codec or layout we do not handle (the reference answers 415)
-  | 'corrupt-media' // bytes that do not parse as the format they claim to be
-  | 'io' // storage could not be read or written
-  | 'forbidden'
-  | 'method-not-allowed' // only GET and HEAD exist
-  | 'too-long' // a URL beyond the bound we read
-  | 'internal';
+import { ERROR_CODES, ErrorCode, ErrorKind, HTTP_STATUS } from './error-codes';
 
-const HTTP_STATUS: Record<ErrorKind, number> = {
-  'bad-request': 400,
-  forbidden: 403,
-  'not-found': 404,
-  'unsupported-media': 415,
-  'method-not-allowed': 405,
-  'too-long': 414,
-  'corrupt-media': 500,
-  io: 500,
-  internal: 500,
-};
+export type { ErrorCode, ErrorKind } from './error-codes';
+
+/** The kinds whose generic code is their own name: every kind but too-long (its one code is url-too-long). */
+type GenericKind = ErrorKind & ErrorCode;
+
+export interface OriginErrorOptions {
+  /** What the error is about: a file name, an option name, a box path. */
+  subject?: string;
+}
 
 export class OriginError extends Error {
   readonly kind: ErrorKind;
   /** What the error is about: a file name, an option name, a box path. */
   readonly subject: string | undefined;
-  /** Stable machine-readable code (HTTP `X-Origin-Error`); defaults to the kind. */
-  readonly code: string;
+  /** Stable machine-readable code (HTTP `X-Origin-Error`), one of ERROR_CODES. */
+  readonly code: ErrorCode;
 
-  constructor(kind: ErrorKind, message: string, subject?: string, code?: string) {
+  /**
+   * Code throws originError(); this positional form stays for host-glue/, whose errors carry their
+   * kind's generic code.
+   */
+  constructor(kind: GenericKind, message: string, subject?: string);
+  constructor(kind: ErrorKind, message: string, subject: string | undefined, code: ErrorCode);
+  constructor(kind: ErrorKind, message: string, subject?: string, code?: ErrorCode) {
     super(subject !== undefined ? `${subject}: ${message}` : message);
     this.name = 'OriginError';
     this.kind = kind;
     this.subject = subject;
-    this.code = code ?? kind;
+    this.code = code ?? (kind as GenericKind);
   }
 
   /** The same error, attributed to an outer subject (e.g. the file a box error came from). */
   within(subject: string): OriginError {
     return new OriginError(this.kind, this.message, subject, this.code);
   }
+}
+
+/** The error of `code` (its kind from ERROR_CODES); the message reads "subject: message". */
+export function originError(code: ErrorCode, message: string, opts: OriginErrorOptions = {}): OriginError {
+  return new OriginError(ERROR_CODES[code].kind, message, opts.subject, code);
 }
 
 export function httpStatusOf(error: unknown): number {

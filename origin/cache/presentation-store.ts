@@ -7,7 +7,7 @@ import { promises as fs } from 'node:fs';
 // Imported, not the global: the global `performance` loads node:perf_hooks lazily on its first
 // use, which was the first request (about a millisecond of module loading on the cold path).
 import { performance } from 'node:perf_hooks';
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { MediaFile } from '../model/media';
 import { readMediaFile } from '../media/media-file';
 import { ByteSource, FileSource, ioError } from '../io/source';
@@ -220,11 +220,9 @@ export class PresentationStore {
   private async load(ismPath: string): Promise<Presentation> {
     const stat = await this.stat(ismPath);
     if (stat.size > MAX_SERVER_MANIFEST_BYTES)
-      throw new OriginError(
-        'corrupt-media',
-        `server manifest of ${stat.size} bytes exceeds ${MAX_SERVER_MANIFEST_BYTES}`,
-        ismPath,
-      );
+      throw originError('corrupt-media', `server manifest of ${stat.size} bytes exceeds ${MAX_SERVER_MANIFEST_BYTES}`, {
+        subject: ismPath,
+      });
     return this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
       const text = await this.storage.readText(ismPath);
       const value = await buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));
@@ -277,7 +275,7 @@ export const FILE_STORAGE: Storage = {
 export async function statFile(p: string): Promise<{ mtimeMs: number; size: number }> {
   try {
     const s = await fs.stat(p);
-    if (!s.isFile()) throw new OriginError('not-found', 'not a file', p);
+    if (!s.isFile()) throw originError('not-found', 'not a file', { subject: p });
     return { mtimeMs: s.mtimeMs, size: s.size };
   } catch (e) {
     throw e instanceof OriginError ? e : ioError(p, e);

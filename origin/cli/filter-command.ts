@@ -7,7 +7,7 @@
 
 import { promises as fs } from 'node:fs';
 import { FilterSyntaxError, filterEngine } from '../../host-glue/filter/filter-engine';
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { ismTrackToProperties } from '../ism/ism-tracks';
 import { parseServerManifest } from '../ism/server-manifest';
 import { TrackProperties } from '../model/media';
@@ -125,15 +125,15 @@ async function readTracks(file: string): Promise<{ tracks: TrackProperties[]; tr
   try {
     text = await fs.readFile(file, 'utf8');
   } catch (e) {
-    throw new OriginError(
+    throw originError(
       'not-found',
       `cannot read the server manifest (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
-      file,
+      { subject: file },
     );
   }
   const manifest = parseServerManifest(text, file);
   const tracks = manifest.tracks.map((t, i) => ismTrackToProperties(t, i));
-  if (tracks.length === 0) throw new OriginError('bad-request', 'has no tracks to filter', file);
+  if (tracks.length === 0) throw originError('bad-request', 'has no tracks to filter', { subject: file });
   return { tracks, trackFilter: manifest.meta.find((m) => m.name === 'track_filter')?.content };
 }
 

@@ -10,7 +10,7 @@
 // descriptor (the inode it indexed), never a replaced file's. With a TTL of 0 nothing is kept.
 
 import { promises as fs, read as readCallback } from 'node:fs';
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { ReadIntoSource } from './read-buffers';
 import { ioError, openRegularFile, readFully, SourceOpener } from './source';
 
@@ -167,10 +167,10 @@ async function readInto(
     offset + length <= size &&
     length <= target.byteLength
   )) {
-    throw new OriginError(
+    throw originError(
       'corrupt-media',
       `read of ${length} bytes at ${offset} is past the end of the file (${size} bytes)`,
-      name,
+      { subject: name },
     );
   }
   let done = 0;
@@ -180,7 +180,7 @@ async function readInto(
         err ? reject(ioError(name, err)) : resolve(n),
       );
     });
-    if (bytesRead === 0) throw new OriginError('io', `file shrank while reading at ${offset + done}`, name);
+    if (bytesRead === 0) throw originError('io', `file shrank while reading at ${offset + done}`, { subject: name });
     done += bytesRead;
   }
 }

@@ -2,7 +2,7 @@
 // the bytes these return; a remote-storage source can replace the file one without them noticing.
 
 import { promises as fs } from 'node:fs';
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 
 export interface ByteSource {
   /** For messages: the path or URL. */
@@ -44,7 +44,7 @@ export async function openRegularFile(path: string): Promise<{ handle: fs.FileHa
   }
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) throw new OriginError('bad-request', 'not a regular file', path);
+    if (!stat.isFile()) throw originError('bad-request', 'not a regular file', { subject: path });
     return { handle, size: stat.size };
   } catch (e) {
     await handle.close().catch(() => undefined);
@@ -61,17 +61,17 @@ export async function readFully(
   length: number,
 ): Promise<Uint8Array> {
   if (offset < 0 || length < 0 || offset + length > size) {
-    throw new OriginError(
+    throw originError(
       'corrupt-media',
       `read of ${length} bytes at ${offset} is past the end of the file (${size} bytes)`,
-      name,
+      { subject: name },
     );
   }
   const buffer = Buffer.allocUnsafe(length);
   let done = 0;
   while (done < length) {
     const { bytesRead } = await handle.read(buffer, done, length - done, offset + done);
-    if (bytesRead === 0) throw new OriginError('io', `file shrank while reading at ${offset + done}`, name);
+    if (bytesRead === 0) throw originError('io', `file shrank while reading at ${offset + done}`, { subject: name });
     done += bytesRead;
   }
   return buffer;
@@ -79,10 +79,10 @@ export async function readFully(
 
 export function ioError(path: string, e: unknown): OriginError {
   const code = (e as NodeJS.ErrnoException)?.code;
-  if (code === 'ENOENT') return new OriginError('not-found', 'no such file', path);
-  if (code === 'EACCES' || code === 'EPERM') return new OriginError('forbidden', 'permission denied', path);
-  if (code === 'EISDIR') return new OriginError('bad-request', 'is a directory, not a file', path);
-  return new OriginError('io', (e as Error)?.message ?? String(e), path);
+  if (code === 'ENOENT') return originError('not-found', 'no such file', { subject: path });
+  if (code === 'EACCES' || code === 'EPERM') return originError('forbidden', 'permission denied', { subject: path });
+  if (code === 'EISDIR') return originError('bad-request', 'is a directory, not a file', { subject: path });
+  return originError('io', (e as Error)?.message ?? String(e), { subject: path });
 }
 
 /** An in-memory source, for tests and for bytes already read. */
@@ -96,11 +96,9 @@ export class BufferSource implements ByteSource {
   }
   async read(offset: number, length: number): Promise<Uint8Array> {
     if (offset < 0 || length < 0 || offset + length > this.size) {
-      throw new OriginError(
-        'corrupt-media',
-        `read of ${length} bytes at ${offset} is past the end (${this.size} bytes)`,
-        this.name,
-      );
+      throw originError('corrupt-media', `read of ${length} bytes at ${offset} is past the end (${this.size} bytes)`, {
+        subject: this.name,
+      });
     }
     return this.bytes.subarray(offset, offset + length);
   }

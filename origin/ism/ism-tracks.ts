@@ -3,7 +3,7 @@
 // Reading fills what a hand-written or reference manifest leaves out from CodecPrivateData
 // (the AVC SPS gives profile, level, coded size, scan type and often the frame rate).
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { parseAudioSpecificConfig } from '../media/audio-config';
 import { parseSps } from '../media/h264-sps';
 import { TrackProperties, TrackType } from '../model/media';
@@ -23,10 +23,10 @@ const ELEMENT_OF: Record<TrackType, TrackElement | undefined> = {
 export function propertiesToIsmTrack(p: TrackProperties, src: string): IsmTrack {
   const element = ELEMENT_OF[p.type];
   if (element === undefined)
-    throw new OriginError(
+    throw originError(
       'unsupported-media',
       `track ${p.trackID} of type '${p.type}' cannot be stored in a server manifest yet`,
-      src,
+      { subject: src },
     );
   const params: IsmParam[] = [];
   const add = (name: string, value: string | number | undefined): void => {
@@ -66,7 +66,7 @@ export function propertiesToIsmTrack(p: TrackProperties, src: string): IsmTrack 
 export function ismTrackToProperties(t: IsmTrack, index: number): TrackProperties {
   const where = `<${t.element}> #${index + 1} (src="${t.src}")`;
   const fail = (what: string): never => {
-    throw new OriginError('bad-request', what, where);
+    throw originError('bad-request', what, { subject: where });
   };
   // Param names as the reference writes them; a different case is accepted too.
   const byName = new Map<string, string>();

@@ -11,7 +11,7 @@
 // (the reference) and `valuetype` (the MS spec); writing uses `valueType`.
 
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 
 export const SMIL_NAMESPACE = 'http://www.w3.org/2001/SMIL20/Language';
 export const TRACK_ELEMENTS = ['video', 'audio', 'textstream'] as const;
@@ -89,14 +89,14 @@ function attrs(node: Node): Record<string, string> {
  */
 export function parseServerManifest(text: string, fileName = 'server manifest', fast = true): ServerManifest {
   if (text.length > MAX_SERVER_MANIFEST_BYTES) {
-    throw new OriginError('bad-request', `larger than ${MAX_SERVER_MANIFEST_BYTES} bytes`, fileName);
+    throw originError('bad-request', `larger than ${MAX_SERVER_MANIFEST_BYTES} bytes`, { subject: fileName });
   }
   const doc = (fast ? plainSmil(text) : undefined) ?? parseXml(text, fileName);
   const smil = doc.find((n) => tagOf(n) === 'smil');
   if (smil === undefined)
-    throw new OriginError('bad-request', 'no <smil> root element: not a server manifest', fileName);
+    throw originError('bad-request', 'no <smil> root element: not a server manifest', { subject: fileName });
   const fail = (what: string): never => {
-    throw new OriginError('bad-request', what, fileName);
+    throw originError('bad-request', what, { subject: fileName });
   };
   const manifest: ServerManifest = { meta: [], paramGroups: [], tracks: [] };
   for (const section of childrenOf(smil)) {
@@ -134,10 +134,10 @@ export function parseServerManifest(text: string, fileName = 'server manifest', 
 function parseXml(text: string, fileName: string): Node[] {
   const valid = XMLValidator.validate(text);
   if (valid !== true) {
-    throw new OriginError(
+    throw originError(
       'bad-request',
       `not well-formed XML at line ${valid.err.line}, column ${valid.err.col}: ${valid.err.msg}`,
-      fileName,
+      { subject: fileName },
     );
   }
   return parser.parse(text) as Node[];

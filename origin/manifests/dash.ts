@@ -10,7 +10,7 @@
 // Times are output times (Segment.time: what `tfdt` says, 0 = the presentation origin), exact
 // 64-bit integers in each track's own timescale.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { Instant, ticksIn } from '../model/presentation';
 import { Segment, SegmentColumns } from '../model/timeline';
 import { dashUrls } from './urls';
@@ -119,10 +119,7 @@ function adaptationGroups(tracks: ViewTrack[]): AdaptationGroup[] {
 function dashType(p: TrackProperties): DashType {
   if (p.type === 'video' || p.type === 'audio') return p.type;
   if (p.type === 'textstream') return 'text';
-  throw new OriginError(
-    'unsupported-media',
-    `DASH output has no AdaptationSet type for ${p.type} track ${p.trackName}`,
-  );
+  throw originError('unsupported-media', `DASH output has no AdaptationSet type for ${p.type} track ${p.trackName}`);
 }
 
 function sameSet(a: ViewTrack, b: ViewTrack): boolean {

@@ -28,7 +28,7 @@
 // groups then keeps the language the author put first (RFC 8216 §4.3.4.1.1 allows one DEFAULT
 // per group).
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 
 /** What the algorithm needs to know of a track. */
 export interface VariantTrack {
@@ -192,11 +192,10 @@ function byBitrate(items: number[], bitrate: (i: number) => number): number[] {
 function moveToTop(variants: Variant[], index: number | undefined): Variant[] {
   if (index === undefined) return variants;
   if (index >= variants.length) {
-    throw new OriginError(
-      'bad-request',
-      `${index} is past the last variant: this master playlist has ${variants.length} (start_index 0 to ${variants.length - 1})`,
-      'start_index',
+    throw originError(
       'bad-option',
+      `${index} is past the last variant: this master playlist has ${variants.length} (start_index 0 to ${variants.length - 1})`,
+      { subject: 'start_index' },
     );
   }
   return [variants[index]!, ...variants.slice(0, index), ...variants.slice(index + 1)];

@@ -29,7 +29,7 @@
 // EXT-X-MEDIA and the AUDIO/SUBTITLES attributes are written at every version: §7 makes them
 // backward compatible to version 1.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { findRendition, Rendition, rendition, segmentKind, videoOf } from '../model/rendition';
 import { hlsSegmentUrlParts, hlsUrls } from './urls';
 import { PlayoutView, trackKey, ViewMemo, ViewTrack } from '../model/view';
@@ -68,7 +68,7 @@ const iframeBandwidthMemo = new ViewMemo<number>();
 export function writeMasterPlaylist(view: PlayoutView): string {
   const plan = variantPlan(view);
   if (plan.variants.length === 0) {
-    throw new OriginError(
+    throw originError(
       'unsupported-media',
       'an HLS master playlist needs a video or an audio track; this request selects only text',
     );
@@ -156,19 +156,12 @@ export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): s
   const rend = typeof r === 'string' ? renditionByKey(view, r) : r;
   const video = rend.tracks.length === 1 ? videoOf(rend) : undefined;
   if (video === undefined)
-    throw new OriginError(
-      'not-found',
-      `I-frame playlists exist for video tracks only, not for ${rend.key}`,
-      undefined,
-      'unknown-track',
-    );
+    throw originError('unknown-track', `I-frame playlists exist for video tracks only, not for ${rend.key}`);
   const version = playlistVersion(view);
   if (version < VERSION_IFRAMES) {
-    throw new OriginError(
-      'not-found',
-      `I-frame playlists need hls_client_manifest_version 4 or more (RFC 8216 §7); this request has ${version}`,
-      undefined,
+    throw originError(
       'unknown-url',
+      `I-frame playlists need hls_client_manifest_version 4 or more (RFC 8216 §7); this request has ${version}`,
     );
   }
   const fmp4 = view.options.bool('hls_fmp4');
@@ -404,12 +397,9 @@ function header(version: number): string[] {
 function renditionByKey(view: PlayoutView, key: string): Rendition {
   const r = findRendition(view, key);
   if (r === undefined || r.key !== key)
-    throw new OriginError(
-      'not-found',
-      `no track ${key} in this presentation (or not selected by the request)`,
-      key,
-      'unknown-track',
-    );
+    throw originError('unknown-track', `no track ${key} in this presentation (or not selected by the request)`, {
+      subject: key,
+    });
   return r;
 }
 

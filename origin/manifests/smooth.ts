@@ -7,7 +7,7 @@
 // (AAC priming in ffmpeg's ismv) is shifted as a whole so that no time is negative, and the
 // fragments' tfxd say the same (timeline.ts, Segment.smoothTime).
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { smoothUrls } from './urls';
 import { PlayoutView, ViewMemo, ViewTrack } from '../model/view';
 import { xmlAttr } from './xml';
@@ -79,10 +79,7 @@ function streamIndex(view: PlayoutView, g: StreamGroup): string[] {
   const p = first.track.properties;
   const type = p.type === 'textstream' ? 'text' : p.type;
   if (type !== 'video' && type !== 'audio' && type !== 'text') {
-    throw new OriginError(
-      'unsupported-media',
-      `Smooth Streaming has no stream type for ${p.type} track ${p.trackName}`,
-    );
+    throw originError('unsupported-media', `Smooth Streaming has no stream type for ${p.type} track ${p.trackName}`);
   }
   const attrs: Array<[string, string | number | undefined]> = [
     ['Type', type],

@@ -2,7 +2,7 @@
 // AAC AudioSpecificConfig (ISO/IEC 14496-3:2019 §1.6.2.1), AC-3 `dac3` and E-AC-3 `dec3`
 // (ETSI TS 102 366 V1.4.1 Annex F.4 and F.6).
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { BitReader } from './bit-reader';
 
 export interface AudioConfig {
@@ -27,7 +27,9 @@ export function parseAudioSpecificConfig(asc: Uint8Array): AudioConfig {
     if (index === 15) return r.u(24);
     const v = AAC_RATES[index];
     if (v === undefined)
-      throw new OriginError('corrupt-media', `reserved samplingFrequencyIndex ${index}`, 'esds/AudioSpecificConfig');
+      throw originError('corrupt-media', `reserved samplingFrequencyIndex ${index}`, {
+        subject: 'esds/AudioSpecificConfig',
+      });
     return v;
   };
   const aot = objectType();
@@ -69,6 +71,6 @@ export function parseDec3(payload: Uint8Array): AudioConfig {
 
 function dolbyConfig(fscod: number, acmod: number, lfeon: number, what: string): AudioConfig {
   const sampleRate = AC3_RATES[fscod];
-  if (sampleRate === undefined) throw new OriginError('corrupt-media', `reserved fscod ${fscod}`, what);
+  if (sampleRate === undefined) throw originError('corrupt-media', `reserved fscod ${fscod}`, { subject: what });
   return { objectType: undefined, sampleRate, channels: ACMOD_CHANNELS[acmod]! + lfeon };
 }

@@ -1,7 +1,7 @@
 // MSB-first bit reader for codec configuration records (H.264 SPS, AAC AudioSpecificConfig,
 // dac3/dec3). Reading past the end is a corrupt-media error naming `what`, never a RangeError.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 
 export class BitReader {
   private bit = 0;
@@ -15,7 +15,7 @@ export class BitReader {
     let v = 0;
     for (let i = 0; i < count; i++) {
       const byte = this.bytes[this.bit >> 3];
-      if (byte === undefined) throw new OriginError('corrupt-media', `${this.what} ends early`, this.what);
+      if (byte === undefined) throw originError('corrupt-media', `${this.what} ends early`, { subject: this.what });
       v = v * 2 + ((byte >> (7 - (this.bit & 7))) & 1);
       this.bit++;
     }
@@ -30,7 +30,8 @@ export class BitReader {
   ue(): number {
     let zeros = 0;
     while (this.u(1) === 0) {
-      if (++zeros > 31) throw new OriginError('corrupt-media', 'Exp-Golomb code longer than 32 bits', this.what);
+      if (++zeros > 31)
+        throw originError('corrupt-media', 'Exp-Golomb code longer than 32 bits', { subject: this.what });
     }
     return zeros === 0 ? 0 : 2 ** zeros - 1 + this.u(zeros);
   }

@@ -3,7 +3,7 @@
 // file produces "moof@1234/traf/trun: needs 12 bytes at 1300, box ends at 1296" instead of a
 // RangeError from deep inside DataView.
 
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 
 export class ByteReader {
   private readonly view: DataView;
@@ -136,5 +136,5 @@ export class ByteReader {
 
 /** A corrupt-media error naming the box path and the absolute file offset. */
 export function corruptAt(path: string, offset: number, message: string): OriginError {
-  return new OriginError('corrupt-media', `${message} (at file offset ${offset})`, path);
+  return originError('corrupt-media', `${message} (at file offset ${offset})`, { subject: path });
 }

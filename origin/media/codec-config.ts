@@ -8,7 +8,7 @@
 // §5.3.3.1 AVCDecoderConfigurationRecord; ISO/IEC 14496-1 §7.2.6.5 ES_Descriptor, §7.2.6.6
 // DecoderConfigDescriptor, §7.2.6.7 DecoderSpecificInfo; ETSI TS 102 366 Annex F.4 / F.6.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { childBoxes } from './boxes';
 import { ByteReader } from './byte-reader';
 import { BitReader } from './bit-reader';
@@ -77,10 +77,10 @@ export function codecConfigOf(stsd: Uint8Array, what: string): CodecConfig {
         `${entryPath}/dec3`,
       );
     default:
-      throw new OriginError(
+      throw originError(
         'unsupported-media',
         `sample entry '${type}' cannot be carried in MPEG-TS or packed audio (H.264, AAC, AC-3 and E-AC-3 can)`,
-        path,
+        { subject: path },
       );
   }
 }
@@ -96,13 +96,13 @@ function audioFields(payload: Uint8Array, path: string, base: number): number {
 /** The payload of the first child box of `type` after `skip` bytes of sample-entry fields. */
 function child(payload: Uint8Array, skip: number, base: number, path: string, type: string): Uint8Array {
   if (payload.byteLength < skip)
-    throw new OriginError(
+    throw originError(
       'corrupt-media',
       `sample entry of ${payload.byteLength} bytes is shorter than its ${skip} bytes of fields`,
-      path,
+      { subject: path },
     );
   for (const c of childBoxes(payload.subarray(skip), base + skip, path)) if (c.type === type) return c.payload;
-  throw new OriginError('corrupt-media', `sample entry without its ${type} box`, path);
+  throw originError('corrupt-media', `sample entry without its ${type} box`, { subject: path });
 }
 
 /** ISO/IEC 14496-15 §5.3.3.1 AVCDecoderConfigurationRecord. */

@@ -3,7 +3,7 @@
 // the VUI frame rate: the track properties MaxWidth/MaxHeight, DisplayWidth/DisplayHeight,
 // ScanType, FrameRate, avc_profile and avc_level come from here.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { Rational, rational } from '../model/rational';
 import { BitReader } from './bit-reader';
 
@@ -79,7 +79,7 @@ function skipScalingList(r: BitReader, size: number): void {
 /** Parses an SPS NAL unit (with its one-byte NAL header). */
 export function parseSps(nal: Uint8Array): SpsInfo {
   if (nal.byteLength < 4 || (nal[0]! & 0x1f) !== 7) {
-    throw new OriginError('corrupt-media', 'not a sequence parameter set NAL unit', 'avcC/SPS');
+    throw originError('corrupt-media', 'not a sequence parameter set NAL unit', { subject: 'avcC/SPS' });
   }
   const r = new BitReader(unescapeRbsp(nal.subarray(1)), 'avcC/SPS');
   const profileIdc = r.u(8);
@@ -110,7 +110,9 @@ export function parseSps(nal: Uint8Array): SpsInfo {
     r.se();
     const cycle = r.ue();
     if (cycle > 255)
-      throw new OriginError('corrupt-media', `num_ref_frames_in_pic_order_cnt_cycle ${cycle} > 255`, 'avcC/SPS');
+      throw originError('corrupt-media', `num_ref_frames_in_pic_order_cnt_cycle ${cycle} > 255`, {
+        subject: 'avcC/SPS',
+      });
     for (let i = 0; i < cycle; i++) r.se();
   }
   r.ue(); // max_num_ref_frames

@@ -15,7 +15,7 @@
 // No parsing happens here that is not in boxes.ts / track-info.ts; this file only decides what
 // to read next (house style §3: parsers do no I/O).
 
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { FragmentTable, MediaFile, MediaTrack, TrackProperties } from '../model/media';
 import { corruptAt } from './byte-reader';
 import {
@@ -61,7 +61,8 @@ export async function readMediaFile(source: ByteSource, mode: IndexMode = 'fast'
 }
 
 async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
-  if (source.size === 0) throw new OriginError('corrupt-media', 'empty file (0 bytes), not an MP4 file', source.name);
+  if (source.size === 0)
+    throw originError('corrupt-media', 'empty file (0 bytes), not an MP4 file', { subject: source.name });
   const ahead = new ReadAhead(source);
   // The fast path needs the file's two ends: the head (ftyp, moov, first moof) and the tail
   // (mfro, mfra, often the last moof). Both are asked for at once, one read each: before, the
@@ -69,13 +70,13 @@ async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
   if (mode === 'fast') ahead.prefetch(Math.max(0, source.size - TAIL_BYTES), Math.min(TAIL_BYTES, source.size));
   const { moovTracks, fragmented, afterMoov, moov } = await readHeader(ahead);
   if (!fragmented) {
-    throw new OriginError(
+    throw originError(
       'unsupported-media',
       'not a fragmented MP4 (moov has no mvex): package it as fragmented MP4 first, e.g. ffmpeg -f ismv',
-      source.name,
+      { subject: source.name },
     );
   }
-  if (moovTracks.length === 0) throw new OriginError('corrupt-media', 'moov declares no tracks', source.name);
+  if (moovTracks.length === 0) throw originError('corrupt-media', 'moov declares no tracks', { subject: source.name });
   let built: Built | undefined;
   if (mode === 'fast') built = await tryMfra(ahead, moovTracks, afterMoov);
   const indexedBy = built ? 'mfra' : 'moof-walk';
@@ -93,10 +94,10 @@ async function readHeader(
     const head = await source.readAhead(offset, Math.min(16, source.size - offset), HEAD_BYTES);
     const type = head.byteLength >= 8 ? String.fromCharCode(...head.subarray(4, 8)) : '';
     if (first && !FIRST_BOXES.has(type)) {
-      throw new OriginError(
+      throw originError(
         'corrupt-media',
         `not an MP4 file (first box type is '${printable(type.padEnd(4, '\0'))}', expected ftyp)`,
-        source.name,
+        { subject: source.name },
       );
     }
     first = false;
@@ -114,7 +115,7 @@ async function readHeader(
     }
     offset += h.size;
   }
-  throw new OriginError('corrupt-media', 'no moov box', source.name);
+  throw originError('corrupt-media', 'no moov box', { subject: source.name });
 }
 
 /** Fragment rows per track id, as the moof walk collects them. */
@@ -365,10 +366,10 @@ function addTraf(b: TrackBuilder, traf: TrafSummary, offset: number): void {
 function finishTrack(t: MoovTrack, b: Indexed | undefined, fileName: string): MediaTrack {
   const p: TrackProperties = { ...t.properties };
   if (b === undefined || b.fragments.count === 0) {
-    throw new OriginError(
+    throw originError(
       'unsupported-media',
       `track ${p.trackID} (${p.type}) has no fragments: no moof boxes and no mfra index`,
-      fileName,
+      { subject: fileName },
     );
   }
   const fragments = b.fragments;

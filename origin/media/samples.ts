@@ -14,7 +14,7 @@
 //
 // Corrupt input is an OriginError corrupt-media naming the file, the box path and the offset.
 
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { locateRuns, parseSourceMoof, SourceTraf, SourceTrun, TRUN } from './traf-layout';
 import { inFile, readTrackHeaders, TrackHeader, TrexDefaults } from './track-header';
 import { MAX_FRAGMENT_DATA_BYTES, readFragmentMoof } from '../segments/fmp4/media-segment';
@@ -60,7 +60,7 @@ export function trackHeaderOf(track: PresentationTrack): TrackHeader {
   }
   const h = headers.get(track.properties.trackID);
   if (h === undefined)
-    throw new OriginError('corrupt-media', `no trak for track ${track.properties.trackID}`, track.src);
+    throw originError('corrupt-media', `no trak for track ${track.properties.trackID}`, { subject: track.src });
   return h;
 }
 
@@ -81,7 +81,7 @@ export async function readFragmentSamples(
 ): Promise<SourceSample[]> {
   const f = track.fragments;
   if (!Number.isInteger(index) || index < 0 || index >= f.count) {
-    throw new OriginError('internal', `fragment ${index} is outside 0..${f.count - 1}`, 'readFragmentSamples');
+    throw originError('internal', `fragment ${index} is outside 0..${f.count - 1}`, { subject: 'readFragmentSamples' });
   }
   const known = sampleTables.get(track)?.[index];
   if (known !== undefined && known.fileSize === source.size) return expand(known, f.times[index]!, shift, index);
@@ -472,11 +472,10 @@ export async function readSampleBytes(
   let total = 0;
   for (const x of samples) total += x.size;
   if (total > maxBytes) {
-    throw new OriginError(
-      'unsupported-media',
-      `the samples of this segment hold ${total} bytes, over the ${maxBytes}-byte limit of one generated segment`,
-      source.name,
+    throw originError(
       'segment-too-large',
+      `the samples of this segment hold ${total} bytes, over the ${maxBytes}-byte limit of one generated segment`,
+      { subject: source.name },
     );
   }
   const out: Uint8Array[] = new Array(samples.length);
@@ -488,10 +487,10 @@ export async function readSampleBytes(
     while (j < samples.length && samples[j]!.offset === end) end += samples[j++]!.size;
     const start = samples[i]!.offset;
     if (end > source.size)
-      throw new OriginError(
+      throw originError(
         'corrupt-media',
         `sample data ${start}..${end} runs past the end of the file (${source.size} bytes)`,
-        source.name,
+        { subject: source.name },
       );
     const bytes = await source.read(start, end - start);
     for (let k = i; k < j; k++) {

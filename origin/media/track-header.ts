@@ -7,7 +7,7 @@
 // Boxes read: ISO/IEC 14496-12 §8.2.1 moov, §8.3.1 trak, §8.3.2 tkhd, §8.4.1 mdia, §8.4.2 mdhd,
 // §8.4.3 hdlr, §8.4.4 minf, §8.5.1 stbl, §8.5.2 stsd, §8.8.1 mvex, §8.8.3 trex.
 
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { childBoxes, firstChildren, printable, readBoxHeader, requireChild, unpackLanguage } from './boxes';
 import { ByteReader, corruptAt } from './byte-reader';
 
@@ -63,7 +63,7 @@ export function inFile(e: unknown, fileName: string): unknown {
   if (!(e instanceof OriginError) || e.subject?.startsWith(fileName)) return e;
   const prefix = e.subject === undefined ? '' : `${e.subject}: `;
   const message = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
-  return new OriginError(e.kind, message, e.subject === undefined ? fileName : `${fileName}: ${e.subject}`);
+  return originError(e.code, message, { subject: e.subject === undefined ? fileName : `${fileName}: ${e.subject}` });
 }
 
 function readAll(moov: Uint8Array, base: number): Map<number, TrackHeader> {
@@ -79,7 +79,7 @@ function readAll(moov: Uint8Array, base: number): Map<number, TrackHeader> {
     else if (c.type === 'mvex' && mvex === undefined) mvex = c;
   }
   if (mvex === undefined) {
-    throw new OriginError('unsupported-media', 'not a fragmented MP4 (moov has no mvex)', 'moov');
+    throw originError('unsupported-media', 'not a fragmented MP4 (moov has no mvex)', { subject: 'moov' });
   }
   const trexes = readTrexes(mvex.payload, mvex.start + mvex.headerSize);
   const out = new Map<number, TrackHeader>();
@@ -170,10 +170,10 @@ function readHdlr(r: ByteReader): HandlerType {
   const at = r.offset;
   const type = r.fourcc();
   if (!HANDLERS.includes(type)) {
-    throw new OriginError(
+    throw originError(
       'unsupported-media',
       `handler '${printable(type)}' is not one of ${HANDLERS.join(', ')} (at file offset ${r.base + at})`,
-      r.path,
+      { subject: r.path },
     );
   }
   return type as HandlerType;

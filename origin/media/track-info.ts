@@ -10,7 +10,7 @@
 // (§12.1.3 visual, §12.2.3 audio), §8.8.1 mvex, §8.8.3 trex; ISO/IEC 14496-15 §5.3.3 avcC;
 // ISO/IEC 14496-14 §5.6 esds; ETSI TS 102 366 Annex F dac3/dec3.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { TrackProperties, TrackType } from '../model/media';
 import { rational, Rational } from '../model/rational';
 import { parseAudioSpecificConfig, parseDac3, parseDec3, AudioConfig } from './audio-config';
@@ -44,7 +44,7 @@ const reader = (box: Found, path: string): ByteReader => new ByteReader(box.payl
 export function readMoov(moov: Uint8Array, fileName: string): { tracks: MoovTrack[]; fragmented: boolean } {
   const top = readBoxHeader(moov, 0, 0, moov.byteLength, `${fileName}: moov`);
   if (top === undefined || top.type !== 'moov' || top.size !== moov.byteLength)
-    throw new OriginError('corrupt-media', 'moov does not parse: not one complete moov box', fileName);
+    throw originError('corrupt-media', 'moov does not parse: not one complete moov box', { subject: fileName });
   const traks: Found[] = [];
   let mvex: Found | undefined;
   for (const c of childBoxes(moov.subarray(top.headerSize, top.size), top.headerSize, `${fileName}: moov`)) {
@@ -80,7 +80,7 @@ function readTrak(trak: Found, trexes: Map<number, TrackDefaults>, path: string)
   const mdhdVersion = mdhd.u8();
   mdhd.skip(3 + (mdhdVersion === 1 ? 16 : 8));
   const timescale = mdhd.u32();
-  if (timescale <= 0) throw new OriginError('corrupt-media', 'timescale is 0', `${mdiaPath}/mdhd`);
+  if (timescale <= 0) throw originError('corrupt-media', 'timescale is 0', { subject: `${mdiaPath}/mdhd` });
   mdhd.skip(mdhdVersion === 1 ? 8 : 4); // duration
   const packedLanguage = mdhd.u16() & 0x7fff;
   const hdlr = reader(requireChild(mdia, 'hdlr', mdiaPath, mdiaBox.start), `${mdiaPath}/hdlr`);
@@ -95,9 +95,9 @@ function readTrak(trak: Found, trexes: Map<number, TrackDefaults>, path: string)
   const entryPath = `${stblPath}/stsd`;
   const stsd = reader(stsdBox, entryPath);
   stsd.skip(4); // version + flags
-  if (stsd.u32() === 0) throw new OriginError('corrupt-media', 'no sample entry', entryPath);
+  if (stsd.u32() === 0) throw originError('corrupt-media', 'no sample entry', { subject: entryPath });
   const entry = childBoxes(stsdBox.payload.subarray(8), stsdBox.start + stsdBox.headerSize + 8, entryPath).next().value;
-  if (entry === undefined) throw new OriginError('corrupt-media', 'no sample entry', entryPath);
+  if (entry === undefined) throw originError('corrupt-media', 'no sample entry', { subject: entryPath });
   const defaults = trexes.get(trackID) ?? { defaultSampleDuration: 0, defaultSampleSize: 0, defaultSampleFlags: 0 };
   const base: TrackProperties = {
     type,
@@ -185,10 +185,10 @@ function describeEntry(p: TrackProperties, entry: Found & { type: string }, path
       const a = audioEntry(entry, path);
       const box = a.boxes.get(entry.type === 'ac-3' ? 'dac3' : 'dec3');
       if (box === undefined)
-        throw new OriginError(
+        throw originError(
           'corrupt-media',
           `${entry.type} sample entry without its ${entry.type === 'ac-3' ? 'dac3' : 'dec3'} box`,
-          path,
+          { subject: path },
         );
       const config = entry.type === 'ac-3' ? parseDac3(box.payload) : parseDec3(box.payload);
       // AudioTag: WAVE_FORMAT_DOLBY_AC3 (0x2000) for AC-3; E-AC-3 is WAVE_FORMAT_EXTENSIBLE (0xFFFE) in Smooth.
@@ -217,20 +217,20 @@ function describeEntry(p: TrackProperties, entry: Found & { type: string }, path
         Roles: 'subtitle',
       };
     default:
-      throw new OriginError(
+      throw originError(
         'unsupported-media',
         `unsupported codec '${entry.type}' (supported: ${SUPPORTED_SAMPLE_ENTRIES.join(', ')})`,
-        path,
+        { subject: path },
       );
   }
 }
 
 /** ISO/IEC 14496-15 §5.3.3.1 AVCDecoderConfigurationRecord. */
 function describeAvc(p: TrackProperties, avcC: Found | undefined, path: string): TrackProperties {
-  if (avcC === undefined) throw new OriginError('corrupt-media', 'avc1 sample entry without avcC', path);
+  if (avcC === undefined) throw originError('corrupt-media', 'avc1 sample entry without avcC', { subject: path });
   const b = avcC.payload;
   const fail = (what: string): never => {
-    throw new OriginError('corrupt-media', what, `${path}/avcC`);
+    throw originError('corrupt-media', what, { subject: `${path}/avcC` });
   };
   if (b.byteLength < 7 || b[0] !== 1) fail('not an AVCDecoderConfigurationRecord version 1');
   const sets: { sps: Uint8Array[]; pps: Uint8Array[] } = { sps: [], pps: [] };
@@ -306,14 +306,12 @@ function describeAac(p: TrackProperties, a: ReturnType<typeof audioEntry>, path:
   const esds = a.boxes.get('esds');
   const asc = esds === undefined ? undefined : decoderSpecificInfo(esds.payload);
   if (asc === undefined || asc.byteLength === 0)
-    throw new OriginError('corrupt-media', 'mp4a sample entry without an AudioSpecificConfig', `${path}/esds`);
+    throw originError('corrupt-media', 'mp4a sample entry without an AudioSpecificConfig', { subject: `${path}/esds` });
   const config = parseAudioSpecificConfig(asc);
   if (config.objectType !== 2 && config.objectType !== 5 && config.objectType !== 29) {
-    throw new OriginError(
-      'unsupported-media',
-      `unsupported AAC audio object type ${config.objectType}`,
-      `${path}/esds`,
-    );
+    throw originError('unsupported-media', `unsupported AAC audio object type ${config.objectType}`, {
+      subject: `${path}/esds`,
+    });
   }
   // Smooth FourCC: AACL for AAC-LC, AACH for HE-AAC (MS-SSTR §2.2.2.5); AudioTag 255 = WAVE_FORMAT_RAW_AAC1.
   const fourcc = config.objectType === 2 ? 'AACL' : 'AACH';

@@ -11,7 +11,7 @@
 // - within a traf, a run with data_offset starts at base + data_offset (signed); a run without
 //   one starts where the previous run's data ended (the base for the first run).
 
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { BoxHeader, childBoxes, printable, readBoxHeader } from './boxes';
 import { ByteReader, corruptAt } from './byte-reader';
 
@@ -125,10 +125,10 @@ function parseTraf(
     else if (c.type === 'trun') truns.push(parseTrun(r, c.start));
     else if (uuid === TFXD_UUID) tfxd = moof.subarray(c.start - moofOffset, c.start - moofOffset + c.size);
     else if (ENCRYPTION_BOXES.has(c.type) || uuid === PIFF_SENC_UUID) {
-      throw new OriginError(
+      throw originError(
         'unsupported-media',
         `encrypted fragments are not supported (${c.type} at file offset ${c.start})`,
-        boxPath,
+        { subject: boxPath },
       );
     }
   }

@@ -16,7 +16,7 @@
 //   client requests `<media url>Seg<segment>-Frag<fragment>`, placing it in the URL's path before
 //   any query, so the carried query stays on the fragment URLs).
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { PresentationTrack } from './presentation';
 import { PlayoutView, trackKey, ViewTrack } from './view';
 
@@ -67,7 +67,7 @@ export function hdsMedia(view: PlayoutView): HdsMedia[] {
   }
   if (audio.length > 0) return [...audio].sort(byBitrate).map((a) => mediaOf(undefined, a));
   const kept = view.tracks.map((t) => `${trackKey(t.track)} (${t.track.properties.sampleEntry})`).join(', ');
-  throw new OriginError('unsupported-media', `HDS carries H.264 video and AAC audio; the request keeps none: ${kept}`);
+  throw originError('unsupported-media', `HDS carries H.264 video and AAC audio; the request keeps none: ${kept}`);
 }
 
 /**

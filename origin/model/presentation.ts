@@ -4,7 +4,7 @@
 // (house style §2).
 
 import * as path from 'node:path';
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { ismTrackToProperties } from '../ism/ism-tracks';
 import { parseServerManifest, ServerManifest } from '../ism/server-manifest';
 import { FragmentTable, MediaFile, TrackProperties } from './media';
@@ -80,27 +80,30 @@ export async function buildPresentation(
       // A source the .ism names but that cannot be read is the operator's problem (500), never a
       // 404 that would tell the client a presentation exists without it.
       if (e instanceof OriginError && (e.kind === 'not-found' || e.kind === 'bad-request')) {
-        throw new OriginError('io', `source ${t.src}: ${e.message}`, fileName, 'missing-source');
+        throw originError('missing-source', `source ${t.src}: ${e.message}`, { subject: fileName });
       }
       throw e;
     });
     const track = media.tracks.find((m) => m.properties.trackID === properties.trackID);
     if (track === undefined) {
-      throw new OriginError(
+      throw originError(
         'corrupt-media',
         `${fileName} names trackID ${properties.trackID} of ${t.src}, which has no such track`,
-        fileName,
+        { subject: fileName },
       );
     }
     if (track.fragments.count === 0) {
       // The reference answers 415 FMP4_MISSING_TFRA for an empty input track (origin-reference §8).
-      throw new OriginError('unsupported-media', `track ${properties.trackName} (${t.src}) has no fragments`, fileName);
+      throw originError('unsupported-media', `track ${properties.trackName} (${t.src}) has no fragments`, {
+        subject: fileName,
+      });
     }
     // The source's timescale is the truth for every time in its fragment table.
     properties.TimeScale = track.properties.TimeScale;
     tracks.push({ index, properties, src, fragments: track.fragments, moov: media.moov });
   }
-  if (tracks.length === 0) throw new OriginError('corrupt-media', 'the server manifest lists no tracks', fileName);
+  if (tracks.length === 0)
+    throw originError('corrupt-media', 'the server manifest lists no tracks', { subject: fileName });
   checkUniqueNames(tracks, fileName);
   const origin = earliestStart(tracks);
   const durationSeconds = Math.max(...tracks.map((t) => endSeconds(t, origin)));
@@ -124,7 +127,7 @@ function asServerError<T>(f: () => T, fileName: string): T {
     return f();
   } catch (e) {
     if (e instanceof OriginError && e.kind === 'bad-request')
-      throw new OriginError('corrupt-media', e.message, fileName);
+      throw originError('corrupt-media', e.message, { subject: fileName });
     throw e;
   }
 }
@@ -135,10 +138,10 @@ function checkUniqueNames(tracks: PresentationTrack[], fileName: string): void {
   for (const t of tracks) {
     const key = `${t.properties.trackName}=${t.properties.systemBitrate}`;
     if (seen.has(key))
-      throw new OriginError(
+      throw originError(
         'corrupt-media',
         `two tracks are named ${key}; repackage so that (trackName, systemBitrate) is unique`,
-        fileName,
+        { subject: fileName },
       );
     seen.add(key);
   }

@@ -4,7 +4,7 @@
 // rendition is the track keys joined by `-`, audio first; the playlist writer and the segment
 // handlers both name and find renditions through this module only.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { PlayoutView, trackKey, ViewTrack } from './view';
 
 export interface Rendition {
@@ -65,17 +65,14 @@ export function segmentKind(view: PlayoutView, r: Rendition): SegmentKind {
   const types = r.tracks.map((t) => t.track.properties.type);
   if (types.includes('textstream')) {
     if (r.tracks.length > 1)
-      throw new OriginError('not-found', 'a text track is never multiplexed', r.key, 'unknown-track');
+      throw originError('unknown-track', 'a text track is never multiplexed', { subject: r.key });
     return 'webvtt';
   }
   if (view.options.bool('hls_fmp4')) {
     if (r.tracks.length > 1)
-      throw new OriginError(
-        'not-found',
-        `fMP4 HLS does not multiplex; ask for each track's own playlist (${r.key})`,
-        r.key,
-        'unknown-track',
-      );
+      throw originError('unknown-track', `fMP4 HLS does not multiplex; ask for each track's own playlist (${r.key})`, {
+        subject: r.key,
+      });
     return 'm4s';
   }
   if (types.includes('video')) return 'ts';

@@ -12,7 +12,7 @@
 // presentation's segments cut to the clip: clip segment k is unclipped segment `number - 1 + k`
 // cut to the kept fragments (placeSegments), which is how HLS numbers and finds them.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { Rational } from './rational';
 import { Instant, PresentationTrack, ticksIn } from './presentation';
 
@@ -53,32 +53,26 @@ const MAX_OFFSET_SECONDS = 7 * 24 * 3600;
 export function parseOffset(text: string, parameter: string): number {
   const m = /^(?:(?:(\d{1,3}):)?(\d{1,2}):)?(\d{1,7})(?:\.(\d{1,9}))?$/.exec(text);
   if (m === null)
-    throw new OriginError(
-      'bad-request',
-      `"${text.slice(0, 40)}" is not a time offset (seconds like 6.5, or h:mm:ss.ff like 0:00:06)`,
-      parameter,
+    throw originError(
       'bad-time',
+      `"${text.slice(0, 40)}" is not a time offset (seconds like 6.5, or h:mm:ss.ff like 0:00:06)`,
+      { subject: parameter },
     );
   const [, h, mm, ss, frac] = m;
   if (mm !== undefined && (Number(ss) >= 60 || (h !== undefined && Number(mm) >= 60))) {
-    throw new OriginError('bad-request', `"${text}" has minutes or seconds of 60 or more`, parameter, 'bad-time');
+    throw originError('bad-time', `"${text}" has minutes or seconds of 60 or more`, { subject: parameter });
   }
   const seconds =
     Number(h ?? 0) * 3600 + Number(mm ?? 0) * 60 + Number(ss) + (frac !== undefined ? Number(`0.${frac}`) : 0);
   if (seconds > MAX_OFFSET_SECONDS)
-    throw new OriginError(
-      'bad-request',
-      `"${text}" is beyond the longest offset accepted (one week)`,
-      parameter,
-      'bad-time',
-    );
+    throw originError('bad-time', `"${text}" is beyond the longest offset accepted (one week)`, { subject: parameter });
   return seconds;
 }
 
 /** `t=<start>[-<end>]` and `vbegin=<start>` into a clip; both given is an error. */
 export function parseClip(t: string | undefined, vbegin: string | undefined): Clip | undefined {
   if (t !== undefined && vbegin !== undefined)
-    throw new OriginError('bad-request', 'give either t or vbegin, not both', 't', 'bad-time');
+    throw originError('bad-time', 'give either t or vbegin, not both', { subject: 't' });
   if (vbegin !== undefined) return { start: parseOffset(vbegin, 'vbegin'), end: undefined };
   if (t === undefined) return undefined;
   const dash = t.indexOf('-');
@@ -86,7 +80,7 @@ export function parseClip(t: string | undefined, vbegin: string | undefined): Cl
   const endText = dash < 0 ? '' : t.slice(dash + 1);
   const end = endText === '' ? undefined : parseOffset(endText, 't');
   if (end !== undefined && end <= start)
-    throw new OriginError('bad-request', `end ${endText} is not after start ${t.slice(0, dash)}`, 't', 'bad-time');
+    throw originError('bad-time', `end ${endText} is not after start ${t.slice(0, dash)}`, { subject: 't' });
   return { start, end };
 }
 
@@ -489,11 +483,10 @@ export function placeSegments(
     ? new PlacedSegments(track, shift, all, minLength, first + 1, whole.segments().slice(first, last + 1))
     : new PlacedSegments(track, shift, range, minLength, first + 1);
   if (first < 0 || placed.count !== last - first + 1) {
-    throw new OriginError(
-      'internal',
-      `the clip's ${placed.count} segments do not fall in unclipped segments ${first + 1} to ${last + 1}`,
-      track.src,
+    throw originError(
       'clip-numbering',
+      `the clip's ${placed.count} segments do not fall in unclipped segments ${first + 1} to ${last + 1}`,
+      { subject: track.src },
     );
   }
   return placed;

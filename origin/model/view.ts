@@ -2,7 +2,7 @@
 // the tracks the filters keep, each with its segments for the requested format. Every writer
 // (Smooth, DASH, HLS) is a pure function of this view.
 
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { applyQuery, Format, parseQuery, StreamOptions } from '../options/registry';
 import { Presentation, PresentationTrack } from './presentation';
 import { Clip, columnsOf, parseClip, PlacedSegments, placeSegments, Segment, SegmentColumns } from './timeline';
@@ -78,11 +78,10 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     if (placed !== undefined) tracks.push(placedTrack(track, placed));
   }
   if (tracks.length === 0) {
-    throw new OriginError(
-      'not-found',
-      `the sub-clip selects no media: the presentation is ${p.durationSeconds.toFixed(3)} s long`,
-      't',
+    throw originError(
       'empty-clip',
+      `the sub-clip selects no media: the presentation is ${p.durationSeconds.toFixed(3)} s long`,
+      { subject: 't' },
     );
   }
   const name = req.options.str('presentation_name') ?? p.baseName;
@@ -158,12 +157,9 @@ function variantSets(tracks: ViewTrack[], expressions: string[], select: TrackSe
       // The selector reports the expression as `filter`; here it is this variant set.
       const detail = e.message.replace(/^filter: /, '');
       const which = expressions.length > 1 ? `set ${i + 1} of ${expressions.length}` : 'the set';
-      throw new OriginError(
-        'bad-request',
-        `${which}, ${JSON.stringify(expression.slice(0, 256))}: ${detail}`,
-        'variant_set',
-        'bad-variant-set',
-      );
+      throw originError('bad-variant-set', `${which}, ${JSON.stringify(expression.slice(0, 256))}: ${detail}`, {
+        subject: 'variant_set',
+      });
     }
   });
 }

@@ -4,7 +4,7 @@
 // (`?hls_client_manifest_version=4`). The rule from the reference: a dot in the CLI name is an
 // underscore everywhere else (origin-reference.md §1.2). Query overrides manifest.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { formatRational, parseRational, Rational } from '../model/rational';
 
 export type OptionType = 'boolean' | 'integer' | 'rational' | 'string' | 'enum';
@@ -294,7 +294,7 @@ export const MAX_OPTION_VALUE = 8192;
  */
 export function parseOptionValue(spec: OptionSpec, raw: string | undefined, shownAs: string): OptionValue {
   const bad = (why: string): never => {
-    throw new OriginError('bad-request', why, shownAs, 'bad-option');
+    throw originError('bad-option', why, { subject: shownAs });
   };
   if (raw !== undefined && raw.length > MAX_OPTION_VALUE) bad(`value is longer than ${MAX_OPTION_VALUE} characters`);
   switch (spec.type) {
@@ -431,12 +431,7 @@ export const MAX_QUERY_LENGTH = 16384;
  */
 export function parseQuery(raw: string): Array<[string, string | undefined]> {
   if (raw.length > MAX_QUERY_LENGTH)
-    throw new OriginError(
-      'bad-request',
-      `query string longer than ${MAX_QUERY_LENGTH} characters`,
-      undefined,
-      'bad-query',
-    );
+    throw originError('bad-query', `query string longer than ${MAX_QUERY_LENGTH} characters`);
   const out: Array<[string, string | undefined]> = [];
   for (const part of raw.split('&')) {
     if (part === '') continue;
@@ -452,12 +447,7 @@ function decodeOnce(text: string, what: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    throw new OriginError(
-      'bad-request',
-      `malformed percent-encoding in the ${what}: "${text.slice(0, 64)}"`,
-      undefined,
-      'bad-query',
-    );
+    throw originError('bad-query', `malformed percent-encoding in the ${what}: "${text.slice(0, 64)}"`);
   }
 }
 
@@ -474,11 +464,10 @@ export function applyQuery(base: StreamOptions, pairs: ReadonlyArray<[string, st
     const spec = BY_NAME.get(name);
     if (spec === undefined) continue;
     if (!spec.query)
-      throw new OriginError(
-        'bad-request',
-        'this option cannot be given as a query parameter (DRM and archiving options are set when packaging)',
-        name,
+      throw originError(
         'bad-option',
+        'this option cannot be given as a query parameter (DRM and archiving options are set when packaging)',
+        { subject: name },
       );
     put(out, spec, parseOptionValue(spec, raw, `query parameter ${name}`), replace);
   }
@@ -499,6 +488,7 @@ export function optionsToMeta(options: StreamOptions): Array<{ name: string; con
 
 /** CLI parsing of one `--name[=value]` occurrence into `into` (repeatables accumulate). */
 export function applyCliOption(into: StreamOptions, spec: OptionSpec, raw: string | undefined, shownAs: string): void {
-  if (!spec.stored) throw new OriginError('bad-request', 'is a request parameter, not a packaging option', shownAs);
+  if (!spec.stored)
+    throw originError('bad-request', 'is a request parameter, not a packaging option', { subject: shownAs });
   put(into, spec, parseOptionValue(spec, raw, shownAs), new Set());
 }

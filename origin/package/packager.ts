@@ -6,7 +6,7 @@
 import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { applyTrackFilters } from '../../host-glue/filter/filter-engine';
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { propertiesToIsmTrack } from '../ism/ism-tracks';
 import { ServerManifest, writeServerManifest } from '../ism/server-manifest';
 import { readMediaFile } from '../media/media-file';
@@ -60,17 +60,17 @@ export async function buildServerManifest(req: PackageRequest, progress: Progres
         ? file.tracks
         : file.tracks.filter((t) => t.properties.type === TYPE_OF_OPTION[input.trackType!]);
     if (wanted.length === 0) {
-      throw new OriginError(
+      throw originError(
         'bad-request',
         `has no ${input.trackType} track (it has: ${file.tracks.map((t) => t.properties.type).join(', ')})`,
-        input.path,
+        { subject: input.path },
       );
     }
     const src = path.relative(outDir, path.resolve(input.path)).split(path.sep).join('/');
     for (const track of wanted) {
       const key = `${src}#${track.properties.trackID}`;
       if (seen.has(key))
-        throw new OriginError('bad-request', `track ${track.properties.trackID} is given twice`, input.path);
+        throw originError('bad-request', `track ${track.properties.trackID} is given twice`, { subject: input.path });
       seen.add(key);
       chosen.push({ input: input.path, src, track });
     }
@@ -142,11 +142,11 @@ function applyTrackFilterOption(chosen: Chosen[], options: StreamOptions, progre
     return written;
   }
   const again = countKept(props, expression, keepTimedMetadata);
-  throw new OriginError(
+  throw originError(
     'bad-request',
     `${expression} keeps ${written.length} of the ${chosen.length} input tracks, but only ${again} of those ${written.length} when applied to the written server manifest ` +
       '(count() then counts the written tracks only); the origin applies track_filter again on every request, so it must keep what it selected',
-    'track_filter',
+    { subject: 'track_filter' },
   );
 }
 
@@ -192,16 +192,18 @@ export function checkOutput(req: PackageRequest): void {
   const out = canonical(req.output);
   for (const input of req.inputs) {
     if (canonical(input.path) === out)
-      throw new OriginError('bad-request', 'the output would overwrite this input', input.path);
+      throw originError('bad-request', 'the output would overwrite this input', { subject: input.path });
   }
   if (!/\.isml?$/i.test(req.output)) {
-    throw new OriginError('bad-request', 'the output must end in .ism (or .isml for live), or be stdout:', req.output);
+    throw originError('bad-request', 'the output must end in .ism (or .isml for live), or be stdout:', {
+      subject: req.output,
+    });
   }
 }
 
 function checkInputs(req: PackageRequest): void {
   if (req.inputs.length === 0 && !/\.isml$/i.test(req.output)) {
-    throw new OriginError('bad-request', 'no input files (only a live .isml may be created without inputs)');
+    throw originError('bad-request', 'no input files (only a live .isml may be created without inputs)');
   }
 }
 
@@ -239,6 +241,8 @@ export async function writeServerManifestFile(target: string, manifest: ServerMa
     await handle?.close().catch(() => {});
     await fs.rm(tmp, { force: true });
     const err = e as NodeJS.ErrnoException;
-    throw new OriginError('io', `cannot write the server manifest: ${err.code ?? ''} ${err.message}`.trim(), target);
+    throw originError('io', `cannot write the server manifest: ${err.code ?? ''} ${err.message}`.trim(), {
+      subject: target,
+    });
   }
 }

@@ -7,7 +7,7 @@
 // Box header layout: ISO/IEC 14496-12 §4.2 (size, type, optional largesize; FullBox adds an
 // 8-bit version and 24-bit flags).
 
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 
 /** A node of a box tree: its exact byte size, and how to write those bytes. */
 export interface Writable {
@@ -21,7 +21,7 @@ const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
 
 function internal(message: string): OriginError {
-  return new OriginError('internal', message, 'box-writer');
+  return originError('internal', message, { subject: 'box-writer' });
 }
 
 function checkInt(name: string, v: number, min: number, max: number): void {

@@ -12,7 +12,7 @@
 // - an audio-only rendition: the audio track's own view segment i.
 // Times on the TS clock: output time (source − presentation origin) at 90 kHz + TS_TIME_OFFSET.
 
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { box, field, fullBox, serialize, Writable } from './box-writer';
 import { mdatHeaderSize } from './fmp4/media-segment';
 import { TFHD, TRUN } from '../media/traf-layout';
@@ -65,11 +65,9 @@ export function numberingTrack(r: Rendition): ViewTrack {
 }
 
 function tooLarge(what: string, bytes: number): OriginError {
-  return new OriginError(
-    'unsupported-media',
-    `${what} would be ${bytes} bytes, over the ${MAX_GENERATED_SEGMENT_BYTES}-byte limit of one generated segment`,
-    undefined,
+  return originError(
     'segment-too-large',
+    `${what} would be ${bytes} bytes, over the ${MAX_GENERATED_SEGMENT_BYTES}-byte limit of one generated segment`,
   );
 }
 
@@ -131,7 +129,7 @@ export async function tsSegment(
 ): Promise<Uint8Array> {
   const p = view.presentation;
   const v = videoOf(r);
-  if (v === undefined) throw new OriginError('internal', `rendition ${r.key} has no video`, 'tsSegment');
+  if (v === undefined) throw originError('internal', `rendition ${r.key} has no video`, { subject: 'tsSegment' });
   const seg = v.segments[index]!;
   const last = index === v.segments.length - 1;
   const a = audioOf(r);
@@ -287,7 +285,7 @@ export async function packedAudio(
   let codec: PackedCodec;
   if (config.kind === 'aac') codec = { kind: 'aac', adts: adtsConfigOf(config.asc, what) };
   else if (config.kind === 'ac3' || config.kind === 'ec3') codec = { kind: config.kind };
-  else throw new OriginError('unsupported-media', 'packed audio carries AAC, AC-3 or E-AC-3 only', what);
+  else throw originError('unsupported-media', 'packed audio carries AAC, AC-3 or E-AC-3 only', { subject: what });
   const shift = outputShift(t.track, view.presentation.origin);
   // The frames are read into a pooled buffer (read-buffers.ts): packedAudioSegment copies them
   // into the segment, so the buffer goes back once it returns (one read: nothing else in flight).
@@ -295,7 +293,8 @@ export async function packedAudio(
   try {
     const samples = await segmentSamples(t, seg, shift, open, lease);
     const first = samples[0];
-    if (first === undefined) throw new OriginError('corrupt-media', `segment ${index + 1} has no samples`, what);
+    if (first === undefined)
+      throw originError('corrupt-media', `segment ${index + 1} has no samples`, { subject: what });
     const pts =
       to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
     return packedAudioSegment(
@@ -318,22 +317,18 @@ async function keyframe(
   const range = fragmentRange(v);
   const index = range.first + n - 1;
   if (!Number.isSafeInteger(index) || n < 1 || index >= range.end) {
-    throw new OriginError(
-      'not-found',
-      `no keyframe ${n} for ${v.track.properties.trackName}=${v.track.properties.systemBitrate} (there are ${range.end - range.first})`,
-      undefined,
+    throw originError(
       'unknown-time',
+      `no keyframe ${n} for ${v.track.properties.trackName}=${v.track.properties.systemBitrate} (there are ${range.end - range.first})`,
     );
   }
   return withSource(v.track.src, open, async (source) => {
     const samples = await readFragmentSamples(source, v.track, index, outputShift(v.track, view.presentation.origin));
     const first = samples[0];
     if (first === undefined || !first.sync) {
-      throw new OriginError(
-        'not-found',
-        `fragment ${n} of ${v.track.properties.trackName} does not start with a keyframe`,
-        undefined,
+      throw originError(
         'unknown-time',
+        `fragment ${n} of ${v.track.properties.trackName} does not start with a keyframe`,
       );
     }
     const [withData] = await readSampleData(source, [first], MAX_GENERATED_SEGMENT_BYTES);

@@ -7,7 +7,7 @@
 // syncsafe size of what follows), then frames with a 10-byte header (id, syncsafe size, flags);
 // PRIV (ID3v2.4.0-frames §4.27) is the owner identifier, NUL-terminated, then the private data.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { ADTS_HEADER_SIZE, AdtsConfig, writeAdtsHeader } from './mpegts/adts';
 import { TIMESTAMP_WRAP } from './mpegts/ts-packets';
 
@@ -21,7 +21,7 @@ export type PackedCodec = { kind: 'aac'; adts: AdtsConfig } | { kind: 'ac3' } | 
 
 /** Syncsafe integer (ID3v2.4 §6.2): 4 × 7 bits. */
 function writeSyncsafe(out: Uint8Array, at: number, value: number): void {
-  if (value >= 1 << 28) throw new OriginError('internal', `${value} does not fit a syncsafe integer`, 'id3');
+  if (value >= 1 << 28) throw originError('internal', `${value} does not fit a syncsafe integer`, { subject: 'id3' });
   out[at] = (value >> 21) & 0x7f;
   out[at + 1] = (value >> 14) & 0x7f;
   out[at + 2] = (value >> 7) & 0x7f;
@@ -59,6 +59,7 @@ export function packedAudioSegment(codec: PackedCodec, firstPts: bigint, frames:
     out.set(f, at);
     at += f.byteLength;
   }
-  if (at !== size) throw new OriginError('internal', `packed audio wrote ${at} of ${size} bytes`, 'packed-audio');
+  if (at !== size)
+    throw originError('internal', `packed audio wrote ${at} of ${size} bytes`, { subject: 'packed-audio' });
   return out;
 }

@@ -3,7 +3,7 @@
 // types here: the same code answers `origin serve` and the CLI dry run.
 
 import { createHash } from 'node:crypto';
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { writeMpd } from '../manifests/dash';
 import { writeIFramePlaylist, writeMasterPlaylist, writeMediaPlaylist } from '../manifests/hls';
 import { writeSmoothManifest } from '../manifests/smooth';
@@ -134,7 +134,7 @@ export async function handlePlayout(
     ctx.store.peek(absoluteIsm) ??
     (await ctx.store.presentation(absoluteIsm).catch((e: unknown) => {
       if (e instanceof OriginError && e.kind === 'not-found' && e.subject === absoluteIsm) {
-        throw new OriginError('not-found', `no presentation at ${req.ismPath}`, undefined, 'unknown-presentation');
+        throw originError('unknown-presentation', `no presentation at ${req.ismPath}`);
       }
       throw e;
     }));
@@ -234,12 +234,7 @@ function findKeySuffix(view: PlayoutView, stem: string): ViewTrack | undefined {
 }
 
 function unknownTrack(what: string): OriginError {
-  return new OriginError(
-    'not-found',
-    `no track ${what} in this presentation (or the filter removed it)`,
-    undefined,
-    'unknown-track',
-  );
+  return originError('unknown-track', `no track ${what} in this presentation (or the filter removed it)`);
 }
 
 async function smoothFragment(
@@ -254,8 +249,7 @@ async function smoothFragment(
   if (t === undefined) throw unknownTrack(`${g.track} at bitrate ${g.bitrate}`);
   const time = BigInt(g.time!);
   const index = t.segments.findIndex((s) => s.smoothTime === time);
-  if (index < 0)
-    throw new OriginError('not-found', `no fragment of ${g.track} starts at ${time}`, undefined, 'unknown-time');
+  if (index < 0) throw originError('unknown-time', `no fragment of ${g.track} starts at ${time}`);
   return segmentReply(ctx, req, view, t, index, 'smooth');
 }
 
@@ -281,7 +275,7 @@ async function fmp4(
   const index = numbering === 'number' ? Number(n) - 1 : t.segments.findIndex((s) => s.time === n);
   if (index < 0 || index >= t.segments.length) {
     const what = numbering === 'number' ? `segment ${n} (there are ${t.segments.length})` : `segment at time ${n}`;
-    throw new OriginError('not-found', `no ${what} for ${trackKey(t.track)}`, undefined, 'unknown-time');
+    throw originError('unknown-time', `no ${what} for ${trackKey(t.track)}`);
   }
   return segmentReply(ctx, req, view, t, index, 'fmp4');
 }
@@ -310,7 +304,7 @@ function numberIndex(nText: string, first: number, count: number, noun: string, 
   if (!Number.isSafeInteger(n) || n < first || n >= first + count) {
     const range =
       first === 1 ? `there are ${count}, numbered from 1` : `this request has ${first} to ${first + count - 1}`;
-    throw new OriginError('not-found', `no ${noun} ${nText} for ${what} (${range})`, undefined, 'unknown-time');
+    throw originError('unknown-time', `no ${noun} ${nText} for ${what} (${range})`);
   }
   return n - first;
 }
@@ -330,12 +324,7 @@ async function hlsSegment(
   const kind = segmentKind(view, r);
   if (kind !== wanted) {
     const mode = view.options.bool('hls_fmp4') ? 'hls_fmp4=true' : 'hls_fmp4=false';
-    throw new OriginError(
-      'not-found',
-      `${r.key} has .${kind} segments with ${mode}, not .${wanted}`,
-      undefined,
-      'unknown-url',
-    );
+    throw originError('unknown-url', `${r.key} has .${kind} segments with ${mode}, not .${wanted}`);
   }
   const numbering = numberingTrack(r);
   const index = segmentIndex(nText, numbering, r.key);
@@ -511,7 +500,7 @@ function trackHeaders(track: PresentationTrack): Map<number, TrackHeader> {
 function trackHeader(track: PresentationTrack): TrackHeader {
   const h = trackHeaders(track).get(track.properties.trackID);
   if (h === undefined)
-    throw new OriginError('corrupt-media', `no trak for track ${track.properties.trackID}`, track.src);
+    throw originError('corrupt-media', `no trak for track ${track.properties.trackID}`, { subject: track.src });
   return h;
 }
 

@@ -4,7 +4,7 @@
 // the part a pattern matches is a virtual path and is ignored, so relative URLs written by a
 // manifest requested under a virtual path resolve to the same responses.
 
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { Format } from '../options/registry';
 
 export type RouteKind =
@@ -193,29 +193,20 @@ export const MAX_PATH_LENGTH = 4096;
  */
 export function decodePath(rawPath: string): string[] {
   if (rawPath.length > MAX_PATH_LENGTH)
-    throw new OriginError('too-long', `URL path longer than ${MAX_PATH_LENGTH} characters`, undefined, 'url-too-long');
-  if (!rawPath.startsWith('/'))
-    throw new OriginError('bad-request', 'the path must start with /', undefined, 'bad-path');
+    throw originError('url-too-long', `URL path longer than ${MAX_PATH_LENGTH} characters`);
+  if (!rawPath.startsWith('/')) throw originError('bad-path', 'the path must start with /');
   const segments = rawPath.slice(1).split('/');
   return segments.map((raw, i) => {
-    if (/%2f|%5c/i.test(raw)) throw new OriginError('bad-request', 'encoded slash in the path', undefined, 'bad-path');
+    if (/%2f|%5c/i.test(raw)) throw originError('bad-path', 'encoded slash in the path');
     let s: string;
     try {
       s = decodeURIComponent(raw);
     } catch {
-      throw new OriginError(
-        'bad-request',
-        `malformed percent-encoding in the path: "${raw.slice(0, 64)}"`,
-        undefined,
-        'bad-path',
-      );
+      throw originError('bad-path', `malformed percent-encoding in the path: "${raw.slice(0, 64)}"`);
     }
-    if (s === '..' || s === '.')
-      throw new OriginError('bad-request', 'dot segments are not allowed in the path', undefined, 'bad-path');
-    if (s.includes('\0') || s.includes('\\'))
-      throw new OriginError('bad-request', 'NUL or backslash in the path', undefined, 'bad-path');
-    if (s === '' && i < segments.length - 1)
-      throw new OriginError('bad-request', 'empty segment in the path', undefined, 'bad-path');
+    if (s === '..' || s === '.') throw originError('bad-path', 'dot segments are not allowed in the path');
+    if (s.includes('\0') || s.includes('\\')) throw originError('bad-path', 'NUL or backslash in the path');
+    if (s === '' && i < segments.length - 1) throw originError('bad-path', 'empty segment in the path');
     return s;
   });
 }
@@ -227,17 +218,15 @@ export function matchPresentationRoute(segments: readonly string[]): Presentatio
   const ismPath = '/' + segments.slice(0, at + 1).join('/');
   const tail = segments.slice(at + 1).join('/');
   if (tail === '')
-    throw new OriginError(
-      'not-found',
-      'a presentation URL needs a manifest or segment after .ism/ (e.g. .mpd, .m3u8, Manifest)',
-      undefined,
+    throw originError(
       'unknown-url',
+      'a presentation URL needs a manifest or segment after .ism/ (e.g. .mpd, .m3u8, Manifest)',
     );
   for (const route of ROUTES) {
     const m = route.pattern.exec(tail);
     if (m !== null) return { route, ismPath, tail, groups: { ...(m.groups ?? {}) } };
   }
-  throw new OriginError('not-found', `no output has a URL like "${tail.slice(0, 128)}"`, undefined, 'unknown-url');
+  throw originError('unknown-url', `no output has a URL like "${tail.slice(0, 128)}"`);
 }
 
 /** The README's URL table (test/origin/server/routes.test.ts keeps the README equal to it). */

@@ -3,7 +3,7 @@
 // filter (issue 3). Filter errors get their own stable code for X-Origin-Error.
 
 import { applyTrackFilters } from '../../host-glue/filter/filter-engine';
-import { OriginError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { TrackSelector } from '../model/view';
 
 export const wasmTrackSelector: TrackSelector = (tracks, trackFilter, filter, keepTimedMetadata) => {
@@ -18,9 +18,8 @@ export const wasmTrackSelector: TrackSelector = (tracks, trackFilter, filter, ke
     if (e instanceof OriginError && e.kind === 'bad-request') {
       // The subject is the parameter, and the message already starts with it ("filter: ...").
       // A bad track_filter is in the server manifest: the operator's error, not the client's.
-      if (e.subject === 'track_filter')
-        throw new OriginError('corrupt-media', e.message, undefined, 'bad-track-filter');
-      throw new OriginError('bad-request', e.message, undefined, 'bad-filter');
+      if (e.subject === 'track_filter') throw originError('bad-track-filter', e.message);
+      throw originError('bad-filter', e.message);
     }
     throw e;
   }

@@ -7,7 +7,7 @@ import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { httpStatusOf, OriginError } from '../errors';
+import { httpStatusOf, OriginError, originError } from '../errors';
 import { DEFAULT_LIMITS, PresentationStore } from '../cache/presentation-store';
 import { ManifestCacheStats } from '../cache/manifest-cache';
 import { TrackSelector } from '../model/view';
@@ -284,12 +284,7 @@ async function handle(
     if (req.method === 'OPTIONS') return preflight(res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD, OPTIONS');
-      throw new OriginError(
-        'method-not-allowed',
-        `${String(req.method).slice(0, 16)} is not supported; use GET or HEAD`,
-        undefined,
-        'method-not-allowed',
-      );
+      throw originError('method-not-allowed', `${String(req.method).slice(0, 16)} is not supported; use GET or HEAD`);
     }
     const rawUrl = req.url ?? '/';
     const q = rawUrl.indexOf('?');
@@ -504,7 +499,7 @@ async function streamParts(
           const { bytesRead } = await lease.handle.read(buffer, 0, want, part.offset + (pos - at));
           if (bytesRead === 0) {
             io.buffers.give(buffer);
-            throw new OriginError('io', `${file} ended before byte ${part.offset + (pos - at)}`, file);
+            throw originError('io', `${file} ended before byte ${part.offset + (pos - at)}`, { subject: file });
           }
           pos += bytesRead;
           ok = res.write(buffer.subarray(0, bytesRead), (err) => {
@@ -569,21 +564,15 @@ async function servePlayer(
     const player = params.get('player') ?? '';
     const url = params.get('url') ?? '';
     if (!isPlayerName(player))
-      throw new OriginError('bad-request', `unknown player "${player.slice(0, 32)}"`, 'player', 'bad-parameter');
+      throw originError('bad-parameter', `unknown player "${player.slice(0, 32)}"`, { subject: 'player' });
     if (url === '' || url.length > 2048)
-      throw new OriginError(
-        'bad-request',
-        'url must be a manifest URL of at most 2048 characters',
-        'url',
-        'bad-parameter',
-      );
+      throw originError('bad-parameter', 'url must be a manifest URL of at most 2048 characters', { subject: 'url' });
     html(playerPage(player, url));
     return true;
   }
   if (urlPath.startsWith('/_players/')) {
     const file = playerAssetFile(urlPath);
-    if (file === undefined)
-      throw new OriginError('not-found', `no player asset ${urlPath.slice(0, 128)}`, undefined, 'unknown-url');
+    if (file === undefined) throw originError('unknown-url', `no player asset ${urlPath.slice(0, 128)}`);
     const bytes = await fs.readFile(file);
     res.setHeader('Content-Type', PLAYER_ASSET_CONTENT_TYPE);
     res.setHeader('Cache-Control', 'public, max-age=3600');
@@ -601,16 +590,14 @@ async function serveStatic(
 ): Promise<void> {
   const file = path.join(root, ...segments);
   // decodePath refused dot segments and encoded slashes; this guards the join anyway.
-  if (file !== root && !file.startsWith(root + path.sep))
-    throw new OriginError('bad-request', 'path outside the root', undefined, 'bad-path');
+  if (file !== root && !file.startsWith(root + path.sep)) throw originError('bad-path', 'path outside the root');
   let stat;
   try {
     stat = await fs.stat(file);
   } catch {
-    throw new OriginError('not-found', `nothing at /${segments.join('/').slice(0, 256)}`, undefined, 'unknown-url');
+    throw originError('unknown-url', `nothing at /${segments.join('/').slice(0, 256)}`);
   }
-  if (!stat.isFile())
-    throw new OriginError('not-found', `nothing at /${segments.join('/').slice(0, 256)}`, undefined, 'unknown-url');
+  if (!stat.isFile()) throw originError('unknown-url', `nothing at /${segments.join('/').slice(0, 256)}`);
   const etag = `"${stat.size.toString(36)}-${Math.floor(stat.mtimeMs).toString(36)}"`;
   res.setHeader('Content-Type', STATIC_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream');
   res.setHeader('Last-Modified', stat.mtime.toUTCString());

@@ -15,7 +15,7 @@
 // written to disk. The .ism is the one `origin package` would write for them.
 
 import { performance } from 'node:perf_hooks';
-import { OriginError } from '../errors';
+import { originError } from '../errors';
 import { box, field, fullBox, serialize, Writable } from '../segments/box-writer';
 import { propertiesToIsmTrack } from '../ism/ism-tracks';
 import { writeServerManifest } from '../ism/server-manifest';
@@ -91,11 +91,11 @@ export async function warmUp(select: TrackSelector, rounds = WARM_UP_ROUNDS): Pr
     const answer = async (url: string): Promise<string> => {
       const q = url.indexOf('?');
       const route = matchPresentationRoute(decodePath(q < 0 ? url : url.slice(0, q)));
-      if (route === undefined) throw new OriginError('internal', `warm-up URL ${url} matches no route`);
+      if (route === undefined) throw originError('internal', `warm-up URL ${url} matches no route`);
       const reply = await handlePlayout(ctx, route, ism, q < 0 ? '' : url.slice(q + 1));
       requests++;
       if (reply.body.type !== 'text')
-        throw new OriginError('internal', `warm-up URL ${url} answered bytes, not a manifest`);
+        throw originError('internal', `warm-up URL ${url} answered bytes, not a manifest`);
       return reply.body.text;
     };
     await answer('/warm-up.ism/Manifest');
@@ -208,7 +208,9 @@ class SyntheticSource implements ByteSource {
 
   async read(offset: number, length: number): Promise<Uint8Array> {
     if (offset < 0 || length < 0 || offset + length > this.size)
-      throw new OriginError('corrupt-media', `read of ${length} bytes at ${offset} is past the end`, this.name);
+      throw originError('corrupt-media', `read of ${length} bytes at ${offset} is past the end`, {
+        subject: this.name,
+      });
     // A new Buffer per read, as a file read gives: the parsers see the objects they see in service.
     const out = Buffer.alloc(length);
     const end = offset + length;
@@ -389,7 +391,7 @@ function fragmentTemplate(
     ),
   );
   const bytes = Buffer.from(serialize(moof, field.u32(dataBytes + 8), field.fourcc('mdat')));
-  if (moof.size !== moofSize) throw new OriginError('internal', 'warm-up fragment template has an unexpected size');
+  if (moof.size !== moofSize) throw originError('internal', 'warm-up fragment template has an unexpected size');
   return { bytes, sequenceAt: 20, timeAt: moofSize - 16 };
 }
 
@@ -412,7 +414,7 @@ class MemoryStorage implements Storage {
 
   private file(path: string): ByteSource {
     const f = this.files.get(path.slice(path.lastIndexOf('/') + 1));
-    if (f === undefined) throw new OriginError('not-found', 'no such file', path);
+    if (f === undefined) throw originError('not-found', 'no such file', { subject: path });
     return f;
   }
 

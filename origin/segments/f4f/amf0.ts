@@ -3,7 +3,7 @@
 // §2.11 Object End; Adobe Flash Video File Format Specification 10.1 (FLV), Annex E.4.4.1
 // SCRIPTDATA and E.5 onMetaData). Pure: values in, bytes out. Only the types the origin writes.
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 import { field, serialize, Writable } from '../box-writer';
 
 /** AMF0 type markers (AMF0 §2.1). */
@@ -17,11 +17,9 @@ export type Amf0Property = [name: string, value: Amf0Value];
 function utf8(text: string, what: string): Writable {
   const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength > 0xffff) {
-    throw new OriginError(
-      'internal',
-      `${what} of ${bytes.byteLength} bytes does not fit an AMF0 string (65535 at most)`,
-      'amf0',
-    );
+    throw originError('internal', `${what} of ${bytes.byteLength} bytes does not fit an AMF0 string (65535 at most)`, {
+      subject: 'amf0',
+    });
   }
   return field.group(field.u16(bytes.byteLength), field.bytes(bytes));
 }
@@ -36,7 +34,7 @@ function float64(v: number): Writable {
 /** One value with its type marker. */
 export function amf0Value(v: Amf0Value): Writable {
   if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new OriginError('internal', `AMF0 number ${v} is not finite`, 'amf0');
+    if (!Number.isFinite(v)) throw originError('internal', `AMF0 number ${v} is not finite`, { subject: 'amf0' });
     return field.group(field.u8(AMF0.number), float64(v));
   }
   if (typeof v === 'boolean') return field.group(field.u8(AMF0.boolean), field.u8(v ? 1 : 0));

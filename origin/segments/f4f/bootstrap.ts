@@ -15,7 +15,7 @@
 //   DASH's `<S r>` folds the same segments. Fragments are numbered from 1. Durations are exact
 //   ticks of the media's timescale: the same numbers as DASH `<S d>` and Smooth `<c d>`.
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 import { field, fullBox, serialize, Writable } from '../box-writer';
 
 export interface FragmentTiming {
@@ -49,10 +49,10 @@ export function fragmentRuns(fragments: readonly FragmentTiming[]): FragmentRun[
   fragments.forEach((f, i) => {
     if (f.duration <= 0n || f.duration > BigInt(U32_MAX)) {
       // A zero FragmentDuration means a discontinuity entry, so a real fragment cannot have it.
-      throw new OriginError(
+      throw originError(
         'unsupported-media',
         `fragment ${i + 1} lasts ${f.duration} ticks: an afrt FragmentDuration is 1..2^32-1`,
-        'hds',
+        { subject: 'hds' },
       );
     }
     if (current === undefined || f.time !== expected || BigInt(current.fragmentDuration) !== f.duration) {
@@ -93,9 +93,9 @@ function fragmentRunTable(timescale: number, runs: readonly FragmentRun[]): Writ
 
 export function bootstrapBox(b: BootstrapInput): Writable {
   const last = b.fragments[b.fragments.length - 1];
-  if (last === undefined) throw new OriginError('internal', 'a bootstrap needs at least one fragment', 'hds');
+  if (last === undefined) throw originError('internal', 'a bootstrap needs at least one fragment', { subject: 'hds' });
   if (!Number.isInteger(b.timescale) || b.timescale < 1 || b.timescale > U32_MAX) {
-    throw new OriginError('internal', `timescale ${b.timescale} is not a 32-bit positive integer`, 'hds');
+    throw originError('internal', `timescale ${b.timescale} is not a 32-bit positive integer`, { subject: 'hds' });
   }
   const runs = fragmentRuns(b.fragments);
   return fullBox(
@@ -121,6 +121,7 @@ export function bootstrapBox(b: BootstrapInput): Writable {
 
 /** The abst box's bytes (what the F4M `<bootstrapInfo>` holds in base64). */
 export function writeBootstrap(b: BootstrapInput): Uint8Array {
-  if (b.movieIdentifier.includes('\0')) throw new OriginError('internal', 'MovieIdentifier contains NUL', 'hds');
+  if (b.movieIdentifier.includes('\0'))
+    throw originError('internal', 'MovieIdentifier contains NUL', { subject: 'hds' });
   return serialize(bootstrapBox(b));
 }

@@ -7,7 +7,7 @@
 // Only H.264 (CodecID 7) and AAC (SoundFormat 10) exist here: they are what FLV carries of the
 // codecs the origin packages.
 
-import { OriginError } from '../../errors';
+import { OriginError, originError } from '../../errors';
 import { field, Writable } from '../box-writer';
 
 /** TagType (E.4.1): the low 5 bits of the first byte; Filter (encryption) and Reserved stay 0. */
@@ -44,7 +44,7 @@ const SI24_MAX = (1 << 23) - 1;
 const MAX_DATA_SIZE = 0xffffff;
 
 function unsupported(why: string): OriginError {
-  return new OriginError('unsupported-media', `cannot be written as FLV: ${why}`, 'hds');
+  return originError('unsupported-media', `cannot be written as FLV: ${why}`, { subject: 'hds' });
 }
 
 /** One tag (the codec header fields, then the payload) followed by its PreviousTagSize. */

@@ -14,7 +14,7 @@
 //   multiplexed MPEG-TS, on FLV's clock);
 // - an audio-only media: the samples of its own segment n.
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 import { childBoxes } from '../../media/boxes';
 import { FileSource } from '../../io/source';
 import { ViewTrack, PlayoutView } from '../../model/view';
@@ -69,7 +69,7 @@ export function sequenceHeaderOf(t: ViewTrack): Uint8Array {
   const config = codecConfigOf(stsd, what);
   if (config.kind === 'aac') return config.asc;
   if (config.kind !== 'avc')
-    throw new OriginError('unsupported-media', `HDS carries H.264 and AAC, not ${config.kind}`, what);
+    throw originError('unsupported-media', `HDS carries H.264 and AAC, not ${config.kind}`, { subject: what });
   const path = `${what}: stsd`;
   // stsd: box header (8), version and flags (4), entry_count (4), then the first sample entry.
   for (const entry of childBoxes(stsd.subarray(16), 16, path)) {
@@ -82,7 +82,7 @@ export function sequenceHeaderOf(t: ViewTrack): Uint8Array {
     }
     break;
   }
-  throw new OriginError('corrupt-media', 'H.264 sample entry without its avcC box', path);
+  throw originError('corrupt-media', 'H.264 sample entry without its avcC box', { subject: path });
 }
 
 function flvSamples(samples: readonly SampleWithData[]): FlvSample[] {
@@ -141,12 +141,7 @@ async function readMuxedAudio(
 export async function hdsFragment(view: PlayoutView, m: HdsMedia, n: number): Promise<Uint8Array> {
   const count = m.timeline.segments.length;
   if (!Number.isSafeInteger(n) || n < 1 || n > count) {
-    throw new OriginError(
-      'not-found',
-      `no fragment ${n} for ${m.key} (there are ${count}, numbered from 1)`,
-      undefined,
-      'unknown-time',
-    );
+    throw originError('unknown-time', `no fragment ${n} for ${m.key} (there are ${count}, numbered from 1)`);
   }
   const index = n - 1;
   const p = view.presentation;
@@ -182,19 +177,12 @@ export async function hdsFragmentRequest(
 ): Promise<Uint8Array> {
   const m = findMedia(view, stem);
   if (m === undefined) {
-    throw new OriginError(
-      'not-found',
-      `no HDS media in "${stem.slice(0, 128)}" in this presentation (or the filter removed it)`,
-      undefined,
+    throw originError(
       'unknown-track',
+      `no HDS media in "${stem.slice(0, 128)}" in this presentation (or the filter removed it)`,
     );
   }
   if (segment !== '1')
-    throw new OriginError(
-      'not-found',
-      `no segment ${segment.slice(0, 16)}: every HDS fragment is in segment 1`,
-      undefined,
-      'unknown-time',
-    );
+    throw originError('unknown-time', `no segment ${segment.slice(0, 16)}: every HDS fragment is in segment 1`);
   return hdsFragment(view, m, Number(fragment));
 }

@@ -34,7 +34,7 @@
 // separate every two samples) whose data_offset points at the sample's bytes inside its tag. The
 // moof keeps the ISO timeline: output decode times and the source's composition offsets.
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 import { box, BoxWriter, field, fullBox, serialize, Writable } from '../box-writer';
 import { mdatHeaderSize } from '../fmp4/media-segment';
 import { TFHD, TRUN } from '../../media/traf-layout';
@@ -100,7 +100,7 @@ export function compareClock(a: ClockTime, b: ClockTime): number {
  * muxer rounds; monotonic, so order survives. Never negative.
  */
 export function clockMs(t: ClockTime): number {
-  if (t.num < 0n) throw new OriginError('internal', `negative FLV time ${t.num}/${t.den}`, 'hds');
+  if (t.num < 0n) throw originError('internal', `negative FLV time ${t.num}/${t.den}`, { subject: 'hds' });
   return Number((t.num * 2000n + t.den) / (2n * t.den));
 }
 
@@ -192,11 +192,9 @@ function layoutTags(input: F4fInput): {
       const compositionMs =
         clockMs(delayedClock(sample.time + BigInt(sample.compositionOffset), v.timescale, input.decodeDelay)) - ms;
       if (compositionMs < 0)
-        throw new OriginError(
-          'internal',
-          `composition offset ${sample.compositionOffset} is below the decode delay`,
-          'hds',
-        );
+        throw originError('internal', `composition offset ${sample.compositionOffset} is below the decode delay`, {
+          subject: 'hds',
+        });
       const tagAt = push(
         videoTag({
           timestampMs: ms,
@@ -231,7 +229,7 @@ function late(write: (w: BoxWriter) => void): Writable {
 
 export function writeF4fFragment(input: F4fInput): Uint8Array {
   if (!Number.isSafeInteger(input.fragmentNumber) || input.fragmentNumber < 1) {
-    throw new OriginError('internal', `fragment number ${input.fragmentNumber} is not 1 or more`, 'hds');
+    throw originError('internal', `fragment number ${input.fragmentNumber} is not 1 or more`, { subject: 'hds' });
   }
   const { tags, size, placed, access } = layoutTags(input);
   const mdatHeader = mdatHeaderSize(size);
@@ -274,11 +272,9 @@ export function writeF4fFragment(input: F4fInput): Uint8Array {
   moofSize = moof.size;
   const total = afraSize + moofSize + mdatHeader + size;
   if (total > MAX_FRAGMENT_BYTES) {
-    throw new OriginError(
-      'unsupported-media',
-      `HDS fragment ${input.fragmentNumber} would be ${total} bytes, over the ${MAX_FRAGMENT_BYTES}-byte limit of one generated fragment`,
-      undefined,
+    throw originError(
       'segment-too-large',
+      `HDS fragment ${input.fragmentNumber} would be ${total} bytes, over the ${MAX_FRAGMENT_BYTES}-byte limit of one generated fragment`,
     );
   }
   return serialize(afra, moof, box('mdat', ...tags));

@@ -9,7 +9,7 @@
 // - fixed: creation/modification times 0 and durations 0 (§8.2.2.3: 0 = unknown; the MPD or
 //   playlist carries the duration), identity matrices, handler names, empty sample tables.
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 import { box, brandBox, field, fullBox, serialize, Writable } from '../box-writer';
 import { HandlerType, TrackHeader } from '../../media/track-header';
 
@@ -46,11 +46,9 @@ const HANDLER_NAMES: Record<HandlerType, string> = {
 export function writeInitSegment(h: TrackHeader, opts: { trackId?: number } = {}): Uint8Array {
   const trackId = opts.trackId ?? h.trackID;
   if (!Number.isInteger(trackId) || trackId < 1 || trackId > 0xffffffff) {
-    throw new OriginError(
-      'internal',
-      `track id ${trackId} is not in 1..2^32-1 (§8.3.2: it cannot be zero)`,
-      'writeInitSegment',
-    );
+    throw originError('internal', `track id ${trackId} is not in 1..2^32-1 (§8.3.2: it cannot be zero)`, {
+      subject: 'writeInitSegment',
+    });
   }
   return serialize(brandBox('ftyp', INIT_MAJOR_BRAND, 0, INIT_COMPATIBLE_BRANDS), moov(h, trackId));
 }

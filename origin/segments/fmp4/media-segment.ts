@@ -12,7 +12,7 @@
 // boxes (tfrf/other uuids, sdtp, sample groups) are dropped: with default-base-is-moof and a
 // tfdt in every fragment, a player needs nothing else.
 
-import { OriginError } from '../../errors';
+import { OriginError, originError } from '../../errors';
 import { corruptAt } from '../../media/byte-reader';
 import { printable, readBoxHeader } from '../../media/boxes';
 import { ByteSource } from '../../io/source';
@@ -133,7 +133,7 @@ function rebox(moof: Uint8Array, moofOffset: number, trackID: number, opts: Rebo
 
 function checkOptions(opts: ReboxOptions): void {
   const bad = (what: string): never => {
-    throw new OriginError('internal', what, 'reboxFragment');
+    throw originError('internal', what, { subject: 'reboxFragment' });
   };
   if (!Number.isInteger(opts.sequenceNumber) || opts.sequenceNumber < 0 || opts.sequenceNumber > 0xffffffff) {
     bad(`sequenceNumber ${opts.sequenceNumber} is not an unsigned 32-bit integer`);
@@ -247,7 +247,7 @@ export function mediaSegmentParts(
   if (opts.styp ?? true) pending.push(serialize(brandBox('styp', STYP_MAJOR_BRAND, 0, STYP_COMPATIBLE_BRANDS)));
   fragments.forEach((f, i) => {
     if (f.moof.byteLength < 8 || String.fromCharCode(...f.moof.subarray(4, 8)) !== 'moof') {
-      throw new OriginError('internal', `fragment ${i} is not a moof box`, 'mediaSegmentParts');
+      throw originError('internal', `fragment ${i} is not a moof box`, { subject: 'mediaSegmentParts' });
     }
     pending.push(f.moof, mdatHeader(f.data.reduce((s, r) => s + r.length, 0)));
     for (const r of f.data) {
@@ -272,10 +272,10 @@ export async function assembleSegment(source: ByteSource, parts: ReadonlyArray<S
       continue;
     }
     if (p.offset < 0 || p.length < 0 || p.offset + p.length > source.size) {
-      throw new OriginError(
+      throw originError(
         'corrupt-media',
         `sample data ${p.offset}..${p.offset + p.length} is outside the file (${source.size} bytes)`,
-        source.name,
+        { subject: source.name },
       );
     }
     out.set(await source.read(p.offset, p.length), at);
@@ -294,13 +294,10 @@ export function retimeTfxd(tfxd: Uint8Array, time: bigint): Uint8Array {
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   const at = 8 + 16 + 4;
   const version = out[8 + 16] ?? 0;
-  if (time < 0n) throw new OriginError('internal', `tfxd time ${time} is negative`);
+  if (time < 0n) throw originError('internal', `tfxd time ${time} is negative`);
   if (version === 1 && out.byteLength >= at + 16) view.setBigUint64(at, time);
   else if (version === 0 && out.byteLength >= at + 8 && time <= 0xffffffffn) view.setUint32(at, Number(time));
   else
-    throw new OriginError(
-      'corrupt-media',
-      `tfxd of ${out.byteLength} bytes (version ${version}) cannot hold time ${time}`,
-    );
+    throw originError('corrupt-media', `tfxd of ${out.byteLength} bytes (version ${version}) cannot hold time ${time}`);
   return out;
 }

@@ -12,7 +12,7 @@
 // - an explicit sampling frequency (index 15) or a program config element (channel
 //   configuration 0) cannot be said in an ADTS header: such a track is refused (415).
 
-import { OriginError } from '../../errors';
+import { OriginError, originError } from '../../errors';
 import { BitReader } from '../../media/bit-reader';
 
 export const ADTS_HEADER_SIZE = 7; // protection_absent = 1: no CRC
@@ -55,18 +55,16 @@ export function adtsConfigOf(asc: Uint8Array, what: string): AdtsConfig {
 }
 
 function unsupported(what: string, why: string): OriginError {
-  return new OriginError('unsupported-media', `AAC cannot be written as ADTS: ${why}`, what);
+  return originError('unsupported-media', `AAC cannot be written as ADTS: ${why}`, { subject: what });
 }
 
 /** Writes the 7-byte header of a frame of `payload` bytes at out[at]. */
 export function writeAdtsHeader(out: Uint8Array, at: number, c: AdtsConfig, payload: number): void {
   const length = payload + ADTS_HEADER_SIZE;
   if (length > MAX_ADTS_FRAME) {
-    throw new OriginError(
-      'unsupported-media',
-      `an AAC frame of ${payload} bytes does not fit ADTS's 13-bit frame_length`,
-      'adts',
-    );
+    throw originError('unsupported-media', `an AAC frame of ${payload} bytes does not fit ADTS's 13-bit frame_length`, {
+      subject: 'adts',
+    });
   }
   const fullness = 0x7ff; // variable bit rate
   out[at] = 0xff;

@@ -11,7 +11,7 @@
 // from, is known from the moof alone. Length fields of 1 or 2 bytes have no start code of their
 // size; such tracks are refused (415).
 
-import { OriginError } from '../../errors';
+import { OriginError, originError } from '../../errors';
 import { AvcConfig } from '../../media/codec-config';
 
 /** nal_unit_type 9, primary_pic_type 7 (any slice type), then the RBSP stop bit (H.264 §7.3.2.4). */
@@ -22,10 +22,10 @@ const START_CODE_3 = Uint8Array.of(0, 0, 1);
 /** Throws unless the track's NAL length size has a start code of the same size. */
 export function checkLengthSize(c: AvcConfig, what: string): void {
   if (c.lengthSize !== 4 && c.lengthSize !== 3) {
-    throw new OriginError(
+    throw originError(
       'unsupported-media',
       `H.264 with ${c.lengthSize}-byte NAL lengths cannot be written as MPEG-TS (3 or 4 bytes can)`,
-      what,
+      { subject: what },
     );
   }
 }
@@ -126,9 +126,9 @@ export function writeAccessUnit(
 }
 
 function bad(where: { file: string; offset: number }, at: number, what: string): OriginError {
-  return new OriginError(
+  return originError(
     'corrupt-media',
     `H.264 sample at file offset ${where.offset}: ${what} (at file offset ${where.offset + at})`,
-    where.file,
+    { subject: where.file },
   );
 }

@@ -23,7 +23,7 @@
 // Everything is sized before it is written: the plan gives every PES's packet count, the output
 // is allocated once and the writer checks that it filled it exactly.
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 import { ADTS_HEADER_SIZE, AdtsConfig, adtsConfigOf, writeAdtsHeader } from './adts';
 import { accessUnitSize, checkLengthSize, parameterSetBytes, writeAccessUnit } from './avc-annexb';
 import { CodecConfig } from '../../media/codec-config';
@@ -228,7 +228,7 @@ export function planStream(stream: TsStream, samples: readonly TsSample[], carri
         count++;
       }
     }
-    if (s.pts < s.dts) throw new OriginError('internal', `PTS ${s.pts} before DTS ${s.dts}`, 'mpegts');
+    if (s.pts < s.dts) throw originError('internal', `PTS ${s.pts} before DTS ${s.dts}`, { subject: 'mpegts' });
     const withDts = s.pts !== s.dts;
     const randomAccess = carriesPcr && s.keyframe;
     const packets = pesPacketCount(pesHeaderSize(withDts) + payload, firstAdaptationBytes(carriesPcr, randomAccess));
@@ -330,7 +330,9 @@ export function writeTsSegment(
   // packets their header, adaptation field and payload), and the end check proves the count.
   const out = allocate(plan.size);
   if (out.byteLength !== plan.size)
-    throw new OriginError('internal', `an output of ${out.byteLength} bytes for a ${plan.size}-byte segment`, 'mpegts');
+    throw originError('internal', `an output of ${out.byteLength} bytes for a ${plan.size}-byte segment`, {
+      subject: 'mpegts',
+    });
   const pcrStream = input.streams.findIndex((s) => s.stream.role === 'video');
   const pcrPid = input.streams[Math.max(0, pcrStream)]?.stream.pid ?? VIDEO_PID;
   writePat(out, 0, PMT_PID, input.patCc);
@@ -373,7 +375,7 @@ export function writeTsSegment(
       u,
     );
     if (written !== end)
-      throw new OriginError('internal', `PES of ${length} bytes wrote ${written - end + length}`, 'mpegts');
+      throw originError('internal', `PES of ${length} bytes wrote ${written - end + length}`, { subject: 'mpegts' });
     // Fields by name, no spread: one object shape per PES, no generic property copy.
     packetizePes(out, at, {
       pid: stream.pid,
@@ -387,7 +389,7 @@ export function writeTsSegment(
     at = end;
   }
   if (at !== out.byteLength)
-    throw new OriginError('internal', `wrote ${at} bytes of a ${out.byteLength}-byte segment`, 'mpegts');
+    throw originError('internal', `wrote ${at} bytes of a ${out.byteLength}-byte segment`, { subject: 'mpegts' });
   return out;
 }
 
@@ -398,7 +400,7 @@ function writePayload(out: Uint8Array, at: number, stream: TsStream, samples: re
     const s = samples[i]!;
     const data = s.data;
     if (data === undefined || data.byteLength !== s.size)
-      throw new OriginError('internal', `sample ${i} has no bytes or not ${s.size} of them`, 'mpegts');
+      throw originError('internal', `sample ${i} has no bytes or not ${s.size} of them`, { subject: 'mpegts' });
     if (codec.kind === 'avc')
       at = writeAccessUnit(out, at, data, s.keyframe, codec, stream.parameterSets!, { file: s.file, offset: s.offset });
     else {

@@ -20,7 +20,7 @@
 // The scans are the only I/O here; the arithmetic is mpegts.ts's own planStream, so the counts
 // are exactly what the writer produces.
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 import { openFile, SourceOpener } from '../../io/source';
 import { Presentation, PresentationTrack } from '../../model/presentation';
 import { codecConfigOf } from '../../media/codec-config';
@@ -171,7 +171,7 @@ export function videoScan(
   return cached(videoScans, track, async () => {
     const stream = streamOf(track);
     if (stream.role !== 'video')
-      throw new OriginError('internal', `${track.properties.trackName} is not video`, 'videoScan');
+      throw originError('internal', `${track.properties.trackName} is not video`, { subject: 'videoScan' });
     const all: SourceSample[][] = [];
     let smallest = 0;
     await eachFragment(track, p, open, (_, samples) => {

@@ -7,7 +7,7 @@
 // adaptation field of A bytes takes 1 + ceil(max(0, L − (184 − A)) / 184) packets, the last one
 // padded with adaptation-field stuffing (§2.4.3.5: PES data cannot be padded with 0xFF payload).
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 
 export const TS_PACKET_SIZE = 188;
 const TS_HEADER = 4;
@@ -63,7 +63,9 @@ export interface PmtStream {
 /** A section (table_id .. CRC) in one packet after a pointer_field of 0; the rest is 0xFF (§2.4.4.2). */
 function sectionPacket(out: Uint8Array, at: number, pid: number, cc: number, section: Uint8Array): void {
   if (section.byteLength + 1 > TS_PAYLOAD)
-    throw new OriginError('internal', `a PSI section of ${section.byteLength} bytes does not fit one packet`, 'ts');
+    throw originError('internal', `a PSI section of ${section.byteLength} bytes does not fit one packet`, {
+      subject: 'ts',
+    });
   writeHeader(out, at, pid, true, 0b01, cc);
   out[at + 4] = 0; // pointer_field
   out.set(section, at + 5);
@@ -208,14 +210,14 @@ export function packetizePes(out: Uint8Array, at: number, p: PesPackets): void {
   let src = end - p.length;
   let left = p.length;
   if (src < at + TS_HEADER + firstField)
-    throw new OriginError('internal', `a PES of ${p.length} bytes does not fit ${p.packets} packets`, 'ts');
+    throw originError('internal', `a PES of ${p.length} bytes does not fit ${p.packets} packets`, { subject: 'ts' });
   let cc = p.cc;
   for (let i = 0; i < p.packets; i++, at += TS_PACKET_SIZE, cc = (cc + 1) & 0x0f) {
     const first = i === 0;
     const fieldBytes = first ? firstField : 0;
     const room = TS_PAYLOAD - fieldBytes;
     const take = room < left ? room : left;
-    if (take <= 0) throw new OriginError('internal', 'PES payload shorter than planned', 'ts');
+    if (take <= 0) throw originError('internal', 'PES payload shorter than planned', { subject: 'ts' });
     // Stuffing only in the last packet (§2.4.3.5: PES data cannot be padded with 0xFF payload).
     const adaptation = fieldBytes + room - take;
     const dest = at + TS_HEADER + adaptation;
@@ -236,7 +238,7 @@ export function packetizePes(out: Uint8Array, at: number, p: PesPackets): void {
     src += take;
     left -= take;
   }
-  if (left !== 0) throw new OriginError('internal', 'PES payload longer than planned', 'ts');
+  if (left !== 0) throw originError('internal', 'PES payload longer than planned', { subject: 'ts' });
 }
 
 /** Bytes of a PES header with PTS only (§2.4.3.7: PTS_DTS_flags '10') or PTS and DTS ('11'). */
@@ -262,7 +264,7 @@ export function writePesHeader(
   const size = pesHeaderSize(dts !== undefined);
   const packetLength = size - 6 + payloadLength;
   if (packetLength > 0xffff && !video)
-    throw new OriginError('internal', `an audio PES of ${packetLength} bytes exceeds PES_packet_length`, 'ts');
+    throw originError('internal', `an audio PES of ${packetLength} bytes exceeds PES_packet_length`, { subject: 'ts' });
   out[at] = 0; // packet_start_code_prefix 00 00 01
   out[at + 1] = 0;
   out[at + 2] = 1;

@@ -11,7 +11,7 @@
 // not specified come from the parent (§8.4.2.1), and the region an element is flowed into is the
 // outermost parent (§8.4.2.2).
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 import { attribute, childElements, XML_NS, XmlElement } from './webvtt-xml';
 
 export const TT_NS = 'http://www.w3.org/ns/ttml';
@@ -71,7 +71,7 @@ export class Stylesheet {
     const known = this.memo.get(el);
     if (known !== undefined) return known;
     if (visiting.size >= MAX_STYLE_CHAIN) {
-      throw new OriginError('corrupt-media', `style references chained deeper than ${MAX_STYLE_CHAIN} levels`);
+      throw originError('corrupt-media', `style references chained deeper than ${MAX_STYLE_CHAIN} levels`);
     }
     const out: StyleSet = new Map();
     visiting.add(el);

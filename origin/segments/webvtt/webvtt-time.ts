@@ -3,7 +3,7 @@
 // floating point: `100t` at ttp:tickRate 10000000 or frames at 30000/1001 must land on the
 // same millisecond every time, and cue boundaries of adjacent samples must compare equal).
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 import { attribute, XmlElement } from './webvtt-xml';
 
 /** n/d seconds, d > 0, reduced. */
@@ -85,7 +85,7 @@ export function timingParameters(tt: XmlElement): TimingParameters {
     (attribute(tt, TTP_NS, local) ?? attribute(tt, TTP_NS_2006, local))?.trim();
   const timeBase = get('timeBase') ?? 'media';
   if (timeBase !== 'media') {
-    throw new OriginError(
+    throw originError(
       'unsupported-media',
       `ttp:timeBase="${timeBase.slice(0, 20)}" is not supported: only the media time base maps onto the track timeline (TTML1 §6.2.11)`,
     );
@@ -94,7 +94,7 @@ export function timingParameters(tt: XmlElement): TimingParameters {
     const v = get(local);
     if (v === undefined) return undefined;
     if (!/^[0-9]{1,9}$/.test(v) || BigInt(v) === 0n)
-      throw new OriginError('corrupt-media', `ttp:${local}="${v.slice(0, 20)}" is not a positive integer`);
+      throw originError('corrupt-media', `ttp:${local}="${v.slice(0, 20)}" is not a positive integer`);
     return BigInt(v);
   };
   const declaredFrameRate = positive('frameRate');
@@ -104,10 +104,7 @@ export function timingParameters(tt: XmlElement): TimingParameters {
   if (m !== undefined) {
     const parts = /^([0-9]{1,9})\s+([0-9]{1,9})$/.exec(m);
     if (parts === null || BigInt(parts[1]!) === 0n || BigInt(parts[2]!) === 0n) {
-      throw new OriginError(
-        'corrupt-media',
-        `ttp:frameRateMultiplier="${m.slice(0, 30)}" is not two positive integers`,
-      );
+      throw originError('corrupt-media', `ttp:frameRateMultiplier="${m.slice(0, 30)}" is not two positive integers`);
     }
     multiplier = seconds(BigInt(parts[1]!), BigInt(parts[2]!));
   }
@@ -146,7 +143,7 @@ const UNIT: Record<string, Seconds> = { h: seconds(3600n), m: seconds(60n), s: s
 export function parseTimeExpression(raw: string, p: TimingParameters, attributeName: string): Seconds {
   const text = raw.trim();
   const bad = (why: string): never => {
-    throw new OriginError(
+    throw originError(
       'corrupt-media',
       `${attributeName}="${raw.slice(0, MAX_EXPRESSION)}" is not a TTML time expression: ${why}`,
     );

@@ -19,7 +19,7 @@
 // spaces and turns line feeds into line breaks. Lines left empty are dropped, since a blank line
 // would end a WebVTT cue (W3C WebVTT §4.1); `&`, `<` and `>` are escaped (§4.2.2).
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 import {
   add,
   cmp,
@@ -74,7 +74,7 @@ const TIMED_ELEMENTS = ['body', 'div', 'p', 'span', 'br'];
 /** The cues of one TTML document, in document order. */
 export function documentCues(root: XmlElement): DocumentCue[] {
   if (!isTtml(root, 'tt')) {
-    throw new OriginError(
+    throw originError(
       'corrupt-media',
       `root element is {${root.ns}}${root.local}, not tt in the TTML namespace (http://www.w3.org/ns/ttml)`,
     );
@@ -103,7 +103,7 @@ function resolveTiming(el: XmlElement, syncbase: Seconds, parentIsSeq: boolean, 
   const explicitEnd = ends.length === 0 ? undefined : ends.reduce(min);
   const container = attribute(el, '', 'timeContainer')?.trim() ?? 'par';
   if (container !== 'par' && container !== 'seq')
-    throw new OriginError('corrupt-media', `timeContainer="${container.slice(0, 20)}" is neither par nor seq`);
+    throw originError('corrupt-media', `timeContainer="${container.slice(0, 20)}" is neither par nor seq`);
   const seq = container === 'seq';
   const holdsText = isTtml(el, 'p') || isTtml(el, 'span');
   const children: Timed[] = [];
@@ -185,13 +185,13 @@ class Converter {
     points.sort(cmp);
     const unique = points.filter((t, i) => i === 0 || !equal(t, points[i - 1]!));
     if (unique.length > MAX_CHANGES_PER_PARAGRAPH) {
-      throw new OriginError(
+      throw originError(
         'corrupt-media',
         `a paragraph changes ${unique.length} times, more than the ${MAX_CHANGES_PER_PARAGRAPH} accepted`,
       );
     }
     if (unique.length * size(p) > MAX_PARAGRAPH_WORK) {
-      throw new OriginError(
+      throw originError(
         'corrupt-media',
         `a paragraph of ${size(p)} nodes changing ${unique.length} times is beyond the ${MAX_PARAGRAPH_WORK} node visits accepted`,
       );
@@ -209,7 +209,7 @@ class Converter {
       } else {
         previous = { begin: t, end, payload, settings };
         if (this.cues.length >= MAX_CUES)
-          throw new OriginError('corrupt-media', `more than ${MAX_CUES} cues in one sample`);
+          throw originError('corrupt-media', `more than ${MAX_CUES} cues in one sample`);
         this.cues.push(previous);
       }
     });
@@ -223,7 +223,7 @@ class Converter {
       if (cmp(i.begin, parent.begin) > 0) out.push(i.begin);
       if (i.end !== null && (parent.end === null || cmp(i.end, parent.end) < 0)) out.push(i.end);
       if (out.length > 4 * MAX_CHANGES_PER_PARAGRAPH) {
-        throw new OriginError(
+        throw originError(
           'corrupt-media',
           `a paragraph changes more than the ${MAX_CHANGES_PER_PARAGRAPH} times accepted`,
         );

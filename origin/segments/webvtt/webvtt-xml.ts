@@ -15,7 +15,7 @@
 //   Reference := '&' ('amp'|'lt'|'gt'|'quot'|'apos') ';' | '&#' [0-9]+ ';' | '&#x' [0-9a-fA-F]+ ';'
 // A DOCTYPE is refused (no entity expansion, no external subsets).
 
-import { OriginError } from '../../errors';
+import { originError } from '../../errors';
 
 export interface XmlAttribute {
   /** Namespace URI; '' for an unprefixed attribute (attributes take no default namespace). */
@@ -292,6 +292,6 @@ class Reader {
     const before = this.text.slice(0, at);
     const line = before.split('\n').length;
     const column = at - before.lastIndexOf('\n');
-    throw new OriginError('corrupt-media', `malformed XML: ${problem} (line ${line}, column ${column})`);
+    throw originError('corrupt-media', `malformed XML: ${problem} (line ${line}, column ${column})`);
   }
 }

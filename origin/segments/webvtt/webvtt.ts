@@ -28,7 +28,7 @@
 // before output time 0 starts at 0. Times are rounded half up to the millisecond from exact
 // rationals; cues are ordered by start time, then by sample and document order.
 
-import { OriginError } from '../../errors';
+import { OriginError, originError } from '../../errors';
 import { DocumentCue, documentCues } from './webvtt-ttml';
 import { add, cmp, formatTimestamp, fromTicks, max, min, roundedMillis, Seconds, sub, ZERO } from './webvtt-time';
 import { parseXml } from './webvtt-xml';
@@ -71,12 +71,12 @@ export function webvttSegment(
   window: { start: bigint; end: bigint },
 ): string {
   if (!Number.isSafeInteger(timescale) || timescale <= 0)
-    throw new OriginError('internal', `webvttSegment: timescale ${timescale} is not a positive integer`);
+    throw originError('internal', `webvttSegment: timescale ${timescale} is not a positive integer`);
   if (!Number.isSafeInteger(mpegts) || mpegts < 0 || BigInt(mpegts) >= MPEGTS_WRAP) {
-    throw new OriginError('internal', `webvttSegment: MPEG-TS timestamp ${mpegts} is not a 33-bit value`);
+    throw originError('internal', `webvttSegment: MPEG-TS timestamp ${mpegts} is not a 33-bit value`);
   }
   if (window.end < window.start)
-    throw new OriginError('internal', `webvttSegment: window ends (${window.end}) before it starts (${window.start})`);
+    throw originError('internal', `webvttSegment: window ends (${window.end}) before it starts (${window.start})`);
   const cues = joinContinuations(samples.flatMap((s) => sampleCues(s, timescale)));
   const from = fromTicks(window.start, timescale);
   const to = fromTicks(window.end, timescale);
@@ -97,14 +97,14 @@ export function webvttSegment(
 /** The cues of one sample on the output timeline, clipped to the sample's interval. */
 function sampleCues(sample: TextSample, timescale: number): OutputCue[] {
   if (sample.duration < 0n)
-    throw new OriginError('internal', `TTML sample at ${sample.sourceTime} has a negative duration ${sample.duration}`);
+    throw originError('internal', `TTML sample at ${sample.sourceTime} has a negative duration ${sample.duration}`);
   if (sample.data.byteLength === 0) return []; // an empty sample: no subtitles here
   const subject = `TTML sample at decode time ${sample.sourceTime}`;
   if (sample.data.byteLength > MAX_SAMPLE_BYTES) {
-    throw new OriginError(
+    throw originError(
       'corrupt-media',
       `${sample.data.byteLength} bytes exceed the ${MAX_SAMPLE_BYTES}-byte limit for one TTML document`,
-      subject,
+      { subject },
     );
   }
   let doc: DocumentCue[];
@@ -131,7 +131,7 @@ function decodeUtf8(bytes: Uint8Array): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes); // strips a UTF-8 BOM
   } catch {
-    throw new OriginError('corrupt-media', 'not valid UTF-8 (TTML samples are UTF-8 XML documents)');
+    throw originError('corrupt-media', 'not valid UTF-8 (TTML samples are UTF-8 XML documents)');
   }
 }
 

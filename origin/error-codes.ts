@@ -1,0 +1,150 @@
+// The closed sets of the origin's errors and their one mapping to HTTP. A kind says what went wrong
+// and decides the status; a code is what a client reads in `X-Origin-Error` and can switch on. Every
+// code belongs to one kind; the code named after a kind is that kind's generic code. The shape
+// follows the edge plugin's assembly/edge/refusals.ts (one closed set, one mapping), and the codes
+// both use (bad-path, url-too-long, bad-query, bad-filter) mean the same thing in both.
+//
+// docs/reference/errors.md prints ERROR_CODES (errorCodesMarkdown); test/origin/error-codes.test.ts
+// keeps it in step.
+
+export type ErrorKind =
+  | 'bad-request' // malformed URL, query parameter or option value
+  | 'not-found' // no such presentation, track or fragment
+  | 'unsupported-media' // a codec or layout we do not handle (the reference answers 415)
+  | 'corrupt-media' // bytes that do not parse as the format they claim to be
+  | 'io' // storage could not be read or written
+  | 'forbidden'
+  | 'method-not-allowed' // only GET and HEAD exist
+  | 'too-long' // a URL beyond the bound we read
+  | 'internal';
+
+/** The one mapping of kinds to HTTP status. */
+export const HTTP_STATUS: Readonly<Record<ErrorKind, number>> = {
+  'bad-request': 400,
+  forbidden: 403,
+  'not-found': 404,
+  'unsupported-media': 415,
+  'method-not-allowed': 405,
+  'too-long': 414,
+  'corrupt-media': 500,
+  io: 500,
+  internal: 500,
+};
+
+/** Every `X-Origin-Error` value the origin sends. */
+export type ErrorCode =
+  | 'bad-request'
+  | 'bad-path'
+  | 'bad-query'
+  | 'bad-option'
+  | 'bad-filter'
+  | 'bad-variant-set'
+  | 'bad-time'
+  | 'bad-parameter'
+  | 'forbidden'
+  | 'not-found'
+  | 'unknown-presentation'
+  | 'unknown-url'
+  | 'unknown-track'
+  | 'unknown-time'
+  | 'empty-clip'
+  | 'method-not-allowed'
+  | 'url-too-long'
+  | 'unsupported-media'
+  | 'segment-too-large'
+  | 'corrupt-media'
+  | 'bad-track-filter'
+  | 'io'
+  | 'missing-source'
+  | 'internal'
+  | 'clip-numbering';
+
+export interface ErrorCodeSpec {
+  kind: ErrorKind;
+  /** HTTP status: the kind's, from HTTP_STATUS. */
+  status: number;
+  /** When the origin answers with this code (one line of Markdown). */
+  meaning: string;
+}
+
+const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
+  'bad-request': {
+    kind: 'bad-request',
+    meaning:
+      'malformed input with no more specific code: a server manifest, a packaging input or option, a path that is not a regular file',
+  },
+  'bad-path': {
+    kind: 'bad-request',
+    meaning:
+      '`..` or `.` segments (also encoded), encoded `/` or `\\`, NUL, empty segments, bad percent-encoding, a path outside the root',
+  },
+  'bad-query': { kind: 'bad-request', meaning: 'bad percent-encoding in the query, query longer than 16 KiB' },
+  'bad-option': {
+    kind: 'bad-request',
+    meaning: 'a stream option with a bad value, or one that is not allowed in a query (`track_filter`)',
+  },
+  'bad-filter': {
+    kind: 'bad-request',
+    meaning: 'a filter syntax error (message, position, hint) or a filter that keeps no track',
+  },
+  'bad-variant-set': {
+    kind: 'bad-request',
+    meaning:
+      "a `variant_set` syntax error, or a set that keeps none of the request's tracks (the message names the set)",
+  },
+  'bad-time': { kind: 'bad-request', meaning: 'a malformed `t`/`vbegin`, end not after start, both given' },
+  'bad-parameter': { kind: 'bad-request', meaning: 'a bad `/play` page parameter' },
+  forbidden: { kind: 'forbidden', meaning: 'storage refused to read a file (permission denied)' },
+  'not-found': { kind: 'not-found', meaning: 'no such file, with no more specific code' },
+  'unknown-presentation': { kind: 'not-found', meaning: 'no `.ism` at that path' },
+  'unknown-url': { kind: 'not-found', meaning: 'no output has a URL like that; no static file there' },
+  'unknown-track': {
+    kind: 'not-found',
+    meaning: 'no track with that name and bitrate (or the filter removed it)',
+  },
+  'unknown-time': { kind: 'not-found', meaning: 'no fragment/segment at that time or number' },
+  'empty-clip': { kind: 'not-found', meaning: 'the sub-clip selects no media' },
+  'method-not-allowed': { kind: 'method-not-allowed', meaning: 'anything but GET, HEAD, OPTIONS' },
+  'url-too-long': { kind: 'too-long', meaning: 'a path longer than 4096 characters' },
+  'unsupported-media': {
+    kind: 'unsupported-media',
+    meaning:
+      'media the origin cannot serve (e.g. a track without fragments; an HDS request keeping neither H.264 nor AAC)',
+  },
+  'segment-too-large': {
+    kind: 'unsupported-media',
+    meaning:
+      'a generated segment (MPEG-TS, packed audio, HDS fragment) would exceed its size limit: refused before any read',
+  },
+  'corrupt-media': {
+    kind: 'corrupt-media',
+    meaning: 'a source file or server manifest does not parse as the format it claims to be',
+  },
+  'bad-track-filter': {
+    kind: 'corrupt-media',
+    meaning: "the server manifest's `track_filter` does not parse or keeps no track: the operator's error",
+  },
+  io: { kind: 'io', meaning: 'storage could not be read or written (e.g. a file shrank while being read)' },
+  'missing-source': { kind: 'io', meaning: 'a source the server manifest names cannot be read' },
+  internal: {
+    kind: 'internal',
+    meaning: "a check of the origin's own invariants failed, or an error that is not an `OriginError`",
+  },
+  'clip-numbering': {
+    kind: 'internal',
+    meaning: "a sub-clip's segments do not fall in the unclipped presentation's segments (HLS numbering)",
+  },
+};
+
+/** Every code with its kind, HTTP status and meaning: the one table of what a client can see. */
+export const ERROR_CODES: Readonly<Record<ErrorCode, Readonly<ErrorCodeSpec>>> = Object.fromEntries(
+  Object.entries(SPECS).map(([code, s]) => [code, { kind: s.kind, status: HTTP_STATUS[s.kind], meaning: s.meaning }]),
+) as Record<ErrorCode, ErrorCodeSpec>;
+
+/** The table of docs/reference/errors.md, in ERROR_CODES order. */
+export function errorCodesMarkdown(): string {
+  const rows = Object.entries(ERROR_CODES).map(
+    ([code, s]) => `| \`${code}\` | \`${s.kind}\` | ${s.status} | ${s.meaning} |`,
+  );
+  return ['| code | kind | HTTP status | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
