@@ -10,7 +10,7 @@
 // Finding it reads every moof of every H.264 track once (the sample tables, not the media data);
 // the result is kept per track for the life of the loaded presentation.
 
-import { FileSource } from '../io/source';
+import { SourceOpener, withSource } from '../io/source';
 import { Instant, Presentation, PresentationTrack, compareInstants } from '../model/presentation';
 import { readFragmentSamples } from './samples';
 import { isHdsVideo } from '../model/hds-media';
@@ -18,22 +18,17 @@ import { isHdsVideo } from '../model/hds-media';
 const delays = new WeakMap<PresentationTrack, Promise<bigint>>();
 
 /** −(smallest composition offset) of one track in its ticks, or 0. */
-function trackDelay(track: PresentationTrack): Promise<bigint> {
+function trackDelay(track: PresentationTrack, open: SourceOpener): Promise<bigint> {
   const hit = delays.get(track);
   if (hit !== undefined) return hit;
-  const value = (async () => {
-    const source = await FileSource.open(track.src);
-    try {
-      let smallest = 0;
-      for (let i = 0; i < track.fragments.count; i++) {
-        for (const s of await readFragmentSamples(source, track, i, 0n))
-          if (s.compositionOffset < smallest) smallest = s.compositionOffset;
-      }
-      return BigInt(-smallest);
-    } finally {
-      await source.close();
+  const value = withSource(open, track.src, async (source) => {
+    let smallest = 0;
+    for (let i = 0; i < track.fragments.count; i++) {
+      for (const s of await readFragmentSamples(source, track, i, 0n))
+        if (s.compositionOffset < smallest) smallest = s.compositionOffset;
     }
-  })();
+    return BigInt(-smallest);
+  });
   delays.set(track, value);
   // A failed scan is not kept: the next request tries again.
   value.catch(() => {
@@ -42,11 +37,12 @@ function trackDelay(track: PresentationTrack): Promise<bigint> {
   return value;
 }
 
-export async function presentationDecodeDelay(p: Presentation): Promise<Instant> {
+/** D of `p` (see the header); sources are opened with `open` (io/storage.ts segmentSources). */
+export async function presentationDecodeDelay(p: Presentation, open: SourceOpener): Promise<Instant> {
   let best: Instant = { ticks: 0n, timescale: 1 };
   for (const t of p.tracks) {
     if (!isHdsVideo(t)) continue;
-    const d: Instant = { ticks: await trackDelay(t), timescale: t.properties.TimeScale };
+    const d: Instant = { ticks: await trackDelay(t, open), timescale: t.properties.TimeScale };
     if (compareInstants(d, best) > 0) best = d;
   }
   return best;

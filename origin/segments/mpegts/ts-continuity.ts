@@ -25,7 +25,8 @@ import { openFile, SourceOpener } from '../../io/source';
 import { Presentation, PresentationTrack } from '../../model/presentation';
 import { codecConfigOf } from '../../media/codec-config';
 import { planStream, to90kPlus, TS_TIME_OFFSET, TsSample, tsStream, TsStream } from './mpegts';
-import { outputShift, readFragmentSamples, SourceSample, trackHeaderOf } from '../../media/samples';
+import { outputShift, readFragmentSamples, SourceSample } from '../../media/samples';
+import { trackHeaderOf } from '../../media/track-header';
 
 export interface VideoScan {
   /** Ticks subtracted from every decode time: −(smallest composition offset), or 0. */
