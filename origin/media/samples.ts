@@ -16,7 +16,8 @@
 
 import { OriginError } from '../errors';
 import { locateRuns, parseSourceMoof, SourceTraf, SourceTrun, TRUN } from './traf-layout';
-import { inFile, trackHeaderOf, TrexDefaults } from './track-header';
+import { inFile, trackHeaderOf } from './track-header';
+import { TrexDefaults } from './boxes';
 import { MAX_FRAGMENT_DATA_BYTES, readFragmentMoof } from '../segments/fmp4/media-segment';
 import { corruptAt } from './byte-reader';
 import { ByteSource, canReadInto, SpanSource } from '../io/source';

@@ -8,24 +8,21 @@
 // §8.4.3 hdlr, §8.4.4 minf, §8.5.1 stbl, §8.5.2 stsd, §8.8.1 mvex, §8.8.3 trex.
 
 import { OriginError } from '../errors';
-import { childBoxes, firstChildren, printable, readBoxHeader, requireChild, unpackLanguage } from './boxes';
+import {
+  childBoxes,
+  firstChildren,
+  printable,
+  readBoxHeader,
+  requireChild,
+  TrexDefaults,
+  unpackLanguage,
+} from './boxes';
 import { ByteReader, corruptAt } from './byte-reader';
 import type { PresentationTrack } from '../model/presentation';
 
 /** Handler types (§8.4.3.3, §12.*) that an fMP4 output can carry. */
 export type HandlerType = 'vide' | 'soun' | 'subt' | 'text' | 'meta';
 const HANDLERS: readonly string[] = ['vide', 'soun', 'subt', 'text', 'meta'];
-
-/** §8.8.3 TrackExtendsBox: the defaults every fragment of the track falls back on. */
-export interface TrexDefaults {
-  defaultSampleDescriptionIndex: number;
-  /** Track timescale units. */
-  defaultSampleDuration: number;
-  /** Bytes. */
-  defaultSampleSize: number;
-  /** §8.8.3.1 sample_flags. */
-  defaultSampleFlags: number;
-}
 
 export interface TrackHeader {
   trackID: number;

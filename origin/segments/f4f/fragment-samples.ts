@@ -15,11 +15,10 @@
 // - an audio-only media: the samples of its own segment n.
 
 import { OriginError } from '../../errors';
-import { childBoxes } from '../../media/boxes';
 import { openFile, SourceOpener, withSource } from '../../io/source';
 import { ViewTrack, PlayoutView } from '../../model/view';
 import { Instant, Presentation } from '../../model/presentation';
-import { codecConfigOf } from '../../media/codec-config';
+import { avcDecoderConfigurationRecord, codecConfigOf } from '../../media/codec-config';
 import {
   outputShift,
   readFragmentRange,
@@ -42,9 +41,6 @@ import {
 import { presentationDecodeDelay } from '../../media/decode-delay';
 import { findMedia, HdsMedia } from '../../model/hds-media';
 
-/** ISO/IEC 14496-12 §12.1.3: bytes of VisualSampleEntry fields before its child boxes. */
-const VISUAL_ENTRY_FIELDS = 78;
-
 function describe(t: ViewTrack): string {
   return `${t.track.src} track ${t.track.properties.trackID}`;
 }
@@ -61,19 +57,7 @@ export function sequenceHeaderOf(t: ViewTrack): Uint8Array {
   if (config.kind === 'aac') return config.asc;
   if (config.kind !== 'avc')
     throw new OriginError('unsupported-media', `HDS carries H.264 and AAC, not ${config.kind}`, what);
-  const path = `${what}: stsd`;
-  // stsd: box header (8), version and flags (4), entry_count (4), then the first sample entry.
-  for (const entry of childBoxes(stsd.subarray(16), 16, path)) {
-    for (const c of childBoxes(
-      entry.payload.subarray(VISUAL_ENTRY_FIELDS),
-      entry.start + entry.headerSize + VISUAL_ENTRY_FIELDS,
-      `${path}/${entry.type}`,
-    )) {
-      if (c.type === 'avcC') return c.payload;
-    }
-    break;
-  }
-  throw new OriginError('corrupt-media', 'H.264 sample entry without its avcC box', path);
+  return avcDecoderConfigurationRecord(stsd, what);
 }
 
 function flvSamples(samples: readonly SampleWithData[]): FlvSample[] {
