@@ -3,14 +3,13 @@
 // (path, mtime, size) with a byte bound; a changed file is picked up on the next request.
 // Concurrent misses for the same key share one load (request coalescing).
 
-import { promises as fs } from 'node:fs';
 // Imported, not the global: the global `performance` loads node:perf_hooks lazily on its first
 // use, which was the first request (about a millisecond of module loading on the cold path).
 import { performance } from 'node:perf_hooks';
-import { OriginError, originError } from '../errors';
+import { originError } from '../errors';
 import { MediaFile } from '../model/media';
 import { readMediaFile } from '../media/media-file';
-import { ByteSource, FileSource, ioError } from '../io/source';
+import { FILE_STORAGE, FileStat, Storage } from '../io/storage';
 import { MAX_SERVER_MANIFEST_BYTES } from '../ism/server-manifest';
 import { buildPresentation, Presentation } from '../model/presentation';
 
@@ -114,8 +113,6 @@ export interface StoreLimits {
  */
 export const DEFAULT_LIMITS: StoreLimits = { mediaBytes: 256 << 20, presentations: 4096, statTtlMs: 1000 };
 
-type FileStat = { mtimeMs: number; size: number };
-
 /** A remembered stat: trusted until `until`; `settled` once known (for the synchronous peek). */
 interface StatEntry {
   until: number;
@@ -137,7 +134,8 @@ export class PresentationStore {
 
   constructor(
     limits: StoreLimits = DEFAULT_LIMITS,
-    private readonly storage: Storage = FILE_STORAGE,
+    /** Where the .ism files and sources are (io/storage.ts); segment readers open theirs through it too. */
+    readonly storage: Storage = FILE_STORAGE,
   ) {
     this.media = new CostLru(limits.mediaBytes);
     this.presentations = new CostLru(limits.presentations);
@@ -250,34 +248,4 @@ function mediaCost(m: MediaFile): number {
   let bytes = m.moov.byteLength + 1024;
   for (const t of m.tracks) bytes += t.fragments.count * 41;
   return bytes;
-}
-
-/**
- * Where the store finds the .ism files and sources: the file system, or anything that answers the
- * same three questions (the start-up warm-up's synthetic files, warm-up.ts; a remote store later).
- * Errors are OriginErrors, as statFile and ioError make them.
- */
-export interface Storage {
-  stat(path: string): Promise<FileStat>;
-  readText(path: string): Promise<string>;
-  open(path: string): Promise<ByteSource>;
-}
-
-export const FILE_STORAGE: Storage = {
-  stat: statFile,
-  readText: (p) =>
-    fs.readFile(p, 'utf8').catch((e: unknown) => {
-      throw ioError(p, e);
-    }),
-  open: (p) => FileSource.open(p),
-};
-
-export async function statFile(p: string): Promise<{ mtimeMs: number; size: number }> {
-  try {
-    const s = await fs.stat(p);
-    if (!s.isFile()) throw originError('not-found', 'not a file', { subject: p });
-    return { mtimeMs: s.mtimeMs, size: s.size };
-  } catch (e) {
-    throw e instanceof OriginError ? e : ioError(p, e);
-  }
 }

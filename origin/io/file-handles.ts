@@ -1,4 +1,4 @@
-// Segment delivery I/O: open source files and read buffers, reused across requests.
+// Segment delivery I/O: open source files, reused across requests (their read buffers: io/buffers.ts).
 //
 // A segment is a few rewritten boxes plus byte ranges of one source file. Opening, fstat-ing and
 // closing that file for every request, and allocating a fresh read buffer for every chunk, cost
@@ -11,8 +11,7 @@
 
 import { promises as fs, read as readCallback } from 'node:fs';
 import { originError } from '../errors';
-import { ReadIntoSource } from './read-buffers';
-import { ioError, openRegularFile, readFully, SourceOpener } from './source';
+import { ioError, openRegularFile, readFully, ReadIntoSource, SourceOpener } from './source';
 
 interface Opened {
   handle: fs.FileHandle;
@@ -100,11 +99,12 @@ export class FileHandles {
   readonly opener: SourceOpener = async (path) => {
     const lease = await this.acquire(path);
     let closed = false;
+    const file: OpenFile = { fd: lease.handle.fd, name: path, size: lease.size };
     const source: ReadIntoSource = {
       name: path,
       size: lease.size,
       read: (offset, length) => readFully(lease.handle, path, lease.size, offset, length),
-      readInto: (target, offset, length) => readInto(lease.handle.fd, path, lease.size, target, offset, length),
+      readInto: (target, offset, length) => readInto(file, target, offset, length),
       close: async () => {
         if (!closed) lease.release();
         closed = true;
@@ -145,16 +145,21 @@ export class FileHandles {
   }
 }
 
+/** A descriptor open for reading, with its path (for messages) and its size when opened. */
+interface OpenFile {
+  fd: number;
+  name: string;
+  size: number;
+}
+
 /**
  * Exactly `length` bytes at `offset` of an open file of `size` bytes into target[0, length)
- * (the segment writers' pooled buffers, io/read-buffers.ts), or an OriginError. The callback
+ * (the segment writers' pooled buffers, io/buffers.ts), or an OriginError. The callback
  * form of read on the descriptor: FileHandle.read's promise machinery cost more than the call.
  * Settles only once no read into `target` is running.
  */
 async function readInto(
-  fd: number,
-  name: string,
-  size: number,
+  { fd, name, size }: OpenFile,
   target: Uint8Array,
   offset: number,
   length: number,
@@ -187,31 +192,4 @@ async function readInto(
 
 function closeQuietly(e: Entry): void {
   e.handle.then((o) => o.handle.close()).catch(() => undefined);
-}
-
-/**
- * Read buffers of one size, handed back once the socket has taken the bytes (the write
- * callback): steady streaming allocates nothing. A buffer never comes back if its write failed,
- * and the pool keeps at most `keep` idle ones.
- */
-export class BufferPool {
-  private readonly idle: Buffer[] = [];
-
-  constructor(
-    readonly size: number,
-    private readonly keep: number,
-  ) {}
-
-  take(): Buffer {
-    return this.idle.pop() ?? Buffer.allocUnsafeSlow(this.size);
-  }
-
-  give(b: Buffer): void {
-    if (b.byteLength === this.size && this.idle.length < this.keep) this.idle.push(b);
-  }
-
-  /** Idle buffers (tests). */
-  get available(): number {
-    return this.idle.length;
-  }
 }

@@ -1,5 +1,7 @@
-// Byte sources: the only place the media layer touches storage (house style §3). Parsers take
-// the bytes these return; a remote-storage source can replace the file one without them noticing.
+// Byte sources: what the media layer reads (house style §3). Parsers take the bytes these return;
+// a remote-storage source can replace the file one without them noticing. Sources are opened
+// through the storage seam (io/storage.ts): the file system's, over kept handles for segment reads
+// (io/file-handles.ts), or any other Storage's.
 
 import { promises as fs } from 'node:fs';
 import { OriginError, originError } from '../errors';
@@ -11,6 +13,16 @@ export interface ByteSource {
   /** Exactly `length` bytes at `offset`, or an io error. */
   read(offset: number, length: number): Promise<Uint8Array>;
   close(): Promise<void>;
+}
+
+/** A source that can read straight into a caller's buffer (io/file-handles.ts's kept-handle sources). */
+export interface ReadIntoSource extends ByteSource {
+  /** Exactly `length` bytes at file offset `offset` into target[0, length), or an OriginError. */
+  readInto(target: Uint8Array, offset: number, length: number): Promise<void>;
+}
+
+export function canReadInto(source: ByteSource): source is ReadIntoSource {
+  return typeof (source as Partial<ReadIntoSource>).readInto === 'function';
 }
 
 export class FileSource implements ByteSource {
@@ -109,6 +121,20 @@ export class BufferSource implements ByteSource {
 export type SourceOpener = (path: string) => Promise<ByteSource>;
 
 export const openFile: SourceOpener = (path) => FileSource.open(path);
+
+/** `f` over a source `open` gives for `path`, closed afterwards whatever `f` did. */
+export async function withSource<T>(
+  open: SourceOpener,
+  path: string,
+  f: (source: ByteSource) => Promise<T>,
+): Promise<T> {
+  const source = await open(path);
+  try {
+    return await f(source);
+  } finally {
+    await source.close();
+  }
+}
 
 /**
  * Bytes already read from `inner` at file offset `start`: reads inside them are answered from

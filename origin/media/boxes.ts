@@ -130,10 +130,17 @@ const TFXD_UUID = '6d1d9b0542d544e680e2141daff757b2';
 /** ISO/IEC 14496-12 §8.8.3.1 sample_flags: sample_is_non_sync_sample. */
 const SAMPLE_IS_NON_SYNC = 0x00010000;
 
-export interface TrackDefaults {
-  /** From `trex` (§8.8.3). */
+/**
+ * §8.8.3 TrackExtendsBox: the defaults every fragment of the track falls back on (read by both
+ * moov readers: media/track-info.ts for the index, media/track-header.ts for the segments).
+ */
+export interface TrexDefaults {
+  defaultSampleDescriptionIndex: number;
+  /** Track timescale units. */
   defaultSampleDuration: number;
+  /** Bytes. */
   defaultSampleSize: number;
+  /** §8.8.3.1 sample_flags. */
   defaultSampleFlags: number;
 }
 
@@ -155,7 +162,7 @@ export interface TrafSummary {
 export function parseMoof(
   moof: Uint8Array,
   start: number,
-  defaults: (trackId: number) => TrackDefaults | undefined,
+  defaults: (trackId: number) => TrexDefaults | undefined,
 ): TrafSummary[] {
   const top = readBoxHeader(moof, 0, start, start + moof.byteLength, 'file');
   const path = `moof@${start}`;
@@ -173,7 +180,7 @@ function parseTraf(
   payload: Uint8Array,
   base: number,
   path: string,
-  defaults: (trackId: number) => TrackDefaults | undefined,
+  defaults: (trackId: number) => TrexDefaults | undefined,
 ): TrafSummary {
   let tfhd: { trackId: number; duration?: number; size?: number; flags?: number } | undefined;
   let tfdt: bigint | undefined;
@@ -383,7 +390,7 @@ export function parseMfra(mfra: Uint8Array, start: number): Map<number, RandomAc
 export function parseMfro(tail: Uint8Array, start: number): number | undefined {
   if (tail.byteLength !== 16) return undefined;
   const r = new ByteReader(tail, `mfro@${start}`, start);
-  const size = r.u32();
+  r.skip(4); // size: the mfro is the fixed last 16 bytes
   if (r.fourcc() !== 'mfro') return undefined;
   r.skip(4); // version + flags
   return r.u32();

@@ -42,8 +42,8 @@ const AUDIO_ENTRY_FIELDS = 28; // §12.2.3 (version 0)
 const QT_SOUND_V1_EXTRA = 16; // QuickTime sound description v1: four more 32-bit fields
 const QT_SOUND_V2_EXTRA = 36; // v2
 
-/** The configuration of the first sample entry of an `stsd` box (header included). */
-export function codecConfigOf(stsd: Uint8Array, what: string): CodecConfig {
+/** The first sample entry of an `stsd` box (header included): its type, payload, and where it is. */
+function firstEntry(stsd: Uint8Array, what: string): { type: string; payload: Uint8Array; base: number; path: string } {
   const path = `${what}: stsd`;
   const r = new ByteReader(stsd, path);
   r.skip(8 + 4); // box header, version + flags
@@ -52,12 +52,32 @@ export function codecConfigOf(stsd: Uint8Array, what: string): CodecConfig {
   const entry = childBoxes(stsd.subarray(16), 16, path).next();
   if (entry.done === true) r.fail('no sample entry');
   const { type, payload, start, headerSize } = entry.value;
+  return { type, payload, base: start + headerSize, path };
+}
+
+/** The avcC payload of an H.264 sample entry (codecConfigOf checks the entry is one). */
+function avcC(payload: Uint8Array, base: number, entryPath: string): Uint8Array {
+  return child(payload, VISUAL_ENTRY_FIELDS, base, entryPath, 'avcC');
+}
+
+/**
+ * The AVCDecoderConfigurationRecord of an H.264 `stsd`'s first sample entry, byte for byte: the
+ * avcC payload (ISO/IEC 14496-15 §5.3.3.1), which FLV's AVC sequence header carries as it is.
+ * For an `stsd` that codecConfigOf has read as 'avc' (which checked the entry and its avcC).
+ */
+export function avcDecoderConfigurationRecord(stsd: Uint8Array, what: string): Uint8Array {
+  const { type, payload, base, path } = firstEntry(stsd, what);
+  return avcC(payload, base, `${path}/${type}`);
+}
+
+/** The configuration of the first sample entry of an `stsd` box (header included). */
+export function codecConfigOf(stsd: Uint8Array, what: string): CodecConfig {
+  const { type, payload, base, path } = firstEntry(stsd, what);
   const entryPath = `${path}/${type}`;
-  const base = start + headerSize;
   switch (type) {
     case 'avc1':
     case 'avc3':
-      return readAvcC(child(payload, VISUAL_ENTRY_FIELDS, base, entryPath, 'avcC'), `${entryPath}/avcC`);
+      return readAvcC(avcC(payload, base, entryPath), `${entryPath}/avcC`);
     case 'mp4a':
       return {
         kind: 'aac',

@@ -25,7 +25,7 @@ import {
   printable,
   RandomAccessTable,
   readBoxHeader,
-  TrackDefaults,
+  TrexDefaults,
   TrafSummary,
 } from './boxes';
 import { ByteSource } from '../io/source';
@@ -281,7 +281,7 @@ function upperBound(values: Float64Array, x: number): number {
   return lo;
 }
 
-function defaultsLookup(tracks: MoovTrack[]): (id: number) => TrackDefaults | undefined {
+function defaultsLookup(tracks: MoovTrack[]): (id: number) => TrexDefaults | undefined {
   const m = new Map(tracks.map((t) => [t.properties.trackID, t.defaults]));
   return (id) => m.get(id);
 }
@@ -291,7 +291,7 @@ async function trafAt(
   source: ReadAhead,
   offset: number,
   trackId: number,
-  defaults: (id: number) => TrackDefaults | undefined,
+  defaults: (id: number) => TrexDefaults | undefined,
 ): Promise<{ traf: TrafSummary; end: number } | undefined> {
   // One read of MOOF_GUESS bytes usually holds the whole moof and the mdat header after it;
   // a larger moof takes a second read.

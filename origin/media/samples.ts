@@ -16,12 +16,13 @@
 
 import { OriginError, originError } from '../errors';
 import { locateRuns, parseSourceMoof, SourceTraf, SourceTrun, TRUN } from './traf-layout';
-import { inFile, readTrackHeaders, TrackHeader, TrexDefaults } from './track-header';
+import { inFile, trackHeaderOf } from './track-header';
+import { TrexDefaults } from './boxes';
 import { MAX_FRAGMENT_DATA_BYTES, readFragmentMoof } from '../segments/fmp4/media-segment';
 import { corruptAt } from './byte-reader';
-import { ByteSource, SpanSource } from '../io/source';
+import { ByteSource, canReadInto, SpanSource } from '../io/source';
 import { PresentationTrack, ticksIn } from '../model/presentation';
-import { canReadInto, ReadLease } from '../io/read-buffers';
+import { ReadLease } from '../io/buffers';
 
 /** §8.8.3.1 sample_flags: sample_is_non_sync_sample. */
 const SAMPLE_IS_NON_SYNC = 0x00010000;
@@ -47,21 +48,6 @@ export interface SourceSample {
 export interface SampleWithData extends SourceSample {
   /** Exactly `size` bytes. */
   data: Uint8Array;
-}
-
-const headerCache = new WeakMap<Uint8Array, Map<number, TrackHeader>>();
-
-/** The track's moov description (stsd, trex defaults), parsed once per moov. */
-export function trackHeaderOf(track: PresentationTrack): TrackHeader {
-  let headers = headerCache.get(track.moov);
-  if (headers === undefined) {
-    headers = readTrackHeaders(track.moov, track.src);
-    headerCache.set(track.moov, headers);
-  }
-  const h = headers.get(track.properties.trackID);
-  if (h === undefined)
-    throw originError('corrupt-media', `no trak for track ${track.properties.trackID}`, { subject: track.src });
-  return h;
 }
 
 /** Ticks to subtract from a source time of this track to put it on the output timeline. */
@@ -224,6 +210,12 @@ async function readMoof(source: ByteSource, offset: number): Promise<Uint8Array>
   return readFragmentMoof(source, offset);
 }
 
+/** How withFragmentSpan reads: at most `maxBytes` at once, into the `lease`'s pooled buffers if any. */
+export interface SpanRead {
+  maxBytes: number;
+  lease?: ReadLease;
+}
+
 /**
  * `source` with the whole byte range of fragments [first, last] of `track` (moofs and media data,
  * from the fragment table) read in one go: the moof and sample reads that follow are answered
@@ -235,8 +227,7 @@ export async function withFragmentSpan(
   track: PresentationTrack,
   first: number,
   last: number,
-  maxBytes: number,
-  lease?: ReadLease,
+  { maxBytes, lease }: SpanRead,
 ): Promise<ByteSource> {
   const f = track.fragments;
   if (!(first >= 0 && first <= last && last < f.count)) return source;
@@ -252,7 +243,7 @@ export async function withFragmentSpan(
   ))
     return source;
   const length = end - start;
-  // With a lease, one positional read into a pooled buffer (read-buffers.ts): the caller keeps
+  // With a lease, one positional read into a pooled buffer (io/buffers.ts): the caller keeps
   // every view of it inside the segment it writes and releases the lease afterwards.
   if (lease !== undefined && canReadInto(source)) {
     const buffer = lease.take(length);

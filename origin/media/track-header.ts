@@ -8,23 +8,21 @@
 // §8.4.3 hdlr, §8.4.4 minf, §8.5.1 stbl, §8.5.2 stsd, §8.8.1 mvex, §8.8.3 trex.
 
 import { OriginError, originError } from '../errors';
-import { childBoxes, firstChildren, printable, readBoxHeader, requireChild, unpackLanguage } from './boxes';
+import {
+  childBoxes,
+  firstChildren,
+  printable,
+  readBoxHeader,
+  requireChild,
+  TrexDefaults,
+  unpackLanguage,
+} from './boxes';
 import { ByteReader, corruptAt } from './byte-reader';
+import type { PresentationTrack } from '../model/presentation';
 
 /** Handler types (§8.4.3.3, §12.*) that an fMP4 output can carry. */
 export type HandlerType = 'vide' | 'soun' | 'subt' | 'text' | 'meta';
 const HANDLERS: readonly string[] = ['vide', 'soun', 'subt', 'text', 'meta'];
-
-/** §8.8.3 TrackExtendsBox: the defaults every fragment of the track falls back on. */
-export interface TrexDefaults {
-  defaultSampleDescriptionIndex: number;
-  /** Track timescale units. */
-  defaultSampleDuration: number;
-  /** Bytes. */
-  defaultSampleSize: number;
-  /** §8.8.3.1 sample_flags. */
-  defaultSampleFlags: number;
-}
 
 export interface TrackHeader {
   trackID: number;
@@ -53,6 +51,27 @@ export function readTrackHeaders(moov: Uint8Array, fileName: string, moovOffset 
   } catch (e) {
     throw inFile(e, fileName);
   }
+}
+
+/** The headers of every track of a moov, by track id: parsed once per loaded moov. */
+const headerCache = new WeakMap<Uint8Array, Map<number, TrackHeader>>();
+
+/** Every track header of the moov `track` comes from (readTrackHeaders, kept with the moov). */
+export function trackHeadersOf(track: PresentationTrack): Map<number, TrackHeader> {
+  let headers = headerCache.get(track.moov);
+  if (headers === undefined) {
+    headers = readTrackHeaders(track.moov, track.src);
+    headerCache.set(track.moov, headers);
+  }
+  return headers;
+}
+
+/** The track's moov description (stsd, trex defaults), parsed once per moov. */
+export function trackHeaderOf(track: PresentationTrack): TrackHeader {
+  const h = trackHeadersOf(track).get(track.properties.trackID);
+  if (h === undefined)
+    throw originError('corrupt-media', `no trak for track ${track.properties.trackID}`, { subject: track.src });
+  return h;
 }
 
 /**

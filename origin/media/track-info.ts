@@ -21,7 +21,7 @@ import {
   firstChildren,
   readBoxHeader,
   requireChild,
-  TrackDefaults,
+  TrexDefaults,
   unpackLanguage,
 } from './boxes';
 import { ByteReader, corruptAt } from './byte-reader';
@@ -30,7 +30,7 @@ import { parseSps } from './h264-sps';
 export interface MoovTrack {
   /** Everything but systemBitrate (needs the fragments) and a presentation-unique trackName. */
   properties: TrackProperties;
-  defaults: TrackDefaults;
+  defaults: TrexDefaults;
 }
 
 export const SUPPORTED_SAMPLE_ENTRIES = ['avc1', 'avc3', 'mp4a', 'ac-3', 'ec-3', 'stpp', 'wvtt'];
@@ -51,23 +51,28 @@ export function readMoov(moov: Uint8Array, fileName: string): { tracks: MoovTrac
     if (c.type === 'trak') traks.push(c);
     else if (c.type === 'mvex' && mvex === undefined) mvex = c;
   }
-  const trexes = new Map<number, TrackDefaults>();
+  const trexes = new Map<number, TrexDefaults>();
   if (mvex !== undefined) {
     for (const c of childBoxes(mvex.payload, mvex.start + mvex.headerSize, `${fileName}: moov/mvex`)) {
       if (c.type !== 'trex') continue;
       const r = reader(c, `${fileName}: moov/mvex/trex`);
       r.skip(4); // version + flags
       const id = r.u32();
-      r.skip(4); // default_sample_description_index
+      const defaultSampleDescriptionIndex = r.u32();
       if (!trexes.has(id))
-        trexes.set(id, { defaultSampleDuration: r.u32(), defaultSampleSize: r.u32(), defaultSampleFlags: r.u32() });
+        trexes.set(id, {
+          defaultSampleDescriptionIndex,
+          defaultSampleDuration: r.u32(),
+          defaultSampleSize: r.u32(),
+          defaultSampleFlags: r.u32(),
+        });
     }
   }
   const tracks = traks.map((trak, i) => readTrak(trak, trexes, `${fileName}: moov/trak[${i}]`));
   return { tracks, fragmented: mvex !== undefined };
 }
 
-function readTrak(trak: Found, trexes: Map<number, TrackDefaults>, path: string): MoovTrack {
+function readTrak(trak: Found, trexes: Map<number, TrexDefaults>, path: string): MoovTrack {
   const boxes = firstChildren(trak.payload, trak.start + trak.headerSize, path);
   const tkhd = reader(requireChild(boxes, 'tkhd', path, trak.start), `${path}/tkhd`);
   const tkhdVersion = tkhd.u8();
@@ -98,7 +103,13 @@ function readTrak(trak: Found, trexes: Map<number, TrackDefaults>, path: string)
   if (stsd.u32() === 0) throw originError('corrupt-media', 'no sample entry', { subject: entryPath });
   const entry = childBoxes(stsdBox.payload.subarray(8), stsdBox.start + stsdBox.headerSize + 8, entryPath).next().value;
   if (entry === undefined) throw originError('corrupt-media', 'no sample entry', { subject: entryPath });
-  const defaults = trexes.get(trackID) ?? { defaultSampleDuration: 0, defaultSampleSize: 0, defaultSampleFlags: 0 };
+  // No trex (a file that is not fragmented): nothing to fall back on, the first sample entry.
+  const defaults = trexes.get(trackID) ?? {
+    defaultSampleDescriptionIndex: 1,
+    defaultSampleDuration: 0,
+    defaultSampleSize: 0,
+    defaultSampleFlags: 0,
+  };
   const base: TrackProperties = {
     type,
     FourCC: '',

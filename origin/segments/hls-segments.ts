@@ -16,7 +16,7 @@ import { OriginError, originError } from '../errors';
 import { box, field, fullBox, serialize, Writable } from './box-writer';
 import { mdatHeaderSize } from './fmp4/media-segment';
 import { TFHD, TRUN } from '../media/traf-layout';
-import { ByteSource, openFile, SourceOpener } from '../io/source';
+import { openFile, SourceOpener, withSource } from '../io/source';
 import { ViewTrack, PlayoutView } from '../model/view';
 import { Presentation } from '../model/presentation';
 import { adtsConfigOf } from './mpegts/adts';
@@ -31,7 +31,7 @@ import {
   writeTsSegment,
 } from './mpegts/mpegts';
 import { packedAudioSegment, PackedCodec } from './packed-audio';
-import { ReadLease } from '../io/read-buffers';
+import { ReadLease } from '../io/buffers';
 import { audioOf, Rendition, videoOf } from '../model/rendition';
 import { TextSample, webvttSegment } from './webvtt/webvtt';
 import {
@@ -42,9 +42,9 @@ import {
   readSampleData,
   SampleWithData,
   SourceSample,
-  trackHeaderOf,
   withFragmentSpan,
 } from '../media/samples';
+import { trackHeaderOf } from '../media/track-header';
 import {
   audioCounter,
   audioGroups,
@@ -77,15 +77,6 @@ function fragmentRange(t: ViewTrack): { first: number; end: number } {
   return { first: s[0]!.first, end: s[s.length - 1]!.first + s[s.length - 1]!.count };
 }
 
-async function withSource<T>(path: string, open: SourceOpener, f: (source: ByteSource) => Promise<T>): Promise<T> {
-  const source = await open(path);
-  try {
-    return await f(source);
-  } finally {
-    await source.close();
-  }
-}
-
 /** The samples of one view segment of a single-track rendition, with their bytes: one open, one read. */
 function segmentSamples(
   t: ViewTrack,
@@ -94,15 +85,11 @@ function segmentSamples(
   open: SourceOpener,
   lease?: ReadLease,
 ): Promise<SampleWithData[]> {
-  return withSource(t.track.src, open, async (source) => {
-    const span = await withFragmentSpan(
-      source,
-      t.track,
-      seg.first,
-      seg.first + seg.count - 1,
-      MAX_GENERATED_SEGMENT_BYTES,
+  return withSource(open, t.track.src, async (source) => {
+    const span = await withFragmentSpan(source, t.track, seg.first, seg.first + seg.count - 1, {
+      maxBytes: MAX_GENERATED_SEGMENT_BYTES,
       lease,
-    );
+    });
     return readSampleData(
       span,
       await readFragmentRange(span, t.track, seg.first, seg.count, shift),
@@ -137,16 +124,17 @@ export async function tsSegment(
   const hi = last ? undefined : v.segments[index + 1]!.first;
   // The video and the audio are read concurrently (two sources, or two ranges of one): the
   // segment waits for one round of reads, not two in turn. Both reads go into pooled buffers
-  // (read-buffers.ts) that return to the pool once the segment is written: the output is a copy.
+  // (io/buffers.ts) that return to the pool once the segment is written: the output is a copy.
   // allSettled, not all: on a failure the other read may still be filling its buffer, which must
   // not go back to the pool (and to another request) before it is done.
   const lease = new ReadLease();
+  const reads: SegmentReads = { p, open, lease };
   try {
     const [videoRead, audioRead, piecesRead] = await Promise.allSettled([
       videoScan(v.track, p, open).then(
-        async (scan) => [scan, await readVideo(v, seg.first, seg.count, p, scan.decodeDelay, open, lease)] as const,
+        async (scan) => [scan, await readVideo(v, seg, scan.decodeDelay, reads)] as const,
       ),
-      a === undefined ? undefined : readMuxedAudio(a, v, p, lo, hi, open, lease),
+      a === undefined ? undefined : readMuxedAudio(a, v, lo, hi, reads),
       a === undefined ? undefined : audioPieces(a.track, v.track, p, open),
     ]);
     if (videoRead.status === 'rejected') throw videoRead.reason;
@@ -189,18 +177,25 @@ export async function tsSegment(
   }
 }
 
+/** What the reads of one TS segment share: the presentation, the sources' opener, the segment's pooled buffers. */
+interface SegmentReads {
+  p: Presentation;
+  open: SourceOpener;
+  lease: ReadLease;
+}
+
 /** The video samples of fragments [first, first + count) with their bytes. */
 async function readVideo(
   v: ViewTrack,
-  first: number,
-  count: number,
-  p: Presentation,
+  { first, count }: { first: number; count: number },
   decodeDelay: bigint,
-  open: SourceOpener,
-  lease: ReadLease,
+  { p, open, lease }: SegmentReads,
 ): Promise<TsSample[]> {
-  return withSource(v.track.src, open, async (source) => {
-    const span = await withFragmentSpan(source, v.track, first, first + count - 1, MAX_GENERATED_SEGMENT_BYTES, lease);
+  return withSource(open, v.track.src, async (source) => {
+    const span = await withFragmentSpan(source, v.track, first, first + count - 1, {
+      maxBytes: MAX_GENERATED_SEGMENT_BYTES,
+      lease,
+    });
     const samples = await readFragmentRange(span, v.track, first, count, outputShift(v.track, p.origin));
     const ts = videoTsSamples(samples, v.track, decodeDelay);
     attach(ts, await readSampleBytes(span, samples, MAX_GENERATED_SEGMENT_BYTES));
@@ -215,11 +210,9 @@ async function readVideo(
 async function readMuxedAudio(
   a: ViewTrack,
   v: ViewTrack,
-  p: Presentation,
   lo: number | undefined,
   hi: number | undefined,
-  open: SourceOpener,
-  lease: ReadLease,
+  { p, open, lease }: SegmentReads,
 ): Promise<TsSample[]> {
   const range = fragmentRange(a);
   const fa = a.track.fragments;
@@ -241,18 +234,14 @@ async function readMuxedAudio(
   }
   const picked: SourceSample[] = [];
   const groups: number[] = [];
-  const ts = await withSource(a.track.src, open, async (source) => {
+  const ts = await withSource(open, a.track.src, async (source) => {
     const span =
       overlapping.length === 0
         ? source
-        : await withFragmentSpan(
-            source,
-            a.track,
-            overlapping[0]!,
-            overlapping[overlapping.length - 1]!,
-            MAX_GENERATED_SEGMENT_BYTES,
+        : await withFragmentSpan(source, a.track, overlapping[0]!, overlapping[overlapping.length - 1]!, {
+            maxBytes: MAX_GENERATED_SEGMENT_BYTES,
             lease,
-          );
+          });
     for (const i of overlapping) {
       const samples = await readFragmentSamples(span, a.track, i, shiftA);
       const g = audioGroups(samples, a.track, v.track, p);
@@ -287,7 +276,7 @@ export async function packedAudio(
   else if (config.kind === 'ac3' || config.kind === 'ec3') codec = { kind: config.kind };
   else throw originError('unsupported-media', 'packed audio carries AAC, AC-3 or E-AC-3 only', { subject: what });
   const shift = outputShift(t.track, view.presentation.origin);
-  // The frames are read into a pooled buffer (read-buffers.ts): packedAudioSegment copies them
+  // The frames are read into a pooled buffer (io/buffers.ts): packedAudioSegment copies them
   // into the segment, so the buffer goes back once it returns (one read: nothing else in flight).
   const lease = new ReadLease();
   try {
@@ -322,7 +311,7 @@ async function keyframe(
       `no keyframe ${n} for ${v.track.properties.trackName}=${v.track.properties.systemBitrate} (there are ${range.end - range.first})`,
     );
   }
-  return withSource(v.track.src, open, async (source) => {
+  return withSource(open, v.track.src, async (source) => {
     const samples = await readFragmentSamples(source, v.track, index, outputShift(v.track, view.presentation.origin));
     const first = samples[0];
     if (first === undefined || !first.sync) {

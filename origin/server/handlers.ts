@@ -10,24 +10,24 @@ import { writeSmoothManifest } from '../manifests/smooth';
 import { writeHdsManifest } from '../manifests/hds';
 import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
-import { mediaSegmentParts, readFragmentMoof, reboxFragment } from '../segments/fmp4/media-segment';
-import { readTrackHeaders, TrackHeader } from '../media/track-header';
-import { childBoxes, readBoxHeader } from '../media/boxes';
-import { FileSource, SourceOpener } from '../io/source';
+import { SegmentPart } from '../segments/fmp4/media-segment';
+import { partsCost, readSegmentParts, SegmentParts } from '../segments/fmp4/segment-parts';
+import { trackHeaderOf } from '../media/track-header';
+import { SourceOpener } from '../io/source';
+import { segmentSources } from '../io/storage';
 import { PresentationStore } from '../cache/presentation-store';
 import { canonicalViewKey, ManifestCache, RenderedManifest } from '../cache/manifest-cache';
 import { PresentationIds, PresentationMemo } from '../cache/request-caches';
-import { Presentation, PresentationTrack, ticksIn } from '../model/presentation';
-import { Segment } from '../model/timeline';
+import { Presentation, PresentationTrack } from '../model/presentation';
 import { PlayoutView, segmentCount, TrackSelector, trackKey, viewForQuery, ViewMemo, ViewTrack } from '../model/view';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
 import { keyframeFmp4, keyframeTs, numberingTrack, packedAudio, tsSegment, webvttText } from '../segments/hls-segments';
-import { BufferLoan, segmentReadBuffers } from '../io/read-buffers';
+import { BufferLoan, segmentReadBuffers } from '../io/buffers';
 import { PresentationRequest, RouteKind } from './routes';
 import { FileHandles } from '../io/file-handles';
 import { VERSION } from '../version';
 
-export type Part = { kind: 'bytes'; bytes: Uint8Array } | { kind: 'file'; offset: number; length: number };
+export type { SegmentPart as Part } from '../segments/fmp4/media-segment';
 
 export type ReplyBody =
   | { type: 'text'; text: string; /** `text` in UTF-8 when already encoded */ bytes?: Uint8Array }
@@ -36,7 +36,7 @@ export type ReplyBody =
       bytes: Uint8Array;
       /** `bytes` are lent from a pool: the server shares the loan among its responses and lets go as each closes */ loan?: BufferLoan;
     }
-  | { type: 'parts'; file: string; parts: Part[]; length: number };
+  | { type: 'parts'; file: string; parts: SegmentPart[]; length: number };
 
 export interface Reply {
   contentType: string;
@@ -59,6 +59,8 @@ export interface PlayoutContext {
   segments: PresentationMemo<SegmentParts>;
   /** Source handles kept for the store's stat TTL: segment streaming and the segment writers read through them. */
   files: FileHandles;
+  /** How every segment reader opens sources: the store's storage, through `files` on the file system (io/storage.ts). */
+  open: SourceOpener;
 }
 
 export function newPlayoutContext(
@@ -67,21 +69,16 @@ export function newPlayoutContext(
   manifestCacheBytes = 64 << 20,
 ): PlayoutContext {
   const ids = new PresentationIds();
+  const files = new FileHandles(store.statTtlMs);
   return {
     store,
     select,
     manifests: new ManifestCache(manifestCacheBytes),
     views: new PresentationMemo(ids, 32 << 20),
     segments: new PresentationMemo(ids, 32 << 20),
-    files: new FileHandles(store.statTtlMs),
+    files,
+    open: segmentSources(store.storage, files),
   };
-}
-
-interface SegmentParts {
-  parts: Part[];
-  length: number;
-  /** The source's size when the boxes were read (part of the ETag). */
-  fileSize: number;
 }
 
 /** Estimated bytes of a view: its segment objects dominate. */
@@ -188,7 +185,11 @@ export async function handlePlayout(
     case 'hds-manifest':
       return manifest(ctx, req, p, view, rawQuery, () => writeHdsManifest(view, groups.stem!));
     case 'hds-fragment':
-      return generatedReply(req, view, await hdsFragmentRequest(view, groups.stem!, groups.segment!, groups.fragment!));
+      return generatedReply(
+        req,
+        view,
+        await hdsFragmentRequest(view, groups.stem!, groups.segment!, groups.fragment!, ctx.open),
+      );
   }
 }
 
@@ -328,7 +329,7 @@ async function hlsSegment(
   }
   const numbering = numberingTrack(r);
   const index = segmentIndex(nText, numbering, r.key);
-  const sources = new SourceSizes(ctx.files.opener);
+  const sources = new SourceSizes(ctx.open);
   const open = sources.open;
   // TS output (hundreds of kB to MB a segment) is lent from the segment buffer pool; packed audio
   // and WebVTT are small.
@@ -378,7 +379,7 @@ async function iframeSegment(
   const last = segments[segments.length - 1]!;
   // keyframeTs/keyframeFmp4 count the view's fragments from 1.
   const n = numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
-  const sources = new SourceSizes(ctx.files.opener);
+  const sources = new SourceSizes(ctx.open);
   const content =
     kind === 'ts' ? await keyframeTs(view, video, n, sources.open) : await keyframeFmp4(view, video, n, sources.open);
   return generatedSegmentReply(
@@ -486,26 +487,8 @@ function generatedReply(req: PresentationRequest, view: PlayoutView, content: Ui
   return generatedSegmentReply(req, view, content, etagOf(content));
 }
 
-const headerCache = new WeakMap<Uint8Array, Map<number, TrackHeader>>();
-
-function trackHeaders(track: PresentationTrack): Map<number, TrackHeader> {
-  let headers = headerCache.get(track.moov);
-  if (headers === undefined) {
-    headers = readTrackHeaders(track.moov, track.src);
-    headerCache.set(track.moov, headers);
-  }
-  return headers;
-}
-
-function trackHeader(track: PresentationTrack): TrackHeader {
-  const h = trackHeaders(track).get(track.properties.trackID);
-  if (h === undefined)
-    throw originError('corrupt-media', `no trak for track ${track.properties.trackID}`, { subject: track.src });
-  return h;
-}
-
 function initReply(req: PresentationRequest, view: PlayoutView, t: ViewTrack): Reply {
-  const bytes = writeInitSegment(trackHeader(t.track));
+  const bytes = writeInitSegment(trackHeaderOf(t.track));
   const p = view.presentation;
   return {
     contentType: req.route.contentType,
@@ -532,7 +515,7 @@ async function segmentReply(
   const { parts, length, fileSize } = await ctx.segments.getAsync(
     p,
     key,
-    () => readSegmentParts(t.track, segment, p, mode),
+    () => readSegmentParts(ctx.open, t.track, segment, p, mode),
     partsCost,
   );
   return {
@@ -544,67 +527,4 @@ async function segmentReply(
     ),
     cacheClass: 'segment',
   };
-}
-
-async function readSegmentParts(
-  track: PresentationTrack,
-  segment: Segment,
-  p: Presentation,
-  mode: 'smooth' | 'fmp4',
-): Promise<SegmentParts> {
-  const source = await FileSource.open(track.src);
-  try {
-    const { parts, length } = await segmentParts(source, track, segment, p, mode);
-    return { parts, length, fileSize: source.size };
-  } finally {
-    await source.close();
-  }
-}
-
-function partsCost(v: SegmentParts): number {
-  return v.parts.reduce((n, x) => n + (x.kind === 'bytes' ? x.bytes.byteLength + 64 : 48), 256);
-}
-
-async function segmentParts(
-  source: FileSource,
-  track: PresentationTrack,
-  s: Segment,
-  p: Presentation,
-  mode: 'smooth' | 'fmp4',
-): Promise<{ parts: Part[]; length: number }> {
-  const f = track.fragments;
-  const shift = ticksIn(p.origin, track.properties.TimeScale);
-  const smoothShift = s.sourceTime - s.smoothTime;
-  const headers = trackHeaders(track);
-  const fragments = [];
-  for (let i = s.first; i < s.first + s.count; i++) {
-    const moof = await readFragmentMoof(source, f.offsets[i]!);
-    if (mode === 'smooth' && s.count === 1 && smoothShift === 0n && countTrafs(moof, f.offsets[i]!) === 1) {
-      // MS-SSTR §2.2.4: the fragment as the source has it, moof + mdat, byte for byte.
-      return { parts: [{ kind: 'file', offset: f.offsets[i]!, length: f.sizes[i]! }], length: f.sizes[i]! };
-    }
-    const time = mode === 'smooth' ? f.times[i]! - smoothShift : f.times[i]! - shift;
-    fragments.push(
-      reboxFragment(moof, f.offsets[i]!, track.properties.trackID, {
-        sequenceNumber: i + 1,
-        baseMediaDecodeTime: time,
-        keepTfxd: mode === 'smooth',
-        ...(mode === 'smooth' ? { tfxdTime: time } : {}),
-        headers,
-        fileSize: source.size,
-        fileName: track.src,
-      }),
-    );
-  }
-  return mediaSegmentParts(fragments, { styp: mode === 'fmp4' });
-}
-
-/** trafs in a moof read by readFragmentMoof (whose header it has already checked). */
-function countTrafs(moof: Uint8Array, offset: number): number {
-  const path = `moof@${offset}`;
-  const header = readBoxHeader(moof, 0, offset, offset + moof.byteLength, path)!;
-  let n = 0;
-  for (const c of childBoxes(moof.subarray(header.headerSize), offset + header.headerSize, path))
-    if (c.type === 'traf') n++;
-  return n;
 }

@@ -17,7 +17,8 @@ import { decodePath, matchPresentationRoute, PresentationRequest } from './route
 import { warmUp } from './warm-up';
 import { ifNoneMatchHits, notModifiedSince, parseRange, RangeResult } from './http-util';
 import { listPresentations } from './presentations';
-import { BufferPool, FileHandles, Lease } from '../io/file-handles';
+import { FileHandles, Lease } from '../io/file-handles';
+import { BufferPool } from '../io/buffers';
 import { inlineEdge, InlineEdgeOptions } from '../../host-glue/envoy/edge-inline';
 
 export interface ServerOptions {
@@ -85,7 +86,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES,
   );
   const inflight: Inflight = Object.create(null) as Inflight;
-  const io: Io = { files: ctx.files, buffers: new BufferPool(READ_CHUNK, 16), routes: new RouteMemo() };
+  const io: Io = { files: ctx.files, buffers: new BufferPool(16, 16 * READ_CHUNK), routes: new RouteMemo() };
   const origin = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     handle(req, res, root, ctx, opts, inflight, io).catch((e: unknown) => {
       // Last resort: handle() maps its own errors; this only runs if writing the error failed.
@@ -495,7 +496,7 @@ async function streamParts(
         } else {
           lease ??= await io.files.acquire(file);
           const want = Math.min(READ_CHUNK, to - pos);
-          const buffer = io.buffers.take();
+          const buffer = io.buffers.take(READ_CHUNK);
           const { bytesRead } = await lease.handle.read(buffer, 0, want, part.offset + (pos - at));
           if (bytesRead === 0) {
             io.buffers.give(buffer);

@@ -11,7 +11,7 @@
 // ffmpeg's ismv files: 10 MHz timescale, 2-second fragments, AAC fragments alternating by one tick,
 // sizes and offsets of real bitrates. Optimized code is specialised to the values it was trained on
 // and discarded at the first value of another kind, so the shapes matter down to how V8 holds a
-// number (asStatNumber below). They live in memory (a Storage, cache/presentation-store.ts): nothing is
+// number (asStatNumber below). They live in memory (a Storage, io/storage.ts): nothing is
 // written to disk. The .ism is the one `origin package` would write for them.
 
 import { performance } from 'node:perf_hooks';
@@ -22,7 +22,8 @@ import { writeServerManifest } from '../ism/server-manifest';
 import { readMediaFile } from '../media/media-file';
 import { BufferSource, ByteSource } from '../io/source';
 import { assignTrackNames, creatorLine } from '../package/packager';
-import { DEFAULT_LIMITS, FILE_STORAGE, PresentationStore, Storage } from '../cache/presentation-store';
+import { DEFAULT_LIMITS, PresentationStore } from '../cache/presentation-store';
+import { FILE_STORAGE, Storage } from '../io/storage';
 import { TrackProperties } from '../model/media';
 import { TrackSelector } from '../model/view';
 import { handlePlayout, newPlayoutContext } from './handlers';

@@ -15,11 +15,10 @@
 // - an audio-only media: the samples of its own segment n.
 
 import { originError } from '../../errors';
-import { childBoxes } from '../../media/boxes';
-import { FileSource } from '../../io/source';
+import { openFile, SourceOpener, withSource } from '../../io/source';
 import { ViewTrack, PlayoutView } from '../../model/view';
 import { Instant, Presentation } from '../../model/presentation';
-import { codecConfigOf } from '../../media/codec-config';
+import { avcDecoderConfigurationRecord, codecConfigOf } from '../../media/codec-config';
 import {
   outputShift,
   readFragmentRange,
@@ -27,8 +26,8 @@ import {
   readSampleData,
   SampleWithData,
   SourceSample,
-  trackHeaderOf,
 } from '../../media/samples';
+import { trackHeaderOf } from '../../media/track-header';
 import {
   compareClock,
   delayedClock,
@@ -41,18 +40,6 @@ import {
 } from './fragment';
 import { presentationDecodeDelay } from '../../media/decode-delay';
 import { findMedia, HdsMedia } from '../../model/hds-media';
-
-/** ISO/IEC 14496-12 §12.1.3: bytes of VisualSampleEntry fields before its child boxes. */
-const VISUAL_ENTRY_FIELDS = 78;
-
-async function withSource<T>(path: string, f: (source: FileSource) => Promise<T>): Promise<T> {
-  const source = await FileSource.open(path);
-  try {
-    return await f(source);
-  } finally {
-    await source.close();
-  }
-}
 
 function describe(t: ViewTrack): string {
   return `${t.track.src} track ${t.track.properties.trackID}`;
@@ -70,19 +57,7 @@ export function sequenceHeaderOf(t: ViewTrack): Uint8Array {
   if (config.kind === 'aac') return config.asc;
   if (config.kind !== 'avc')
     throw originError('unsupported-media', `HDS carries H.264 and AAC, not ${config.kind}`, { subject: what });
-  const path = `${what}: stsd`;
-  // stsd: box header (8), version and flags (4), entry_count (4), then the first sample entry.
-  for (const entry of childBoxes(stsd.subarray(16), 16, path)) {
-    for (const c of childBoxes(
-      entry.payload.subarray(VISUAL_ENTRY_FIELDS),
-      entry.start + entry.headerSize + VISUAL_ENTRY_FIELDS,
-      `${path}/${entry.type}`,
-    )) {
-      if (c.type === 'avcC') return c.payload;
-    }
-    break;
-  }
-  throw originError('corrupt-media', 'H.264 sample entry without its avcC box', { subject: path });
+  return avcDecoderConfigurationRecord(stsd, what);
 }
 
 function flvSamples(samples: readonly SampleWithData[]): FlvSample[] {
@@ -95,10 +70,16 @@ function flvSamples(samples: readonly SampleWithData[]): FlvSample[] {
   }));
 }
 
-async function readSegment(t: ViewTrack, index: number, p: Presentation): Promise<SampleWithData[]> {
+/** What a fragment's reads share: the presentation and the sources' opener. */
+interface FragmentReads {
+  p: Presentation;
+  open: SourceOpener;
+}
+
+async function readSegment(t: ViewTrack, index: number, { p, open }: FragmentReads): Promise<SampleWithData[]> {
   const seg = t.segments[index]!;
   const shift = outputShift(t.track, p.origin);
-  return withSource(t.track.src, async (s) =>
+  return withSource(open, t.track.src, async (s) =>
     readSampleData(s, await readFragmentRange(s, t.track, seg.first, seg.count, shift), MAX_FRAGMENT_BYTES),
   );
 }
@@ -108,8 +89,8 @@ async function readMuxedAudio(
   a: ViewTrack,
   v: ViewTrack,
   index: number,
-  p: Presentation,
   d: Instant,
+  { p, open }: FragmentReads,
 ): Promise<SampleWithData[]> {
   const tsA = a.track.properties.TimeScale;
   const tsV = v.track.properties.TimeScale;
@@ -119,7 +100,7 @@ async function readMuxedAudio(
   const f = a.track.fragments;
   const first = a.segments[0]!.first;
   const last = a.segments[a.segments.length - 1]!;
-  return withSource(a.track.src, async (source) => {
+  return withSource(open, a.track.src, async (source) => {
     const picked: SourceSample[] = [];
     for (let i = first; i < last.first + last.count; i++) {
       // Skip source fragments wholly outside the window without reading their moof.
@@ -137,28 +118,38 @@ async function readMuxedAudio(
   });
 }
 
-/** Fragment `n` (from 1) of a media, as bytes; 404 unknown-time when there is no such fragment. */
-export async function hdsFragment(view: PlayoutView, m: HdsMedia, n: number): Promise<Uint8Array> {
+/**
+ * Fragment `n` (from 1) of a media, as bytes; 404 unknown-time when there is no such fragment.
+ * Sources are opened with `open` (the server's: io/storage.ts segmentSources).
+ */
+export async function hdsFragment(
+  view: PlayoutView,
+  m: HdsMedia,
+  n: number,
+  open: SourceOpener = openFile,
+): Promise<Uint8Array> {
   const count = m.timeline.segments.length;
   if (!Number.isSafeInteger(n) || n < 1 || n > count) {
     throw originError('unknown-time', `no fragment ${n} for ${m.key} (there are ${count}, numbered from 1)`);
   }
   const index = n - 1;
   const p = view.presentation;
+  const reads: FragmentReads = { p, open };
   // D matters only when there is video: audio alone keeps its output times.
-  const decodeDelay: Instant = m.video !== undefined ? await presentationDecodeDelay(p) : { ticks: 0n, timescale: 1 };
+  const decodeDelay: Instant =
+    m.video !== undefined ? await presentationDecodeDelay(p, open) : { ticks: 0n, timescale: 1 };
   const input: F4fInput = { fragmentNumber: n, timescale: m.timeline.track.properties.TimeScale, decodeDelay };
   const stream = (t: ViewTrack, samples: SampleWithData[]): FragmentStream => ({
     timescale: t.track.properties.TimeScale,
     sequenceHeader: sequenceHeaderOf(t),
     samples: flvSamples(samples),
   });
-  if (m.video !== undefined) input.video = stream(m.video, await readSegment(m.video, index, p));
+  if (m.video !== undefined) input.video = stream(m.video, await readSegment(m.video, index, reads));
   if (m.audio !== undefined) {
     const samples =
       m.video !== undefined
-        ? await readMuxedAudio(m.audio, m.video, index, p, decodeDelay)
-        : await readSegment(m.audio, index, p);
+        ? await readMuxedAudio(m.audio, m.video, index, decodeDelay, reads)
+        : await readSegment(m.audio, index, reads);
     input.audio = stream(m.audio, samples);
   }
   return writeF4fFragment(input);
@@ -174,6 +165,7 @@ export async function hdsFragmentRequest(
   stem: string,
   segment: string,
   fragment: string,
+  open: SourceOpener = openFile,
 ): Promise<Uint8Array> {
   const m = findMedia(view, stem);
   if (m === undefined) {
@@ -184,5 +176,5 @@ export async function hdsFragmentRequest(
   }
   if (segment !== '1')
     throw originError('unknown-time', `no segment ${segment.slice(0, 16)}: every HDS fragment is in segment 1`);
-  return hdsFragment(view, m, Number(fragment));
+  return hdsFragment(view, m, Number(fragment), open);
 }

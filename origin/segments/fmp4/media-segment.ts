@@ -14,10 +14,10 @@
 
 import { OriginError, originError } from '../../errors';
 import { corruptAt } from '../../media/byte-reader';
-import { printable, readBoxHeader } from '../../media/boxes';
+import { printable, readBoxHeader, TrexDefaults } from '../../media/boxes';
 import { ByteSource } from '../../io/source';
 import { box, BoxWriter, brandBox, field, fullBox, serialize, Writable } from '../box-writer';
-import { inFile, TrexDefaults } from '../../media/track-header';
+import { inFile } from '../../media/track-header';
 import { ByteRange, locateRuns, parseSourceMoof, runDuration, SourceTraf, TFHD, TRUN } from '../../media/traf-layout';
 
 export type { ByteRange } from '../../media/traf-layout';

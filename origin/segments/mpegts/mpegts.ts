@@ -311,7 +311,7 @@ export function planTsSegment(input: TsSegmentInput): TsPlan {
   return { items, streamPackets, size: packets * TS_PACKET_SIZE };
 }
 
-/** A new output buffer, not zero-filled (writeTsSegment's default; the server lends pooled ones, read-buffers.ts BufferLoan). */
+/** A new output buffer, not zero-filled (writeTsSegment's default; the server lends pooled ones, io/buffers.ts BufferLoan). */
 function freshOutput(size: number): Uint8Array {
   const raw = Buffer.allocUnsafeSlow(size);
   return new Uint8Array(raw.buffer, raw.byteOffset, size);

@@ -14,8 +14,8 @@
 //   fixed whatever the segmentation (hls_minimum_fragment_length) or sub-clip, and a segment is a
 //   union of whole pieces. The pieces of an audio track are computed once per set of video
 //   fragment start times (the renditions of one ladder share theirs) and cached.
-// The same one pass gives the video's decode delay (largest negative composition offset), so
-// that DTS never passes PTS.
+// The same one pass gives the video's decode delay (media/decode-delay.ts: largest negative
+// composition offset), so that DTS never passes PTS.
 //
 // The scans are the only I/O here; the arithmetic is mpegts.ts's own planStream, so the counts
 // are exactly what the writer produces.
@@ -25,7 +25,9 @@ import { openFile, SourceOpener } from '../../io/source';
 import { Presentation, PresentationTrack } from '../../model/presentation';
 import { codecConfigOf } from '../../media/codec-config';
 import { planStream, to90kPlus, TS_TIME_OFFSET, TsSample, tsStream, TsStream } from './mpegts';
-import { outputShift, readFragmentSamples, SourceSample, trackHeaderOf } from '../../media/samples';
+import { outputShift, SourceSample } from '../../media/samples';
+import { scanFragments } from '../../media/decode-delay';
+import { trackHeaderOf } from '../../media/track-header';
 
 export interface VideoScan {
   /** Ticks subtracted from every decode time: −(smallest composition offset), or 0. */
@@ -122,35 +124,6 @@ export function audioTsSamples(
   });
 }
 
-/** Moofs read at once by the one-time scans (their reads are independent; visits stay in order). */
-const SCAN_BATCH = 16;
-
-/** Reads every fragment of a track (metadata only), SCAN_BATCH moofs at a time, visiting them in order. */
-async function eachFragment(
-  track: PresentationTrack,
-  p: Presentation,
-  open: SourceOpener,
-  visit: (index: number, samples: SourceSample[]) => void,
-): Promise<void> {
-  const source = await open(track.src);
-  try {
-    const shift = outputShift(track, p.origin);
-    for (let i = 0; i < track.fragments.count; i += SCAN_BATCH) {
-      const batch = Array.from({ length: Math.min(SCAN_BATCH, track.fragments.count - i) }, (_, k) =>
-        readFragmentSamples(source, track, i + k, shift),
-      );
-      // Every read settles before an error is thrown: none is left running on a closed source.
-      const settled = await Promise.allSettled(batch);
-      settled.forEach((r, k) => {
-        if (r.status === 'rejected') throw r.reason;
-        visit(i + k, r.value);
-      });
-    }
-  } finally {
-    await source.close();
-  }
-}
-
 function cached<K extends object, V>(map: WeakMap<K, Promise<V>>, key: K, load: () => Promise<V>): Promise<V> {
   const hit = map.get(key);
   if (hit !== undefined) return hit;
@@ -173,12 +146,7 @@ export function videoScan(
     if (stream.role !== 'video')
       throw originError('internal', `${track.properties.trackName} is not video`, { subject: 'videoScan' });
     const all: SourceSample[][] = [];
-    let smallest = 0;
-    await eachFragment(track, p, open, (_, samples) => {
-      all.push(samples);
-      for (const s of samples) if (s.compositionOffset < smallest) smallest = s.compositionOffset;
-    });
-    const decodeDelay = BigInt(-smallest);
+    const decodeDelay = await scanFragments(track, p, open, (_, samples) => void all.push(samples));
     const fragmentPackets = new Uint32Array(all.length);
     all.forEach((samples, i) => {
       fragmentPackets[i] = planStream(stream, videoTsSamples(samples, track, decodeDelay), true).reduce(
@@ -251,7 +219,7 @@ export function audioPieces(
     const fragment: number[] = [];
     const interval: number[] = [];
     const packets: number[] = [];
-    await eachFragment(audio, p, open, (a, samples) => {
+    await scanFragments(audio, p, open, (a, samples) => {
       const g = audioGroups(samples, audio, video, p);
       const ts = audioTsSamples(samples, audio, g.group);
       for (const u of planStream(stream, ts, false)) {

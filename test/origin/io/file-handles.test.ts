@@ -1,8 +1,10 @@
-// Kept source handles and pooled read buffers (origin/io/file-handles.ts), on real files.
+// Kept source handles (origin/io/file-handles.ts), on real files, and the pool of the HTTP
+// layer's streaming chunks (origin/io/buffers.ts, as server/server.ts uses it).
 
 import { promises as fs, writeFileSync, renameSync } from 'node:fs';
 import * as path from 'node:path';
-import { BufferPool, FileHandles } from '../../../origin/io/file-handles';
+import { FileHandles } from '../../../origin/io/file-handles';
+import { BufferPool } from '../../../origin/io/buffers';
 import { tempDir } from '../../helpers/fixtures';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -121,19 +123,20 @@ test('the opener: a ByteSource over a kept handle, with the size taken at open; 
   await expect(files.opener(dir)).rejects.toThrow(/is a directory|not a regular file/);
 });
 
-describe('BufferPool', () => {
+describe('BufferPool as a streaming pool', () => {
   test('hands back buffers of its size only, up to `keep` idle ones', () => {
-    const pool = new BufferPool(1024, 2);
-    const a = pool.take();
-    const b = pool.take();
-    const c = pool.take();
-    expect(a.byteLength).toBe(1024);
+    const CHUNK = 1 << 20;
+    const pool = new BufferPool(2, 16 * CHUNK);
+    const a = pool.take(CHUNK);
+    const b = pool.take(CHUNK);
+    const c = pool.take(CHUNK);
+    expect(a.byteLength).toBe(CHUNK);
     pool.give(a);
     pool.give(b);
     pool.give(c);
     pool.give(Buffer.alloc(10));
     expect(pool.available).toBe(2);
-    expect(pool.take()).toBe(b);
+    expect(pool.take(CHUNK)).toBe(b);
   });
 });
 

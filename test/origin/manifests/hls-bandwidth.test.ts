@@ -11,13 +11,8 @@ import { codecConfigOf } from '../../../origin/media/codec-config';
 import { planTsSegment, to90k, TS_TIME_OFFSET, TsSample, tsStream } from '../../../origin/segments/mpegts/mpegts';
 import { TIMESTAMP_TAG_SIZE } from '../../../origin/segments/packed-audio';
 import { rendition } from '../../../origin/model/rendition';
-import {
-  outputShift,
-  readFragmentRange,
-  readSampleData,
-  SourceSample,
-  trackHeaderOf,
-} from '../../../origin/media/samples';
+import { outputShift, readFragmentRange, readSampleData, SourceSample } from '../../../origin/media/samples';
+import { trackHeaderOf } from '../../../origin/media/track-header';
 import { webvttSegment } from '../../../origin/segments/webvtt/webvtt';
 import { FileSource } from '../../../origin/io/source';
 import { PlayoutView, ViewTrack } from '../../../origin/model/view';

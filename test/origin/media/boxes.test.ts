@@ -78,7 +78,12 @@ describe('moof parsing (§8.8.4–8.8.8, MS-SSTR tfxd)', () => {
     const tfhd = fullBox('tfhd', 0, 0, u32(3));
     const trun = fullBox('trun', 0, 0, u32(4));
     const m = box('moof', fullBox('mfhd', 0, 0, u32(1)), box('traf', tfhd, trun));
-    const [t] = parseMoof(m, 0, () => ({ defaultSampleDuration: 1000, defaultSampleSize: 50, defaultSampleFlags: 0 }));
+    const [t] = parseMoof(m, 0, () => ({
+      defaultSampleDescriptionIndex: 1,
+      defaultSampleDuration: 1000,
+      defaultSampleSize: 50,
+      defaultSampleFlags: 0,
+    }));
     expect(t).toMatchObject({
       trackId: 3,
       duration: 4000,

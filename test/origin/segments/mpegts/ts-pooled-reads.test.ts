@@ -1,4 +1,4 @@
-// The MPEG-TS writer reads each track's fragment span into a pooled buffer (io/read-buffers.ts,
+// The MPEG-TS writer reads each track's fragment span into a pooled buffer (io/buffers.ts,
 // through io/file-handles.ts readInto) and keeps the parsed sample tables of fragments
 // (media/samples.ts). What must hold:
 // - the pool itself: size classes, reuse, nothing kept past its bound, a lease returns all;
@@ -15,16 +15,10 @@
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as net from 'node:net';
-import { ByteSource, openFile, SourceOpener } from '../../../../origin/io/source';
+import { ByteSource, canReadInto, openFile, SourceOpener } from '../../../../origin/io/source';
 import { PlayoutView } from '../../../../origin/model/view';
 import { Presentation } from '../../../../origin/model/presentation';
-import {
-  BufferLoan,
-  canReadInto,
-  ReadBufferPool,
-  ReadLease,
-  segmentReadBuffers,
-} from '../../../../origin/io/read-buffers';
+import { BufferLoan, BufferPool, ReadLease, segmentReadBuffers } from '../../../../origin/io/buffers';
 import { audioOf, findRendition, Rendition, videoOf } from '../../../../origin/model/rendition';
 import { readFragmentSamples, sampleTableBytes, setSampleTableBudget } from '../../../../origin/media/samples';
 import { packedAudio, tsSegment } from '../../../../origin/segments/hls-segments';
@@ -63,9 +57,9 @@ async function reference(): Promise<string[]> {
   return out;
 }
 
-describe('ReadBufferPool and ReadLease', () => {
+describe('BufferPool and ReadLease', () => {
   test('size classes, reuse and bounds', () => {
-    const pool = new ReadBufferPool();
+    const pool = new BufferPool();
     const a = pool.take(1000);
     expect(a.byteLength).toBe(1 << 16);
     const b = pool.take((1 << 16) + 1);
@@ -85,18 +79,18 @@ describe('ReadBufferPool and ReadLease', () => {
   });
 
   test('idle buffers are bounded per class and in bytes', () => {
-    const pool = new ReadBufferPool(4, 3 << 16);
+    const pool = new BufferPool(4, 3 << 16);
     const many = Array.from({ length: 6 }, () => pool.take(10));
     many.forEach((x) => pool.give(x));
     expect(pool.available).toBe(3); // 3 × 64 KiB: the byte bound first
-    const wide = new ReadBufferPool(4, 1 << 30);
+    const wide = new BufferPool(4, 1 << 30);
     const more = Array.from({ length: 6 }, () => wide.take(10));
     more.forEach((x) => wide.give(x));
     expect(wide.available).toBe(4); // the per-class bound
   });
 
   test('a lease returns everything once, and refuses use after release', () => {
-    const pool = new ReadBufferPool();
+    const pool = new BufferPool();
     const lease = new ReadLease(pool);
     lease.take(10);
     lease.take(100_000);
@@ -109,7 +103,7 @@ describe('ReadBufferPool and ReadLease', () => {
   });
 
   test('a loan goes back with its last holder, once, and never before it is shared', () => {
-    const pool = new ReadBufferPool();
+    const pool = new BufferPool();
     const loan = BufferLoan.take(pool, 70_000);
     expect(loan.bytes.byteLength).toBe(70_000);
     expect(loan.bytes.buffer.byteLength).toBe(1 << 17);
@@ -318,10 +312,10 @@ describe('over HTTP', () => {
     for (const when of ['sent', 'head'] as const) {
       const cut = await Promise.all(
         urls.map(
-          (p) =>
+          (url) =>
             new Promise<string>((resolve) => {
               const socket = net.connect(Number(u.port), u.hostname, () => {
-                socket.write(`GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`);
+                socket.write(`GET ${url} HTTP/1.1\r\nHost: x\r\n\r\n`);
                 if (when === 'sent') setImmediate(() => socket.resetAndDestroy());
               });
               socket.once('data', () => {

@@ -1,25 +1,22 @@
-// Reused buffers for the generated segments (MPEG-TS): a segment reads its fragments' byte
-// range (a few hundred kB to a few MB) once and muxes it into an output buffer. A fresh buffer
-// per read cost page faults on first touch and GC work for its external memory (profiled: about
-// a fifth of a worker's time on 720p TS). The bytes read never leave the writer: the output is a
-// copy, so a read buffer can go back as soon as the segment is written. The output itself is
-// lent by the server from the same pool (BufferLoan, below) until its responses have closed.
+// The one buffer pool of the origin's I/O: buffers by power-of-two size class, reused across
+// requests. Two users, one pool class (an instance each):
+// - the segment writers (MPEG-TS): a segment reads its fragments' byte range (a few hundred kB to
+//   a few MB) once and muxes it into an output buffer. A fresh buffer per read cost page faults on
+//   first touch and GC work for its external memory (profiled: about a fifth of a worker's time on
+//   720p TS). The bytes read never leave the writer: the output is a copy, so a read buffer can go
+//   back as soon as the segment is written. The output itself is lent by the server from the same
+//   pool (BufferLoan, below) until its responses have closed;
+// - the HTTP layer's streaming of fMP4 segments (server/server.ts streamParts): chunks of one size
+//   read from a kept handle (io/file-handles.ts), handed back once the socket has taken the bytes
+//   (the write callback), so steady streaming allocates nothing; a buffer whose write failed never
+//   comes back.
+// Each server keeps its own streaming instance (the same bounds as before the two pools were one
+// class: at most 16 idle chunks), the writers share `segmentReadBuffers`: a failed socket write then
+// never shows in the writers' `outstanding` count.
 //
 // A lease (ReadLease) collects the buffers one segment takes; release() hands them all back,
 // and the caller calls it only once every read into them has settled (a read still running in
 // the thread pool must not land in a buffer another request has taken since).
-
-import { ByteSource } from './source';
-
-/** A source that can read straight into a caller's buffer (io/file-handles.ts's kept-handle sources). */
-export interface ReadIntoSource extends ByteSource {
-  /** Exactly `length` bytes at file offset `offset` into target[0, length), or an OriginError. */
-  readInto(target: Uint8Array, offset: number, length: number): Promise<void>;
-}
-
-export function canReadInto(source: ByteSource): source is ReadIntoSource {
-  return typeof (source as Partial<ReadIntoSource>).readInto === 'function';
-}
 
 /** Smallest pooled size (smaller reads share it): 64 KiB. */
 const MIN_CLASS_BITS = 16;
@@ -33,7 +30,7 @@ const KEEP_PER_CLASS = 16;
 const MAX_IDLE_BYTES = 32 << 20;
 
 /** Buffers by power-of-two size class. */
-export class ReadBufferPool {
+export class BufferPool {
   private readonly idle: Uint8Array[][] = [];
   private idleBytes = 0;
   /** Buffers handed out and not yet returned (tests). */
@@ -83,14 +80,14 @@ function classBits(length: number): number | undefined {
 }
 
 /** The process's pool of segment read buffers. */
-export const segmentReadBuffers = new ReadBufferPool();
+export const segmentReadBuffers = new BufferPool();
 
 /** The buffers one segment has taken from a pool. */
 export class ReadLease {
   private readonly taken: Uint8Array[] = [];
   private released = false;
 
-  constructor(private readonly pool: ReadBufferPool = segmentReadBuffers) {}
+  constructor(private readonly pool: BufferPool = segmentReadBuffers) {}
 
   /** A buffer of at least `length` bytes, valid until release(). */
   take(length: number): Uint8Array {
@@ -128,7 +125,7 @@ export class BufferLoan {
   private shared = false;
 
   private constructor(
-    private readonly pool: ReadBufferPool,
+    private readonly pool: BufferPool,
     private readonly buffer: Uint8Array,
     length: number,
   ) {
@@ -136,7 +133,7 @@ export class BufferLoan {
   }
 
   /** A loan of `length` bytes (not zero-filled) from `pool`. */
-  static take(pool: ReadBufferPool, length: number): BufferLoan {
+  static take(pool: BufferPool, length: number): BufferLoan {
     return new BufferLoan(pool, pool.take(length), length);
   }
 

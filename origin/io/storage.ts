@@ -1,0 +1,51 @@
+// The storage seam: where the origin finds the .ism files and the media sources. Everything that
+// reads them goes through a Storage — the presentation store (stat, the .ism's text, the index
+// read of each source) and every segment reader (Smooth/DASH fMP4, MPEG-TS, packed audio, WebVTT,
+// HDS), which take a SourceOpener made by segmentSources below. The file system is the default;
+// the start-up warm-up's synthetic files (server/warm-up.ts) and a remote store are drop-ins.
+
+import { promises as fs } from 'node:fs';
+import { OriginError, originError } from '../errors';
+import { FileHandles } from './file-handles';
+import { ByteSource, FileSource, ioError, SourceOpener } from './source';
+
+export type FileStat = { mtimeMs: number; size: number };
+
+/**
+ * Where the store finds the .ism files and sources: the file system, or anything that answers the
+ * same three questions. Errors are OriginErrors, as statFile and ioError make them.
+ */
+export interface Storage {
+  stat(path: string): Promise<FileStat>;
+  readText(path: string): Promise<string>;
+  /** A source with positional reads; the caller closes it. */
+  open(path: string): Promise<ByteSource>;
+}
+
+export const FILE_STORAGE: Storage = {
+  stat: statFile,
+  readText: (p) =>
+    fs.readFile(p, 'utf8').catch((e: unknown) => {
+      throw ioError(p, e);
+    }),
+  open: (p) => FileSource.open(p),
+};
+
+export async function statFile(p: string): Promise<FileStat> {
+  try {
+    const s = await fs.stat(p);
+    if (!s.isFile()) throw originError('not-found', 'not a file', { subject: p });
+    return { mtimeMs: s.mtimeMs, size: s.size };
+  } catch (e) {
+    throw e instanceof OriginError ? e : ioError(p, e);
+  }
+}
+
+/**
+ * The sources segment requests read from `storage`. On the file system they are kept handles
+ * (`files`, io/file-handles.ts: one open per file and stat TTL, reads straight into pooled
+ * buffers); any other storage opens its own sources (its open is the seam).
+ */
+export function segmentSources(storage: Storage, files: FileHandles): SourceOpener {
+  return storage === FILE_STORAGE ? files.opener : (path) => storage.open(path);
+}

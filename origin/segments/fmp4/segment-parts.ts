@@ -1,0 +1,81 @@
+// The Smooth and DASH/HLS fMP4 media segments of a view track as parts: the rewritten boxes
+// (styp, moof with the output's sequence numbers and decode times, mdat header) as bytes and the
+// sample data as byte ranges of the source, which the HTTP layer streams (server/server.ts). The
+// moofs are read through a SourceOpener of the storage seam (io/storage.ts segmentSources).
+
+import { childBoxes, readBoxHeader } from '../../media/boxes';
+import { trackHeadersOf } from '../../media/track-header';
+import { ByteSource, SourceOpener, withSource } from '../../io/source';
+import { Presentation, PresentationTrack, ticksIn } from '../../model/presentation';
+import { Segment } from '../../model/timeline';
+import { mediaSegmentParts, readFragmentMoof, reboxFragment, SegmentPart } from './media-segment';
+
+export interface SegmentParts {
+  parts: SegmentPart[];
+  length: number;
+  /** The source's size when the boxes were read (part of the ETag). */
+  fileSize: number;
+}
+
+/** The parts of `segment` of `track`: its moofs read through `open`, rewritten for `mode`. */
+export function readSegmentParts(
+  open: SourceOpener,
+  track: PresentationTrack,
+  segment: Segment,
+  p: Presentation,
+  mode: 'smooth' | 'fmp4',
+): Promise<SegmentParts> {
+  return withSource(open, track.src, async (source) => {
+    const { parts, length } = await segmentParts(source, track, segment, p, mode);
+    return { parts, length, fileSize: source.size };
+  });
+}
+
+/** Estimated bytes of kept parts (the segment memo's cost). */
+export function partsCost(v: SegmentParts): number {
+  return v.parts.reduce((n, x) => n + (x.kind === 'bytes' ? x.bytes.byteLength + 64 : 48), 256);
+}
+
+async function segmentParts(
+  source: ByteSource,
+  track: PresentationTrack,
+  s: Segment,
+  p: Presentation,
+  mode: 'smooth' | 'fmp4',
+): Promise<{ parts: SegmentPart[]; length: number }> {
+  const f = track.fragments;
+  const shift = ticksIn(p.origin, track.properties.TimeScale);
+  const smoothShift = s.sourceTime - s.smoothTime;
+  const headers = trackHeadersOf(track);
+  const fragments = [];
+  for (let i = s.first; i < s.first + s.count; i++) {
+    const moof = await readFragmentMoof(source, f.offsets[i]!);
+    if (mode === 'smooth' && s.count === 1 && smoothShift === 0n && countTrafs(moof, f.offsets[i]!) === 1) {
+      // MS-SSTR §2.2.4: the fragment as the source has it, moof + mdat, byte for byte.
+      return { parts: [{ kind: 'file', offset: f.offsets[i]!, length: f.sizes[i]! }], length: f.sizes[i]! };
+    }
+    const time = mode === 'smooth' ? f.times[i]! - smoothShift : f.times[i]! - shift;
+    fragments.push(
+      reboxFragment(moof, f.offsets[i]!, track.properties.trackID, {
+        sequenceNumber: i + 1,
+        baseMediaDecodeTime: time,
+        keepTfxd: mode === 'smooth',
+        ...(mode === 'smooth' ? { tfxdTime: time } : {}),
+        headers,
+        fileSize: source.size,
+        fileName: track.src,
+      }),
+    );
+  }
+  return mediaSegmentParts(fragments, { styp: mode === 'fmp4' });
+}
+
+/** trafs in a moof read by readFragmentMoof (whose header it has already checked). */
+function countTrafs(moof: Uint8Array, offset: number): number {
+  const path = `moof@${offset}`;
+  const header = readBoxHeader(moof, 0, offset, offset + moof.byteLength, path)!;
+  let n = 0;
+  for (const c of childBoxes(moof.subarray(header.headerSize), offset + header.headerSize, path))
+    if (c.type === 'traf') n++;
+  return n;
+}
