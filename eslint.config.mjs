@@ -33,6 +33,9 @@ export default tseslint.config(
       'no-shadow': 'off',
       '@typescript-eslint/no-shadow': 'error',
       'max-params': ['error', 5],
+      // A leading underscore marks a parameter a default implementation must declare but does not
+      // read (host-glue/proxy-wasm/context.ts mirrors Envoy's Context methods).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
 );

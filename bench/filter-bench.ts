@@ -19,7 +19,8 @@
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { createFilterEngine, instantiateFilterModule, WasmFilterEngine } from '../host-glue/filter/filter-engine';
+import { createFilterEngine, WasmFilterEngine } from '../host-glue/filter/filter-engine';
+import { instantiateFilterModule } from '../host-glue/filter/filter-module';
 import { TrackProperties } from '../origin/model/media';
 import { Cond, holds } from '../test/assembly/filter/reference';
 import type { Track } from '../test/assembly/filter/filter-wasm';

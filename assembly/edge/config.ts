@@ -23,7 +23,7 @@
 
 import { JsonValue } from '../json';
 import { parseRewriteConfig, lastRewriteConfigError } from './rewrite';
-import { RewriteConfig } from './rewrite';
+import { RewriteConfig } from './rewrite-rules';
 import { BasicRule } from './basic';
 import { SCHEME_APR1, SCHEME_SHA, decoyCredential, lastEntryError, parseEntry } from './htpasswd';
 import { TokenRule } from './token';

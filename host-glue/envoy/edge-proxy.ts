@@ -26,8 +26,10 @@ import {
   upstreamRequestHead,
 } from './edge-headers';
 import { RouteTable, RouteTarget } from './edge-routes';
+import { drained, streamInfoOf } from './connection-io';
+import { ConnectTimeout, upstreamFailure } from './upstream-failure';
 import { EdgeConfig } from './envoy-config';
-import { BodyVerdict, HttpFilterFactory, HttpFilterStream, LocalResponse, StreamInfo } from '../proxy-wasm/http-filter';
+import { BodyVerdict, HttpFilterFactory, HttpFilterStream, LocalResponse } from '../proxy-wasm/http-filter';
 
 export interface EdgeProxyOptions {
   factory: HttpFilterFactory;
@@ -57,9 +59,6 @@ export interface RunningEdge {
 }
 
 const EMPTY = new Uint8Array(0);
-
-/** Envoy's router reply texts (source/common/router/router.cc), matched by tests. */
-export const UPSTREAM_RESET_PREFIX = 'upstream connect error or disconnect/reset before headers. reset reason: ';
 
 interface Shared {
   factory: HttpFilterFactory;
@@ -122,40 +121,6 @@ export async function startEdgeProxy(o: EdgeProxyOptions): Promise<RunningEdge> 
         agent.destroy();
       }),
   };
-}
-
-/** Upstream failures before response headers, as Envoy's router words them. */
-function upstreamFailure(e: NodeJS.ErrnoException): { status: number; body: string; details: string } {
-  if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN')
-    return { status: 503, body: 'no healthy upstream', details: 'no_healthy_upstream' };
-  if (e instanceof ConnectTimeout)
-    return {
-      status: 503,
-      body: `${UPSTREAM_RESET_PREFIX}connection timeout`,
-      details: 'upstream_reset_before_response_started{connection_timeout}',
-    };
-  if (
-    e.code === 'ECONNREFUSED' ||
-    e.code === 'EHOSTUNREACH' ||
-    e.code === 'ENETUNREACH' ||
-    e.code === 'EADDRNOTAVAIL'
-  ) {
-    const errno = Math.abs(e.errno ?? 0);
-    return {
-      status: 503,
-      body: `${UPSTREAM_RESET_PREFIX}remote connection failure, transport failure reason: delayed connect error: ${errno}`,
-      details: `upstream_reset_before_response_started{remote_connection_failure,delayed_connect_error:_${errno}}`,
-    };
-  }
-  return {
-    status: 503,
-    body: `${UPSTREAM_RESET_PREFIX}connection termination`,
-    details: 'upstream_reset_before_response_started{connection_termination}',
-  };
-}
-
-class ConnectTimeout extends Error {
-  readonly code = 'ETIMEDOUT';
 }
 
 /** One request through the filter and the router. */
@@ -484,30 +449,4 @@ class Exchange {
 function contentLengthOf(v: string | undefined): number | undefined {
   if (v === undefined || !/^\s*\d+\s*$/.test(v)) return undefined;
   return Number(v);
-}
-
-/** What the filter's properties read of the downstream connection (source.*, destination.*, connection_id). */
-export function streamInfoOf(req: http.IncomingMessage, connectionId: number | undefined): StreamInfo {
-  const socket = req.socket;
-  return {
-    remoteAddress: socket.remoteAddress ?? '',
-    remotePort: socket.remotePort ?? 0,
-    protocol: `HTTP/${req.httpVersion}`,
-    localAddress: socket.localAddress ?? '',
-    localPort: socket.localPort ?? 0,
-    connectionId,
-  };
-}
-
-/** Resolves on 'drain', or when the stream closes (a client that left never drains). */
-export function drained(w: NodeJS.WritableStream & { once(e: 'close', f: () => void): unknown }): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      w.removeListener('drain', done);
-      w.removeListener('close', done);
-      resolve();
-    };
-    w.once('drain', done);
-    w.once('close', done);
-  });
 }

@@ -19,26 +19,11 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { FailurePolicy } from '../proxy-wasm/http-filter';
 import { EdgeConfigError, YamlCursor } from './edge-yaml';
+import { TYPE_URL, boolValue, enumOf, typeUrl } from './envoy-proto';
+import { readPlugin } from './wasm-plugin-config';
 
 export { EdgeConfigError } from './edge-yaml';
-
-const TYPE_PREFIX = 'type.googleapis.com/';
-export const TYPE_URL = {
-  hcm: `${TYPE_PREFIX}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`,
-  wasm: `${TYPE_PREFIX}envoy.extensions.filters.http.wasm.v3.Wasm`,
-  router: `${TYPE_PREFIX}envoy.extensions.filters.http.router.v3.Router`,
-  stringValue: `${TYPE_PREFIX}google.protobuf.StringValue`,
-  bytesValue: `${TYPE_PREFIX}google.protobuf.BytesValue`,
-  struct: `${TYPE_PREFIX}google.protobuf.Struct`,
-} as const;
-
-/** Runtimes a bootstrap may name; all run the module in V8 here (Node is V8). `null` is native code. */
-const WASM_RUNTIMES = [
-  'envoy.wasm.runtime.v8',
-  'envoy.wasm.runtime.wasmtime',
-  'envoy.wasm.runtime.wamr',
-  'envoy.wasm.runtime.wavm',
-];
+export { TYPE_URL } from './envoy-proto';
 
 export type ServerHeaderTransformation = 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
 
@@ -258,110 +243,6 @@ function readHttpFilters(hcm: YamlCursor): { wasm: YamlCursor; router: YamlCurso
   return { wasm: wasm[0]!.need('typed_config'), router: last.need('typed_config') };
 }
 
-const PLUGIN_FIELDS = [
-  'name',
-  'root_id',
-  'vm_config',
-  'configuration',
-  'fail_open',
-  'failure_policy',
-  'allow_on_headers_stop_iteration',
-  'capability_restriction_config',
-  'reload_config',
-];
-const VM_FIELDS = [
-  'vm_id',
-  'runtime',
-  'code',
-  'configuration',
-  'allow_precompiled',
-  'nack_on_code_cache_miss',
-  'environment_variables',
-];
-
-function readPlugin(typed: YamlCursor): WasmPluginConfig {
-  const config = typed.need('config', 'envoy.extensions.wasm.v3.PluginConfig');
-  knownFields(config, PLUGIN_FIELDS, 'PluginConfig');
-  if (config.has('capability_restriction_config'))
-    config
-      .need('capability_restriction_config')
-      .fail('capability restrictions are not supported by origin edge; remove them to run it here');
-  if (config.field('allow_on_headers_stop_iteration')?.bool() === true)
-    config
-      .need('allow_on_headers_stop_iteration')
-      .fail(
-        'origin edge treats a PAUSE from a headers callback as Envoy does by default (stop all iteration); allow_on_headers_stop_iteration: true is not supported',
-      );
-  const vm = config.need('vm_config');
-  knownFields(vm, VM_FIELDS, 'VmConfig');
-  const runtime = vm.field('runtime')?.str() ?? WASM_RUNTIMES[0]!;
-  if (!WASM_RUNTIMES.includes(runtime))
-    vm.need('runtime').fail(
-      `"${runtime}" is not a WebAssembly runtime origin edge can stand in for (${WASM_RUNTIMES.join(', ')})`,
-    );
-  const configuration = readAny(config.field('configuration'));
-  return {
-    name: config.field('name')?.text() ?? '',
-    rootId: config.field('root_id')?.text() ?? '',
-    vmId: vm.field('vm_id')?.text() ?? '',
-    runtime,
-    code: readCode(vm.need('code', 'the module')),
-    vmConfiguration: readAny(vm.field('configuration')).bytes,
-    pluginConfiguration: configuration.bytes,
-    pluginConfigurationType: configuration.type,
-    failurePolicy: readFailurePolicy(config),
-    reloadBackoffMs: config.field('reload_config')?.field('backoff')?.field('base_interval')?.durationMs(),
-  };
-}
-
-function readCode(code: YamlCursor): WasmPluginConfig['code'] {
-  if (code.has('remote'))
-    code.need('remote').fail('origin edge loads local modules only: download the module and name it in local.filename');
-  const local = code.need('local');
-  knownFields(local, ['filename', 'inline_bytes', 'inline_string', 'environment_variable'], 'DataSource');
-  const filename = local.field('filename');
-  if (filename !== undefined) return { kind: 'file', filename: filename.str(), line: filename.line() };
-  const inline = local.field('inline_bytes');
-  if (inline !== undefined) return { kind: 'inline', bytes: base64(inline) };
-  return local.fail('expected filename (or inline_bytes) naming the .wasm module');
-}
-
-function readFailurePolicy(config: YamlCursor): FailurePolicy {
-  const policy = enumOf(
-    config.field('failure_policy'),
-    ['UNSPECIFIED', 'FAIL_RELOAD', 'FAIL_CLOSED', 'FAIL_OPEN'],
-    'UNSPECIFIED',
-    [0, 1, 2, 3],
-  );
-  if (policy !== 'UNSPECIFIED') return policy;
-  return config.field('fail_open')?.bool() === true ? 'FAIL_OPEN' : 'FAIL_CLOSED';
-}
-
-/** A google.protobuf.Any configuration (§5.1): StringValue/BytesValue raw, Struct as JSON. */
-function readAny(any: YamlCursor | undefined): { bytes: Uint8Array; type: ConfigurationType } {
-  if (any === undefined) return { bytes: new Uint8Array(0), type: 'none' };
-  const type = typeUrl(any);
-  const value = any.field('value');
-  switch (type) {
-    case TYPE_URL.stringValue:
-      return { bytes: new TextEncoder().encode(value?.text() ?? ''), type: 'StringValue' };
-    case TYPE_URL.bytesValue:
-      return { bytes: value === undefined ? new Uint8Array(0) : base64(value), type: 'BytesValue' };
-    case TYPE_URL.struct: {
-      const v = value?.plain() ?? {};
-      if (typeof v !== 'object' || v === null || Array.isArray(v))
-        any.need('value').fail('a google.protobuf.Struct value must be a mapping');
-      return { bytes: new TextEncoder().encode(JSON.stringify(v)), type: 'Struct' };
-    }
-    default:
-      return any
-        .need('@type')
-        .fail(
-          `origin edge passes ${TYPE_URL.stringValue}, ${TYPE_URL.bytesValue} or ${TYPE_URL.struct} configurations; ${type} would reach the plugin as serialized protobuf`,
-        );
-  }
-}
-
 /** route_config.virtual_hosts, keeping each cursor for the clusters check. */
 function readVirtualHosts(
   routeConfig: YamlCursor,
@@ -464,42 +345,4 @@ function readCluster(c: YamlCursor, warnings: string[]): Cluster {
   }
   if (endpoints.length === 0) c.need('load_assignment').fail('the cluster has no endpoint');
   return { name: c.need('name').str(), endpoints, connectTimeoutMs: c.field('connect_timeout')?.durationMs() ?? 5000 };
-}
-
-// --- small readers -------------------------------------------------------------------------
-
-function typeUrl(any: YamlCursor): string {
-  return any.need('@type', 'the type URL of this google.protobuf.Any').str();
-}
-
-function enumOf<T extends string>(
-  c: YamlCursor | undefined,
-  names: readonly T[],
-  fallback: T,
-  numbers?: readonly number[],
-): T {
-  if (c === undefined) return fallback;
-  const v = c.text();
-  const byNumber = numbers?.indexOf(Number(v)) ?? -1;
-  if (/^\d+$/.test(v) && byNumber >= 0) return names[byNumber]!;
-  if (!names.includes(v as T)) c.fail(`expected one of ${names.join(', ')}, found "${v}"`);
-  return v as T;
-}
-
-/** A bool or a google.protobuf.BoolValue written as `{ value: true }`. */
-function boolValue(c: YamlCursor | undefined): boolean | undefined {
-  if (c === undefined) return undefined;
-  return c.isMapping() ? c.need('value').bool() : c.bool();
-}
-
-function base64(c: YamlCursor): Uint8Array {
-  const s = c.str().replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(s)) c.fail('expected base64 bytes');
-  return new Uint8Array(Buffer.from(s, 'base64'));
-}
-
-/** Envoy rejects unknown fields; here they are typos the plugin would silently not get. */
-function knownFields(c: YamlCursor, known: readonly string[], message: string): void {
-  for (const k of c.keys())
-    if (!known.includes(k)) c.need(k).fail(`unknown field of ${message} (known: ${known.join(', ')})`);
 }

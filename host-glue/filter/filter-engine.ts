@@ -1,7 +1,7 @@
 // Node-side glue of the track-selection filter language: loads build/filter.wasm (compiled from
 // assembly/filter/) through @assemblyscript/loader and gives the origin and the CLI three things:
 // the canonical form of an expression, its per-track result, and applyTrackFilters() (the
-// server manifest's track_filter AND the request's filter).
+// server manifest's track_filter AND the request's filter; track-filters.ts).
 //
 // The module never throws (results are returned); a trap would still leave the instance in an
 // unknown state, so every call into it is guarded: on any exception the instance is thrown away,
@@ -16,74 +16,22 @@
 
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import * as loader from '@assemblyscript/loader';
-import { OriginError } from '../../origin/errors';
+import { OriginError, originError } from '../../origin/errors';
 import { TrackProperties } from '../../origin/model/media';
-
-/** The module's exports (assembly/filter/index.ts). Strings are managed pointers; i64 is bigint. */
-export interface RawFilterExports {
-  memory: WebAssembly.Memory;
-  compile(text: number): number;
-  lastError(): number;
-  lastErrorMessage(): number;
-  lastErrorHint(): number;
-  lastErrorOffset(): number;
-  lastAbort(): number;
-  canonical(handle: number): number;
-  release(handle: number): void;
-  clearTracks(): void;
-  addTrack(): number;
-  trackCount(): number;
-  setString(track: number, variable: number, value: number): number;
-  setNumber(track: number, variable: number, value: bigint): number;
-  setRational(track: number, variable: number, num: bigint, den: bigint): number;
-  unset(track: number, variable: number): number;
-  evaluate(handle: number): number;
-  evaluateMask(handle: number): number;
-  resultsPointer(): number;
-  variableNames(): number;
-  variableType(variable: number): number;
-  variableIndex(name: number): number;
-  __newString(s: string): number;
-  __getString(p: number): string;
-}
+import {
+  MAX_FILTER_TRACKS,
+  MAX_TEXT_UNITS,
+  RawFilterExports,
+  filterWasmPath,
+  instantiateFilterModule,
+  projectRoot,
+} from './filter-module';
+import { PROPERTY_KINDS, Snapshot, Variable, sameAsSnapshot, setValue, snapshotOf } from './track-values';
 
 /** Compiled expressions kept per process. */
 export const EXPRESSION_CACHE_SIZE = 256;
 /** Characters of distinct strings sent to one instance before it is recycled (see header). */
 export const INTERN_BUDGET = 4_000_000;
-/** Code units that always exceed the module's 4096-byte text limit (every unit is >= 1 byte). */
-const MAX_TEXT_UNITS = 4097;
-/** The module's track table size (assembly/filter/evaluate.ts MAX_TRACKS). */
-export const MAX_FILTER_TRACKS = 1024;
-
-/**
- * The repository root, found from this file whether it runs from source (host-glue/, under
- * ts-jest) or compiled (dist/host-glue/): the nearest directory up with our package.json. Without
- * one (an unpacked copy without it), the layout decides: one level up, two from dist/.
- */
-export function projectRoot(from: string = __dirname): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown };
-      if (pkg.name === 'streaming-origin') return dir;
-    } catch {
-      // no (readable) package.json here: keep walking
-    }
-    if (path.dirname(dir) === dir) break;
-  }
-  const up = path.dirname(from);
-  return path.basename(up) === 'dist' ? path.dirname(up) : up;
-}
-
-export function filterWasmPath(): string {
-  return path.join(projectRoot(), 'build', 'filter.wasm');
-}
-
-/** One instance of the module: its raw exports (no guard, no cache; tests use it directly). */
-export function instantiateFilterModule(source: WebAssembly.Module | Uint8Array<ArrayBuffer>): RawFilterExports {
-  return loader.instantiateSync<Record<string, unknown>>(source, {}).exports as unknown as RawFilterExports;
-}
 
 /** A syntax (or type) error of an expression: message, UTF-16 offset into the text, hint. */
 export class FilterSyntaxError extends OriginError {
@@ -123,41 +71,6 @@ export interface FilterEngine {
 type CacheEntry =
   | { ok: true; handle: number; canonical: string | undefined }
   | { ok: false; reason: string; offset: number; hint: string };
-
-type Kind = 'string' | 'number' | 'rational';
-
-/**
- * How each filter variable is read from TrackProperties (the names are the same: model/media.ts). A
- * variable added to the module must be added here and to Snapshot below.
- */
-const PROPERTY_KINDS: Readonly<Record<string, Kind>> = {
-  type: 'string',
-  FourCC: 'string',
-  trackID: 'number',
-  trackName: 'string',
-  AudioTag: 'number',
-  Channels: 'number',
-  SamplingRate: 'number',
-  BitsPerSample: 'number',
-  MaxWidth: 'number',
-  MaxHeight: 'number',
-  DisplayWidth: 'number',
-  DisplayHeight: 'number',
-  TimeScale: 'number',
-  avc_level: 'number',
-  avc_profile: 'number',
-  systemBitrate: 'number',
-  systemLanguage: 'string',
-  FrameRate: 'rational',
-  ScanType: 'string',
-  Roles: 'string',
-};
-
-interface Variable {
-  index: number;
-  key: keyof TrackProperties;
-  kind: Kind;
-}
 
 export class WasmFilterEngine implements FilterEngine {
   private raw!: RawFilterExports;
@@ -228,10 +141,10 @@ export class WasmFilterEngine implements FilterEngine {
 
   private load(tracks: readonly TrackProperties[]): void {
     if (tracks.length > MAX_FILTER_TRACKS) {
-      throw new OriginError(
+      throw originError(
         'unsupported-media',
         `a filter evaluates at most ${MAX_FILTER_TRACKS} tracks; this presentation has ${tracks.length}`,
-        'filter',
+        { subject: 'filter' },
       );
     }
     if (this.holds(tracks)) return;
@@ -266,7 +179,7 @@ export class WasmFilterEngine implements FilterEngine {
     const r = this.raw;
     try {
       const kept = r.evaluate(handle);
-      if (kept < 0) throw new OriginError('internal', `filter handle ${handle} is not compiled`, 'filter');
+      if (kept < 0) throw originError('internal', `filter handle ${handle} is not compiled`, { subject: 'filter' });
       // memory.buffer is re-read after every call (the module may have grown its memory, which
       // detaches the old buffer); the view over the results is remade only when it changed.
       const buffer = r.memory.buffer;
@@ -357,10 +270,10 @@ export class WasmFilterEngine implements FilterEngine {
     const variables: Variable[] = names.map((name, index) => {
       const kind = PROPERTY_KINDS[name];
       if (kind === undefined)
-        throw new OriginError(
+        throw originError(
           'internal',
           `build/filter.wasm has a variable "${name}" this host does not know: rebuild (npm run build)`,
-          'filter',
+          { subject: 'filter' },
         );
       return { index, key: name as keyof TrackProperties, kind };
     });
@@ -393,103 +306,7 @@ export class WasmFilterEngine implements FilterEngine {
     }
     const why = where !== '' ? where : e instanceof Error ? e.message : String(e);
     this.instantiate();
-    return new OriginError('internal', `the filter module failed (${why}); it was reloaded`, 'filter');
-  }
-}
-
-/**
- * The values of a track the module holds, copied in one object shape (so comparing is a run of
- * monomorphic loads). Every key of PROPERTY_KINDS, FrameRate as its two integers.
- */
-interface Snapshot {
-  type: unknown;
-  FourCC: unknown;
-  trackID: unknown;
-  trackName: unknown;
-  AudioTag: unknown;
-  Channels: unknown;
-  SamplingRate: unknown;
-  BitsPerSample: unknown;
-  MaxWidth: unknown;
-  MaxHeight: unknown;
-  DisplayWidth: unknown;
-  DisplayHeight: unknown;
-  TimeScale: unknown;
-  avc_level: unknown;
-  avc_profile: unknown;
-  systemBitrate: unknown;
-  systemLanguage: unknown;
-  frameRateNum: unknown;
-  frameRateDen: unknown;
-  ScanType: unknown;
-  Roles: unknown;
-}
-
-function snapshotOf(t: TrackProperties): Snapshot {
-  return {
-    type: t.type,
-    FourCC: t.FourCC,
-    trackID: t.trackID,
-    trackName: t.trackName,
-    AudioTag: t.AudioTag,
-    Channels: t.Channels,
-    SamplingRate: t.SamplingRate,
-    BitsPerSample: t.BitsPerSample,
-    MaxWidth: t.MaxWidth,
-    MaxHeight: t.MaxHeight,
-    DisplayWidth: t.DisplayWidth,
-    DisplayHeight: t.DisplayHeight,
-    TimeScale: t.TimeScale,
-    avc_level: t.avc_level,
-    avc_profile: t.avc_profile,
-    systemBitrate: t.systemBitrate,
-    systemLanguage: t.systemLanguage,
-    frameRateNum: t.FrameRate?.num,
-    frameRateDen: t.FrameRate?.den,
-    ScanType: t.ScanType,
-    Roles: t.Roles,
-  };
-}
-
-function sameAsSnapshot(t: TrackProperties, s: Snapshot): boolean {
-  return (
-    t.type === s.type &&
-    t.FourCC === s.FourCC &&
-    t.trackID === s.trackID &&
-    t.trackName === s.trackName &&
-    t.AudioTag === s.AudioTag &&
-    t.Channels === s.Channels &&
-    t.SamplingRate === s.SamplingRate &&
-    t.BitsPerSample === s.BitsPerSample &&
-    t.MaxWidth === s.MaxWidth &&
-    t.MaxHeight === s.MaxHeight &&
-    t.DisplayWidth === s.DisplayWidth &&
-    t.DisplayHeight === s.DisplayHeight &&
-    t.TimeScale === s.TimeScale &&
-    t.avc_level === s.avc_level &&
-    t.avc_profile === s.avc_profile &&
-    t.systemBitrate === s.systemBitrate &&
-    t.systemLanguage === s.systemLanguage &&
-    t.FrameRate?.num === s.frameRateNum &&
-    t.FrameRate?.den === s.frameRateDen &&
-    t.ScanType === s.ScanType &&
-    t.Roles === s.Roles
-  );
-}
-
-function setValue(r: RawFilterExports, track: number, v: Variable, value: unknown): void {
-  // A property the track lacks stays unset: every comparison with it is false.
-  if (value === undefined || value === null) return;
-  if (v.kind === 'string') {
-    if (typeof value === 'string') r.setString(track, v.index, r.__newString(value));
-  } else if (v.kind === 'rational' && typeof value === 'object') {
-    const q = value as { num: unknown; den: unknown };
-    if (Number.isSafeInteger(q.num) && Number.isSafeInteger(q.den) && q.den !== 0) {
-      r.setRational(track, v.index, BigInt(q.num as number), BigInt(q.den as number));
-    }
-  } else if (typeof value === 'number' && Number.isSafeInteger(value)) {
-    // Every numeric property is an integer (bit/s, Hz, pixels, ticks); anything else stays unset.
-    r.setNumber(track, v.index, BigInt(value));
+    return originError('internal', `the filter module failed (${why}); it was reloaded`, { subject: 'filter' });
   }
 }
 
@@ -504,13 +321,13 @@ export function createFilterEngine(
   try {
     bytes = new Uint8Array(readFileSync(wasmPath));
   } catch {
-    throw new OriginError('internal', `${shown} missing: run npm run build`);
+    throw originError('internal', `${shown} missing: run npm run build`);
   }
   let module: WebAssembly.Module;
   try {
     module = new WebAssembly.Module(bytes);
   } catch (e) {
-    throw new OriginError(
+    throw originError(
       'internal',
       `${shown} is not a valid WebAssembly module (${(e as Error).message}): run npm run build`,
     );
@@ -524,54 +341,4 @@ let shared: WasmFilterEngine | undefined;
 export function filterEngine(): WasmFilterEngine {
   shared ??= createFilterEngine();
   return shared;
-}
-
-/**
- * Indices of tracks kept by track_filter AND filter (either may be undefined/empty = keep all).
- * Both see every given track (count() counts the presentation before filtering). Tracks of type
- * 'data' are always kept when keepTimedMetadata. Throws OriginError('bad-request', ...) naming the
- * expression when the expressions keep no track (the timed-metadata passthrough does not count),
- * and for syntax errors prefixes which parameter ("filter: ..." / "track_filter: ...").
- */
-export function applyTrackFilters(
-  tracks: readonly TrackProperties[],
-  trackFilter: string | undefined,
-  filter: string | undefined,
-  opts: { keepTimedMetadata?: boolean } = {},
-): number[] {
-  const given: Array<[string, string]> = [];
-  if (trackFilter !== undefined && trackFilter !== '') given.push(['track_filter', trackFilter]);
-  if (filter !== undefined && filter !== '') given.push(['filter', filter]);
-  const passthrough = (t: TrackProperties): boolean => opts.keepTimedMetadata === true && t.type === 'data';
-  if (given.length === 0) return tracks.map((_, i) => i);
-
-  const engine = filterEngine();
-  for (const [name, text] of given) {
-    try {
-      engine.canonical(text);
-    } catch (e) {
-      throw e instanceof FilterSyntaxError ? e.forParameter(name) : e;
-    }
-  }
-  const results = engine.selectAll(
-    given.map(([, text]) => text),
-    tracks,
-  );
-  const candidates = tracks.filter((t) => !passthrough(t)).length;
-  const keep = tracks.map(() => true);
-  results.forEach((selected, g) => {
-    selected.forEach((k, i) => {
-      if (!k) keep[i] = false;
-    });
-    const [name, text] = given[g]!;
-    const alive = tracks.filter((t, i) => keep[i] && !passthrough(t)).length;
-    if (candidates > 0 && alive === 0) {
-      const scope =
-        g === 0
-          ? `the ${candidates} tracks`
-          : `the ${tracks.filter((t, i) => results[0]![i] && !passthrough(t)).length} tracks that track_filter ${given[0]![1]} keeps`;
-      throw new OriginError('bad-request', `${text} keeps none of ${scope}`, name);
-    }
-  });
-  return tracks.flatMap((t, i) => (keep[i] || passthrough(t) ? [i] : []));
 }

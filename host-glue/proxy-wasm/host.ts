@@ -22,7 +22,8 @@ import {
 } from './http-filter';
 import { LoadFailure, loadModule, type CheckedModule } from './loader';
 import { PluginLog } from './log';
-import { BypassStream, FailedStream, HttpStream } from './stream';
+import { BypassStream, FailedStream } from './failed-stream';
+import { HttpStream } from './stream';
 import { WasmVm } from './vm';
 
 /** How long shutdown() waits for a root that returned 0 from on_done to call proxy_done(). */

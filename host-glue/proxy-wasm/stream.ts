@@ -21,8 +21,8 @@
 // Failure (§5.1, §6.15): a trap fails the VM. Fail-closed: this stream gets the 503
 // `wasm_fail_stream` (once), no further callbacks; fail-open: the callback counts as Continue.
 
-import { BufferType, DataStatus, HeadersStatus, MapType, StreamType, WasmResult } from './abi';
-import { ContextBase, type BufferRef, type LocalReplyArgs, type PluginInfo, type RootContext } from './context';
+import { BufferType, DataStatus, MapType, StreamType, WasmResult } from './abi';
+import { type BufferRef, type LocalReplyArgs, type PluginInfo, type RootContext } from './context';
 import type {
   Awaitable,
   BodyVerdict,
@@ -33,53 +33,25 @@ import type {
   ResponseHeadersVerdict,
   StreamInfo,
 } from './http-filter';
-import { CLOSE_STREAM_DETAILS, failStreamReply, prepareLocalReply, resetReply } from './local-reply';
+import { CLOSE_STREAM_DETAILS, prepareLocalReply, resetReply } from './local-reply';
 import { latin1String } from './pairs';
 import type { StreamFacts } from './properties';
+import { StreamCalls } from './stream-calls';
+import {
+  BUFFER,
+  CONTINUE,
+  EMPTY,
+  Side,
+  StreamEndedError,
+  Waiter,
+  boxBuffer,
+  concat,
+  isHead,
+  requestVerdict,
+  type BodyBox,
+  type Resolution,
+} from './stream-state';
 import type { WasmVm } from './vm';
-
-/** A seam promise rejected because end() came first (client gone while the plugin held it). */
-export class StreamEndedError extends Error {
-  override name = 'StreamEndedError';
-}
-
-/** A body buffer the plugin can rewrite (§2.5: only replace/prepend at 0 and append). */
-interface BodyBox {
-  data: Uint8Array;
-}
-
-function boxBuffer(box: BodyBox): BufferRef {
-  return {
-    get bytes() {
-      return box.data;
-    },
-    copyFrom(start, length, data) {
-      if (start === 0) box.data = concat(data, box.data.subarray(Math.min(length, box.data.length)));
-      else if (start >= box.data.length) box.data = concat(box.data, data);
-      else return WasmResult.BadArgument;
-      return WasmResult.Ok;
-    },
-  };
-}
-
-const concat = (a: Uint8Array, b: Uint8Array): Uint8Array => {
-  if (a.length === 0) return b;
-  if (b.length === 0) return a;
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-};
-
-const EMPTY = new Uint8Array(0);
-
-function isHead(headers: HeaderList): boolean {
-  for (let i = 0; i < headers.length; i++) {
-    const entry = headers[i]!;
-    if (entry[0] === ':method' && entry[1] === 'HEAD') return true;
-  }
-  return false;
-}
 
 /** How a seam callback ended: go on, wait (held until continue/reply/end), or hold a body chunk. */
 type Outcome = 'continue' | 'stop' | 'buffer';
@@ -91,82 +63,8 @@ const enum Step {
   ResponseHeaders,
   ResponseBody,
 }
-type Resolution = { kind: 'continue' } | { kind: 'buffer' } | { kind: 'respond'; response: LocalResponse };
 
-const CONTINUE: Resolution = Object.freeze({ kind: 'continue' });
-const BUFFER: Resolution = Object.freeze({ kind: 'buffer' });
-
-/** After a Continue the plugin cannot reach the request map again (§2.4) and on_log only reads
- * it: the verdict hands out the map itself. */
-function requestVerdict(r: Resolution, map: HeaderList): RequestHeadersVerdict {
-  return r.kind === 'respond' ? r : { kind: 'continue', headers: map };
-}
-
-/**
- * Where a seam call's outcome goes. Until the callback returns it only records what settle()
- * decided (the call then answers with the value itself); if nothing was decided, a promise is
- * made and the waiter settles it later (resume / finish / end).
- */
-class Waiter {
-  value: Resolution | null = null;
-  error: Error | null = null;
-  private settle: { resolve(v: Resolution): void; reject(e: Error): void } | null = null;
-
-  resolve(v: Resolution): void {
-    if (this.settle !== null) this.settle.resolve(v);
-    else this.value ??= v;
-  }
-
-  reject(e: Error): void {
-    if (this.settle !== null) this.settle.reject(e);
-    else this.error ??= e;
-  }
-
-  promise(): Promise<Resolution> {
-    return new Promise((resolve, reject) => {
-      this.settle = { resolve, reject };
-    });
-  }
-}
-
-/** Per direction: the maps and buffers Envoy's filter holds pointers to. */
-class Side {
-  /** The proxy's map for this direction (what goes on, what the access log sees). */
-  map: HeaderList | null = null;
-  /** Envoy's request_headers_ / response_headers_: non-null while the plugin may use it. */
-  headers: HeaderList | null = null;
-  /** The chunk handed to the current body callback (request_body_buffer_). */
-  visible: BodyBox | null = null;
-  /** Data the filter manager holds back while the plugin stops (the buffered body). */
-  readonly held: BodyBox = { data: EMPTY };
-  /** The last body callback returned PAUSE: the next one sees the whole buffered body. */
-  buffering = false;
-  waiter: Waiter | null = null;
-  continueRequested = false;
-  /** Seam callbacks of this side in progress (a continue inside one is settled after it). */
-  depth = 0;
-
-  takeHeld(): Uint8Array {
-    const data = this.held.data;
-    this.held.data = EMPTY;
-    return data;
-  }
-}
-
-/** §1.2: a headers callback's i32 as Envoy turns it into FilterHeadersStatus; true = stopped. */
-function headersStopped(raw: number, forcedStop: boolean): boolean {
-  if (forcedStop || raw > HeadersStatus.StopAllIterationAndWatermark) return true;
-  // 1 (PAUSE) is StopAllIterationAndWatermark without allow_on_headers_stop_iteration; Envoy's
-  // convertFilterHeadersStatus maps ContinueAndEndStream (2) to Continue.
-  return raw !== HeadersStatus.Continue && raw !== HeadersStatus.ContinueAndEndStream;
-}
-
-/** §1.2: a body callback's i32 as Envoy turns it into FilterDataStatus. */
-function dataStatus(raw: number, forcedStop: boolean): DataStatus {
-  return forcedStop || raw > DataStatus.StopIterationNoBuffer ? DataStatus.StopIterationNoBuffer : (raw as DataStatus);
-}
-
-export class HttpStream extends ContextBase implements HttpFilterStream {
+export class HttpStream extends StreamCalls implements HttpFilterStream {
   private readonly request = new Side();
   private readonly response = new Side();
   /** Made on the first proxy_set_property (most streams never have filter state). */
@@ -183,9 +81,6 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
   private logPhase = false;
   private destroyed = false;
   private ended = false;
-  /** cpp-host stream_failed_ / Envoy failure_local_reply_sent_. */
-  private streamFailed = false;
-  private failureLocalReplySent = false;
   /** Filter manager state: response headers entered the encoder chain / went downstream. */
   private encoderEntered = false;
   private headersSentDownstream = false;
@@ -293,16 +188,6 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
   private rejectWaiter(side: Side): void {
     side.waiter?.reject(new StreamEndedError('stream ended while the plugin held it'));
     side.waiter = null;
-  }
-
-  private callIfAlive(name: 'proxy_on_log' | 'proxy_on_done' | 'proxy_on_delete'): void {
-    if (this.failed || !this.vm.has(name)) return;
-    try {
-      if (name === 'proxy_on_done') this.vm.callWord(this, name, this.id);
-      else this.vm.callVoid(this, name, this.id);
-    } finally {
-      this.vm.afterCallActions();
-    }
   }
 
   // ------------------------------------------------------------------------------ seam plumbing
@@ -415,70 +300,10 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     if (side.depth === 0) this.settle(side, 'stop');
   }
 
-  // ------------------------------------------------------------------------------ calls into the VM
-
-  private onCreate(): void {
-    if (!this.failed && !this.inVmContextCreated && this.vm.has('proxy_on_context_create')) {
-      try {
-        this.vm.callVoid(this, 'proxy_on_context_create', this.id, this.root.id);
-      } finally {
-        this.vm.afterCallActions();
-      }
-    }
-    this.inVmContextCreated = true;
-  }
-
-  /** cpp-host ContextBase::onRequestHeaders/onResponseHeaders with CHECK_FAIL_HTTP; true = stopped. */
-  private onHeaders(
-    callback: 'proxy_on_request_headers' | 'proxy_on_response_headers',
-    count: number,
-    endOfStream: boolean,
-  ): boolean {
-    const before = this.checkFail();
-    if (before !== 'ok') return before === 'closed';
-    if (!this.vm.has(callback)) return false;
-    try {
-      const raw = this.vm.callWord(this, callback, this.id, count, endOfStream ? 1 : 0);
-      const after = this.checkFail();
-      if (after !== 'ok') return after === 'closed';
-      return headersStopped(raw, this.vm.stopIteration);
-    } finally {
-      this.vm.afterCallActions();
-    }
-  }
-
-  private onBody(
-    callback: 'proxy_on_request_body' | 'proxy_on_response_body',
-    size: number,
-    endOfStream: boolean,
-  ): DataStatus {
-    const before = this.checkFail();
-    if (before !== 'ok') return before === 'open' ? DataStatus.Continue : DataStatus.StopIterationNoBuffer;
-    if (!this.vm.has(callback)) return DataStatus.Continue;
-    return this.vm.withAfterCallActions(() => {
-      const raw = this.vm.callWord(this, callback, this.id, size, endOfStream ? 1 : 0);
-      const after = this.checkFail();
-      if (after !== 'ok') return after === 'open' ? DataStatus.Continue : DataStatus.StopIterationNoBuffer;
-      return dataStatus(raw, this.vm.stopIteration);
-    });
-  }
-
-  /** cpp-host CHECK_FAIL: fail-open bypasses; fail-closed answers 503 once per stream. */
-  private checkFail(): 'ok' | 'open' | 'closed' {
-    if (!this.failed) return 'ok';
-    if (this.plugin.failurePolicy === 'FAIL_OPEN') return 'open';
-    if (!this.streamFailed) {
-      this.streamFailed = true;
-      this.sendReply(failStreamReply(), false); // Envoy failStream: never through the failed VM
-      this.failureLocalReplySent = true;
-    }
-    return 'closed';
-  }
-
   // ------------------------------------------------------------------------------ local replies
 
   /** Envoy FilterManager::sendLocalReply: via the filter chain, directly, or a reset. */
-  private sendReply(reply: LocalResponse, throughPlugin: boolean): void {
+  protected sendReply(reply: LocalResponse, throughPlugin: boolean): void {
     if (this.ended || this.replyState === 'sent') return;
     if (this.replyState === 'encoding') {
       this.encodingReply = reply; // headers not downstream yet: the new reply replaces it directly
@@ -621,43 +446,4 @@ export class HttpStream extends ContextBase implements HttpFilterStream {
     (this.filterState ??= new Map()).set(latin1String(path), value);
     return WasmResult.Ok;
   }
-}
-
-/** A stream past a failed VM with fail-open: the filter is not installed (§5.1). */
-export class BypassStream implements HttpFilterStream {
-  responsePassesThrough(): boolean {
-    return true;
-  }
-  responsePassed(): void {}
-  requestHeaders(headers: HeaderList): RequestHeadersVerdict {
-    return { kind: 'continue', headers };
-  }
-  requestBody(chunk: Uint8Array): BodyVerdict {
-    return { kind: 'continue', data: chunk };
-  }
-  responseHeaders(headers: HeaderList): ResponseHeadersVerdict {
-    return { kind: 'continue', headers };
-  }
-  responseBody(chunk: Uint8Array): BodyVerdict {
-    return { kind: 'continue', data: chunk };
-  }
-  end(): void {}
-}
-
-/** A stream past a failed VM with fail-closed: Envoy's stub filter answers 503 `wasm_fail_stream`. */
-export class FailedStream implements HttpFilterStream {
-  private readonly reply = failStreamReply();
-  requestHeaders(): RequestHeadersVerdict {
-    return { kind: 'respond', response: this.reply };
-  }
-  requestBody(): BodyVerdict {
-    return { kind: 'respond', response: this.reply };
-  }
-  responseHeaders(): ResponseHeadersVerdict {
-    return { kind: 'respond', response: this.reply };
-  }
-  responseBody(): BodyVerdict {
-    return { kind: 'respond', response: this.reply };
-  }
-  end(): void {}
 }

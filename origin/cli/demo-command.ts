@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { ismTrackToProperties } from '../ism/ism-tracks';
 import { StreamOptions } from '../options/registry';
 import { buildServerManifest, writeServerManifestFile } from '../package/packager';
-import { projectRoot } from '../../host-glue/filter/filter-engine';
+import { projectRoot } from '../../host-glue/filter/filter-module';
 import { UsageError } from './args';
 
 /** The repository (fixtures/media, envoy-config/), from dist/origin/cli or from the sources. */

@@ -5,7 +5,7 @@
 
 import { promises as fs, realpathSync } from 'node:fs';
 import * as path from 'node:path';
-import { applyTrackFilters } from '../../host-glue/filter/filter-engine';
+import { applyTrackFilters } from '../../host-glue/filter/track-filters';
 import { OriginError, originError } from '../errors';
 import { propertiesToIsmTrack } from '../ism/ism-tracks';
 import { ServerManifest, writeServerManifest } from '../ism/server-manifest';

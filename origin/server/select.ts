@@ -2,7 +2,7 @@
 // applied to the presentation's tracks — the server manifest's track_filter AND the request's
 // filter (issue 3). Filter errors get their own stable code for X-Origin-Error.
 
-import { applyTrackFilters } from '../../host-glue/filter/filter-engine';
+import { applyTrackFilters } from '../../host-glue/filter/track-filters';
 import { OriginError, originError } from '../errors';
 import { TrackSelector } from '../model/view';
 

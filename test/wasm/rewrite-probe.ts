@@ -7,7 +7,8 @@
 //   ruleCount() -> compiled rules of the configuration
 
 import { parseJsonText } from '../../assembly/json';
-import { RewriteConfig, applyRewrite, lastRewriteConfigError, parseRewriteConfig } from '../../assembly/edge/rewrite';
+import { applyRewrite, lastRewriteConfigError, parseRewriteConfig } from '../../assembly/edge/rewrite';
+import { RewriteConfig } from '../../assembly/edge/rewrite-rules';
 
 let config: RewriteConfig | null = null;
 let message: string = '';

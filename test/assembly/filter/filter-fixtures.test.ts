@@ -4,7 +4,8 @@
 // tracks kept, including the reference product's example shapes. Each case also runs through
 // applyTrackFilters() as `filter` (same indices, or the "keeps none" error when empty).
 
-import { applyTrackFilters, filterEngine } from '../../../host-glue/filter/filter-engine';
+import { filterEngine } from '../../../host-glue/filter/filter-engine';
+import { applyTrackFilters } from '../../../host-glue/filter/track-filters';
 import { TrackProperties } from '../../../origin/model/media';
 import { Label, LABELS, labelsOf, packageFixturePresentation } from './fixture-presentation';
 

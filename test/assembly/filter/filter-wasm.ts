@@ -1,4 +1,4 @@
-// Test-side access to build/filter.wasm. The loader itself lives in host-glue/filter/filter-engine.ts;
+// Test-side access to build/filter.wasm. The loader itself lives in host-glue/filter/filter-module.ts;
 // this adds what only tests need: buildFilterWasm() compiles assembly/filter/ with asc when the
 // .wasm is missing or older than a source (jest runs from source, without `npm run build`); each
 // jest worker compiles into its own temporary file and renames it into place, so parallel test
@@ -14,7 +14,7 @@ import {
   instantiateFilterModule,
   projectRoot,
   RawFilterExports,
-} from '../../../host-glue/filter/filter-engine';
+} from '../../../host-glue/filter/filter-module';
 
 export const ROOT = projectRoot();
 export const WASM = filterWasmPath();

@@ -7,7 +7,7 @@
 import * as http from 'node:http';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { UPSTREAM_RESET_PREFIX } from '../../../host-glue/envoy/edge-proxy';
+import { UPSTREAM_RESET_PREFIX } from '../../../host-glue/envoy/upstream-failure';
 import { HeaderList } from '../../../host-glue/proxy-wasm/http-filter';
 import { tempDir } from '../../helpers/fixtures';
 import {

@@ -6,16 +6,18 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import {
-  applyTrackFilters,
   createFilterEngine,
   filterEngine,
   FilterSyntaxError,
+  WasmFilterEngine,
+} from '../../../host-glue/filter/filter-engine';
+import {
   filterWasmPath,
   MAX_FILTER_TRACKS,
   projectRoot,
   RawFilterExports,
-  WasmFilterEngine,
-} from '../../../host-glue/filter/filter-engine';
+} from '../../../host-glue/filter/filter-module';
+import { applyTrackFilters } from '../../../host-glue/filter/track-filters';
 import { OriginError } from '../../../origin/errors';
 import { TrackProperties } from '../../../origin/model/media';
 import { buildFilterWasm, ROOT } from '../../assembly/filter/filter-wasm';

@@ -2,7 +2,7 @@
 // the plugin continues it (here from on_tick through proxy_set_effective_context, as a real
 // plugin would after a callout); a body PAUSE buffers and re-calls with the cumulative size.
 
-import { StreamEndedError } from '../../../host-glue/proxy-wasm/stream';
+import { StreamEndedError } from '../../../host-glue/proxy-wasm/stream-state';
 import { bytes, closeAll, INFO, load, request, response, settlesWithin, text } from './helpers/harness';
 
 afterEach(closeAll);

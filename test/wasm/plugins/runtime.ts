@@ -1,6 +1,6 @@
 // A scriptable proxy-wasm ABI 0.2.1 test plugin for the Node host tests. It talks to the host
-// only through raw `@external("env", "proxy_…")` imports (no SDK, no dependency on assembly/),
-// and does what its configuration says, one rule per line:
+// only through raw `@external("env", "proxy_…")` imports (imports.ts: no SDK, no dependency on
+// assembly/), and does what its configuration says, one rule per line:
 //
 //   <event>[@<request :path>] <action> <args…>
 //
@@ -15,61 +15,15 @@
 
 // ------------------------------------------------------------------------------- imports (§2.3)
 
-@external("env", "proxy_log")
-declare function proxy_log(level: u32, ptr: usize, size: usize): u32;
-@external("env", "proxy_get_log_level")
-declare function proxy_get_log_level(retLevel: usize): u32;
-@external("env", "proxy_get_current_time_nanoseconds")
-declare function proxy_get_current_time_nanoseconds(retTime: usize): u32;
-@external("env", "proxy_set_tick_period_milliseconds")
-declare function proxy_set_tick_period_milliseconds(ms: u32): u32;
-@external("env", "proxy_get_buffer_bytes")
-declare function proxy_get_buffer_bytes(type: u32, start: u32, max: u32, retPtr: usize, retSize: usize): u32;
-@external("env", "proxy_get_buffer_status")
-declare function proxy_get_buffer_status(type: u32, retSize: usize, retFlags: usize): u32;
-@external("env", "proxy_set_buffer_bytes")
-declare function proxy_set_buffer_bytes(type: u32, start: u32, size: u32, ptr: usize, len: usize): u32;
-@external("env", "proxy_get_header_map_pairs")
-declare function proxy_get_header_map_pairs(type: u32, retPtr: usize, retSize: usize): u32;
-@external("env", "proxy_set_header_map_pairs")
-declare function proxy_set_header_map_pairs(type: u32, ptr: usize, size: usize): u32;
-@external("env", "proxy_get_header_map_value")
-declare function proxy_get_header_map_value(type: u32, keyPtr: usize, keySize: usize, retPtr: usize, retSize: usize): u32;
-@external("env", "proxy_add_header_map_value")
-declare function proxy_add_header_map_value(type: u32, keyPtr: usize, keySize: usize, valuePtr: usize, valueSize: usize): u32;
-@external("env", "proxy_replace_header_map_value")
-declare function proxy_replace_header_map_value(type: u32, keyPtr: usize, keySize: usize, valuePtr: usize, valueSize: usize): u32;
-@external("env", "proxy_remove_header_map_value")
-declare function proxy_remove_header_map_value(type: u32, keyPtr: usize, keySize: usize): u32;
-@external("env", "proxy_get_header_map_size")
-declare function proxy_get_header_map_size(type: u32, retSize: usize): u32;
-@external("env", "proxy_send_local_response")
-declare function proxy_send_local_response(status: u32, detailsPtr: usize, detailsSize: usize, bodyPtr: usize,
-  bodySize: usize, headersPtr: usize, headersSize: usize, grpcStatus: i32): u32;
-@external("env", "proxy_continue_stream")
-declare function proxy_continue_stream(type: u32): u32;
-@external("env", "proxy_close_stream")
-declare function proxy_close_stream(type: u32): u32;
-@external("env", "proxy_set_effective_context")
-declare function proxy_set_effective_context(id: u32): u32;
-@external("env", "proxy_get_property")
-declare function proxy_get_property(pathPtr: usize, pathSize: usize, retPtr: usize, retSize: usize): u32;
-@external("env", "proxy_set_property")
-declare function proxy_set_property(pathPtr: usize, pathSize: usize, valuePtr: usize, valueSize: usize): u32;
-@external("env", "proxy_done")
-declare function proxy_done(): u32;
-@external("env", "proxy_get_shared_data")
-declare function proxy_get_shared_data(keyPtr: usize, keySize: usize, retPtr: usize, retSize: usize, retCas: usize): u32;
-@external("env", "proxy_set_shared_data")
-declare function proxy_set_shared_data(keyPtr: usize, keySize: usize, valuePtr: usize, valueSize: usize, cas: u32): u32;
-@external("env", "proxy_define_metric")
-declare function proxy_define_metric(type: u32, namePtr: usize, nameSize: usize, retId: usize): u32;
-@external("env", "proxy_increment_metric")
-declare function proxy_increment_metric(id: u32, delta: i64): u32;
-@external("wasi_snapshot_preview1", "fd_write")
-declare function fd_write(fd: u32, iovs: usize, iovsLen: usize, retWritten: usize): u32;
-@external("wasi_snapshot_preview1", "proc_exit")
-declare function proc_exit(code: u32): void;
+import {
+  proxy_log, proxy_get_log_level, proxy_get_current_time_nanoseconds, proxy_set_tick_period_milliseconds,
+  proxy_get_buffer_bytes, proxy_get_buffer_status, proxy_set_buffer_bytes, proxy_get_header_map_pairs,
+  proxy_set_header_map_pairs, proxy_get_header_map_value, proxy_add_header_map_value,
+  proxy_replace_header_map_value, proxy_remove_header_map_value, proxy_get_header_map_size,
+  proxy_send_local_response, proxy_continue_stream, proxy_close_stream, proxy_set_effective_context,
+  proxy_get_property, proxy_set_property, proxy_done, proxy_get_shared_data, proxy_set_shared_data,
+  proxy_define_metric, proxy_increment_metric, fd_write, proc_exit
+} from './imports';
 
 // ------------------------------------------------------------------------------- plumbing
 
