@@ -96,7 +96,7 @@ function flvSamples(samples: readonly SampleWithData[]): FlvSample[] {
 }
 
 async function readSegment(t: ViewTrack, index: number, p: Presentation): Promise<SampleWithData[]> {
-  const seg = t.segments[index]!;
+  const seg = t.segments.segment(index);
   const shift = outputShift(t.track, p.origin);
   return withSource(t.track.src, async (s) =>
     readSampleData(s, await readFragmentRange(s, t.track, seg.first, seg.count, shift), MAX_FRAGMENT_BYTES),
@@ -113,12 +113,12 @@ async function readMuxedAudio(
 ): Promise<SampleWithData[]> {
   const tsA = a.track.properties.TimeScale;
   const tsV = v.track.properties.TimeScale;
-  const from = index === 0 ? undefined : videoClock(v.segments[index]!.time, tsV);
-  const to = index === v.segments.length - 1 ? undefined : videoClock(v.segments[index + 1]!.time, tsV);
+  const from = index === 0 ? undefined : videoClock(v.segments.time(index), tsV);
+  const to = index === v.segments.count - 1 ? undefined : videoClock(v.segments.time(index + 1), tsV);
   const shift = outputShift(a.track, p.origin);
   const f = a.track.fragments;
-  const first = a.segments[0]!.first;
-  const last = a.segments[a.segments.length - 1]!;
+  const first = a.segments.first(0);
+  const last = a.segments.segment(a.segments.count - 1);
   return withSource(a.track.src, async (source) => {
     const picked: SourceSample[] = [];
     for (let i = first; i < last.first + last.count; i++) {
@@ -139,7 +139,7 @@ async function readMuxedAudio(
 
 /** Fragment `n` (from 1) of a media, as bytes; 404 unknown-time when there is no such fragment. */
 export async function hdsFragment(view: PlayoutView, m: HdsMedia, n: number): Promise<Uint8Array> {
-  const count = m.timeline.segments.length;
+  const count = m.timeline.segments.count;
   if (!Number.isSafeInteger(n) || n < 1 || n > count) {
     throw new OriginError(
       'not-found',
