@@ -25,7 +25,7 @@ import { expectGolden } from '../../helpers/golden';
 import { loadPresentation, packageFixtures } from '../../helpers/presentations';
 import { AVC_AAC, facts, filesByKey, keyOf, presentationOf, rfcPeak, thrown } from './format-support';
 import { hlsViewOf, readPlaylist, tagLines, urisOf } from './hls-support';
-import { segmentsOf } from '../../helpers/segments';
+import { segmentListOf, segmentsOf } from '../../helpers/segments';
 
 const FULL = FIXTURE_FILES;
 /** The fixture videos in ascending systemBitrate (410594, 514358, 618174, 808789, 925835, 1651699; checked below). */
@@ -803,7 +803,10 @@ describe('helpers', () => {
       time += BigInt(d);
       return s;
     });
-    return { segments, track: { properties: { TimeScale: timescale } } } as unknown as ViewTrack;
+    return {
+      segments: segmentListOf(segments),
+      track: { properties: { TimeScale: timescale } },
+    } as unknown as ViewTrack;
   };
 
   test('seconds: exact to 100 ns, at least 3 decimals', () => {
