@@ -91,7 +91,7 @@ export async function runTsBench(options: TsBenchOptions = {}): Promise<Record<s
     };
     const v = keyOf('video');
     const a = keyOf('audio');
-    const segments = view.tracks.find((x) => x.track.properties.type === 'video')!.segments.length;
+    const segments = view.tracks.find((x) => x.track.properties.type === 'video')!.segments.count;
     const tsUrl = (n: number): string => `/bench.ism/bench-${a}-${v}-${n}.ts`;
     const fmp4Urls = (n: number): string[] => [
       `/bench.ism/hls/bench-${v}-${n}.m4s`,

@@ -17,7 +17,8 @@
 
 import { createHash } from 'node:crypto';
 import { formatOptionValue, OptionValue } from '../options/registry';
-import { PlayoutView, ViewMemo } from '../model/view';
+import { PlayoutView } from '../model/view';
+import { derived } from '../model/view-derived';
 import { CostLru } from './presentation-store';
 import { Presentation } from '../model/presentation';
 import { PresentationIds } from './request-caches';
@@ -87,7 +88,8 @@ export class ManifestCache {
       const text = render();
       if (view === undefined) return rendered(text);
       const bytes = Buffer.from(text, 'utf8');
-      return { text, bytes, etag: etags.get(view, canonicalKey, () => etagOf(bytes)) };
+      // The canonical key names the text: its hash once per view (model/view-derived.ts).
+      return { text, bytes, etag: derived(view, `etag\n${canonicalKey}`, () => etagOf(bytes)) };
     };
     if (this.maxBytes === 0) return renderNow();
     const identity = this.identity(p);
@@ -125,9 +127,6 @@ export function rendered(text: string): RenderedManifest {
 function etagOf(bytes: Uint8Array): string {
   return `"${createHash('sha1').update(bytes).digest('base64url').slice(0, 22)}"`;
 }
-
-/** ETags of rendered texts by view and canonical key (views are immutable; model/view.ts). */
-const etags = new ViewMemo<string>();
 
 /** The view in canonical text: everything a manifest writer reads besides the presentation. */
 export function canonicalViewKey(view: PlayoutView, route: string, tail: string): string {

@@ -12,9 +12,10 @@
 
 import { originError } from '../errors';
 import { Instant, ticksIn } from '../model/presentation';
-import { Segment, SegmentColumns } from '../model/timeline';
+import { SegmentList } from '../model/segment-list';
 import { dashUrls } from './urls';
-import { bitrates, PlayoutView, segmentColumns, segmentCount, trackKey, ViewMemo, ViewTrack } from '../model/view';
+import { bitrates, PlayoutView, trackKey, ViewTrack } from '../model/view';
+import { derived } from '../model/view-derived';
 import { TrackProperties } from '../model/media';
 import { xmlAttr } from './xml';
 
@@ -37,19 +38,10 @@ const MIME_OF: Record<DashType, string> = { audio: 'audio/mp4', video: 'video/mp
 /** Attributes written once on the AdaptationSet when every Representation has the same value. */
 const HOISTED = ['sar', 'frameRate', 'audioSamplingRate', 'codecs'];
 
-/**
- * Per-view memos (model/view.ts ViewMemo: views are immutable and kept by the server) of what
- * walks every segment: the AdaptationSets of a track list, a track's longest segment, whether its
- * segments start with sync samples, and its SegmentTimeline text.
- */
-const groupMemo = new ViewMemo<AdaptationGroup[]>();
-const maxSegmentMemo = new ViewMemo<bigint>();
-const syncMemo = new ViewMemo<boolean>();
-const timelineMemo = new ViewMemo<string>();
-
 export function writeMpd(view: PlayoutView): string {
   const start = viewStart(view);
-  const groups = groupMemo.get(view.tracks, '', () => adaptationGroups(view.tracks));
+  // Per view (model/view-derived.ts): what compares or walks every segment.
+  const groups = derived(view.tracks, 'dash groups', () => adaptationGroups(view.tracks));
   const maxSegment = maxSegmentMs(view.tracks);
   const lines = ['<?xml version="1.0" encoding="utf-8"?>', '<!-- Created with Streaming Origin -->'];
   lines.push(
@@ -84,24 +76,11 @@ function viewStart(view: PlayoutView): Instant {
   if (view.clip === undefined) return { ticks: 0n, timescale: 1 };
   let best: Instant | undefined;
   for (const t of view.tracks) {
-    const candidate = { ticks: firstTime(t), timescale: t.track.properties.TimeScale };
+    const candidate = { ticks: t.segments.time(0), timescale: t.track.properties.TimeScale };
     if (best === undefined || candidate.ticks * BigInt(best.timescale) < best.ticks * BigInt(candidate.timescale))
       best = candidate;
   }
   return best!;
-}
-
-/** Segment.time of a view track's first segment (its columns' base: no Segment objects made). */
-function firstTime(t: ViewTrack): bigint {
-  return segmentColumns(t)?.base ?? t.segments[0]!.time;
-}
-
-/** The end (time + duration) of a view track's last segment. */
-function lastEnd(t: ViewTrack): bigint {
-  const c = segmentColumns(t);
-  if (c !== undefined) return c.base + BigInt(c.offsets[c.count - 1]! + c.durations[c.count - 1]!);
-  const last = t.segments[t.segments.length - 1]!;
-  return last.time + last.duration;
 }
 
 /** Tracks into AdaptationSets (see the header), in reference order, then server-manifest order. */
@@ -127,23 +106,7 @@ function sameSet(a: ViewTrack, b: ViewTrack): boolean {
   const q = b.track.properties;
   if (p.sampleEntry !== q.sampleEntry || p.systemLanguage !== q.systemLanguage || roles(p).join() !== roles(q).join())
     return false;
-  if (p.TimeScale !== q.TimeScale || segmentCount(a) !== segmentCount(b)) return false;
-  // Equal times and durations: with offsets[0] = 0, equal bases and equal columns.
-  const x = segmentColumns(a);
-  const y = segmentColumns(b);
-  if (x !== undefined && y !== undefined)
-    return x.base === y.base && sameNumbers(x.offsets, y.offsets) && sameNumbers(x.durations, y.durations);
-  return a.segments.every((s, i) => s.time === b.segments[i]!.time && s.duration === b.segments[i]!.duration);
-}
-
-function sameNumbers(a: Float64Array, b: Float64Array): boolean {
-  if (a.length !== b.length) return false;
-  // Equal bytes are equal numbers (the columns hold no NaN), compared natively; unequal bytes
-  // can still be equal numbers (0 and −0), so they take the loop.
-  if (Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength)))
-    return true;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+  return p.TimeScale === q.TimeScale && a.segments.time(0) === b.segments.time(0) && a.segments.sameShape(b.segments);
 }
 
 /** Role values (§5.8.5.5); main for audio and video, subtitle for text when the .ism names none. */
@@ -182,7 +145,7 @@ function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start:
   }
   attrs.push(['segmentAlignment', 'true'], ...hoisted, ['mimeType', MIME_OF[g.type]]);
   // SAP type 1 (Annex A.3): every segment opens with a sync sample (a closed-GOP IDR for video).
-  attrs.push(['startWithSAP', g.members.every((m) => syncMemo.get(m, '', () => startsWithSync(m))) ? 1 : undefined]);
+  attrs.push(['startWithSAP', g.members.every((m) => m.segments.stats.startsWithSync) ? 1 : undefined]);
   const out = [`    <AdaptationSet${attributes(attrs)}>`];
   // Element order of AdaptationSetType: RepresentationBase children, then Role, then SegmentTemplate.
   if (channels !== undefined) out.push(`      ${channelConfiguration(channels)}`);
@@ -266,7 +229,7 @@ function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): strin
     ['startNumber', byNumber ? 1 : undefined],
   ];
   // The `<S>` lines as one block (joined by '\n' like the document); a view track has segments.
-  const s = timelineMemo.get(t, '', () => timelineText(t));
+  const s = derived(t, 'dash timeline', () => timelineText(t.segments));
   return [
     `      <SegmentTemplate${attributes(attrs)}>`,
     '        <SegmentTimeline>',
@@ -277,72 +240,25 @@ function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): strin
 }
 
 /** The `<S>` lines of a track, indented, joined by '\n'. */
-function timelineText(t: ViewTrack): string {
-  const columns = segmentColumns(t);
-  return (columns !== undefined ? columnTimeline(columns) : timeline(t.segments))
+function timelineText(segments: SegmentList): string {
+  return timeline(segments)
     .map((x) => `          ${x}`)
     .join('\n');
 }
 
-/**
- * timeline() over the columns of the segments (model/timeline.ts SegmentColumns): the same
- * elements from exact numbers, without a BigInt per segment. Offsets and ends are exact integers
- * (segment ends included), so the contiguity test is exact; a number below 2^53 prints the same
- * digits as the BigInt.
- */
-export function columnTimeline(c: SegmentColumns): string[] {
-  const out: string[] = [];
-  // The offset the next segment starts at when contiguous; NaN equals nothing (the first gets @t).
-  let expected = NaN;
-  for (let i = 0; i < c.count;) {
-    const d = c.durations[i]!;
-    let r = 0;
-    for (let j = i + 1; j < c.count; j++) {
-      if (c.durations[j] !== d || c.offsets[j] !== c.offsets[j - 1]! + c.durations[j - 1]!) break;
-      r++;
-    }
-    const offset = c.offsets[i]!;
-    out.push(
-      `<S${offset !== expected ? ` t="${c.base + BigInt(offset)}"` : ''} d="${d}"${r > 0 ? ` r="${r}"` : ''} />`,
-    );
-    expected = c.offsets[i + r]! + c.durations[i + r]!;
-    i += r + 1;
-  }
-  return out;
-}
-
 /** `<S>` elements: @t on the first and after a gap; runs of equal durations folded into @r (§5.3.9.6.2). */
-export function timeline(segments: readonly Segment[]): string[] {
+export function timeline(segments: SegmentList): string[] {
   const out: string[] = [];
-  let expected: bigint | undefined;
-  for (let i = 0; i < segments.length;) {
-    const s = segments[i]!;
+  const n = segments.count;
+  for (let i = 0; i < n;) {
     let r = 0;
-    for (let j = i + 1; j < segments.length; j++) {
-      const next = segments[j]!;
-      const prev = segments[j - 1]!;
-      if (next.duration !== s.duration || next.time !== prev.time + prev.duration) break;
-      r++;
-    }
+    while (i + r + 1 < n && segments.sameDuration(i + r + 1, i) && segments.contiguous(i + r + 1)) r++;
     // Attributes t, d, r in that order; integers need no XML escaping.
-    out.push(`<S${s.time !== expected ? ` t="${s.time}"` : ''} d="${s.duration}"${r > 0 ? ` r="${r}"` : ''} />`);
-    const last = segments[i + r]!;
-    expected = last.time + last.duration;
+    const t = segments.contiguous(i) ? '' : ` t="${segments.time(i)}"`;
+    out.push(`<S${t} d="${segments.duration(i)}"${r > 0 ? ` r="${r}"` : ''} />`);
     i += r + 1;
   }
   return out;
-}
-
-function startsWithSync(t: ViewTrack): boolean {
-  const keyframes = t.track.fragments.keyframes;
-  const columns = segmentColumns(t);
-  if (columns?.stats !== undefined) return columns.stats.startsWithSync;
-  if (columns !== undefined) {
-    for (let k = 0; k < columns.count; k++) if (keyframes[columns.firsts[k]!] !== 1) return false;
-    return true;
-  }
-  for (const s of t.segments) if (keyframes[s.first] !== 1) return false;
-  return true;
 }
 
 /**
@@ -355,7 +271,7 @@ function presentationMs(tracks: ViewTrack[], start: Instant): bigint {
   for (const t of tracks) {
     const ts = BigInt(t.track.properties.TimeScale);
     // (end/ts − start.ticks/start.ts) in ms, exact integer arithmetic, floor.
-    const num = (lastEnd(t) * BigInt(start.timescale) - start.ticks * ts) * 1000n;
+    const num = (t.segments.end * BigInt(start.timescale) - start.ticks * ts) * 1000n;
     const ms = floorDiv(num, ts * BigInt(start.timescale));
     if (ms > best) best = ms;
   }
@@ -366,25 +282,12 @@ function presentationMs(tracks: ViewTrack[], start: Instant): bigint {
 function maxSegmentMs(tracks: ViewTrack[]): bigint {
   let best = 0n;
   for (const t of tracks) {
-    const ms = maxSegmentMemo.get(t, '', () => trackMaxSegmentMs(t));
+    const ts = BigInt(t.track.properties.TimeScale);
+    // ceil(d·1000/ts) is monotonic in d: the longest segment gives the largest.
+    const ms = (t.segments.longest * 1000n + ts - 1n) / ts;
     if (ms > best) best = ms;
   }
   return best;
-}
-
-function trackMaxSegmentMs(t: ViewTrack): bigint {
-  const ts = BigInt(t.track.properties.TimeScale);
-  let longest = 0n;
-  const columns = segmentColumns(t);
-  if (columns !== undefined) {
-    let most = 0;
-    for (let k = 0; k < columns.count; k++) if (columns.durations[k]! > most) most = columns.durations[k]!;
-    longest = BigInt(most);
-  } else {
-    for (const s of t.segments) if (s.duration > longest) longest = s.duration;
-  }
-  // ceil(d·1000/ts) is monotonic in d: the longest segment gives the largest.
-  return (longest * 1000n + ts - 1n) / ts;
 }
 
 function floorDiv(a: bigint, b: bigint): bigint {

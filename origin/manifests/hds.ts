@@ -17,7 +17,7 @@
 // `streamType` recorded, `deliveryType` streaming, no DVR information (that comes with live).
 
 import { TrackProperties } from '../model/media';
-import { PlayoutView, seconds, ViewTrack } from '../model/view';
+import { PlayoutView, seconds, viewDuration, ViewTrack } from '../model/view';
 import { Amf0Property, onMetaData } from '../segments/f4f/amf0';
 import { writeBootstrap } from '../segments/f4f/bootstrap';
 import { findMedia, HdsMedia, hdsMedia, hdsUrls, mediaKbps } from '../model/hds-media';
@@ -38,8 +38,10 @@ function attributes(list: Attr[]): string {
     .join('');
 }
 
-function namespace(view: PlayoutView, setLevel: boolean): string {
-  return setLevel || (view.options.int('hds_client_manifest_version') ?? 1) >= 2 ? F4M_NAMESPACE[2] : F4M_NAMESPACE[1];
+function namespace(view: PlayoutView, isSetLevel: boolean): string {
+  return isSetLevel || (view.options.int('hds_client_manifest_version') ?? 1) >= 2
+    ? F4M_NAMESPACE[2]
+    : F4M_NAMESPACE[1];
 }
 
 /** The manifest `<name>.f4m` (or `.f4m`): all media, or the set-level manifest under hds_multi_level. */
@@ -118,7 +120,10 @@ export function bootstrapOf(view: PlayoutView, m: HdsMedia): Uint8Array {
   return writeBootstrap({
     movieIdentifier: view.name,
     timescale: m.timeline.track.properties.TimeScale,
-    fragments: m.timeline.segments.map((s) => ({ time: s.time, duration: s.duration })),
+    fragments: Array.from({ length: m.timeline.segments.count }, (_, i) => ({
+      time: m.timeline.segments.time(i),
+      duration: m.timeline.segments.duration(i),
+    })),
   });
 }
 
@@ -134,9 +139,7 @@ function size(m: HdsMedia): Attr[] {
 
 /** Seconds from the first fragment's start to the last one's end. */
 function timelineSeconds(t: ViewTrack): number {
-  const first = t.segments[0]!;
-  const last = t.segments[t.segments.length - 1]!;
-  return seconds(last.time + last.duration - first.time, t.track.properties.TimeScale);
+  return seconds(viewDuration(t), t.track.properties.TimeScale);
 }
 
 /** Up to millisecond precision, without trailing zeros: 10, 10.021. */

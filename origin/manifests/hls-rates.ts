@@ -23,6 +23,7 @@
 // by time overlap, the first and last video segment taking everything before and after them.
 
 import { audioOf, Rendition, SegmentKind, videoOf } from '../model/rendition';
+import { SegmentList } from '../model/segment-list';
 import { ViewTrack } from '../model/view';
 import { TrackProperties } from '../model/media';
 
@@ -100,11 +101,11 @@ export function renditionSeries(r: Rendition, kind: SegmentKind): ByteSeries {
   const video = videoOf(r);
   const audio = audioOf(r);
   const main = video ?? r.tracks[0]!;
-  const seconds = main.segments.map((s) => Number(s.duration) / main.track.properties.TimeScale);
+  const seconds = perSegment(main, (s, i) => Number(s.duration(i)) / main.track.properties.TimeScale);
   switch (kind) {
     case 'm4s':
     case 'webvtt':
-      return { seconds, bytes: main.segments.map((s) => s.bytes) };
+      return { seconds, bytes: perSegment(main, (s, i) => s.bytes(i)) };
     case 'aac':
     case 'ac3':
     case 'ec3': {
@@ -112,8 +113,9 @@ export function renditionSeries(r: Rendition, kind: SegmentKind): ByteSeries {
       const perFrame = isAac(p) ? ADTS_HEADER : 0;
       return {
         seconds,
-        bytes: main.segments.map(
-          (s, i) => s.bytes + Math.ceil(seconds[i]! * audioFrameRate(p)) * perFrame + ID3_TIMESTAMP_TAG,
+        bytes: perSegment(
+          main,
+          (s, i) => s.bytes(i) + Math.ceil(seconds[i]! * audioFrameRate(p)) * perFrame + ID3_TIMESTAMP_TAG,
         ),
       };
     }
@@ -121,18 +123,18 @@ export function renditionSeries(r: Rendition, kind: SegmentKind): ByteSeries {
       if (video === undefined)
         return {
           seconds,
-          bytes: main.segments.map((s, i) =>
-            tsBytes(undefined, undefined, { bytes: s.bytes, seconds: seconds[i]! }, main.track.properties),
+          bytes: perSegment(main, (s, i) =>
+            tsBytes(undefined, undefined, { bytes: s.bytes(i), seconds: seconds[i]! }, main.track.properties),
           ),
         };
       const shares = audio === undefined ? undefined : audioShares(video, audio);
       const ap = audio?.track.properties;
       return {
         seconds,
-        bytes: video.segments.map((s, i) =>
+        bytes: perSegment(video, (s, i) =>
           tsBytes(
             video.track.properties,
-            { bytes: s.bytes, seconds: seconds[i]!, keyframes: s.count },
+            { bytes: s.bytes(i), seconds: seconds[i]!, keyframes: s.fragments(i) },
             shares?.[i],
             ap,
           ),
@@ -140,6 +142,13 @@ export function renditionSeries(r: Rendition, kind: SegmentKind): ByteSeries {
       };
     }
   }
+}
+
+/** f(segments, i) for each segment of a view track, in order. */
+function perSegment<T>(t: ViewTrack, f: (s: SegmentList, i: number) => T): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < t.segments.count; i++) out.push(f(t.segments, i));
+  return out;
 }
 
 /** One entry of an I-frame playlist: source fragment `fragment`, listed as `n`, lasting `duration` ticks. */
@@ -170,7 +179,8 @@ export function iframeSeries(video: ViewTrack, entries: readonly IFrameEntry[], 
 /** Source fragment indices of a view track, in order (the view's segments are runs of them). */
 export function fragmentIndices(t: ViewTrack): number[] {
   const out: number[] = [];
-  for (const s of t.segments) for (let i = s.first; i < s.first + s.count; i++) out.push(i);
+  const s = t.segments;
+  for (let k = 0; k < s.count; k++) for (let i = s.first(k); i < s.first(k) + s.fragments(k); i++) out.push(i);
   return out;
 }
 
@@ -209,23 +219,24 @@ function tsBytes(
 function audioShares(video: ViewTrack, audio: ViewTrack): Part[] {
   const vts = video.track.properties.TimeScale;
   const ats = audio.track.properties.TimeScale;
-  const shares: Part[] = video.segments.map(() => ({ bytes: 0, seconds: 0 }));
+  const shares: Part[] = perSegment(video, () => ({ bytes: 0, seconds: 0 }));
   const last = shares.length - 1;
   // Each video segment's span in seconds, converted once (the loop below reads them repeatedly).
-  const starts = video.segments.map((s, i) => (i === 0 ? -Infinity : Number(s.time) / vts));
-  const ends = video.segments.map((s, i) => (i === last ? Infinity : Number(s.time + s.duration) / vts));
+  const starts = perSegment(video, (s, i) => (i === 0 ? -Infinity : Number(s.time(i)) / vts));
+  const ends = perSegment(video, (s, i) => (i === last ? Infinity : Number(s.time(i) + s.duration(i)) / vts));
   const from = (i: number): number => starts[i]!;
   const to = (i: number): number => ends[i]!;
   let first = 0; // both lists ascend in time: the first video segment that can still overlap
-  for (const a of audio.segments) {
-    const start = Number(a.time) / ats;
-    const length = Number(a.duration) / ats;
+  const a = audio.segments;
+  for (let k = 0; k < a.count; k++) {
+    const start = Number(a.time(k)) / ats;
+    const length = Number(a.duration(k)) / ats;
     if (length <= 0) continue;
     while (first < last && to(first) <= start) first++;
     for (let i = first; i <= last && from(i) < start + length; i++) {
       const overlap = Math.min(to(i), start + length) - Math.max(from(i), start);
       if (overlap <= 0) continue;
-      shares[i]!.bytes += (a.bytes * overlap) / length;
+      shares[i]!.bytes += (a.bytes(k) * overlap) / length;
       shares[i]!.seconds += overlap;
     }
   }

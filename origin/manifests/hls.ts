@@ -32,7 +32,8 @@
 import { originError } from '../errors';
 import { findRendition, Rendition, rendition, segmentKind, videoOf } from '../model/rendition';
 import { hlsSegmentUrlParts, hlsUrls } from './urls';
-import { PlayoutView, trackKey, ViewMemo, ViewTrack } from '../model/view';
+import { PlayoutView, trackKey, ViewTrack } from '../model/view';
+import { derived } from '../model/view-derived';
 import { rfc5646Language } from './dash';
 import {
   ByteSeries,
@@ -53,17 +54,6 @@ const VERSION_IFRAMES = 4;
 const VERSION_MAP = 6;
 
 type Packaging = 'muxed' | 'separate' | 'fmp4';
-
-/**
- * Per-view memos (model/view.ts ViewMemo: views are immutable and kept by the server) of what
- * walks every segment of a track: a media playlist's segment lines, a track's target duration,
- * the bit rates of a rendition and of an I-frame playlist. The key names every input that is not
- * the owner object (version, URL parts, segment kind).
- */
-const segmentLinesMemo = new ViewMemo<string>();
-const targetMemo = new ViewMemo<number>();
-const rateMemo = new ViewMemo<Rates>();
-const iframeBandwidthMemo = new ViewMemo<number>();
 
 export function writeMasterPlaylist(view: PlayoutView): string {
   const plan = variantPlan(view);
@@ -121,22 +111,23 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   ];
   if (kind === 'm4s') lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.init(view, rend.key))}"`);
   const [before, after] = hlsSegmentUrlParts(view, rend.key, kind);
-  // The segment lines depend on the main track and on the key below only (ViewMemo): built once
-  // per view. uri() escapes per character, so escaping the URL's parts around the number is
-  // escaping the URL.
-  const list = segmentLinesMemo.get(main, `${version}\n${before}\n${after}`, () => {
+  // The segment lines depend on the main track and on the key below only: built once per view
+  // (model/view-derived.ts). uri() escapes per character, so escaping the URL's parts around the
+  // number is escaping the URL.
+  const list = derived(main, `hls segment lines\n${version}\n${before}\n${after}`, () => {
     const out: string[] = [];
     const extinf = new Map<bigint, string>(); // durations repeat: each distinct one formatted once
     const b = uri(before);
     const a = uri(after);
-    let n = main.firstNumber;
-    for (const s of main.segments) {
-      let d = extinf.get(s.duration);
+    const s = main.segments;
+    for (let i = 0; i < s.count; i++) {
+      const ticks = s.duration(i);
+      let d = extinf.get(ticks);
       if (d === undefined) {
-        d = `#EXTINF:${duration(s.duration, timescale, version)},`;
-        extinf.set(s.duration, d);
+        d = `#EXTINF:${duration(ticks, timescale, version)},`;
+        extinf.set(ticks, d);
       }
-      out.push(d, b + n++ + a);
+      out.push(d, b + (main.firstNumber + i) + a);
     }
     return out.join('\n');
   });
@@ -319,7 +310,8 @@ function hasUri(view: PlayoutView, plan: VariantPlan, g: MediaGroup, m: number):
 function iframeStreamInf(view: PlayoutView, video: ViewTrack): string {
   const p = video.track.properties;
   const kind = view.options.bool('hls_fmp4') ? 'm4s' : 'ts';
-  const bandwidth = iframeBandwidthMemo.get(video, kind, () => {
+  // Per view track (model/view-derived.ts): the entries walk every fragment.
+  const bandwidth = derived(video, `hls iframe bandwidth\n${kind}`, () => {
     const entries = iframeEntries(video);
     return peakBitrate(
       iframeSeries(video, entries, kind),
@@ -363,8 +355,8 @@ class RateBook {
     let rates = this.known.get(r.key);
     if (rates === undefined) {
       const kind = segmentKind(this.view, r);
-      // Per view (rateMemo): the series walks every segment of the rendition's tracks.
-      rates = rateMemo.get(this.view, `${kind}\n${r.key}`, () => {
+      // Per view (model/view-derived.ts): the series walks every segment of the rendition's tracks.
+      rates = derived(this.view, `hls rates\n${kind}\n${r.key}`, () => {
         const main = videoOf(r) ?? r.tracks[0]!;
         const series: ByteSeries = renditionSeries(r, kind);
         return ratesOf(series, targetDuration(main));
@@ -424,23 +416,21 @@ export function seconds(ticks: bigint, timescale: number): string {
   return `${whole}.${frac}`;
 }
 
-/** §4.3.3.1 target duration of a view track's segments (once per view track: ViewMemo). */
+/** §4.3.3.1 target duration of a view track's segments. */
 export function targetDuration(t: ViewTrack): number {
-  return targetMemo.get(t, '', () =>
-    targetSeconds(
-      t.segments.map((s) => s.duration),
-      t.track.properties.TimeScale,
-    ),
-  );
+  return targetSeconds([t.segments.longest], t.track.properties.TimeScale);
 }
 
 /** §4.3.4.2 peak segment bit rate of a view track's source segments (the fMP4 figure). */
 export function peakSegmentBitrate(t: ViewTrack, target: number): number {
   const ts = t.track.properties.TimeScale;
-  return peakBitrate(
-    { seconds: t.segments.map((s) => Number(s.duration) / ts), bytes: t.segments.map((s) => s.bytes) },
-    target,
-  );
+  const s = t.segments;
+  const series: ByteSeries = { seconds: [], bytes: [] };
+  for (let i = 0; i < s.count; i++) {
+    series.seconds.push(Number(s.duration(i)) / ts);
+    series.bytes.push(s.bytes(i));
+  }
+  return peakBitrate(series, target);
 }
 
 /** A quoted-string may not hold `"`, CR or LF (§4.2); values from the .ism or the query are escaped. */

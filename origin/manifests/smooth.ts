@@ -9,7 +9,8 @@
 
 import { originError } from '../errors';
 import { smoothUrls } from './urls';
-import { PlayoutView, ViewMemo, ViewTrack } from '../model/view';
+import { PlayoutView, ViewTrack } from '../model/view';
+import { derived } from '../model/view-derived';
 import { xmlAttr } from './xml';
 
 /** MS-SSTR §2.2.2.1: the manifest TimeScale when the tracks do not agree on one. */
@@ -20,15 +21,9 @@ interface StreamGroup {
   members: ViewTrack[];
 }
 
-/**
- * Per-view memos (model/view.ts ViewMemo: views are immutable and kept by the server): the
- * ladders of a view's track list and the `<c>` list of a track, which walk every segment.
- */
-const groupMemo = new ViewMemo<StreamGroup[]>();
-const chunkMemo = new ViewMemo<string>();
-
 export function writeSmoothManifest(view: PlayoutView): string {
-  const groups = groupMemo.get(view.tracks, '', () => streamGroups(view.tracks));
+  // Per view (model/view-derived.ts): the ladders compare every segment of the tracks.
+  const groups = derived(view.tracks, 'smooth groups', () => streamGroups(view.tracks));
   const timescales = new Set(view.tracks.map((t) => t.track.properties.TimeScale));
   const timescale = timescales.size === 1 ? [...timescales][0]! : DEFAULT_TIMESCALE;
   const duration = Math.max(...view.tracks.map((t) => groupDuration(t, timescale)));
@@ -61,16 +56,16 @@ function streamGroups(tracks: ViewTrack[]): StreamGroup[] {
 }
 
 function sameTimeline(a: ViewTrack, b: ViewTrack): boolean {
-  if (a.track.properties.TimeScale !== b.track.properties.TimeScale || a.segments.length !== b.segments.length)
-    return false;
-  return a.segments.every(
-    (s, i) => s.smoothTime === b.segments[i]!.smoothTime && s.duration === b.segments[i]!.duration,
+  // Smooth times are output times plus a constant per list: equal first times and shapes.
+  return (
+    a.track.properties.TimeScale === b.track.properties.TimeScale &&
+    a.segments.smoothTime(0) === b.segments.smoothTime(0) &&
+    a.segments.sameShape(b.segments)
   );
 }
 
 function groupDuration(t: ViewTrack, timescale: number): number {
-  const s = t.segments;
-  const ticks = s[s.length - 1]!.smoothTime + s[s.length - 1]!.duration - s[0]!.smoothTime;
+  const ticks = t.segments.end - t.segments.time(0);
   return Math.round((Number(ticks) * timescale) / t.track.properties.TimeScale);
 }
 
@@ -88,7 +83,7 @@ function streamIndex(view: PlayoutView, g: StreamGroup): string[] {
     ['Language', p.systemLanguage],
     ['TimeScale', p.TimeScale],
     ['QualityLevels', g.members.length],
-    ['Chunks', first.segments.length],
+    ['Chunks', first.segments.count],
     ['Url', smoothUrls.template(view, p.trackName)],
   ];
   if (type === 'video') {
@@ -100,7 +95,7 @@ function streamIndex(view: PlayoutView, g: StreamGroup): string[] {
   const out = [`  <StreamIndex${attributes(attrs)}>`];
   g.members.forEach((m, i) => out.push(`    <QualityLevel${attributes(qualityLevel(m, i))} />`));
   // One block of lines (joined by '\n' like the document); a view track has at least one segment.
-  const c = chunkMemo.get(first, '', () => chunks(first).join('\n'));
+  const c = derived(first, 'smooth chunks', () => chunks(first).join('\n'));
   if (c !== '') out.push(c);
   out.push('  </StreamIndex>');
   return out;
@@ -134,15 +129,15 @@ function chunks(t: ViewTrack): string[] {
   const out: string[] = [];
   // Durations repeat (fixed fragment lengths): each distinct one is formatted once.
   const tails = new Map<bigint, string>();
-  let expected: bigint | undefined;
-  for (const s of t.segments) {
-    let tail = tails.get(s.duration);
+  const s = t.segments;
+  for (let i = 0; i < s.count; i++) {
+    const d = s.duration(i);
+    let tail = tails.get(d);
     if (tail === undefined) {
-      tail = ` d="${s.duration}" />`;
-      tails.set(s.duration, tail);
+      tail = ` d="${d}" />`;
+      tails.set(d, tail);
     }
-    out.push(s.smoothTime !== expected ? `    <c t="${s.smoothTime}"${tail}` : `    <c${tail}`);
-    expected = s.smoothTime + s.duration;
+    out.push(s.contiguous(i) ? `    <c${tail}` : `    <c t="${s.smoothTime(i)}"${tail}`);
   }
   return out;
 }

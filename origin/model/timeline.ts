@@ -15,6 +15,7 @@
 import { originError } from '../errors';
 import { Rational } from './rational';
 import { Instant, PresentationTrack, ticksIn } from './presentation';
+import { ColumnSegments, ExactSegments, SegmentList } from './segment-list';
 
 export interface Segment {
   /** Source decode time of the first fragment, track timescale. */
@@ -108,24 +109,14 @@ export function clipRange(
   return first < 0 ? { first: 0, end: 0 } : { first, end: last + 1 };
 }
 
-/** Segments of one track over a fragment range, joined to a minimum length (seconds, 0 = none). */
-export function segmentTrack(
-  track: PresentationTrack,
-  origin: Instant,
-  range: { first: number; end: number },
-  minLength: Rational | undefined,
-): Segment[] {
-  return segmentTrackExact(track, ticksIn(origin, track.properties.TimeScale), range, minLength);
-}
-
 /** Boundaries as ticks: L = num/den seconds → num*ts/den (float is fine: the tolerance is L/8). */
 function lengthInTicks(minLength: Rational | undefined, ts: number): number {
   return minLength !== undefined && minLength.num > 0 ? (minLength.num * ts) / minLength.den : 0;
 }
 
 /**
- * The segmentation as Segment objects, in BigInt throughout: any time, at any size. segmentColumns
- * is the same computation in numbers, for the writers that can take columns (DASH).
+ * The segmentation as Segment objects, in BigInt throughout: any time, at any size. The fallback
+ * of segmentColumns (the same computation in numbers) where a value is not exact as a number.
  */
 export function segmentTrackExact(
   track: PresentationTrack,
@@ -170,7 +161,8 @@ export function segmentTrackExact(
 }
 
 /**
- * The segments of one track as columns of numbers: what the DASH writer and the bit rates read.
+ * The segments of one track as columns of numbers: the cheap form of a SegmentList
+ * (segment-list.ts ColumnSegments).
  *
  * A first MPD of a long presentation needs these for every track (a 2-hour track has 3,600
  * fragments): as Segment objects, five BigInts per segment cost that request tens of milliseconds
@@ -196,12 +188,21 @@ export interface SegmentColumns {
   readonly bytes: Float64Array;
   /**
    * What the writers would otherwise walk the segments again for, taken in the same pass
-   * (segmentColumns; absent on columns derived from Segment objects): the largest segment bit
-   * rate, bytes·8 / (duration / timescale) over segments with a positive duration, before
-   * rounding (view.ts bitrates); the sum of `bytes` in segment order; and whether every segment
-   * starts with a sync sample (DASH @startWithSAP).
+   * (segmentColumns; absent on the columns of a slice, which a SegmentList then walks once).
    */
-  readonly stats?: { peak: number; bytes: number; startsWithSync: boolean };
+  readonly stats?: SegmentStats;
+}
+
+export interface SegmentStats {
+  /**
+   * The largest segment bit rate, bytes·8 / (duration / timescale) over segments with a positive
+   * duration, before rounding (view.ts bitrates).
+   */
+  readonly peak: number;
+  /** The sum of the segments' bytes, in segment order. */
+  readonly bytes: number;
+  /** Whether every segment starts with a sync sample (DASH @startWithSAP). */
+  readonly startsWithSync: boolean;
 }
 
 /** Index of the high 32-bit word of a 64-bit element on this platform (little-endian: 1). */
@@ -345,124 +346,28 @@ export function segmentColumns(
   };
 }
 
-/** The columns of segment lists: set where both forms were made, derived (columnsOf) otherwise. */
-const columnsOfList = new WeakMap<readonly Segment[], SegmentColumns | null>();
-
 /**
- * The columns of a segment list: those it was made from, or (a list made elsewhere: a slice,
- * a test's literals) derived from its fields once. Undefined when a value is not exact as a
- * number (see SegmentColumns); the caller then reads the segments' BigInts.
+ * The segments of one track over a fragment range, joined to a minimum length (seconds, 0 = none):
+ * the columns, or the Segment objects where a value is not exact as a number.
  */
-export function columnsOf(segments: readonly Segment[]): SegmentColumns | undefined {
-  let known = columnsOfList.get(segments);
-  if (known === undefined) {
-    known = deriveColumns(segments) ?? null;
-    columnsOfList.set(segments, known);
-  }
-  return known ?? undefined;
-}
-
-function deriveColumns(segments: readonly Segment[]): SegmentColumns | undefined {
-  const n = segments.length;
-  const base = n > 0 ? segments[0]!.time : 0n;
-  const offsets = new Float64Array(n);
-  const durations = new Float64Array(n);
-  const firsts = new Uint32Array(n);
-  const counts = new Uint32Array(n);
-  const bytes = new Float64Array(n);
-  for (let k = 0; k < n; k++) {
-    const s = segments[k]!;
-    const offset = Number(s.time - base);
-    const duration = Number(s.duration);
-    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(duration) || !Number.isSafeInteger(offset + duration))
-      return undefined;
-    offsets[k] = offset;
-    durations[k] = duration;
-    firsts[k] = s.first;
-    counts[k] = s.count;
-    bytes[k] = s.bytes;
-  }
-  return { count: n, base, offsets, durations, firsts, counts, bytes };
+export function segmentList(
+  track: PresentationTrack,
+  shift: bigint,
+  range: { first: number; end: number },
+  minLength: Rational | undefined,
+): SegmentList {
+  const columns = segmentColumns(track, shift, range, minLength);
+  if (columns === undefined) return new ExactSegments(track, segmentTrackExact(track, shift, range, minLength));
+  // Segment.smoothTime − Segment.time (see Segment.smoothTime): shift − min(shift, 0).
+  return new ColumnSegments(track, columns, shift, shift < 0n ? 0n : shift);
 }
 
 /**
- * The segments a view keeps of a track, each form made on first use only: SegmentColumns for the
- * writers that read numbers (DASH, the bit rates: an MPD of a 2-hour presentation then makes none
- * of its 18,000 Segment objects and their BigInts), the Segment objects for those that walk them
- * (Smooth, HLS, HDS, the segment routes), made by segmentTrackExact as before.
- */
-export class PlacedSegments {
-  /** undefined: not made yet; null: a value is not exact as a number. */
-  #columns: SegmentColumns | null | undefined;
-  #made: Segment[] | undefined;
-
-  constructor(
-    private readonly track: PresentationTrack,
-    private readonly shift: bigint,
-    private readonly range: { first: number; end: number },
-    private readonly minLength: Rational | undefined,
-    /** Number (from 1) of the first segment among the unclipped presentation's segments. */
-    readonly number: number,
-    made?: Segment[],
-  ) {
-    this.#made = made;
-  }
-
-  /** The columns: from the index, or from the Segment objects when those were given. */
-  get columns(): SegmentColumns | undefined {
-    if (this.#columns === undefined) {
-      this.#columns =
-        (this.#made !== undefined
-          ? columnsOf(this.#made)
-          : segmentColumns(this.track, this.shift, this.range, this.minLength)) ?? null;
-    }
-    return this.#columns ?? undefined;
-  }
-
-  /** Whether the Segment objects exist (a writer may then walk them rather than make columns). */
-  get made(): boolean {
-    return this.#made !== undefined;
-  }
-
-  /** Whether the columns were asked for already (undefined or not). */
-  get hasColumns(): boolean {
-    return this.#columns !== undefined;
-  }
-
-  get count(): number {
-    return this.#made?.length ?? this.columns?.count ?? this.segments().length;
-  }
-
-  segments(): Segment[] {
-    if (this.#made === undefined) {
-      this.#made = segmentTrackExact(this.track, this.shift, this.range, this.minLength);
-      if (this.#columns) columnsOfList.set(this.#made, this.#columns);
-    }
-    return this.#made;
-  }
-
-  /** Index of the segment holding a fragment, −1 if none. */
-  holding(fragment: number): number {
-    const c = this.columns;
-    if (c === undefined) return this.segments().findIndex((s) => fragment >= s.first && fragment < s.first + s.count);
-    // Segments are disjoint ascending fragment runs: the last starting at or before it.
-    let lo = 0;
-    let hi = c.count;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (c.firsts[mid]! <= fragment) lo = mid + 1;
-      else hi = mid;
-    }
-    const k = lo - 1;
-    return k >= 0 && fragment < c.firsts[k]! + c.counts[k]! ? k : -1;
-  }
-}
-
-/**
- * The segments a clip keeps of a track (undefined: none), numbered as the unclipped
- * presentation numbers them. `widen`: every unclipped segment holding a fragment the clip keeps,
- * whole (HLS under suppress_query_parameters: a segment URL without the clip must name the
- * unclipped segment's bytes); otherwise those segments cut to the kept fragments (the exact clip).
+ * The segments a clip keeps of a track (undefined: none), and the number (from 1) of the first
+ * among the unclipped presentation's segments. `widen`: every unclipped segment holding a
+ * fragment the clip keeps, whole (HLS under suppress_query_parameters: a segment URL without the
+ * clip must name the unclipped segment's bytes); otherwise those segments cut to the kept
+ * fragments (the exact clip).
  */
 export function placeSegments(
   track: PresentationTrack,
@@ -470,24 +375,23 @@ export function placeSegments(
   clip: Clip | undefined,
   minLength: Rational | undefined,
   widen: boolean,
-): PlacedSegments | undefined {
+): { segments: SegmentList; number: number } | undefined {
   const all = { first: 0, end: track.fragments.count };
   const shift = ticksIn(origin, track.properties.TimeScale);
-  if (clip === undefined) return all.end === 0 ? undefined : new PlacedSegments(track, shift, all, minLength, 1);
+  if (clip === undefined)
+    return all.end === 0 ? undefined : { segments: segmentList(track, shift, all, minLength), number: 1 };
   const range = clipRange(track, origin, clip);
   if (range.end === range.first) return undefined;
-  const whole = new PlacedSegments(track, shift, all, minLength, 1);
+  const whole = segmentList(track, shift, all, minLength);
   const first = whole.holding(range.first);
   const last = whole.holding(range.end - 1);
-  const placed = widen
-    ? new PlacedSegments(track, shift, all, minLength, first + 1, whole.segments().slice(first, last + 1))
-    : new PlacedSegments(track, shift, range, minLength, first + 1);
-  if (first < 0 || placed.count !== last - first + 1) {
+  const segments = widen ? whole.slice(Math.max(first, 0), last + 1) : segmentList(track, shift, range, minLength);
+  if (first < 0 || segments.count !== last - first + 1) {
     throw originError(
       'clip-numbering',
-      `the clip's ${placed.count} segments do not fall in unclipped segments ${first + 1} to ${last + 1}`,
+      `the clip's ${segments.count} segments do not fall in unclipped segments ${first + 1} to ${last + 1}`,
       { subject: track.src },
     );
   }
-  return placed;
+  return { segments, number: first + 1 };
 }

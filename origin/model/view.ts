@@ -5,11 +5,13 @@
 import { OriginError, originError } from '../errors';
 import { applyQuery, Format, parseQuery, StreamOptions } from '../options/registry';
 import { Presentation, PresentationTrack } from './presentation';
-import { Clip, columnsOf, parseClip, PlacedSegments, placeSegments, Segment, SegmentColumns } from './timeline';
+import { SegmentList } from './segment-list';
+import { Clip, parseClip, placeSegments } from './timeline';
 
 export interface ViewTrack {
   track: PresentationTrack;
-  segments: Segment[];
+  /** At least one segment (buildView leaves out a track the clip empties). */
+  segments: SegmentList;
   /**
    * Number (from 1) of `segments[0]` among the unclipped presentation's segments of the track
    * (1 without a clip). HLS numbers segment URLs by it, so that a clip and the whole presentation
@@ -75,7 +77,7 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
   for (const i of kept) {
     const track = p.tracks[i]!;
     const placed = placeSegments(track, p.origin, req.clip, minLength, widen);
-    if (placed !== undefined) tracks.push(placedTrack(track, placed));
+    if (placed !== undefined) tracks.push({ track, segments: placed.segments, firstNumber: placed.number });
   }
   if (tracks.length === 0) {
     throw originError(
@@ -102,41 +104,6 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     if (sets !== undefined) view.variantSets = sets;
   }
   return view;
-}
-
-/** The placed segments of the view tracks buildView made. */
-const placedOf = new WeakMap<ViewTrack, PlacedSegments>();
-
-/**
- * A view track whose `segments` are made on first read (an own enumerable accessor: spreads and
- * comparisons see it as a field). The DASH writer and the bit rates read the columns instead
- * (segmentColumns below), so a first MPD makes no Segment objects.
- */
-function placedTrack(track: PresentationTrack, placed: PlacedSegments): ViewTrack {
-  const t: ViewTrack = {
-    track,
-    get segments(): Segment[] {
-      return placed.segments();
-    },
-    firstNumber: placed.number,
-  };
-  placedOf.set(t, placed);
-  return t;
-}
-
-/**
- * The segments of a view track as columns (model/timeline.ts SegmentColumns), without making
- * its Segment objects when buildView placed it; undefined when a value is not exact as a number
- * (the caller reads `segments`).
- */
-export function segmentColumns(t: ViewTrack): SegmentColumns | undefined {
-  const placed = placedOf.get(t);
-  return placed !== undefined ? placed.columns : columnsOf(t.segments);
-}
-
-/** How many segments a view track has, without making them. */
-export function segmentCount(t: ViewTrack): number {
-  return placedOf.get(t)?.count ?? t.segments.length;
 }
 
 /**
@@ -228,89 +195,13 @@ export function seconds(ticks: bigint, timescale: number): number {
 
 /** Sum of the segment durations of a view track, in its timescale. */
 export function viewDuration(t: ViewTrack): bigint {
-  const s = t.segments;
-  if (s.length === 0) return 0n;
-  const last = s[s.length - 1]!;
-  return last.time + last.duration - s[0]!.time;
+  return t.segments.count === 0 ? 0n : t.segments.end - t.segments.time(0);
 }
-
-/**
- * Memoization of pure functions of view objects, for the writers.
- *
- * A PlayoutView, its `tracks` array, its ViewTracks and their segments are never changed once
- * buildView returns them, and the server keeps each view per (presentation, format, raw query)
- * (server/handlers.ts ctx.views), also with the rendered-manifest cache off. What a writer derives
- * from a view track by walking its segments (a SegmentTimeline, the `<c>` list, EXTINF lines, bit
- * rates) is therefore the same on every render of that view: computed once per object and reused,
- * a later render is mostly string concatenation. This is not the server's rendered-manifest cache
- * (whole documents, keyed by request, bounded, optional): entries are parts of a document, live
- * exactly as long as the object they are keyed by (WeakMap), and hold only what a fresh render
- * would compute again.
- *
- * The owner is the object the value is derived from (a ViewTrack, a view's `tracks` array, a
- * view); `key` must name every other input (options, URL parts, protocol version...), since one
- * ViewTrack can appear in views that differ in those (a view spread with other options).
- */
-export class ViewMemo<V> {
-  private readonly byOwner = new WeakMap<object, Map<string, V>>();
-
-  get(owner: object, key: string, compute: () => V): V {
-    let known = this.byOwner.get(owner);
-    if (known === undefined) {
-      known = new Map();
-      this.byOwner.set(owner, known);
-    }
-    let value = known.get(key);
-    if (value === undefined) {
-      value = compute();
-      known.set(key, value);
-    }
-    return value;
-  }
-}
-
-const bitrateMemo = new ViewMemo<{ peak: number; average: number }>();
 
 /** Peak and average bitrate of a track's segments (bits per second), from the source bytes. */
 export function bitrates(t: ViewTrack): { peak: number; average: number } {
-  // A copy: the memoized object is shared by every render of the view.
-  const { peak, average } = bitrateMemo.get(t, '', () => computeBitrates(t));
-  return { peak, average };
-}
-
-function computeBitrates(t: ViewTrack): { peak: number; average: number } {
-  const ts = t.track.properties.TimeScale;
-  let bytes = 0;
-  let peak = 0;
-  // From the columns (timeline.ts SegmentColumns: the same numbers, exact) unless only the Segment
-  // objects exist (Smooth, HLS): making columns then would be a pass more, not one less.
-  const placed = placedOf.get(t);
-  const c = placed !== undefined && placed.made && !placed.hasColumns ? undefined : segmentColumns(t);
-  if (c?.stats !== undefined) {
-    ({ peak, bytes } = c.stats);
-  } else if (c !== undefined) {
-    for (let k = 0; k < c.count; k++) {
-      bytes += c.bytes[k]!;
-      const secs = c.durations[k]! / ts;
-      // Math.max without the call (no NaN here: bytes are finite and secs > 0).
-      const rate = (c.bytes[k]! * 8) / secs;
-      if (secs > 0 && rate > peak) peak = rate;
-    }
-  } else {
-    for (const s of t.segments) {
-      bytes += s.bytes;
-      const secs = Number(s.duration) / ts;
-      if (secs > 0) peak = Math.max(peak, (s.bytes * 8) / secs);
-    }
-  }
-  const last = c === undefined ? 0 : c.count - 1;
-  const span =
-    c === undefined
-      ? Number(viewDuration(t))
-      : c.count === 0
-        ? 0
-        : c.offsets[last]! + c.durations[last]! - c.offsets[0]!;
-  const total = span / ts;
+  const { peak, bytes } = t.segments.stats;
+  const total = Number(viewDuration(t)) / t.track.properties.TimeScale;
   const average = total > 0 ? (bytes * 8) / total : t.track.properties.systemBitrate;
   return { peak: Math.ceil(peak), average: Math.ceil(average) };
 }

@@ -74,7 +74,7 @@ function tooLarge(what: string, bytes: number): OriginError {
 /** View fragment range [first, end) of a view track. */
 function fragmentRange(t: ViewTrack): { first: number; end: number } {
   const s = t.segments;
-  return { first: s[0]!.first, end: s[s.length - 1]!.first + s[s.length - 1]!.count };
+  return { first: s.first(0), end: s.first(s.count - 1) + s.fragments(s.count - 1) };
 }
 
 /** The samples of one view segment of a single-track rendition, with their bytes: one open, one read. */
@@ -117,11 +117,11 @@ export async function tsSegment(
   const p = view.presentation;
   const v = videoOf(r);
   if (v === undefined) throw originError('internal', `rendition ${r.key} has no video`, { subject: 'tsSegment' });
-  const seg = v.segments[index]!;
-  const last = index === v.segments.length - 1;
+  const seg = v.segments.segment(index);
+  const last = index === v.segments.count - 1;
   const a = audioOf(r);
   const lo = index === 0 ? undefined : seg.first;
-  const hi = last ? undefined : v.segments[index + 1]!.first;
+  const hi = last ? undefined : v.segments.first(index + 1);
   // The video and the audio are read concurrently (two sources, or two ranges of one): the
   // segment waits for one round of reads, not two in turn. Both reads go into pooled buffers
   // (io/buffers.ts) that return to the pool once the segment is written: the output is a copy.
@@ -155,7 +155,7 @@ export async function tsSegment(
         ? {}
         : {
             nextPcr:
-              to90k(v.segments[index + 1]!.time - scan.decodeDelay, v.track.properties.TimeScale) +
+              to90k(v.segments.time(index + 1) - scan.decodeDelay, v.track.properties.TimeScale) +
               BigInt(TS_TIME_OFFSET) -
               PCR_LEAD,
           }),
@@ -268,7 +268,7 @@ export async function packedAudio(
   open: SourceOpener = openFile,
 ): Promise<Uint8Array> {
   const t = r.tracks[0]!;
-  const seg = t.segments[index]!;
+  const seg = t.segments.segment(index);
   const what = `${t.track.src} track ${t.track.properties.trackID}`;
   const config = codecConfigOf(trackHeaderOf(t.track).stsd, what);
   let codec: PackedCodec;
@@ -407,7 +407,7 @@ export async function webvttText(
   open: SourceOpener = openFile,
 ): Promise<string> {
   const t = r.tracks[0]!;
-  const seg = t.segments[index]!;
+  const seg = t.segments.segment(index);
   const shift = outputShift(t.track, view.presentation.origin);
   const samples = await segmentSamples(t, seg, shift, open);
   const text: TextSample[] = samples.map((s) => ({

@@ -19,7 +19,8 @@ import { PresentationStore } from '../cache/presentation-store';
 import { canonicalViewKey, ManifestCache, RenderedManifest } from '../cache/manifest-cache';
 import { PresentationIds, PresentationMemo } from '../cache/request-caches';
 import { Presentation, PresentationTrack } from '../model/presentation';
-import { PlayoutView, segmentCount, TrackSelector, trackKey, viewForQuery, ViewMemo, ViewTrack } from '../model/view';
+import { PlayoutView, TrackSelector, trackKey, viewForQuery, ViewTrack } from '../model/view';
+import { derived } from '../model/view-derived';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
 import { keyframeFmp4, keyframeTs, numberingTrack, packedAudio, tsSegment, webvttText } from '../segments/hls-segments';
 import { BufferLoan, segmentReadBuffers } from '../io/buffers';
@@ -83,9 +84,7 @@ export function newPlayoutContext(
 
 /** Estimated bytes of a view: its segment objects dominate. */
 function viewCost(view: PlayoutView): number {
-  // segmentCount, not segments.length: reading `segments` would build every segment object of a
-  // view whose writer (DASH) only needs the columns (view.ts).
-  return 1024 + view.tracks.reduce((n, t) => n + 64 + segmentCount(t) * 160, 0);
+  return 1024 + view.tracks.reduce((n, t) => n + 64 + t.segments.count * 160, 0);
 }
 
 const MANIFEST_ROUTES: ReadonlySet<RouteKind> = new Set<RouteKind>([
@@ -193,9 +192,6 @@ export async function handlePlayout(
   }
 }
 
-/** A view's canonical key per (route, tail): the sort and join once per view, not per request. */
-const canonicalKeys = new ViewMemo<string>();
-
 async function manifest(
   ctx: PlayoutContext,
   req: PresentationRequest,
@@ -205,7 +201,8 @@ async function manifest(
   render: () => string,
 ): Promise<Reply> {
   // Keys and their correctness: cache/manifest-cache.ts.
-  const canonical = canonicalKeys.get(view, `${req.route.kind}\n${req.tail}`, () =>
+  // A view's canonical key per (route, tail): the sort and join once per view, not per request.
+  const canonical = derived(view, `canonical key\n${req.route.kind}\n${req.tail}`, () =>
     canonicalViewKey(view, req.route.kind, req.tail),
   );
   const doc = await ctx.manifests.get(p, requestKey(req, rawQuery), canonical, render, view);
@@ -249,7 +246,7 @@ async function smoothFragment(
   );
   if (t === undefined) throw unknownTrack(`${g.track} at bitrate ${g.bitrate}`);
   const time = BigInt(g.time!);
-  const index = t.segments.findIndex((s) => s.smoothTime === time);
+  const index = t.segments.indexOfTime(time, 'smooth');
   if (index < 0) throw originError('unknown-time', `no fragment of ${g.track} starts at ${time}`);
   return segmentReply(ctx, req, view, t, index, 'smooth');
 }
@@ -273,9 +270,9 @@ async function fmp4(
   if (numbering === 'hls-number')
     return segmentReply(ctx, req, view, t, segmentIndex(m[2]!, t, trackKey(t.track)), 'fmp4');
   const n = BigInt(m[2]!);
-  const index = numbering === 'number' ? Number(n) - 1 : t.segments.findIndex((s) => s.time === n);
-  if (index < 0 || index >= t.segments.length) {
-    const what = numbering === 'number' ? `segment ${n} (there are ${t.segments.length})` : `segment at time ${n}`;
+  const index = numbering === 'number' ? Number(n) - 1 : t.segments.indexOfTime(n);
+  if (index < 0 || index >= t.segments.count) {
+    const what = numbering === 'number' ? `segment ${n} (there are ${t.segments.count})` : `segment at time ${n}`;
     throw originError('unknown-time', `no ${what} for ${trackKey(t.track)}`);
   }
   return segmentReply(ctx, req, view, t, index, 'fmp4');
@@ -296,7 +293,7 @@ const SEGMENT_ROUTE_KIND: Partial<Record<RouteKind, SegmentKind>> = {
  * clip is unclipped segment n cut to the clip, and a number outside the clip names no segment.
  */
 function segmentIndex(nText: string, t: ViewTrack, what: string): number {
-  return numberIndex(nText, t.firstNumber, t.segments.length, 'segment', what);
+  return numberIndex(nText, t.firstNumber, t.segments.count, 'segment', what);
 }
 
 /** `<n>` among `count` items numbered from `first`, as an index from 0, or 404 unknown-time. */
@@ -341,7 +338,7 @@ async function hlsSegment(
       : kind === 'ts'
         ? await tsSegment(view, r, index, open, lend)
         : await packedAudio(view, r, index, open);
-  const s = numbering.segments[index]!;
+  const s = numbering.segments.segment(index);
   return generatedSegmentReply(
     req,
     view,
@@ -351,7 +348,7 @@ async function hlsSegment(
       kind,
       r.tracks,
       sources,
-      `${r.key}:${index}/${numbering.segments.length}:${s.first}:${s.count}:${s.time}:${s.duration}`,
+      `${r.key}:${index}/${numbering.segments.count}:${s.first}:${s.count}:${s.time}:${s.duration}`,
     ),
     loan,
   );
@@ -375,8 +372,8 @@ async function iframeSegment(
   if (video === undefined)
     throw unknownTrack(`with keyframes in "${stem.slice(0, 128)}" (I-frame segments exist for video tracks)`);
   const segments = video.segments;
-  const first = segments[0]!.first;
-  const last = segments[segments.length - 1]!;
+  const first = segments.first(0);
+  const last = segments.segment(segments.count - 1);
   // keyframeTs/keyframeFmp4 count the view's fragments from 1.
   const n = numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
   const sources = new SourceSizes(ctx.open);
@@ -424,9 +421,9 @@ function sourceDigest(track: PresentationTrack): string {
   return digest;
 }
 
-/** canonicalViewKey's every view input (options, clip, tracks, name, queries), once per view (canonicalKeys). */
+/** canonicalViewKey's every view input (options, clip, tracks, name, queries), once per view (model/view-derived.ts). */
 function viewKeyOf(view: PlayoutView): string {
-  return canonicalKeys.get(view, 'generated-segment\n', () => canonicalViewKey(view, 'generated-segment', ''));
+  return derived(view, 'canonical key\ngenerated-segment\n', () => canonicalViewKey(view, 'generated-segment', ''));
 }
 
 /**
@@ -455,9 +452,9 @@ function generatedEtag(
   ];
   for (const t of tracks) {
     // The view's fragment range of each track: where continuity counters start counting.
-    const last = t.segments[t.segments.length - 1]!;
+    const last = t.segments.segment(t.segments.count - 1);
     parts.push(
-      `${t.track.src}:${sources.sizes.get(t.track.src) ?? -1}:${sourceDigest(t.track)}:${t.segments[0]!.first}-${last.first + last.count}:${t.firstNumber}`,
+      `${t.track.src}:${sources.sizes.get(t.track.src) ?? -1}:${sourceDigest(t.track)}:${t.segments.first(0)}-${last.first + last.count}:${t.firstNumber}`,
     );
   }
   return etagOf(parts.join('\n'));
@@ -507,7 +504,7 @@ async function segmentReply(
   index: number,
   mode: 'smooth' | 'fmp4',
 ): Promise<Reply> {
-  const segment = t.segments[index]!;
+  const segment = t.segments.segment(index);
   const p = view.presentation;
   // The boxes depend on the track, the fragments, the mode and (Smooth) the time shift; nothing
   // else of the view. Kept per presentation object; concurrent misses read the moofs once.

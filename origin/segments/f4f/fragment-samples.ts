@@ -77,7 +77,7 @@ interface FragmentReads {
 }
 
 async function readSegment(t: ViewTrack, index: number, { p, open }: FragmentReads): Promise<SampleWithData[]> {
-  const seg = t.segments[index]!;
+  const seg = t.segments.segment(index);
   const shift = outputShift(t.track, p.origin);
   return withSource(open, t.track.src, async (s) =>
     readSampleData(s, await readFragmentRange(s, t.track, seg.first, seg.count, shift), MAX_FRAGMENT_BYTES),
@@ -94,12 +94,12 @@ async function readMuxedAudio(
 ): Promise<SampleWithData[]> {
   const tsA = a.track.properties.TimeScale;
   const tsV = v.track.properties.TimeScale;
-  const from = index === 0 ? undefined : videoClock(v.segments[index]!.time, tsV);
-  const to = index === v.segments.length - 1 ? undefined : videoClock(v.segments[index + 1]!.time, tsV);
+  const from = index === 0 ? undefined : videoClock(v.segments.time(index), tsV);
+  const to = index === v.segments.count - 1 ? undefined : videoClock(v.segments.time(index + 1), tsV);
   const shift = outputShift(a.track, p.origin);
   const f = a.track.fragments;
-  const first = a.segments[0]!.first;
-  const last = a.segments[a.segments.length - 1]!;
+  const first = a.segments.first(0);
+  const last = a.segments.segment(a.segments.count - 1);
   return withSource(open, a.track.src, async (source) => {
     const picked: SourceSample[] = [];
     for (let i = first; i < last.first + last.count; i++) {
@@ -128,7 +128,7 @@ export async function hdsFragment(
   n: number,
   open: SourceOpener = openFile,
 ): Promise<Uint8Array> {
-  const count = m.timeline.segments.length;
+  const count = m.timeline.segments.count;
   if (!Number.isSafeInteger(n) || n < 1 || n > count) {
     throw originError('unknown-time', `no fragment ${n} for ${m.key} (there are ${count}, numbered from 1)`);
   }

@@ -101,7 +101,7 @@ async function segmentUrls(): Promise<string[]> {
   for (const { track: t, segments } of viewOf(p, 'smooth').tracks) {
     const name = t.properties.trackName;
     const key = trackKey(t);
-    urls.push(`/p.ism/QualityLevels(${t.properties.systemBitrate})/Fragments(${name}=${segments[1]!.smoothTime})`);
+    urls.push(`/p.ism/QualityLevels(${t.properties.systemBitrate})/Fragments(${name}=${segments.smoothTime(1)})`);
     urls.push(`/p.ism/dash/p-${key}.dash`);
     if (t.properties.type === 'video') {
       urls.push(`/p.ism/keyframes/p-${key}-2.ts`);
@@ -109,7 +109,7 @@ async function segmentUrls(): Promise<string[]> {
     }
   }
   for (const { track, segments } of viewOf(p, 'dash').tracks)
-    urls.push(`/p.ism/dash/p-${trackKey(track)}-${segments[1]!.time}.dash`);
+    urls.push(`/p.ism/dash/p-${trackKey(track)}-${segments.time(1)}.dash`);
   const master = (await both('/p.ism/p.m3u8')).mem.toString();
   for (const m of [...master.matchAll(/^(p-[^\s]+\.m3u8)$/gm), ...master.matchAll(/URI="([^"]+\.m3u8)"/g)])
     lists.push(m[1]!);

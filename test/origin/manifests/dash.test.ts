@@ -12,6 +12,7 @@ import { PlayoutView } from '../../../origin/model/view';
 import { FIXTURE_FILES } from '../../helpers/fixtures';
 import { expectGolden } from '../../helpers/golden';
 import { viewOf } from '../../helpers/presentations';
+import { segmentListOf } from '../../helpers/segments';
 import {
   AVC_AAC,
   facts,
@@ -475,12 +476,12 @@ describe('helpers', () => {
       count: 1,
       bytes: 0,
     });
-    expect(timeline([seg(0, 2), seg(2, 2), seg(5, 2), seg(7, 2), seg(9, 3)])).toEqual([
+    expect(timeline(segmentListOf([seg(0, 2), seg(2, 2), seg(5, 2), seg(7, 2), seg(9, 3)]))).toEqual([
       '<S t="0" d="2" r="1" />',
       '<S t="5" d="2" r="1" />',
       '<S d="3" />',
     ]);
-    expect(timeline([seg(-10, 4)])).toEqual(['<S t="-10" d="4" />']);
+    expect(timeline(segmentListOf([seg(-10, 4)]))).toEqual(['<S t="-10" d="4" />']);
   });
 });
 

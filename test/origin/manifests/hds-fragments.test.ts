@@ -56,7 +56,7 @@ async function fetchAll(view: PlayoutView, m: HdsMedia, metadata?: Uint8Array): 
   }
   const tags: FlvTag[] = [];
   const fragments: Fetched['fragments'] = [];
-  for (let n = 1; n <= m.timeline.segments.length; n++) {
+  for (let n = 1; n <= m.timeline.segments.count; n++) {
     const bytes = await hdsFragment(view, m, n);
     const f = parseFragment(bytes);
     expect(f.moof.sequenceNumber).toBe(n);

@@ -19,6 +19,7 @@ import { PlayoutView, ViewTrack } from '../../../origin/model/view';
 import { FIXTURE_FILES } from '../../helpers/fixtures';
 import { viewOf } from '../../helpers/presentations';
 import { filesByKey, presentationOf, rfcPeak } from './format-support';
+import { segmentsOf } from '../../helpers/segments';
 
 async function samplesOf(view: PlayoutView, t: ViewTrack): Promise<SourceSample[]> {
   const source = await FileSource.open(t.track.src);
@@ -57,8 +58,8 @@ async function muxedSizes(view: PlayoutView, video: ViewTrack, audio: ViewTrack)
   const stream = (t: ViewTrack) =>
     tsStream(codecConfigOf(trackHeaderOf(t.track).stsd, t.track.src), t.track.properties.systemLanguage, t.track.src);
   const vts = video.track.properties.TimeScale;
-  const starts = video.segments.map((s) => to90k(s.time, vts) + BigInt(TS_TIME_OFFSET));
-  return video.segments.map((s, i) => {
+  const starts = segmentsOf(video).map((s) => to90k(s.time, vts) + BigInt(TS_TIME_OFFSET));
+  return segmentsOf(video).map((s, i) => {
     const from = i === 0 ? -1n << 60n : starts[i]!;
     const to = i === starts.length - 1 ? 1n << 60n : starts[i + 1]!;
     const vSamples = vs.filter((x) => x.dts >= starts[i]! && (i === starts.length - 1 || x.dts < starts[i + 1]!));
@@ -78,7 +79,7 @@ async function muxedSizes(view: PlayoutView, video: ViewTrack, audio: ViewTrack)
 async function packedSizes(view: PlayoutView, audio: ViewTrack): Promise<number[]> {
   const samples = await samplesOf(view, audio);
   const aac = audio.track.properties.codecs.startsWith('mp4a');
-  return audio.segments.map((s) => {
+  return segmentsOf(audio).map((s) => {
     const inSegment = samples.filter((x) => x.fragment >= s.first && x.fragment < s.first + s.count);
     return TIMESTAMP_TAG_SIZE + inSegment.reduce((a, x) => a + x.size + (aac ? ADTS_HEADER_SIZE : 0), 0);
   });
@@ -106,18 +107,19 @@ describe('estimated rates against the segment writers', () => {
         const sizes = await muxedSizes(view, video, audio);
         const ts = video.track.properties.TimeScale;
         const target = targetSeconds(
-          video.segments.map((s) => s.duration),
+          segmentsOf(video).map((s) => s.duration),
           ts,
         );
         const real = {
           peak: rfcPeak(
             sizes,
-            video.segments.map((s) => s.duration),
+            segmentsOf(video).map((s) => s.duration),
             ts,
             target,
           ),
           average: Math.ceil(
-            (sizes.reduce((a, b) => a + b, 0) * 8 * ts) / Number(video.segments.reduce((a, s) => a + s.duration, 0n)),
+            (sizes.reduce((a, b) => a + b, 0) * 8 * ts) /
+              Number(segmentsOf(video).reduce((a, s) => a + s.duration, 0n)),
           ),
         };
         const estimate = ratesOf(renditionSeries(rendition([audio, video]), 'ts'), target);
@@ -136,12 +138,12 @@ describe('estimated rates against the segment writers', () => {
       const sizes = await packedSizes(view, audio);
       const ts = audio.track.properties.TimeScale;
       const target = targetSeconds(
-        audio.segments.map((s) => s.duration),
+        segmentsOf(audio).map((s) => s.duration),
         ts,
       );
       const real = rfcPeak(
         sizes,
-        audio.segments.map((s) => s.duration),
+        segmentsOf(audio).map((s) => s.duration),
         ts,
         target,
       );
@@ -161,7 +163,7 @@ describe('estimated rates against the segment writers', () => {
         const source = await FileSource.open(text.track.src);
         try {
           const samples = await readSampleData(source, await samplesOf(view, text), 1 << 20);
-          for (const s of text.segments) {
+          for (const s of segmentsOf(text)) {
             const inSegment = samples
               .filter((x) => x.fragment >= s.first && x.fragment < s.first + s.count)
               .map((x) => ({ data: x.data, sourceTime: x.sourceTime, time: x.time, duration: BigInt(x.duration) }));

@@ -25,6 +25,7 @@ import { expectGolden } from '../../helpers/golden';
 import { loadPresentation, packageFixtures } from '../../helpers/presentations';
 import { AVC_AAC, facts, filesByKey, keyOf, presentationOf, rfcPeak, thrown } from './format-support';
 import { hlsViewOf, readPlaylist, tagLines, urisOf } from './hls-support';
+import { segmentListOf, segmentsOf } from '../../helpers/segments';
 
 const FULL = FIXTURE_FILES;
 /** The fixture videos in ascending systemBitrate (410594, 514358, 618174, 808789, 925835, 1651699; checked below). */
@@ -81,7 +82,7 @@ function estimatedPeak(view: PlayoutView, files: string[], kind: 'ts' | 'aac' | 
   return ratesOf(
     renditionSeries(r, kind),
     targetSeconds(
-      main.segments.map((s) => s.duration),
+      segmentsOf(main).map((s) => s.duration),
       main.track.properties.TimeScale,
     ),
   ).peak;
@@ -802,7 +803,10 @@ describe('helpers', () => {
       time += BigInt(d);
       return s;
     });
-    return { segments, track: { properties: { TimeScale: timescale } } } as unknown as ViewTrack;
+    return {
+      segments: segmentListOf(segments),
+      track: { properties: { TimeScale: timescale } },
+    } as unknown as ViewTrack;
   };
 
   test('seconds: exact to 100 ns, at least 3 decimals', () => {

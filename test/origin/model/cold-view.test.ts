@@ -1,24 +1,20 @@
-// The number fast path of the segmentation (timeline.ts segmentColumns, PlacedSegments) and of the
-// DASH writer (dash.ts columnTimeline, view.ts bitrates) against the BigInt segmentation
-// (segmentTrackExact, timeline()): the same segments, field by field, on the fixtures and on
-// edge cases (times past 2^32, at and past 2^53, negative times, irregular durations, gaps,
-// minimum lengths); and the fallback wherever a number would not be exact. The judge of both is
-// the BigInt loop as it was before either (judge below).
+// The number fast path of the segmentation (timeline.ts segmentColumns, the columns form of a
+// SegmentList in segment-list.ts) and of the writers reading it (dash.ts timeline, view.ts
+// bitrates) against the BigInt segmentation (segmentTrackExact, the exact form, and the
+// SegmentTimeline as it was written from Segment objects): the same segments, field by field, on
+// the fixtures and on edge cases (times past 2^32, at and past 2^53, negative times, irregular
+// durations, gaps, minimum lengths); and the fallback wherever a number would not be exact. The
+// judge of both is the BigInt loop as it was before either (judge below).
 
-import { columnTimeline, timeline, writeMpd } from '../../../origin/manifests/dash';
+import { timeline, writeMpd } from '../../../origin/manifests/dash';
 import { TrackProperties } from '../../../origin/model/media';
-import {
-  columnsOf,
-  PlacedSegments,
-  segmentColumns,
-  Segment,
-  segmentTrack,
-  segmentTrackExact,
-} from '../../../origin/model/timeline';
+import { ColumnSegments, ExactSegments } from '../../../origin/model/segment-list';
+import { segmentColumns, Segment, segmentList, segmentTrackExact } from '../../../origin/model/timeline';
 import { bitrates, ViewTrack } from '../../../origin/model/view';
 import { Instant, PresentationTrack, ticksIn } from '../../../origin/model/presentation';
 import { Rational } from '../../../origin/model/rational';
 import { loadPresentation, packageFixtures, PLAYABLE, viewOf } from '../../helpers/presentations';
+import { segmentListOf, segmentsOf, segmentTrack } from '../../helpers/segments';
 
 const ZERO: Instant = { ticks: 0n, timescale: 1 };
 const plain = (s: Segment) => ({
@@ -108,6 +104,27 @@ function judge(
   return out;
 }
 
+/** `<S>` elements from Segment objects, as dash.ts wrote them before the columns: the judge of timeline(). */
+function judgeTimeline(segments: readonly Segment[]): string[] {
+  const out: string[] = [];
+  let expected: bigint | undefined;
+  for (let i = 0; i < segments.length;) {
+    const s = segments[i]!;
+    let r = 0;
+    for (let j = i + 1; j < segments.length; j++) {
+      const next = segments[j]!;
+      const prev = segments[j - 1]!;
+      if (next.duration !== s.duration || next.time !== prev.time + prev.duration) break;
+      r++;
+    }
+    out.push(`<S${s.time !== expected ? ` t="${s.time}"` : ''} d="${s.duration}"${r > 0 ? ` r="${r}"` : ''} />`);
+    const last = segments[i + r]!;
+    expected = last.time + last.duration;
+    i += r + 1;
+  }
+  return out;
+}
+
 /** The old computeBitrates loop over Segment objects: the peak before rounding, and the bytes. */
 function referenceStats(reference: Segment[], timescale: number): { peak: number; bytes: number } {
   let peak = 0;
@@ -138,11 +155,14 @@ function expectSame(t: PresentationTrack, origin: Instant): boolean {
       expect(segmentTrackExact(t, shift, range, minLength)).toEqual(reference);
       expect(segmentTrack(t, origin, range, minLength)).toEqual(reference);
       const columns = segmentColumns(t, shift, range, minLength);
-      const placed = new PlacedSegments(t, shift, range, minLength, 1);
+      const list = segmentList(t, shift, range, minLength);
+      // The same segments as the other form of the list (its fallback).
+      const exact = segmentListOf(reference, t);
       if (columns === undefined) {
         fast = false;
-        expect(placed.columns).toBeUndefined();
-        expect(placed.segments()).toEqual(reference);
+        expect(list).toBeInstanceOf(ExactSegments);
+        expect(segmentsOf(list)).toEqual(reference);
+        if (reference.length > 0) expect(timeline(list)).toEqual(judgeTimeline(reference));
         continue;
       }
       const c = columns;
@@ -160,22 +180,34 @@ function expectSame(t: PresentationTrack, origin: Instant): boolean {
       });
       if (reference.length > 0) {
         expect(c.offsets[0]).toBe(0);
-        expect(columnTimeline(c)).toEqual(timeline(reference));
-        // Bit rates from columns derived from Segment objects (no stats): the same.
-        const view = (segments: Segment[]): ViewTrack => ({ track: t, segments, firstNumber: 1 });
+        expect(timeline(list)).toEqual(judgeTimeline(reference));
+        expect(timeline(exact)).toEqual(judgeTimeline(reference));
+        // Bit rates from the Segment objects form (stats walked, not taken with the columns): the same.
+        const view = (segments: Segment[]): ViewTrack => ({
+          track: t,
+          segments: segmentListOf(segments, t),
+          firstNumber: 1,
+        });
         const fromLiterals = reference.map(plain);
         expect(bitrates(view(fromLiterals))).toEqual({
           peak: Math.ceil(c.stats!.peak),
           average: bitrates(view(fromLiterals)).average,
         });
       }
-      // Placed segments: the columns, the objects, the count and the fragment lookup agree.
-      expect(placed.count).toBe(reference.length);
-      expect(placed.made).toBe(false);
-      expect(placed.segments()).toEqual(reference);
-      expect(columnsOf(placed.segments())).toBe(placed.columns);
+      // The list: the columns, the objects, the count, the statistics, the comparisons and the
+      // lookups agree with the objects form.
+      expect(list.count).toBe(reference.length);
+      expect(list).toBeInstanceOf(ColumnSegments);
+      expect(segmentsOf(list)).toEqual(reference);
+      expect(list.stats).toEqual(exact.stats);
+      expect(list.longest).toBe(exact.longest);
+      expect([list.sameShape(exact), exact.sameShape(list)]).toEqual([true, true]);
       for (let i = range.first; i < range.end; i++)
-        expect(placed.holding(i)).toBe(reference.findIndex((s) => i >= s.first && i < s.first + s.count));
+        expect(list.holding(i)).toBe(reference.findIndex((s) => i >= s.first && i < s.first + s.count));
+      for (const s of reference) {
+        expect(list.indexOfTime(s.time)).toBe(reference.findIndex((x) => x.time === s.time));
+        expect(list.indexOfTime(s.smoothTime, 'smooth')).toBe(exact.indexOfTime(s.smoothTime, 'smooth'));
+      }
     }
   }
   return fast;
@@ -198,16 +230,16 @@ describe('segment columns = the BigInt segmentation', () => {
     ]) {
       const fresh = writeMpd(viewOf(p, 'dash', q));
       const made = viewOf(p, 'dash', q);
-      for (const t of made.tracks) expect(t.segments.length).toBeGreaterThan(0);
+      for (const t of made.tracks) expect(segmentsOf(t).length).toBeGreaterThan(0);
       expect(writeMpd(made)).toBe(fresh);
-      // Tracks of plain objects (another writer's, a test's): columns derived from their fields.
+      // Tracks of plain objects (another writer's, a test's): the Segment objects form.
       const plainView = viewOf(p, 'dash', q);
       expect(
         writeMpd({
           ...plainView,
           tracks: plainView.tracks.map((t) => ({
             track: t.track,
-            segments: t.segments.map(plain),
+            segments: segmentListOf(segmentsOf(t).map(plain), t.track),
             firstNumber: t.firstNumber,
           })),
         }),
@@ -251,7 +283,7 @@ describe('segment columns = the BigInt segmentation', () => {
     const shift = 0n;
     expect(segmentColumns(far, shift, { first: 0, end: 30 }, undefined)).toBeDefined();
     expect(segmentColumns(far, shift, { first: 0, end: 30 }, { num: 4, den: 1 })).toBeUndefined();
-    expect(columnTimeline(segmentColumns(far, shift, { first: 0, end: 30 }, undefined)!)[0]).toBe(
+    expect(timeline(segmentList(far, shift, { first: 0, end: 30 }, undefined))[0]).toBe(
       `<S t="${utc}" d="20000000" />`,
     );
   });
@@ -273,20 +305,21 @@ describe('segment columns = the BigInt segmentation', () => {
     expect(expectSame(track([0n], [2 ** 60], 1), ZERO)).toBe(false);
   });
 
-  test("columns derived from Segment objects (a slice, literals) are the index's columns", () => {
+  test('a slice of a list is the list of its range; the objects form of literals', () => {
     const t = contiguous(1000n, [20, 30], 10, 10);
     const shift = 0n;
-    const whole = segmentTrack(t, ZERO, { first: 0, end: 10 }, { num: 4, den: 1 });
-    const sliced = columnsOf(whole.slice(1))!;
-    const own = segmentColumns(t, shift, { first: 2, end: 10 }, { num: 4, den: 1 })!;
-    expect([
-      sliced.base,
-      [...sliced.offsets],
-      [...sliced.durations],
-      [...sliced.firsts],
-      [...sliced.counts],
-      [...sliced.bytes],
-    ]).toEqual([own.base, [...own.offsets], [...own.durations], [...own.firsts], [...own.counts], [...own.bytes]]);
+    const whole = segmentList(t, shift, { first: 0, end: 10 }, { num: 4, den: 1 });
+    const sliced = whole.slice(1, whole.count);
+    const own = segmentList(t, shift, { first: 2, end: 10 }, { num: 4, den: 1 });
+    expect(sliced).toBeInstanceOf(ColumnSegments);
+    expect(segmentsOf(sliced)).toEqual(segmentsOf(own));
+    expect([sliced.time(0), sliced.sameShape(own), sliced.stats, sliced.longest]).toEqual([
+      own.time(0),
+      true,
+      own.stats,
+      own.longest,
+    ]);
+    expect(segmentsOf(sliced)).toEqual(segmentTrack(t, ZERO, { first: 0, end: 10 }, { num: 4, den: 1 }).slice(1));
     const literal = (time: bigint, duration: bigint): Segment => ({
       sourceTime: time,
       smoothTime: time,
@@ -296,7 +329,10 @@ describe('segment columns = the BigInt segmentation', () => {
       count: 1,
       bytes: 0,
     });
-    expect(columnsOf([literal(5n, 2n), literal(7n, 3n)])!.offsets).toEqual(Float64Array.from([0, 2]));
-    expect(columnsOf([literal(0n, 2n), literal(2n ** 60n, 3n)])).toBeUndefined();
+    expect(timeline(segmentListOf([literal(5n, 2n), literal(7n, 3n)]))).toEqual(['<S t="5" d="2" />', '<S d="3" />']);
+    expect(timeline(segmentListOf([literal(0n, 2n), literal(2n ** 60n, 3n)]))).toEqual([
+      '<S t="0" d="2" />',
+      `<S t="${2n ** 60n}" d="3" />`,
+    ]);
   });
 });

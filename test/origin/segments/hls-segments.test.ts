@@ -20,6 +20,7 @@ import { media, tempDir } from '../../helpers/fixtures';
 import { loadPresentation, viewOf } from '../../helpers/presentations';
 import { Fetched, get, startTestOrigin, TestOrigin } from '../server/server-helpers';
 import { adtsFrames, checkTs } from './mpegts/ts-check';
+import { segmentsOf as segmentObjects } from '../../helpers/segments';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures and what is known about them without the origin
@@ -99,7 +100,7 @@ beforeAll(async () => {
       const type = t.track.properties.type;
       segmentsOf.set(
         `${pres}/${path.basename(t.track.src)}/${type}`,
-        t.segments.map((s) => ({ first: s.first, count: s.count })),
+        segmentObjects(t).map((s) => ({ first: s.first, count: s.count })),
       );
     }
   }

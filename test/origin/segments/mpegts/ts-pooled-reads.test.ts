@@ -51,7 +51,7 @@ afterAll(() => files.close());
 
 /** Every segment through plain reads (openFile: no readInto, nothing pooled). */
 async function reference(): Promise<string[]> {
-  const n = videoOf(muxed)!.segments.length;
+  const n = videoOf(muxed)!.segments.count;
   const out: string[] = [];
   for (let i = 0; i < n; i++) out.push(sha(await tsSegment(view, muxed, i, openFile)));
   return out;
@@ -162,7 +162,7 @@ test('pooled reads give the bytes of plain reads, in any order and all at once',
 test('packed audio through pooled reads gives the bytes of plain reads, also all at once', async () => {
   const audio = view.tracks.find((t) => t.track.properties.type === 'audio')!;
   const r = findRendition(view, `${audio.track.properties.trackName}=${audio.track.properties.systemBitrate}`)!;
-  const n = r.tracks[0]!.segments.length;
+  const n = r.tracks[0]!.segments.count;
   const expected: string[] = [];
   for (let i = 0; i < n; i++) expected.push(sha(await packedAudio(view, r, i, openFile)));
   const all = await Promise.all(
@@ -175,7 +175,7 @@ test('packed audio through pooled reads gives the bytes of plain reads, also all
 test('a segment already handed out is not overwritten by the segments written after it', async () => {
   const first = await tsSegment(view, muxed, 0, files.opener);
   const before = sha(first);
-  const n = videoOf(muxed)!.segments.length;
+  const n = videoOf(muxed)!.segments.count;
   for (let round = 0; round < 3; round++)
     await Promise.all([...Array(n).keys()].map((i) => tsSegment(view, muxed, i, files.opener)));
   expect(sha(first)).toBe(before);
