@@ -50,7 +50,7 @@ export {
   proxy_on_delete,
 } from './proxy/exports';
 
-/** Access-Control-Expose-Headers as the origin sends it on every response (origin/server/server.ts). */
+/** Access-Control-Expose-Headers as the origin sends it on every response (origin/server/http.ts). */
 const EXPOSE_HEADERS = 'Content-Length, Content-Range, ETag, Last-Modified, X-Origin-Error';
 
 /** The plugin instance of one worker: holds the configuration read in onConfigure. */

@@ -1,11 +1,27 @@
-// The URL grammar of the origin, declared once as data (house style §6): the server
-// dispatches on it, and the README's URL table is printed from it (test/routes.test.ts checks
-// that the two agree). Paths are `/<dir>/<pres>.ism/<tail>`; everything between `.ism/` and
-// the part a pattern matches is a virtual path and is ignored, so relative URLs written by a
-// manifest requested under a virtual path resolve to the same responses.
+// The URL grammar of the origin, declared once as data: each kind of URL with its pattern, what
+// it needs (the pattern's named groups), its content type, how caches treat it and the handler
+// that answers it (handlers.ts). The server dispatches on it, and the README's URL table is
+// printed from it (test/origin/server/routes.test.ts checks that the two agree). Paths are
+// `/<dir>/<pres>.ism/<tail>`; everything between `.ism/` and the part a pattern matches is a
+// virtual path and is ignored, so relative URLs written by a manifest requested under a virtual
+// path resolve to the same responses.
 
 import { originError } from '../errors';
 import { Format } from '../options/registry';
+import {
+  dashMpd,
+  dashSegment,
+  hdsFragment,
+  hdsManifest,
+  hlsFmp4Segment,
+  hlsIFramePlaylist,
+  hlsPlaylist,
+  hlsSegment,
+  iframeSegment,
+  smoothFragment,
+  smoothManifest,
+} from './handlers';
+import type { RouteHandler } from './route-handler';
 
 export type RouteKind =
   | 'smooth-manifest'
@@ -34,6 +50,13 @@ export interface Route {
   shape: string;
   contentType: string;
   description: string;
+  /**
+   * 'manifest': rendered text, kept by the rendered-manifest cache (cache/manifest-cache.ts) and
+   * sent with the manifest Cache-Control; 'segment': the segment Cache-Control and byte ranges.
+   */
+  cacheClass: 'manifest' | 'segment';
+  /** Answers a matched request, given its presentation and view (handlers.ts handlePlayout). */
+  handler: RouteHandler;
 }
 
 export const ROUTES: readonly Route[] = [
@@ -44,6 +67,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/Manifest',
     contentType: 'text/xml; charset=utf-8',
     description: 'Smooth Streaming client manifest (MS-SSTR); any case',
+    cacheClass: 'manifest',
+    handler: smoothManifest,
   },
   {
     kind: 'smooth-fragment',
@@ -53,6 +78,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/QualityLevels(<bitrate>)/Fragments(<trackName>=<time>)',
     contentType: 'video/mp4',
     description: 'Smooth fragment: the source moof+mdat (with tfxd) starting at `<time>`',
+    cacheClass: 'segment',
+    handler: smoothFragment,
   },
   {
     kind: 'dash-mpd',
@@ -61,6 +88,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/.mpd, <pres>.ism/<name>.mpd',
     contentType: 'application/dash+xml',
     description: 'DASH MPD (static, isoff-live, SegmentTemplate + SegmentTimeline)',
+    cacheClass: 'manifest',
+    handler: dashMpd,
   },
   {
     kind: 'dash-init-or-media',
@@ -69,6 +98,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/dash/<name>-<trackName>=<bitrate>.dash, …-<time>.dash',
     contentType: 'video/mp4',
     description: 'DASH init segment, or media segment at `<time>` (`$Number$` with `mpd_segment_template=number`)',
+    cacheClass: 'segment',
+    handler: dashSegment,
   },
   {
     kind: 'hls-fmp4',
@@ -78,6 +109,8 @@ export const ROUTES: readonly Route[] = [
     contentType: 'video/mp4',
     description:
       "HLS fMP4 init segment (EXT-X-MAP), or media segment `<n>` (from 1, the whole presentation's number also in a sub-clip)",
+    cacheClass: 'segment',
+    handler: hlsFmp4Segment,
   },
   // keyframes/ first: the generic playlist and segment patterns below would take these tails too.
   {
@@ -87,6 +120,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/keyframes/<name>-<trackName>=<bitrate>.m3u8',
     contentType: 'application/vnd.apple.mpegurl',
     description: 'HLS I-frame playlist of a video track (`hls_client_manifest_version` 4 or more)',
+    cacheClass: 'manifest',
+    handler: hlsIFramePlaylist,
   },
   {
     kind: 'hls-iframe-ts',
@@ -96,6 +131,8 @@ export const ROUTES: readonly Route[] = [
     contentType: 'video/mp2t',
     description:
       'HLS I-frame segment: PAT, PMT and the keyframe that starts source fragment `<n>` of the presentation (from 1)',
+    cacheClass: 'segment',
+    handler: iframeSegment('ts'),
   },
   {
     kind: 'hls-iframe-m4s',
@@ -104,6 +141,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/keyframes/<name>-<trackName>=<bitrate>-<n>.m4s',
     contentType: 'video/mp4',
     description: 'The same keyframe as moof+mdat (`hls_fmp4`; init segment `hls/<name>-<trackName>=<bitrate>.m4s`)',
+    cacheClass: 'segment',
+    handler: iframeSegment('m4s'),
   },
   {
     kind: 'hls-ts',
@@ -113,6 +152,8 @@ export const ROUTES: readonly Route[] = [
     contentType: 'video/mp2t',
     description:
       "HLS MPEG-TS segment `<n>` (from 1, the whole presentation's number also in a sub-clip) of a rendition with video; `<key>` is a video `<trackName>=<bitrate>` or `<audio key>-<video key>` (multiplexed)",
+    cacheClass: 'segment',
+    handler: hlsSegment('ts'),
   },
   {
     kind: 'hls-aac',
@@ -121,6 +162,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/<name>-<trackName>=<bitrate>-<n>.aac',
     contentType: 'audio/aac',
     description: 'HLS packed audio segment (RFC 8216 §3.4) of an AAC track: ID3 timestamp, ADTS frames',
+    cacheClass: 'segment',
+    handler: hlsSegment('aac'),
   },
   {
     kind: 'hls-ac3',
@@ -129,6 +172,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/<name>-<trackName>=<bitrate>-<n>.ac3',
     contentType: 'audio/ac3',
     description: 'HLS packed audio segment of an AC-3 track: ID3 timestamp, AC-3 syncframes',
+    cacheClass: 'segment',
+    handler: hlsSegment('ac3'),
   },
   {
     kind: 'hls-ec3',
@@ -137,6 +182,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/<name>-<trackName>=<bitrate>-<n>.ec3',
     contentType: 'audio/eac3',
     description: 'HLS packed audio segment of an E-AC-3 track: ID3 timestamp, E-AC-3 syncframes',
+    cacheClass: 'segment',
+    handler: hlsSegment('ec3'),
   },
   {
     kind: 'hls-webvtt',
@@ -145,6 +192,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/<name>-<trackName>=<bitrate>-<n>.webvtt',
     contentType: 'text/vtt',
     description: 'HLS WebVTT segment `<n>` (RFC 8216 §3.5) of a text track, converted from TTML',
+    cacheClass: 'segment',
+    handler: hlsSegment('webvtt'),
   },
   {
     kind: 'hls-playlist',
@@ -154,6 +203,8 @@ export const ROUTES: readonly Route[] = [
     contentType: 'application/vnd.apple.mpegurl',
     description:
       'HLS master playlist, or the media playlist of a rendition (`<key>`: one track, or audio + video multiplexed)',
+    cacheClass: 'manifest',
+    handler: hlsPlaylist,
   },
   {
     kind: 'hds-manifest',
@@ -163,6 +214,8 @@ export const ROUTES: readonly Route[] = [
     contentType: 'application/f4m+xml',
     description:
       'HDS manifest (F4M; set-level with `hds_multi_level`), or the stream-level manifest of one media (`<key>`: audio + video multiplexed, or one track)',
+    cacheClass: 'manifest',
+    handler: hdsManifest,
   },
   {
     kind: 'hds-fragment',
@@ -171,6 +224,8 @@ export const ROUTES: readonly Route[] = [
     shape: '<pres>.ism/<name>-<key>Seg1-Frag<n>',
     contentType: 'video/f4f',
     description: 'HDS fragment `<n>` (from 1) of a media: afra, moof and an mdat of FLV tags',
+    cacheClass: 'segment',
+    handler: hdsFragment,
   },
 ];
 

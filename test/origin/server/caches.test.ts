@@ -203,7 +203,7 @@ describe('PresentationStore.peek (the synchronous hot path)', () => {
   });
 });
 
-describe('a manifest answered from the cache (the synchronous hot path in server.ts)', () => {
+describe('a manifest answered from the cache (the synchronous hot path, hot-path.ts)', () => {
   /** Status, every header in order (Date aside: it is the clock's) and the bytes, as sent. */
   async function raw(
     base: string,

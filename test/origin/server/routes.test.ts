@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { OriginError } from '../../../origin/errors';
-import { decodePath, matchPresentationRoute, routesMarkdown } from '../../../origin/server/routes';
+import { decodePath, matchPresentationRoute, ROUTES, routesMarkdown } from '../../../origin/server/routes';
 import { ROOT } from '../../helpers/fixtures';
 
 const kindOf = (p: string): string | undefined => matchPresentationRoute(decodePath(p))?.route.kind;
@@ -66,4 +66,15 @@ test('docs/reference/urls.md prints the route table', () => {
   const readme = readFileSync(path.join(ROOT, 'docs/reference/urls.md'), 'utf8');
   const m = /<!-- url-table -->\n([\s\S]*?)\n<!-- \/url-table -->/.exec(readme);
   expect(m?.[1]).toBe(routesMarkdown());
+});
+
+test('the manifest routes are the ones the rendered-manifest cache keeps', () => {
+  const manifests = ROUTES.filter((r) => r.cacheClass === 'manifest').map((r) => r.kind);
+  expect(manifests.sort()).toEqual([
+    'dash-mpd',
+    'hds-manifest',
+    'hls-iframe-playlist',
+    'hls-playlist',
+    'smooth-manifest',
+  ]);
 });

@@ -1,0 +1,83 @@
+// A route handler's contract (routes.ts Route.handler, handlers.ts): what it gets (RouteCall: the
+// request, its presentation and view, the per-server PlayoutContext) and what it gives (Reply, which
+// the HTTP layer sends: http.ts). No HTTP types here.
+
+import { PresentationStore } from '../cache/presentation-store';
+import { ManifestCache } from '../cache/manifest-cache';
+import { PresentationIds, PresentationMemo } from '../cache/request-caches';
+import { Presentation } from '../model/presentation';
+import { PlayoutView, TrackSelector } from '../model/view';
+import { BufferLoan } from '../io/buffers';
+import { FileHandles } from '../io/file-handles';
+import { SourceOpener } from '../io/source';
+import { segmentSources } from '../io/storage';
+import type { SegmentPart as Part } from '../segments/fmp4/media-segment';
+import type { SegmentParts } from '../segments/fmp4/segment-parts';
+import type { PresentationRequest } from './routes';
+
+export type { Part, SegmentParts };
+
+export type ReplyBody =
+  | { type: 'text'; text: string; /** `text` in UTF-8 when already encoded */ bytes?: Uint8Array }
+  | {
+      type: 'bytes';
+      bytes: Uint8Array;
+      /** `bytes` are lent from a pool: the server shares the loan among its responses and lets go as each closes */ loan?: BufferLoan;
+    }
+  | { type: 'parts'; file: string; parts: Part[]; length: number };
+
+export interface Reply {
+  contentType: string;
+  body: ReplyBody;
+  /** The .ism's mtime, for manifests and segments alike (Last-Modified, RFC 9110 §8.8.2). */
+  lastModified: Date;
+  /** Strong validator: a hash of the manifest text, or of the segment's identity. */
+  etag: string;
+  cacheClass: 'manifest' | 'segment';
+}
+
+/** Per-server state the handlers read: the stores and caches of presentations, views, manifests and segments. */
+export interface PlayoutContext {
+  store: PresentationStore;
+  select: TrackSelector;
+  /** Rendered manifests by request line and by canonical view (a byte bound; 0 disables). */
+  manifests: ManifestCache;
+  /** Views by (presentation, format, raw query): no re-selection or re-segmentation per request. */
+  views: PresentationMemo<PlayoutView>;
+  /** The rewritten boxes and file ranges of a segment: no re-read or re-parse of its moofs. */
+  segments: PresentationMemo<SegmentParts>;
+  /** Source handles kept for the store's stat TTL: segment streaming and the segment writers read through them. */
+  files: FileHandles;
+  /** How every segment reader opens sources: the store's storage, through `files` on the file system (io/storage.ts). */
+  open: SourceOpener;
+}
+
+export function newPlayoutContext(
+  store: PresentationStore,
+  select: TrackSelector,
+  manifestCacheBytes = 64 << 20,
+): PlayoutContext {
+  const ids = new PresentationIds();
+  const files = new FileHandles(store.statTtlMs);
+  return {
+    store,
+    select,
+    manifests: new ManifestCache(manifestCacheBytes),
+    views: new PresentationMemo(ids, 32 << 20),
+    segments: new PresentationMemo(ids, 32 << 20),
+    files,
+    open: segmentSources(store.storage, files),
+  };
+}
+
+/** What a route's handler gets: the request, the presentation it names and the request's view of it. */
+export interface RouteCall {
+  ctx: PlayoutContext;
+  req: PresentationRequest;
+  presentation: Presentation;
+  view: PlayoutView;
+  rawQuery: string;
+}
+
+/** The reply to one kind of presentation URL (routes.ts Route.handler). */
+export type RouteHandler = (call: RouteCall) => Promise<Reply>;

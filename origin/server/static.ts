@@ -1,0 +1,126 @@
+// Files under the root that are not presentation URLs (served as they are, with validators and
+// Range), and the player pages: `/` (the index of presentations), `/play` and `/_players/`.
+
+import { createReadStream, promises as fs } from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { originError } from '../errors';
+import { indexPage, isPlayerName, PLAYER_ASSET_CONTENT_TYPE, playerAssetFile, playerPage } from '../player/player-page';
+import { ifNoneMatchHits, notModifiedSince, parseRange } from './http-util';
+import { sendBytes, startBody, unsatisfiable } from './http';
+import { listPresentations } from './presentations';
+
+/** What the player page requests: everything but the Dolby audio browsers cannot decode. */
+export const BROWSER_FILTER = 'FourCC!="ac-3"&&FourCC!="ec-3"';
+
+const STATIC_TYPES: Record<string, string> = {
+  '.ism': 'application/xml',
+  '.ismv': 'video/mp4',
+  '.isma': 'audio/mp4',
+  '.ismt': 'application/mp4',
+  '.mp4': 'video/mp4',
+  '.m4s': 'video/mp4',
+  '.vtt': 'text/vtt',
+  '.html': 'text/html; charset=utf-8',
+  '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/** A path below the root, decoded (routes.ts decodePath), with the raw query. */
+export interface StaticRequest {
+  root: string;
+  segments: string[];
+  rawQuery: string;
+}
+
+/** The player pages; false when the path is none of them. */
+export async function servePlayer(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  at: StaticRequest,
+): Promise<boolean> {
+  const { root, segments, rawQuery } = at;
+  const urlPath = '/' + segments.join('/');
+  const html = (text: string): void => {
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.end(req.method === 'HEAD' ? undefined : text);
+  };
+  if (urlPath === '/') {
+    const list = await listPresentations(root);
+    // Browsers decode neither AC-3 nor E-AC-3 (and HLS pairs video with the highest audio
+    // group): the page asks for what a browser can play, through the filter language.
+    const q = `?filter=${encodeURIComponent(BROWSER_FILTER)}`;
+    html(
+      indexPage(
+        list.map((p) => ({
+          name: p,
+          urls: { smooth: `${p}/Manifest${q}`, dash: `${p}/.mpd${q}`, hls: `${p}/.m3u8${q}` },
+        })),
+      ),
+    );
+    return true;
+  }
+  if (urlPath === '/play') {
+    const params = new URLSearchParams(rawQuery);
+    const player = params.get('player') ?? '';
+    const url = params.get('url') ?? '';
+    if (!isPlayerName(player))
+      throw originError('bad-parameter', `unknown player "${player.slice(0, 32)}"`, { subject: 'player' });
+    if (url === '' || url.length > 2048)
+      throw originError('bad-parameter', 'url must be a manifest URL of at most 2048 characters', { subject: 'url' });
+    html(playerPage(player, url));
+    return true;
+  }
+  if (urlPath.startsWith('/_players/')) {
+    const file = playerAssetFile(urlPath);
+    if (file === undefined) throw originError('unknown-url', `no player asset ${urlPath.slice(0, 128)}`);
+    const bytes = await fs.readFile(file);
+    res.setHeader('Content-Type', PLAYER_ASSET_CONTENT_TYPE);
+    res.setHeader('Cache-Control', 'public, max-age=3600');
+    sendBytes(req, res, bytes, false);
+    return true;
+  }
+  return false;
+}
+
+/** The file at the path, or 404 unknown-url. */
+export async function serveStatic(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  at: StaticRequest,
+): Promise<void> {
+  const { root, segments } = at;
+  const file = path.join(root, ...segments);
+  // decodePath refused dot segments and encoded slashes; this guards the join anyway.
+  if (file !== root && !file.startsWith(root + path.sep)) throw originError('bad-path', 'path outside the root');
+  let stat;
+  try {
+    stat = await fs.stat(file);
+  } catch {
+    throw originError('unknown-url', `nothing at /${segments.join('/').slice(0, 256)}`);
+  }
+  if (!stat.isFile()) throw originError('unknown-url', `nothing at /${segments.join('/').slice(0, 256)}`);
+  const etag = `"${stat.size.toString(36)}-${Math.floor(stat.mtimeMs).toString(36)}"`;
+  res.setHeader('Content-Type', STATIC_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream');
+  res.setHeader('Last-Modified', stat.mtime.toUTCString());
+  res.setHeader('ETag', etag);
+  res.setHeader('Accept-Ranges', 'bytes');
+  if (
+    ifNoneMatchHits(req.headers['if-none-match'], etag) ||
+    notModifiedSince(req.headers['if-none-match'], req.headers['if-modified-since'], stat.mtime)
+  ) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  const range = parseRange(req.headers.range, stat.size);
+  if (range.kind === 'unsatisfiable') return unsatisfiable(res, stat.size);
+  startBody(res, range, stat.size);
+  if (req.method === 'HEAD' || stat.size === 0) return void res.end();
+  const [start, end] = range.kind === 'range' ? [range.start, range.end] : [0, stat.size - 1];
+  await pipeline(createReadStream(file, { start, end }), res);
+}
