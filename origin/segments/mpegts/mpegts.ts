@@ -337,9 +337,7 @@ export function writeTsSegment(
   writePmt(
     out,
     TS_PACKET_SIZE,
-    PMT_PID,
-    pcrPid,
-    input.streams.map((s) => s.stream.pmt),
+    { pmtPid: PMT_PID, pcrPid, streams: input.streams.map((s) => s.stream.pmt) },
     input.pmtCc,
   );
   let at = 2 * TS_PACKET_SIZE;
@@ -357,21 +355,7 @@ export function writeTsSegment(
     // place (ts-packets.ts packetizePes): no parts list, no per-packet subarray or allocation.
     const end = at + u.packets * TS_PACKET_SIZE;
     const length = pesHeaderSize(u.withDts) + u.payload;
-    const written = writePayload(
-      out,
-      writePesHeader(
-        out,
-        end - length,
-        stream.streamId,
-        u.payload,
-        u.pts,
-        u.withDts ? u.dts : undefined,
-        stream.role === 'video',
-      ),
-      stream,
-      samples,
-      u,
-    );
+    const written = writePayload(out, writePesHeader(out, end - length, stream, u), stream, samples, u);
     if (written !== end)
       throw new OriginError('internal', `PES of ${length} bytes wrote ${written - end + length}`, 'mpegts');
     // Fields by name, no spread: one object shape per PES, no generic property copy.
@@ -394,13 +378,14 @@ export function writeTsSegment(
 /** Writes the PES payload of unit `u` (access units, ADTS frames or raw frames) at out[at]; returns the offset after it. */
 function writePayload(out: Uint8Array, at: number, stream: TsStream, samples: readonly TsSample[], u: PesUnit): number {
   const codec = stream.codec;
+  // One per PES: the track's side of the Annex B conversion (the sample's side is the sample itself).
+  const avc = codec.kind === 'avc' ? { config: codec, parameterSets: stream.parameterSets! } : undefined;
   for (let i = u.first; i < u.first + u.count; i++) {
     const s = samples[i]!;
     const data = s.data;
     if (data === undefined || data.byteLength !== s.size)
       throw new OriginError('internal', `sample ${i} has no bytes or not ${s.size} of them`, 'mpegts');
-    if (codec.kind === 'avc')
-      at = writeAccessUnit(out, at, data, s.keyframe, codec, stream.parameterSets!, { file: s.file, offset: s.offset });
+    if (avc !== undefined) at = writeAccessUnit(out, at, data, s, avc);
     else {
       if (codec.kind === 'aac') {
         writeAdtsHeader(out, at, stream.adts!, s.size);

@@ -318,10 +318,10 @@ describe('over HTTP', () => {
     for (const when of ['sent', 'head'] as const) {
       const cut = await Promise.all(
         urls.map(
-          (p) =>
+          (url) =>
             new Promise<string>((resolve) => {
               const socket = net.connect(Number(u.port), u.hostname, () => {
-                socket.write(`GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`);
+                socket.write(`GET ${url} HTTP/1.1\r\nHost: x\r\n\r\n`);
                 if (when === 'sent') setImmediate(() => socket.resetAndDestroy());
               });
               socket.once('data', () => {
