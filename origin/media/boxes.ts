@@ -383,7 +383,7 @@ export function parseMfra(mfra: Uint8Array, start: number): Map<number, RandomAc
 export function parseMfro(tail: Uint8Array, start: number): number | undefined {
   if (tail.byteLength !== 16) return undefined;
   const r = new ByteReader(tail, `mfro@${start}`, start);
-  const size = r.u32();
+  r.u32(); // size: 16, the tail's length
   if (r.fourcc() !== 'mfro') return undefined;
   r.skip(4); // version + flags
   return r.u32();

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { OriginError } from '../../../origin/errors';
 import { parseServerManifest, writeServerManifest } from '../../../origin/ism/server-manifest';
 import {
@@ -174,10 +176,7 @@ test('every stored option has a CLI spelling that round-trips through the regist
 });
 
 test('the README documents every option in the registry', () => {
-  const readme = require('node:fs').readFileSync(
-    require('node:path').join(__dirname, '..', '..', '..', 'README.md'),
-    'utf8',
-  ) as string;
+  const readme = readFileSync(path.join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
   for (const o of OPTIONS) {
     expect(readme).toContain(`\`${o.name}\``);
     if (o.stored) expect(readme).toContain(`\`--${o.cli}\``);
