@@ -23,7 +23,7 @@ import { createFilterEngine, instantiateFilterModule, WasmFilterEngine } from '.
 import { TrackProperties } from '../origin/model/media';
 import { Cond, holds } from '../test/assembly/filter/reference';
 import type { Track } from '../test/assembly/filter/filter-wasm';
-import { stats, Stats } from './index-bench';
+import { stats, Stats } from './stats';
 import { repoRoot } from './media';
 import { machine, machineLine } from './machine';
 
