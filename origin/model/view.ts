@@ -3,7 +3,8 @@
 // (Smooth, DASH, HLS) is a pure function of this view.
 
 import { OriginError } from '../errors';
-import { applyQuery, Format, parseQuery, StreamOptions } from '../options/registry';
+import { parseQuery } from '../options/query';
+import { applyQuery, Format, StreamOptions } from '../options/registry';
 import { Presentation, PresentationTrack } from './presentation';
 import { Clip, columnsOf, parseClip, PlacedSegments, placeSegments, Segment, SegmentColumns } from './timeline';
 

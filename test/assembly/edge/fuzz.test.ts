@@ -9,7 +9,7 @@
 
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { parseQuery } from '../../../origin/options/registry';
+import { parseQuery } from '../../../origin/options/query';
 import { decodePath } from '../../../origin/server/routes';
 import type { HeaderList } from '../../../host-glue/proxy-wasm/http-filter';
 import { basicHeader, closeAll, loadEdge, nowSeconds, send, signed } from './plugin-helpers';

@@ -10,9 +10,9 @@ import {
   OPTIONS,
   optionsFromManifest,
   optionsToMeta,
-  parseQuery,
   StreamOptions,
 } from '../../../origin/options/registry';
+import { parseQuery } from '../../../origin/options/query';
 import { parsePackageArgs } from '../../../origin/cli/package-command';
 
 const REQUIRED = [
