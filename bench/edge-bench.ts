@@ -25,7 +25,7 @@ import { loadEdgeConfig } from '../host-glue/envoy/envoy-config';
 import { HeaderList, HttpFilterFactory, HttpFilterStream } from '../host-glue/proxy-wasm/http-filter';
 import { createPlugin } from '../host-glue/proxy-wasm/host';
 import { main as originCli } from '../origin/cli/main';
-import { stats, Stats } from './index-bench';
+import { stats, Stats } from './stats';
 import { machine, machineLine } from './machine';
 import { repoRoot } from './media';
 

@@ -37,7 +37,7 @@ import * as path from 'node:path';
 import { createProxyWasmPlugin, type ProxyWasmPlugin } from '../host-glue/proxy-wasm/host';
 import type { HeaderList } from '../host-glue/proxy-wasm/http-filter';
 import { signUrl } from '../origin/cli/sign-url-command';
-import { stats, Stats } from './index-bench';
+import { stats, Stats } from './stats';
 import { machine, machineLine } from './machine';
 import { repoRoot } from './media';
 

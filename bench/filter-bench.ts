@@ -24,7 +24,7 @@ import { instantiateFilterModule } from '../host-glue/filter/filter-module';
 import { TrackProperties } from '../origin/model/media';
 import { Cond, holds } from '../test/assembly/filter/reference';
 import type { Track } from '../test/assembly/filter/filter-wasm';
-import { stats, Stats } from './index-bench';
+import { stats, Stats } from './stats';
 import { repoRoot } from './media';
 import { machine, machineLine } from './machine';
 

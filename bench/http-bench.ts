@@ -20,254 +20,38 @@
 // BENCH_ORIGIN_CLI=<bin/origin.js of another build> BENCH_LABEL=before measures another build of
 // the origin with the same method (one worker; options it lacks are skipped).
 
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { main as originCli } from '../origin/cli/main';
+import {
+  CPUS,
+  LOAD_CPU,
+  PIN,
+  rssOf,
+  SERVER_CPU,
+  sleep,
+  startNginx,
+  startNodeReference,
+  startOrigin,
+  startPrinting,
+  stop,
+  originCliPath,
+} from './http-processes';
+import { printTable } from './http-report';
 import { machine, machineLine } from './machine';
-import { concatCopies, ensureLongSourcesReport, httpBenchSpecs, repoRoot } from './media';
+import { concatCopies } from './ffmpeg';
+import { ensureLongSourcesReport, httpBenchSpecs, repoRoot } from './media';
 import { dashUrls, fetchUrl, hlsUrls, smoothUrls, TrackUrls } from './http-urls';
+import { median, medianRun, PINNED_LOAD, sumRuns, UNPINNED_LOAD, wrk, WrkResult } from './wrk';
 
 export interface HttpBenchOptions {
   seconds?: number;
   soakSeconds?: number;
   log?: (line: string) => void;
 }
-
-const CPUS = os.availableParallelism();
-const PIN = CPUS >= 2 && spawnSync('taskset', ['-V']).status === 0;
-/** CPU sets: the servers on the last CPU, wrk on the first (one-process runs). */
-const SERVER_CPU = String(CPUS - 1);
-const LOAD_CPU = '0';
-
-// ---------------------------------------------------------------------------------------------
-// processes
-
-interface Proc {
-  child: ChildProcess;
-  url: string;
-  pid: number;
-}
-
-function pinned(cpus: string | undefined, cmd: string, args: string[]): [string, string[]] {
-  return PIN && cpus !== undefined ? ['taskset', ['-c', cpus, cmd, ...args]] : [cmd, args];
-}
-
-/** Starts a process and waits for the first `http://host:port` it prints on stdout. */
-function startPrinting(
-  cpus: string | undefined,
-  cmd: string,
-  args: string[],
-  pattern = /(http:\/\/[\d.]+:\d+)/,
-): Promise<Proc> {
-  const [c, a] = pinned(cpus, cmd, args);
-  const child = spawn(c, a, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) =>
-      reject(new Error(`${cmd} ${args.join(' ')} exited (${code}) before listening: ${err}`)),
-    );
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = pattern.exec(out);
-      if (m !== null && out.includes('\n')) {
-        child.removeAllListeners('exit');
-        child.stdout!.removeAllListeners('data');
-        child.stdout!.resume();
-        resolve({ child, url: m[1]!, pid: child.pid! });
-      }
-    });
-  });
-}
-
-function stop(p: Proc | undefined): Promise<void> {
-  if (p === undefined || p.child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    p.child.once('exit', () => resolve());
-    p.child.kill('SIGTERM');
-  });
-}
-
-function originCliPath(): string {
-  return process.env['BENCH_ORIGIN_CLI'] ?? path.join(repoRoot(), 'bin', 'origin.js');
-}
-
-function startOrigin(root: string, workers: number, extra: string[] = []): Promise<Proc> {
-  const args = [
-    originCliPath(),
-    'serve',
-    '--root',
-    root,
-    '--port',
-    '0',
-    '--no-player',
-    '-q',
-    ...(workers > 1 ? ['--workers', String(workers)] : []),
-    ...extra,
-  ];
-  return startPrinting(workers > 1 ? undefined : SERVER_CPU, process.execPath, args);
-}
-
-/** RSS in bytes of a process and, for a cluster primary, of its workers. */
-function rssOf(pid: number): { pid: number; rss: number }[] {
-  const one = (p: number): number => {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      return m === null ? 0 : Number(m[1]) * 1024;
-    } catch {
-      return 0;
-    }
-  };
-  const children = (p: number): number[] => {
-    try {
-      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8')
-        .trim()
-        .split(/\s+/)
-        .filter((x) => x !== '')
-        .map(Number);
-    } catch {
-      return [];
-    }
-  };
-  // Through taskset the pid is exec'd in place, so the child pid is node's.
-  return [pid, ...children(pid)].map((p) => ({ pid: p, rss: one(p) }));
-}
-
-// ---------------------------------------------------------------------------------------------
-// wrk
-
-export interface WrkResult {
-  requests: number;
-  seconds: number;
-  rps: number;
-  mbps: number;
-  bytesPerRequest: number;
-  latencyMs: { p50: number; p90: number; p99: number; max: number };
-  errors: { connect: number; read: number; write: number; status: number; timeout: number };
-}
-
-const LUA_DONE = `
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('WRKJSON {"requests":%d,"bytes":%d,"durationUs":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d}\\n',
-    summary.requests, summary.bytes, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
-end
-`;
-
-let scriptCount = 0;
-
-/** wrk against `base` + paths (cycled per connection when more than one). */
-function wrk(
-  base: string,
-  paths: string[],
-  connections: number,
-  seconds: number,
-  threads = 1,
-  cpus: string | undefined = LOAD_CPU,
-): WrkResult {
-  const dir = path.join(os.tmpdir(), `http-bench-${process.pid}`);
-  mkdirSync(dir, { recursive: true });
-  const script = path.join(dir, `s${scriptCount++}.lua`);
-  const lua =
-    paths.length === 1
-      ? LUA_DONE
-      : `local paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}\nlocal i = math.random(#paths)\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format("GET", paths[i])\nend\n${LUA_DONE}`;
-  writeFileSync(script, lua);
-  const [cmd, args] = pinned(cpus, 'wrk', [
-    '-t',
-    String(threads),
-    '-c',
-    String(connections),
-    '-d',
-    `${seconds}s`,
-    '--timeout',
-    '10s',
-    '-s',
-    script,
-    base + paths[0],
-  ]);
-  const r = spawnSync(cmd, args, { encoding: 'utf8' });
-  if (r.error !== undefined) throw new Error(`wrk: ${r.error.message} (install it: apt-get install -y wrk)`);
-  const m = /WRKJSON (\{.*\})/.exec(r.stdout);
-  if (m === null) throw new Error(`wrk printed no result: ${r.stdout}\n${r.stderr}`);
-  const j = JSON.parse(m[1]!) as Record<string, number>;
-  const secs = j['durationUs']! / 1e6;
-  return {
-    requests: j['requests']!,
-    seconds: Number(secs.toFixed(2)),
-    rps: Math.round(j['requests']! / secs),
-    mbps: Number((j['bytes']! / secs / 1e6).toFixed(1)),
-    bytesPerRequest: Math.round(j['bytes']! / Math.max(1, j['requests']!)),
-    latencyMs: { p50: j['p50']! / 1000, p90: j['p90']! / 1000, p99: j['p99']! / 1000, max: j['max']! / 1000 },
-    errors: {
-      connect: j['connect']!,
-      read: j['read']!,
-      write: j['write']!,
-      status: j['status']!,
-      timeout: j['timeout']!,
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// references
-
-const NODE_REFERENCE = `
-const http = require('node:http');
-const body = Buffer.alloc(Number(process.argv[1]), 0x61);
-http.createServer((req, res) => {
-  res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': body.length });
-  res.end(body);
-}).listen(0, '127.0.0.1', function () { console.log('http://127.0.0.1:' + this.address().port); });
-`;
-
-function startNodeReference(bytes: number): Promise<Proc> {
-  return startPrinting(SERVER_CPU, process.execPath, ['-e', NODE_REFERENCE, String(bytes)]);
-}
-
-async function startNginx(root: string, workers: number, dir: string): Promise<Proc> {
-  const port = await freePort();
-  mkdirSync(dir, { recursive: true });
-  const conf = path.join(dir, 'nginx.conf');
-  writeFileSync(
-    conf,
-    `worker_processes ${workers};\n${workers === 1 && PIN ? `worker_cpu_affinity ${'1'.padEnd(CPUS, '0').split('').reverse().join('')};\n` : ''}daemon off;\nmaster_process on;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\n` +
-      `events { worker_connections 4096; }\nhttp {\n  access_log off;\n  sendfile on;\n  tcp_nopush on;\n  keepalive_requests 10000000;\n  keepalive_timeout 65;\n` +
-      `  client_body_temp_path ${dir}/tmp; proxy_temp_path ${dir}/tmp; fastcgi_temp_path ${dir}/tmp; uwsgi_temp_path ${dir}/tmp; scgi_temp_path ${dir}/tmp;\n` +
-      `  default_type application/octet-stream;\n  server { listen 127.0.0.1:${port}; root ${root}; }\n}\n`,
-  );
-  mkdirSync(path.join(dir, 'tmp'), { recursive: true });
-  const child = spawn('nginx', ['-c', conf, '-e', `${dir}/error.log`], { stdio: ['ignore', 'ignore', 'pipe'] });
-  child.once('error', () => undefined);
-  for (let i = 0; i < 100; i++) {
-    await sleep(50);
-    if (child.exitCode !== null)
-      throw new Error(`nginx exited (${child.exitCode}); install it: apt-get install -y nginx`);
-    const ok = await fetchUrl(`http://127.0.0.1:${port}/`).then(
-      () => true,
-      () => false,
-    );
-    if (ok) return { child, url: `http://127.0.0.1:${port}`, pid: child.pid! };
-  }
-  throw new Error('nginx did not start');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------
 // media
@@ -391,11 +175,6 @@ function savePaths(dir: string, base: string, paths: string[]): Promise<string[]
   );
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** The run with the median req/s. */
-const medianRun = (xs: WrkResult[]): WrkResult => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
-
 export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Record<string, unknown>> {
   const log = options.log ?? ((line: string) => console.log(line));
   const seconds = options.seconds ?? Number(process.env['BENCH_SECONDS'] ?? 5);
@@ -500,7 +279,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
     const manifestRounds: Record<string, { origin: number[]; reference: number[] }> = {};
     for (const w of workerCounts) {
       origin = await startOrigin(dir, w);
-      const wrkCpus = w === 1 ? LOAD_CPU : undefined;
+      const wrkLoad = w === 1 ? PINNED_LOAD : UNPINNED_LOAD;
       for (const [kind, p] of Object.entries(urls.manifests)) {
         if (w === 1) {
           // One worker against the node:http reference of the same body size, alternately
@@ -511,11 +290,11 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
           const ref = await startNodeReference(manifestBytes[kind]!);
           try {
             const rounds: { origin: WrkResult[]; reference: WrkResult[] } = { origin: [], reference: [] };
-            wrk(origin.url, [p], C, 1, 1, wrkCpus);
-            wrk(ref.url, ['/'], C, 1, 1, wrkCpus);
+            wrk(origin.url, [p], C, 1, wrkLoad);
+            wrk(ref.url, ['/'], C, 1, wrkLoad);
             for (let round = 0; round < 3; round++) {
-              rounds.origin.push(wrk(origin.url, [p], C, seconds, 1, wrkCpus));
-              rounds.reference.push(wrk(ref.url, ['/'], C, seconds, 1, wrkCpus));
+              rounds.origin.push(wrk(origin.url, [p], C, seconds, wrkLoad));
+              rounds.reference.push(wrk(ref.url, ['/'], C, seconds, wrkLoad));
             }
             const runsOf = (runs[`manifest/${kind}`] ??= {});
             runsOf['origin-1w'] = medianRun(rounds.origin);
@@ -529,19 +308,19 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
           }
           continue;
         }
-        wrk(origin.url, [p], C, 1, 1, wrkCpus);
-        (runs[`manifest/${kind}`] ??= {})[`origin-${w}w`] = wrk(origin.url, [p], C, seconds, 1, wrkCpus);
+        wrk(origin.url, [p], C, 1, wrkLoad);
+        (runs[`manifest/${kind}`] ??= {})[`origin-${w}w`] = wrk(origin.url, [p], C, seconds, wrkLoad);
       }
       for (const [kind, ps] of Object.entries(urls.segments)) {
-        wrk(origin.url, ps, C, 1, 1, wrkCpus);
-        (runs[`segment/${kind}`] ??= {})[`origin-${w}w`] = wrk(origin.url, ps, C, seconds, 1, wrkCpus);
+        wrk(origin.url, ps, C, 1, wrkLoad);
+        (runs[`segment/${kind}`] ??= {})[`origin-${w}w`] = wrk(origin.url, ps, C, seconds, wrkLoad);
       }
       await stop(origin);
       const nginx = await startNginx(staticDir, w, path.join(dir, 'nginx'));
       try {
         for (const [kind, ps] of Object.entries(staticPaths)) {
-          wrk(nginx.url, ps, C, 1, 1, wrkCpus);
-          (runs[`segment/${kind}`] ??= {})[`nginx-${w}w`] = wrk(nginx.url, ps, C, seconds, 1, wrkCpus);
+          wrk(nginx.url, ps, C, 1, wrkLoad);
+          (runs[`segment/${kind}`] ??= {})[`nginx-${w}w`] = wrk(nginx.url, ps, C, seconds, wrkLoad);
         }
       } finally {
         await stop(nginx);
@@ -634,8 +413,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
             ['direct', origin.url],
             ['edge', edge.url],
           ] as const) {
-            wrk(base, [...ps], 8, 1, 1, undefined);
-            (edgeRuns[kind] ??= {})[target] = wrk(base, [...ps], 8, seconds, 1, undefined);
+            wrk(base, [...ps], 8, 1, UNPINNED_LOAD);
+            (edgeRuns[kind] ??= {})[target] = wrk(base, [...ps], 8, seconds, UNPINNED_LOAD);
           }
         }
       } finally {
@@ -674,7 +453,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
       const w = Math.max(...workerCounts);
       origin = await startOrigin(dir, w);
       const mix = [...Object.values(urls.manifests), ...Object.values(urls.segments).flatMap((ps) => ps.slice(0, 15))];
-      wrk(origin.url, mix, 16, 2, 1, undefined);
+      wrk(origin.url, mix, 16, 2, UNPINNED_LOAD);
       const rssStart = rssOf(origin.pid);
       // In slices, RSS read between them: whether memory levels off after the warm-up or keeps
       // growing shows in the series, not in two points.
@@ -682,7 +461,9 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
       const parts: WrkResult[] = [];
       const rssSeries: { afterSeconds: number; rss: { pid: number; rss: number }[] }[] = [];
       for (let i = 0; i < slices; i++) {
-        parts.push(wrk(origin.url, mix, 256, Math.max(1, Math.round(soakSeconds / slices)), 2, undefined));
+        parts.push(
+          wrk(origin.url, mix, 256, Math.max(1, Math.round(soakSeconds / slices)), { threads: 2, cpus: undefined }),
+        );
         rssSeries.push({ afterSeconds: Math.round(((i + 1) * soakSeconds) / slices), rss: rssOf(origin.pid) });
       }
       const rssEnd = rssSeries[rssSeries.length - 1]!.rss;
@@ -707,129 +488,4 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Reco
   writeFileSync(outFile, `${JSON.stringify(result, null, 2)}\n`);
   log(`results: ${path.relative(root, outFile)}`);
   return result;
-}
-
-/** Several wrk runs as one: counts summed, rates over the summed time, latency of the worst slice. */
-function sumRuns(parts: WrkResult[]): WrkResult {
-  const requests = parts.reduce((n, x) => n + x.requests, 0);
-  const seconds = parts.reduce((n, x) => n + x.seconds, 0);
-  const bytes = parts.reduce((n, x) => n + x.bytesPerRequest * x.requests, 0);
-  const worst = (k: 'p50' | 'p90' | 'p99' | 'max'): number => Math.max(...parts.map((x) => x.latencyMs[k]));
-  const errors = { connect: 0, read: 0, write: 0, status: 0, timeout: 0 };
-  for (const x of parts) for (const k of Object.keys(errors) as (keyof typeof errors)[]) errors[k] += x.errors[k];
-  return {
-    requests,
-    seconds: Number(seconds.toFixed(2)),
-    rps: Math.round(requests / seconds),
-    mbps: Number((bytes / seconds / 1048576).toFixed(1)),
-    bytesPerRequest: requests === 0 ? 0 : Math.round(bytes / requests),
-    latencyMs: { p50: worst('p50'), p90: worst('p90'), p99: worst('p99'), max: worst('max') },
-    errors,
-  };
-}
-
-function printTable(r: Record<string, unknown>, log: (line: string) => void): void {
-  const runs = r['runs'] as Record<string, Record<string, WrkResult>>;
-  type Long = { median: number; readyMs: { median: number } };
-  const cold = r['cold'] as {
-    manifests: Record<string, { median: number }>;
-    longMpd2h: Long;
-    longMpd2hWithoutWarmUp: Long;
-  };
-  const mb = (x: number): string => (x / 1048576).toFixed(0);
-  log('');
-  log('| what | target | req/s | p50 ms | p99 ms | MB/s | errors + non-2xx | reference req/s (MB/s) | ratio |');
-  log('|---|---|--:|--:|--:|--:|--:|--:|--:|');
-  for (const [what, targets] of Object.entries(runs)) {
-    const seg = what.startsWith('segment/');
-    for (const [t, x] of Object.entries(targets)) {
-      if (t.startsWith('nginx') || t === 'node-fixed-body') continue;
-      const w = t.replace('origin-', '');
-      const ref = seg ? targets[`nginx-${w}`] : targets['node-fixed-body'];
-      const ratio = ref === undefined ? '' : seg ? (x.mbps / ref.mbps).toFixed(2) : (x.rps / ref.rps).toFixed(2);
-      const errs = Object.values(x.errors).reduce((a, b) => a + b, 0);
-      log(
-        `| ${what} | ${t} | ${x.rps} | ${x.latencyMs.p50.toFixed(2)} | ${x.latencyMs.p99.toFixed(2)} | ${x.mbps} | ${errs} | ${ref === undefined ? '' : `${ref.rps} (${ref.mbps})`} | ${ratio} |`,
-      );
-    }
-  }
-  log('');
-  log(
-    `cold (first request after start, median of 3): ${Object.entries(cold.manifests)
-      .map(([k, v]) => `${k} ${v.median} ms`)
-      .join(
-        ', ',
-      )}; 2-hour MPD ${cold.longMpd2h.median} ms (ready ${cold.longMpd2h.readyMs.median} ms after spawn); without the warm-up ${cold.longMpd2hWithoutWarmUp.median} ms (ready after ${cold.longMpd2hWithoutWarmUp.readyMs.median} ms)`,
-  );
-  const unc = r['uncached'] as Record<string, WrkResult> | undefined;
-  if (unc !== undefined)
-    log(
-      `uncached manifests (--manifest-cache-bytes 0, 1 connection): ${Object.entries(unc)
-        .map(([k, v]) => `${k} ${v.rps} req/s p50 ${v.latencyMs.p50.toFixed(2)} ms`)
-        .join(', ')}`,
-    );
-  const uncLoaded = r['uncachedLoaded'] as Record<string, WrkResult> | undefined;
-  if (uncLoaded !== undefined)
-    log(
-      `uncached manifests (--manifest-cache-bytes 0, ${(r['settings'] as { connections: number }).connections} connections, one worker): ${Object.entries(
-        uncLoaded,
-      )
-        .map(([k, v]) => `${k} ${v.rps} req/s p50 ${v.latencyMs.p50.toFixed(2)} ms`)
-        .join(', ')}`,
-    );
-  const inProcess = r['edgeInProcess'] as { runs: Record<string, Record<string, WrkResult[]>> } | undefined;
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
-  if (inProcess !== undefined) {
-    for (const [k, v] of Object.entries(inProcess.runs)) {
-      const d = v['direct']!.map((x) => x.rps);
-      const e = v['edge']!.map((x) => x.rps);
-      const ratios = d.map((x, i) => e[i]! / x);
-      log(
-        `edge in the origin process ${k}: direct ${d.join('/')} req/s, through the filter ${e.join('/')} req/s (rounds ${ratios.map((x) => x.toFixed(2)).join('/')}×, median ${median(ratios).toFixed(2)}×)`,
-      );
-    }
-  }
-  const edge = r['edge'] as { runs: Record<string, Record<string, WrkResult>> };
-  for (const [k, v] of Object.entries(edge.runs))
-    log(
-      `edge as a second process ${k}: direct ${v['direct']!.rps} req/s, through \`origin edge\` ${v['edge']!.rps} req/s (${(v['edge']!.rps / v['direct']!.rps).toFixed(2)}×)`,
-    );
-  const every = r['everyUrl'] as {
-    requests: number;
-    bad: number;
-    seconds: number;
-    rssBefore: { rss: number }[];
-    rssAfter: { rss: number }[];
-    rssAfterRuns?: number[];
-  };
-  const walks =
-    every.rssAfterRuns === undefined ? '' : `; the three walks ${every.rssAfterRuns.map(mb).join(' / ')} MB`;
-  log(
-    `every URL (${every.requests}, ${every.bad} not 200 in all walks, ${every.seconds} s): RSS ${mb(every.rssBefore[0]!.rss)} → ${mb(every.rssAfter[0]!.rss)} MB (one worker, median walk${walks})`,
-  );
-  const rounds = (
-    r['manifestRounds'] as { rounds: Record<string, { origin: number[]; reference: number[] }> } | undefined
-  )?.rounds;
-  if (rounds !== undefined)
-    log(
-      `warm manifests, one worker, alternate runs origin/reference req/s: ${Object.entries(rounds)
-        .map(([k, v]) => `${k} ${v.origin.map((x, i) => `${x}/${v.reference[i]}`).join(', ')}`)
-        .join('; ')}`,
-    );
-  const soak = r['soak'] as {
-    wrk: WrkResult;
-    rssStart: { pid: number; rss: number }[];
-    rssEnd: { pid: number; rss: number }[];
-    workers: number;
-    seconds: number;
-  };
-  const se = soak.wrk.errors;
-  log(
-    `soak (${soak.workers} workers, 256 connections, ${soak.seconds} s): ${soak.wrk.requests} requests, ${soak.wrk.rps} req/s, ${soak.wrk.mbps} MB/s, errors connect ${se.connect} read ${se.read} write ${se.write} timeout ${se.timeout}, non-2xx ${se.status}; RSS MB start ${soak.rssStart.map((x) => mb(x.rss)).join('/')} end ${soak.rssEnd.map((x) => mb(x.rss)).join('/')}`,
-  );
-  const series = (r['soak'] as { rssSeries?: { afterSeconds: number; rss: { rss: number }[] }[] }).rssSeries;
-  if (series !== undefined)
-    log(
-      `soak RSS MB by time (primary/workers): ${series.map((x) => `${x.afterSeconds} s ${x.rss.map((y) => mb(y.rss)).join('/')}`).join(', ')}`,
-    );
 }

@@ -29,7 +29,7 @@ import { findRendition } from '../origin/model/rendition';
 import { tsSegment } from '../origin/segments/hls-segments';
 import { handlePlayout, newPlayoutContext, PlayoutContext, Reply } from '../origin/server/handlers';
 import { decodePath, matchPresentationRoute } from '../origin/server/routes';
-import { stats, Stats } from './index-bench';
+import { stats, Stats } from './stats';
 import { ensureLongSources, repoRoot } from './media';
 import { machine, machineLine } from './machine';
 

@@ -3,7 +3,8 @@
 // (Smooth, DASH, HLS) is a pure function of this view.
 
 import { OriginError, originError } from '../errors';
-import { applyQuery, Format, parseQuery, StreamOptions } from '../options/registry';
+import { parseQuery } from '../options/query';
+import { applyQuery, Format, StreamOptions } from '../options/registry';
 import { Presentation, PresentationTrack } from './presentation';
 import { SegmentList } from './segment-list';
 import { Clip, parseClip, placeSegments } from './timeline';

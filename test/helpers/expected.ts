@@ -9,17 +9,18 @@ export interface Expected {
   props: Partial<Omit<TrackProperties, 'FrameRate'>> & { FrameRate?: string };
 }
 
-const video = (
-  profile: number,
-  level: number,
-  mw: number,
-  mh: number,
-  dw: number,
-  dh: number,
-  rate: string,
-  scan: 'progressive' | 'interlaced',
-  codecs: string,
-) => ({
+interface VideoFacts {
+  profile: number;
+  level: number;
+  /** Coded width and height. */
+  max: [number, number];
+  display: [number, number];
+  rate: string;
+  scan: 'progressive' | 'interlaced';
+  codecs: string;
+}
+
+const video = ({ profile, level, max: [mw, mh], display: [dw, dh], rate, scan, codecs }: VideoFacts) => ({
   type: 'video' as const,
   FourCC: 'AVC1',
   sampleEntry: 'avc1',
@@ -79,32 +80,80 @@ export const EXPECTED: Expected[] = [
   {
     file: 'video_baseline_400k.ismv',
     target: 400_000,
-    props: video(66, 30, 512, 288, 512, 288, '24', 'progressive', 'avc1.42C01E'),
+    props: video({
+      profile: 66,
+      level: 30,
+      max: [512, 288],
+      display: [512, 288],
+      rate: '24',
+      scan: 'progressive',
+      codecs: 'avc1.42C01E',
+    }),
   },
   {
     file: 'video_main_900k.ismv',
     target: 900_000,
-    props: video(77, 30, 640, 360, 640, 360, '24', 'progressive', 'avc1.4D401E'),
+    props: video({
+      profile: 77,
+      level: 30,
+      max: [640, 360],
+      display: [640, 360],
+      rate: '24',
+      scan: 'progressive',
+      codecs: 'avc1.4D401E',
+    }),
   },
   {
     file: 'video_high_1600k.ismv',
     target: 1_600_000,
-    props: video(100, 31, 1280, 720, 1280, 720, '24', 'progressive', 'avc1.64001F'),
+    props: video({
+      profile: 100,
+      level: 31,
+      max: [1280, 720],
+      display: [1280, 720],
+      rate: '24',
+      scan: 'progressive',
+      codecs: 'avc1.64001F',
+    }),
   },
   {
     file: 'video_sar_500k.ismv',
     target: 500_000,
-    props: video(77, 30, 480, 360, 640, 360, '24', 'progressive', 'avc1.4D401E'),
+    props: video({
+      profile: 77,
+      level: 30,
+      max: [480, 360],
+      display: [640, 360],
+      rate: '24',
+      scan: 'progressive',
+      codecs: 'avc1.4D401E',
+    }),
   },
   {
     file: 'video_2997_600k.ismv',
     target: 600_000,
-    props: video(77, 30, 640, 360, 640, 360, '30000/1001', 'progressive', 'avc1.4D401E'),
+    props: video({
+      profile: 77,
+      level: 30,
+      max: [640, 360],
+      display: [640, 360],
+      rate: '30000/1001',
+      scan: 'progressive',
+      codecs: 'avc1.4D401E',
+    }),
   },
   {
     file: 'video_interlaced_800k.ismv',
     target: 800_000,
-    props: video(100, 30, 720, 576, 720, 576, '25', 'interlaced', 'avc1.64001E'),
+    props: video({
+      profile: 100,
+      level: 30,
+      max: [720, 576],
+      display: [720, 576],
+      rate: '25',
+      scan: 'interlaced',
+      codecs: 'avc1.64001E',
+    }),
   },
   { file: 'audio_eng_64k.isma', target: 64_000, props: aac('eng') },
   { file: 'audio_eng_128k.isma', target: 128_000, props: aac('eng') },

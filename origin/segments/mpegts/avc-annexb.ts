@@ -82,6 +82,19 @@ export function accessUnitParts(
   return parts;
 }
 
+/** A sample's place (file and offset, for errors) and whether it is a keyframe (the writer's TsSample has these fields). */
+export interface AnnexBSample {
+  keyframe: boolean;
+  file: string;
+  offset: number;
+}
+
+/** A track's side of the conversion: its avcC (the NAL length size) and parameterSetBytes of it. */
+export interface AnnexBTrack {
+  config: AvcConfig;
+  parameterSets: Uint8Array;
+}
+
 /**
  * Writes the access unit of accessUnitParts at out[at] and returns the offset after it. The
  * sample is copied whole, then each NAL length field is overwritten in place by the start code of
@@ -91,14 +104,13 @@ export function writeAccessUnit(
   out: Uint8Array,
   at: number,
   sample: Uint8Array,
-  keyframe: boolean,
-  c: AvcConfig,
-  parameterSets: Uint8Array,
-  where: { file: string; offset: number },
+  where: AnnexBSample,
+  track: AnnexBTrack,
 ): number {
+  const { config: c, parameterSets } = track;
   out.set(ACCESS_UNIT_DELIMITER, at);
   at += ACCESS_UNIT_DELIMITER.byteLength;
-  if (keyframe) {
+  if (where.keyframe) {
     out.set(parameterSets, at);
     at += parameterSets.byteLength;
   }

@@ -25,7 +25,7 @@
 
 import { originError } from '../../errors';
 import { ADTS_HEADER_SIZE, AdtsConfig, adtsConfigOf, writeAdtsHeader } from './adts';
-import { accessUnitSize, checkLengthSize, parameterSetBytes, writeAccessUnit } from './avc-annexb';
+import { accessUnitSize, AnnexBTrack, checkLengthSize, parameterSetBytes, writeAccessUnit } from './avc-annexb';
 import { CodecConfig } from '../../media/codec-config';
 import {
   firstAdaptationBytes,
@@ -122,6 +122,8 @@ export interface TsStream {
   pmt: PmtStream;
   /** avc: SPS+PPS with start codes. */
   parameterSets?: Uint8Array;
+  /** avc: the track's side of the Annex B conversion (the avcC and parameterSets), one per stream. */
+  annexB?: AnnexBTrack;
   /** aac. */
   adts?: AdtsConfig;
 }
@@ -131,19 +133,22 @@ export function tsStream(codec: CodecConfig, language: string | undefined, what:
   const lang =
     language !== undefined && /^[a-z]{3}$/.test(language) && language !== 'und' ? languageDescriptor(language) : [];
   // Every stream object has every field (undefined where it does not apply): one shape for the
-  // writer's loads of stream.parameterSets / stream.adts.
+  // writer's loads of stream.parameterSets / stream.annexB / stream.adts.
   switch (codec.kind) {
-    case 'avc':
+    case 'avc': {
       checkLengthSize(codec, what);
+      const parameterSets = parameterSetBytes(codec);
       return {
         role: 'video',
         codec,
         pid: VIDEO_PID,
         streamId: 0xe0,
         pmt: { streamType: 0x1b, pid: VIDEO_PID, descriptors: new Uint8Array() },
-        parameterSets: parameterSetBytes(codec),
+        parameterSets,
+        annexB: { config: codec, parameterSets },
         adts: undefined,
       };
+    }
     case 'aac':
       return {
         role: 'audio',
@@ -152,6 +157,7 @@ export function tsStream(codec: CodecConfig, language: string | undefined, what:
         streamId: 0xc0,
         pmt: { streamType: 0x0f, pid: AUDIO_PID, descriptors: Uint8Array.from(lang) },
         parameterSets: undefined,
+        annexB: undefined,
         adts: adtsConfigOf(codec.asc, what),
       };
     case 'ac3':
@@ -166,6 +172,7 @@ export function tsStream(codec: CodecConfig, language: string | undefined, what:
           descriptors: Uint8Array.from([...registrationDescriptor('AC-3'), ...lang]),
         },
         parameterSets: undefined,
+        annexB: undefined,
         adts: undefined,
       };
     case 'ec3':
@@ -180,6 +187,7 @@ export function tsStream(codec: CodecConfig, language: string | undefined, what:
           descriptors: Uint8Array.from([...eac3Descriptor(codec.channels, codec.bsid), ...lang]),
         },
         parameterSets: undefined,
+        annexB: undefined,
         adts: undefined,
       };
   }
@@ -339,9 +347,7 @@ export function writeTsSegment(
   writePmt(
     out,
     TS_PACKET_SIZE,
-    PMT_PID,
-    pcrPid,
-    input.streams.map((s) => s.stream.pmt),
+    { pmtPid: PMT_PID, pcrPid, streams: input.streams.map((s) => s.stream.pmt) },
     input.pmtCc,
   );
   let at = 2 * TS_PACKET_SIZE;
@@ -359,21 +365,7 @@ export function writeTsSegment(
     // place (ts-packets.ts packetizePes): no parts list, no per-packet subarray or allocation.
     const end = at + u.packets * TS_PACKET_SIZE;
     const length = pesHeaderSize(u.withDts) + u.payload;
-    const written = writePayload(
-      out,
-      writePesHeader(
-        out,
-        end - length,
-        stream.streamId,
-        u.payload,
-        u.pts,
-        u.withDts ? u.dts : undefined,
-        stream.role === 'video',
-      ),
-      stream,
-      samples,
-      u,
-    );
+    const written = writePayload(out, writePesHeader(out, end - length, stream, u), stream, samples, u);
     if (written !== end)
       throw originError('internal', `PES of ${length} bytes wrote ${written - end + length}`, { subject: 'mpegts' });
     // Fields by name, no spread: one object shape per PES, no generic property copy.
@@ -401,8 +393,7 @@ function writePayload(out: Uint8Array, at: number, stream: TsStream, samples: re
     const data = s.data;
     if (data === undefined || data.byteLength !== s.size)
       throw originError('internal', `sample ${i} has no bytes or not ${s.size} of them`, { subject: 'mpegts' });
-    if (codec.kind === 'avc')
-      at = writeAccessUnit(out, at, data, s.keyframe, codec, stream.parameterSets!, { file: s.file, offset: s.offset });
+    if (codec.kind === 'avc') at = writeAccessUnit(out, at, data, s, stream.annexB!);
     else {
       if (codec.kind === 'aac') {
         writeAdtsHeader(out, at, stream.adts!, s.size);

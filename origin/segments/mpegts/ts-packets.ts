@@ -61,15 +61,15 @@ export interface PmtStream {
 }
 
 /** A section (table_id .. CRC) in one packet after a pointer_field of 0; the rest is 0xFF (§2.4.4.2). */
-function sectionPacket(out: Uint8Array, at: number, pid: number, cc: number, section: Uint8Array): void {
-  if (section.byteLength + 1 > TS_PAYLOAD)
-    throw originError('internal', `a PSI section of ${section.byteLength} bytes does not fit one packet`, {
+function sectionPacket(out: Uint8Array, at: number, pid: number, cc: number, psi: Uint8Array): void {
+  if (psi.byteLength + 1 > TS_PAYLOAD)
+    throw originError('internal', `a PSI section of ${psi.byteLength} bytes does not fit one packet`, {
       subject: 'ts',
     });
-  writeHeader(out, at, pid, true, 0b01, cc);
+  writeHeader(out, at, pid | PAYLOAD_UNIT_START, 0b01, cc);
   out[at + 4] = 0; // pointer_field
-  out.set(section, at + 5);
-  out.fill(0xff, at + 5 + section.byteLength, at + TS_PACKET_SIZE);
+  out.set(psi, at + 5);
+  out.fill(0xff, at + 5 + psi.byteLength, at + TS_PACKET_SIZE);
 }
 
 /** §2.4.4.3 program_association_section with one program. */
@@ -88,15 +88,16 @@ export function writePat(out: Uint8Array, at: number, pmtPid: number, cc: number
   sectionPacket(out, at, PAT_PID, cc, section(TABLE_PAT, body));
 }
 
+/** The one program of a segment: the PID of its PMT, the PID carrying its PCR, its streams. */
+export interface PmtProgram {
+  pmtPid: number;
+  pcrPid: number;
+  streams: readonly PmtStream[];
+}
+
 /** §2.4.4.8 TS_program_map_section. */
-export function writePmt(
-  out: Uint8Array,
-  at: number,
-  pmtPid: number,
-  pcrPid: number,
-  streams: readonly PmtStream[],
-  cc: number,
-): void {
+export function writePmt(out: Uint8Array, at: number, program: PmtProgram, cc: number): void {
+  const { pmtPid, pcrPid, streams } = program;
   const body = [
     PROGRAM_NUMBER >> 8,
     PROGRAM_NUMBER & 0xff,
@@ -128,17 +129,18 @@ function section(tableId: number, body: number[]): Uint8Array {
   return bytes;
 }
 
-function writeHeader(
-  out: Uint8Array,
-  at: number,
-  pid: number,
-  unitStart: boolean,
-  adaptationControl: number,
-  cc: number,
-): void {
+/** payload_unit_start_indicator, in the 16 bits after the sync byte that end with the 13-bit PID. */
+const PAYLOAD_UNIT_START = 0x4000;
+
+/**
+ * The 4-byte packet header (§2.4.3.2). `pidBits` is the PID, or'ed with PAYLOAD_UNIT_START when a
+ * PES or section starts in the packet (the two bytes after the sync byte as one number: written
+ * per packet, so no flag object or extra argument).
+ */
+function writeHeader(out: Uint8Array, at: number, pidBits: number, adaptationControl: number, cc: number): void {
   out[at] = SYNC_BYTE;
-  out[at + 1] = (unitStart ? 0x40 : 0) | (pid >> 8);
-  out[at + 2] = pid & 0xff;
+  out[at + 1] = pidBits >> 8;
+  out[at + 2] = pidBits & 0xff;
   out[at + 3] = (adaptationControl << 4) | (cc & 0x0f);
 }
 
@@ -172,7 +174,7 @@ function wrap33(value: bigint): number {
 
 /** An adaptation-field-only packet carrying a PCR (§2.4.3.4: the continuity counter does not advance). */
 export function writePcrPacket(out: Uint8Array, at: number, pid: number, cc: number, pcr: bigint): void {
-  writeHeader(out, at, pid, false, 0b10, cc);
+  writeHeader(out, at, pid, 0b10, cc);
   out[at + 4] = TS_PAYLOAD - 1; // adaptation_field_length
   out[at + 5] = 0x10; // PCR_flag
   writePcr(out, at + 6, pcr);
@@ -222,7 +224,7 @@ export function packetizePes(out: Uint8Array, at: number, p: PesPackets): void {
     const adaptation = fieldBytes + room - take;
     const dest = at + TS_HEADER + adaptation;
     if (dest !== src) out.copyWithin(dest, src, src + take);
-    writeHeader(out, at, p.pid, first, adaptation > 0 ? 0b11 : 0b01, cc);
+    writeHeader(out, at, first ? p.pid | PAYLOAD_UNIT_START : p.pid, adaptation > 0 ? 0b11 : 0b01, cc);
     if (adaptation > 0) {
       out[at + 4] = adaptation - 1; // adaptation_field_length
       if (adaptation > 1) {
@@ -246,21 +248,33 @@ export function pesHeaderSize(withDts: boolean): number {
   return 9 + (withDts ? 10 : 5);
 }
 
+/** The stream a PES belongs to (the writer's TsStream has these fields). */
+export interface PesStream {
+  streamId: number;
+  role: 'video' | 'audio';
+}
+
+/** A PES's payload size and timestamps (the writer's PesUnit has these fields): DTS is written when withDts. */
+export interface PesTiming {
+  /** Bytes after the PES header. */
+  payload: number;
+  pts: bigint;
+  dts: bigint;
+  withDts: boolean;
+}
+
 /**
  * §2.4.3.6 PES_packet header: stream_id, PES_packet_length (0 = unbounded, allowed for video only
  * in a transport stream), data_alignment_indicator set (every PES starts with an access unit),
  * PTS and, when it differs, DTS. Timestamps are taken modulo 2^33. Written at out[at]; returns the
  * offset after it.
  */
-export function writePesHeader(
-  out: Uint8Array,
-  at: number,
-  streamId: number,
-  payloadLength: number,
-  pts: bigint,
-  dts: bigint | undefined,
-  video: boolean,
-): number {
+export function writePesHeader(out: Uint8Array, at: number, stream: PesStream, unit: PesTiming): number {
+  const streamId = stream.streamId;
+  const payloadLength = unit.payload;
+  const pts = unit.pts;
+  const dts = unit.withDts ? unit.dts : undefined;
+  const video = stream.role === 'video';
   const size = pesHeaderSize(dts !== undefined);
   const packetLength = size - 6 + payloadLength;
   if (packetLength > 0xffff && !video)

@@ -157,9 +157,9 @@ export function parseTimeExpression(raw: string, p: TimingParameters, attributeN
     if (cmp(t, seconds(BigInt(h!) * 3600n + BigInt(m!) * 60n + 60n)) > 0) bad('seconds above 60');
     if (frames !== undefined) {
       if (BigInt(frames) >= p.frameRate) bad(`frame ${frames} is not below the frame rate ${p.frameRate}`);
-      const sub = subFrames === undefined ? 0n : BigInt(subFrames);
-      if (sub >= p.subFrameRate) bad(`sub-frame ${subFrames} is not below the sub-frame rate ${p.subFrameRate}`);
-      t = add(t, div(seconds(BigInt(frames) * p.subFrameRate + sub, p.subFrameRate), p.effectiveFrameRate));
+      const subFrame = subFrames === undefined ? 0n : BigInt(subFrames);
+      if (subFrame >= p.subFrameRate) bad(`sub-frame ${subFrames} is not below the sub-frame rate ${p.subFrameRate}`);
+      t = add(t, div(seconds(BigInt(frames) * p.subFrameRate + subFrame, p.subFrameRate), p.effectiveFrameRate));
     }
     return t;
   }

@@ -199,7 +199,7 @@ class Converter {
     let previous: DocumentCue | undefined;
     unique.forEach((t, i) => {
       const tokens: Token[] = [];
-      this.render(p, style, space === 'preserve', effective, t, tokens);
+      this.render(p, style, space === 'preserve', effective, { t, out: tokens });
       const payload = layout(tokens);
       const end = unique[i + 1] ?? effective.end;
       if (payload === '') {
@@ -232,8 +232,9 @@ class Converter {
     }
   }
 
-  /** The text of a paragraph's subtree active at time t, as tokens. */
-  private render(node: Timed, style: TextStyle, preserve: boolean, parent: Interval, t: Seconds, out: Token[]): void {
+  /** The text of a paragraph's subtree active at time at.t, as tokens appended to at.out. */
+  private render(node: Timed, style: TextStyle, preserve: boolean, parent: Interval, at: RenderAt): void {
+    const { t, out } = at;
     for (const c of node.children) {
       const i = clip(c, parent);
       if (!activeAt(i, t)) continue;
@@ -248,8 +249,7 @@ class Converter {
           this.spanStyle(c.el, style),
           space === 'preserve' || space === 'default' ? space === 'preserve' : preserve,
           i,
-          t,
-          out,
+          at,
         );
       }
     }
@@ -263,6 +263,12 @@ class Converter {
     }
     return s;
   }
+}
+
+/** One rendering of a paragraph: the time it shows and the tokens it collects (the same through the recursion). */
+interface RenderAt {
+  t: Seconds;
+  out: Token[];
 }
 
 interface Run {

@@ -9,10 +9,10 @@
 
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { parseQuery } from '../../../origin/options/registry';
+import { parseQuery } from '../../../origin/options/query';
 import { decodePath } from '../../../origin/server/routes';
 import type { HeaderList } from '../../../host-glue/proxy-wasm/http-filter';
-import { basicHeader, closeAll, hex8, loadEdge, nowSeconds, send, signed } from './plugin-helpers';
+import { basicHeader, closeAll, loadEdge, nowSeconds, send, signed } from './plugin-helpers';
 
 afterAll(closeAll);
 

@@ -1,12 +1,12 @@
 // Path and query normalisation through build/edge.wasm and the real host, with no location
 // configured (it applies to every request): the hostile shapes refused, the canonical spelling
 // forwarded, and properties against the origin's own readers (origin/server/routes.ts
-// decodePath, origin/options/registry.ts parseQuery): whatever the edge forwards, the origin
+// decodePath, origin/options/query.ts parseQuery): whatever the edge forwards, the origin
 // reads as the path the edge decided on; whatever the origin would refuse, the edge refuses.
 
 import fc from 'fast-check';
 import type { ProxyWasmPlugin } from '../../../host-glue/proxy-wasm/host';
-import { parseQuery } from '../../../origin/options/registry';
+import { parseQuery } from '../../../origin/options/query';
 import { decodePath } from '../../../origin/server/routes';
 import { closeAll, INFO, loadEdge, send } from './plugin-helpers';
 

@@ -111,10 +111,10 @@ test("validate_filter sees the rewritten query: the map's filter is forwarded in
 });
 
 test('a rewrite configuration error: the plugin (and so Envoy) refuses the configuration, naming the member', async () => {
-  const logs = await refusal({
+  const maps = await refusal({
     locations: [{ prefix: '/', skip_rewrite: false, rewrite: { maps: { filter: { 'hd-only': 'filter=true' } } } }],
   });
-  expect(logs.join('\n')).toContain(
+  expect(maps.join('\n')).toContain(
     "locations[0].rewrite.maps.filter.hd-only: no rule can look this key up: the parts that read map filter (<bundle> (name: no '-', '@' or '/'), <dir> (name: no '-', '@' or '/')) cannot hold it",
   );
   const rules = await refusal({

@@ -268,7 +268,7 @@ test('100 000 random strings never trap or hang: a canonical text or a positione
         // Anything but a syntax error (OriginError 'internal' after a trap, a JS exception) fails.
         if (!(e instanceof FilterSyntaxError)) throw e;
         if (e.offset < 0 || e.offset > text.length || !/ at \d+/.test(e.message))
-          throw new Error(`bad error for ${JSON.stringify(text)}: ${e.message}`);
+          throw new Error(`bad error for ${JSON.stringify(text)}: ${e.message}`, { cause: e });
         refused++;
         return;
       }

@@ -118,9 +118,9 @@ describe('GuestMemory (cached views)', () => {
     ]) {
       guest.setU64(0, BigInt(v));
       guest.setU64Number(8, v);
-      const bytes = new Uint8Array(memory.buffer, 0, 16);
-      expect(Buffer.from(bytes.subarray(8, 16)).toString('hex')).toBe(
-        Buffer.from(bytes.subarray(0, 8)).toString('hex'),
+      const written = new Uint8Array(memory.buffer, 0, 16);
+      expect(Buffer.from(written.subarray(8, 16)).toString('hex')).toBe(
+        Buffer.from(written.subarray(0, 8)).toString('hex'),
       );
     }
   });

@@ -6,13 +6,10 @@
 import { promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseEnvoyConfig } from '../../../host-glue/envoy/envoy-config';
-import {
-  buildConfiguration,
-  parseEdgeConfigArgs,
-  parseMapFile,
-  readConfiguration,
-  writeConfiguration,
-} from '../../../origin/cli/edge-config-command';
+import { parseEdgeConfigArgs } from '../../../origin/cli/edge-config-command';
+import { buildConfiguration } from '../../../origin/edge-config/description';
+import { readConfiguration, writeConfiguration } from '../../../origin/edge-config/envoy-yaml';
+import { parseMapFile } from '../../../origin/edge-config/map-file';
 import { ROOT, runOrigin, tempDir } from '../../helpers/fixtures';
 import { RewriteEngine } from '../../assembly/edge/rewrite-probe';
 

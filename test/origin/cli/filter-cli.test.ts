@@ -30,7 +30,7 @@ describe('origin filter', () => {
     const r = await runOrigin(['filter', 'type=="video" && systemBitrate < 800000', fixture.ism]);
     expect([r.code, r.stderr]).toEqual([0, '']);
     const lines = r.stdout.split('\n');
-    expect(lines[0]).toMatch(/^ #  filter  trackName +type +FourCC +systemBitrate +systemLanguage +properties$/);
+    expect(lines[0]).toMatch(/^ # {2}filter {2}trackName +type +FourCC +systemBitrate +systemLanguage +properties$/);
     expect(lines[1]).toMatch(/^-- +------ +-+ +-+/);
     const rows = tableRows(r.stdout);
     expect(rows.map((row) => row[1])).toEqual([
@@ -355,8 +355,8 @@ describe('origin package --track_filter', () => {
       const m = /^origin package -o \S+ (.*) --track_filter='([^']*)'$/.exec(
         filtered.find((l) => l.startsWith(`origin package -o ${name}.ism `))!,
       )!;
-      const inputs = m[1]!.split(' ').flatMap(expand);
-      expect(inputs).toHaveLength(13); // the globs do not pick up muxed_av.ismv
+      const globbed = m[1]!.split(' ').flatMap(expand);
+      expect(globbed).toHaveLength(13); // the globs do not pick up muxed_av.ismv
       const identity = (stdout: string): string[] =>
         parseServerManifest(stdout)
           .tracks.map(
@@ -364,7 +364,7 @@ describe('origin package --track_filter', () => {
           )
           .sort();
       const a = await runOrigin(['package', '-q', '-o', 'stdout:', ...byList.map(media)]);
-      const b = await runOrigin(['package', '-q', '-o', 'stdout:', ...inputs.map(media), `--track_filter=${m[2]!}`]);
+      const b = await runOrigin(['package', '-q', '-o', 'stdout:', ...globbed.map(media), `--track_filter=${m[2]!}`]);
       expect([a.code, b.code]).toEqual([0, 0]);
       // the same tracks under the same names
       expect(identity(b.stdout)).toEqual(identity(a.stdout));

@@ -68,7 +68,7 @@ const VARIANTS: Array<[string, (s: string) => string]> = [
   ['whitespace before the declaration', (s) => `  ${s}`],
   ['byte order mark', (s) => `\ufeff${s}`],
   ['CRLF', (s) => s.replace(/\n/g, '\r\n')],
-  ['tabs', (s) => s.replace(/  /g, '\t')],
+  ['tabs', (s) => s.replace(/ {2}/g, '\t')],
   ['entity in a value', (s) => s.replace('content="b"', 'content="b&amp;c"')],
   ['character reference', (s) => s.replace('content="b"', 'content="b&#10;c"')],
   ['unknown entity', (s) => s.replace('content="b"', 'content="b&nope;"')],

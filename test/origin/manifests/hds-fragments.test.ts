@@ -99,11 +99,11 @@ function checkDescriptions(bytes: Uint8Array, f: ReturnType<typeof parseFragment
   f.moof.trafs.forEach((traf, k) => {
     const kindTags = f.moof.trafs.length === 2 ? bodies[k]! : bodies.find((b) => b.length > 0)!;
     expect(traf.truns).toHaveLength(kindTags.length);
-    traf.truns.forEach((run, j) => {
-      const at = f.moofStart + run.dataOffset!;
+    traf.truns.forEach((trun, j) => {
+      const at = f.moofStart + trun.dataOffset!;
       expect(at).toBe(f.mdatPayloadStart + kindTags[j]!.bodyAt);
-      expect(run.samples[0]!.size).toBe(kindTags[j]!.body.byteLength);
-      expect(Buffer.from(bytes.subarray(at, at + run.samples[0]!.size!)).equals(Buffer.from(kindTags[j]!.body))).toBe(
+      expect(trun.samples[0]!.size).toBe(kindTags[j]!.body.byteLength);
+      expect(Buffer.from(bytes.subarray(at, at + trun.samples[0]!.size!)).equals(Buffer.from(kindTags[j]!.body))).toBe(
         true,
       );
     });

@@ -3,7 +3,7 @@
 // presentation, sub-clips, joined fragments), the options, and goldens of the three documents.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
@@ -166,7 +166,9 @@ describe('the full fixture presentation', () => {
     const files = filesByKey(view);
     const { media } = readDocument(writeHdsManifest(view, ''), F4M_NAMESPACE[1]);
     expect(media).toHaveLength(6);
-    const FACTS = require('../../../fixtures/media/facts.json') as Array<{
+    const FACTS = JSON.parse(
+      readFileSync(path.join(__dirname, '../../../fixtures/media/facts.json'), 'utf8'),
+    ) as Array<{
       file: string;
       display_width?: number;
       display_height?: number;

@@ -1,10 +1,15 @@
 // HLS test helpers: playlists read by m3u8-parser (the video.js reader) with its warnings kept,
-// views made with the real filter engine (variant_set, filter), and the URIs a playlist writes.
+// views made with the real filter engine (variant_set, filter), the URIs a playlist writes, and
+// the fixture presentation's views, tracks and source rates the HLS playlist tests share.
 
 import { Presentation } from '../../../origin/model/presentation';
-import { PlayoutView, viewForQuery } from '../../../origin/model/view';
+import { PlayoutView, viewForQuery, ViewTrack } from '../../../origin/model/view';
 import { wasmTrackSelector } from '../../../origin/server/select';
-import { M3u8, M3u8Segment, M3u8Variant } from './format-support';
+import { facts, keyOf, M3u8, M3u8Segment, M3u8Variant, presentationOf, rfcPeak } from './format-support';
+import { ratesOf, renditionSeries, targetSeconds } from '../../../origin/manifests/hls-rates';
+import { rendition } from '../../../origin/model/rendition';
+import { FIXTURE_FILES } from '../../helpers/fixtures';
+import { segmentsOf } from '../../helpers/segments';
 
 export interface IFrameVariant {
   uri: string;
@@ -75,4 +80,66 @@ export function urisOf(text: string): string[] {
 /** The tag lines of a playlist with a given prefix. */
 export function tagLines(text: string, tag: string): string[] {
   return text.split('\n').filter((l) => l.startsWith(`${tag}:`) || l === tag);
+}
+
+export const FULL = FIXTURE_FILES;
+
+/** The fixture videos in ascending systemBitrate (410594, 514358, 618174, 808789, 925835, 1651699; checked below). */
+export const VIDEOS_UP = [
+  'video_baseline_400k.ismv',
+  'video_sar_500k.ismv',
+  'video_2997_600k.ismv',
+  'video_interlaced_800k.ismv',
+  'video_main_900k.ismv',
+  'video_high_1600k.ismv',
+];
+
+export async function hlsView(files: readonly string[], query = ''): Promise<PlayoutView> {
+  return hlsViewOf(await presentationOf(files), query);
+}
+
+/** Reads a playlist and fails on any m3u8-parser warning. */
+export function read(text: string): ReturnType<typeof readPlaylist> {
+  const parsed = readPlaylist(text);
+  expect(parsed.warnings).toEqual([]);
+  return parsed;
+}
+
+/** A file's fragments joined the way the default 4 s HLS segmentation joins them: 2 + 2 + 1. */
+export function joined(
+  file: string,
+  groups: number[][] = [[0, 1], [2, 3], [4]],
+): { durations: bigint[]; bytes: number[]; timescale: number } {
+  const f = facts(file);
+  return {
+    timescale: f.timescale,
+    durations: groups.map((g) => g.reduce((a, i) => a + f.durations[i]!, 0n)),
+    bytes: groups.map((g) => g.reduce((a, i) => a + f.bytes[i]!, 0)),
+  };
+}
+
+/** RFC 8216 §4.3.4.2 peak and average of a file's source segments (the fMP4 figures), target 4. */
+export function sourceRates(file: string): { peak: number; average: number } {
+  const j = joined(file);
+  const bits = j.bytes.reduce((a, b) => a + b, 0) * 8;
+  const secs = Number(j.durations.reduce((a, b) => a + b, 0n)) / j.timescale;
+  return { peak: rfcPeak(j.bytes, j.durations, j.timescale, 4), average: Math.ceil(bits / secs) };
+}
+
+export function trackOf(view: PlayoutView, file: string): ViewTrack {
+  const key = keyOf(view, file);
+  return view.tracks.find((t) => `${t.track.properties.trackName}=${t.track.properties.systemBitrate}` === key)!;
+}
+
+/** The estimate's peak of a rendition of fixture files (checked against the segment writers in hls-bandwidth.test.ts). */
+export function estimatedPeak(view: PlayoutView, files: string[], kind: 'ts' | 'aac' | 'ac3' | 'ec3'): number {
+  const r = rendition(files.map((f) => trackOf(view, f)));
+  const main = r.tracks.find((t) => t.track.properties.type === 'video') ?? r.tracks[0]!;
+  return ratesOf(
+    renditionSeries(r, kind),
+    targetSeconds(
+      segmentsOf(main).map((s) => s.duration),
+      main.track.properties.TimeScale,
+    ),
+  ).peak;
 }

@@ -69,13 +69,13 @@ const LENGTHS: Array<Rational | undefined> = [
 
 /** The segmentation as it was before the fast paths (the BigInt loop, verbatim): the judge. */
 function judge(
-  track: PresentationTrack,
+  subject: PresentationTrack,
   shift: bigint,
   range: { first: number; end: number },
   minLength: Rational | undefined,
 ): Segment[] {
-  const f = track.fragments;
-  const ts = track.properties.TimeScale;
+  const f = subject.fragments;
+  const ts = subject.properties.TimeScale;
   const smoothShift = shift < 0n ? shift : 0n;
   const out: Segment[] = [];
   const lengthTicks = minLength !== undefined && minLength.num > 0 ? (minLength.num * ts) / minLength.den : 0;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import * as path from 'node:path';
 import { OriginError } from '../../../origin/errors';
 import { parseServerManifest, writeServerManifest } from '../../../origin/ism/server-manifest';
 import {
@@ -10,9 +10,9 @@ import {
   OPTIONS,
   optionsFromManifest,
   optionsToMeta,
-  parseQuery,
   StreamOptions,
 } from '../../../origin/options/registry';
+import { parseQuery } from '../../../origin/options/query';
 import { parsePackageArgs } from '../../../origin/cli/package-command';
 
 const REQUIRED = [

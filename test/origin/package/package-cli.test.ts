@@ -85,8 +85,8 @@ describe('origin package -o all.ism <every fixture file>', () => {
       const fromMedia = file.tracks.find(
         (x) => x.properties.trackID === ismTrackToProperties(t, i).trackID,
       )!.properties;
-      const { trackName: a, ...fromIsm } = ismTrackToProperties(t, i);
-      const { trackName: b, ...direct } = fromMedia;
+      const { trackName: _fromIsm, ...fromIsm } = ismTrackToProperties(t, i);
+      const { trackName: _direct, ...direct } = fromMedia;
       expect(fromIsm).toEqual(direct);
     }
   });

@@ -290,11 +290,16 @@ function compositionTimes(init: Buffer, segments: Buffer[]): bigint[] {
           for (let i = 0; i < count; i++) {
             let duration = defaultDuration;
             let offset = 0;
-            if (flags & 0x100) ((duration = trun.body.readUInt32BE(at)), (at += 4));
+            if (flags & 0x100) {
+              duration = trun.body.readUInt32BE(at);
+              at += 4;
+            }
             if (flags & 0x200) at += 4;
             if (flags & 0x400) at += 4;
-            if (flags & 0x800)
-              ((offset = version === 1 ? trun.body.readInt32BE(at) : trun.body.readUInt32BE(at)), (at += 4));
+            if (flags & 0x800) {
+              offset = version === 1 ? trun.body.readInt32BE(at) : trun.body.readUInt32BE(at);
+              at += 4;
+            }
             out.push(time + BigInt(offset));
             time += BigInt(duration);
           }
@@ -384,12 +389,12 @@ describe('MPEG-TS renditions', () => {
       const key = keyOf(pres, file, type);
       const count = segmentsOf.get(trackId(pres, file, type))!.length;
       const init = await fetchOk(`/${pres}.ism/hls/${pres}-${key}.m4s`, 'video/mp4');
-      const media: Buffer[] = [];
+      const segments: Buffer[] = [];
       for (let n = 1; n <= count; n++)
-        media.push(await fetchOk(`/${pres}.ism/hls/${pres}-${key}-${n}.m4s`, 'video/mp4'));
+        segments.push(await fetchOk(`/${pres}.ism/hls/${pres}-${key}-${n}.m4s`, 'video/mp4'));
       const timescale = initTimescale(init);
       // Composition times (§8.8.8: decode time + signed offset), halves up to 90 kHz, + 10 s.
-      const expected = compositionTimes(init, media).map(
+      const expected = compositionTimes(init, segments).map(
         (t) => (2n * t * 90000n + timescale) / (2n * timescale) + 900000n,
       );
       expect(ts[type]!.timeBase).toEqual([1, 90000]);

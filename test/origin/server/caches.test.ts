@@ -161,7 +161,7 @@ test('--manifest-cache-bytes 0 (manifestCacheBytes: 0) renders every request', a
     expect(server.manifestCacheStats()).toMatchObject({ renders: 2, requestHits: 0, canonicalHits: 0, documents: 0 });
     // The ETag is the hash of the text sent, for every manifest and rendition, each time (it is
     // hashed once per view and kept: a wrong key would show here as another text's ETag).
-    const sha1 = (b: Buffer): string => `"${createHash('sha1').update(b).digest('base64url').slice(0, 22)}"`;
+    const sha1 = (body: Buffer): string => `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"`;
     const master = await get(server.url, '/p.ism/.m3u8');
     const media = master.text.split('\n').filter((l) => l.endsWith('.m3u8') || l.includes('.m3u8?'));
     expect(media.length).toBeGreaterThan(1);

@@ -249,12 +249,12 @@ test('every MPD of these requests validates against DASH-MPD.xsd', async () => {
     `?${filter}&t=0-0:00:06&mpd_segment_template=number&presentation_name=foo`,
   ];
   const results = [];
-  for (const path of ['/p.ism/.mpd', '/p.ism/virtual/path/p.mpd']) {
+  for (const url of ['/p.ism/.mpd', '/p.ism/virtual/path/p.mpd']) {
     for (const q of queries) {
-      const r = await get(origin.url, path + q);
-      expect([path + q, r.status, r.headers['content-type']]).toEqual([path + q, 200, 'application/dash+xml']);
+      const r = await get(origin.url, url + q);
+      expect([url + q, r.status, r.headers['content-type']]).toEqual([url + q, 200, 'application/dash+xml']);
       const v = validateMpd(r.text);
-      results.push([path + q, v.ok ? 'valid' : v.output]);
+      results.push([url + q, v.ok ? 'valid' : v.output]);
     }
   }
   expect(results).toEqual(results.map(([u]) => [u, 'valid']));

@@ -878,9 +878,9 @@ describe('sub-clip t=0-0:00:06: exactly 3 fragments (6 s) in every format', () =
   test('DASH: 3 segments per representation', async () => {
     const written = await writtenBy('dash', `/p.ism/.mpd?${Q}`);
     for (const t of tracks) {
-      const media = written.filter((w) => w.key === t.key && w.kind === 'media');
-      expect([t.key, media.map((w) => w.time)]).toEqual([t.key, outputTimes(PLAYABLE, t.file).slice(0, 3)]);
-      expect(media.reduce((s, w) => s + w.duration!, 0n)).toBe(firstThree(t.file));
+      const segments = written.filter((w) => w.key === t.key && w.kind === 'media');
+      expect([t.key, segments.map((w) => w.time)]).toEqual([t.key, outputTimes(PLAYABLE, t.file).slice(0, 3)]);
+      expect(segments.reduce((s, w) => s + w.duration!, 0n)).toBe(firstThree(t.file));
     }
     await fetchAll(written.map((w) => w.url));
   });
@@ -930,7 +930,7 @@ test('a rewritten .ism (another track set, new mtime) is picked up by every outp
   expect(after.map((t) => t.file)).toEqual(C_AFTER);
   // The default server trusts a stat for DEFAULT_LIMITS.statTtlMs (test/origin/server/caches.test.ts
   // covers the window itself and --stat-ttl-ms 0).
-  await new Promise((r) => setTimeout(r, DEFAULT_LIMITS.statTtlMs! + 100));
+  await new Promise((resolve) => setTimeout(resolve, DEFAULT_LIMITS.statTtlMs! + 100));
 
   const smooth = await ok('/c.ism/Manifest');
   expect([...smooth.text.matchAll(/<StreamIndex\b[^>]*\bName="([^"]+)"/g)].map((m) => m[1])).toEqual(

@@ -7,6 +7,7 @@ import { writeHdsManifest } from '../../../../origin/manifests/hds';
 import { hdsFragment } from '../../../../origin/segments/f4f/fragment-samples';
 import { hdsMedia } from '../../../../origin/model/hds-media';
 import { viewForQuery } from '../../../../origin/model/view';
+import { decodePath, matchPresentationRoute } from '../../../../origin/server/routes';
 import { wasmTrackSelector } from '../../../../origin/server/select';
 import { runOrigin } from '../../../helpers/fixtures';
 import { loadPresentation, PLAYABLE } from '../../../helpers/presentations';
@@ -144,8 +145,6 @@ describe('dry run: origin package -o stdout: <x.ism> <.f4m path> prints what HTT
 });
 
 describe('the route table', () => {
-  const { decodePath, matchPresentationRoute } =
-    require('../../../../origin/server/routes') as typeof import('../../../../origin/server/routes');
   const routeOf = (p: string) => matchPresentationRoute(decodePath(p));
 
   test.each([

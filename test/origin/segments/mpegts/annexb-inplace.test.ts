@@ -37,7 +37,13 @@ test('the same bytes as accessUnitParts, at any offset, and nothing around them'
         const size = accessUnitSize(s.byteLength, keyframe, PARAMETER_SETS);
         expect(expected.byteLength).toBe(size);
         const out = new Uint8Array(offset + size + 16).fill(0xa5);
-        const end = writeAccessUnit(out, offset, s, keyframe, c, PARAMETER_SETS, { file: 'f', offset: 0 });
+        const end = writeAccessUnit(
+          out,
+          offset,
+          s,
+          { keyframe, file: 'f', offset: 0 },
+          { config: c, parameterSets: PARAMETER_SETS },
+        );
         expect(end).toBe(offset + size);
         expect(Buffer.from(out.subarray(offset, end)).equals(expected)).toBe(true);
         expect([...out.subarray(0, offset), ...out.subarray(end)].every((b) => b === 0xa5)).toBe(true);
@@ -63,7 +69,15 @@ test.each([
   };
   const where = { file: 'v.ismv', offset: 1000 };
   const a = errorOf(() => accessUnitParts(s, false, c, new Uint8Array(), where));
-  const b = errorOf(() => writeAccessUnit(new Uint8Array(64), 0, s, false, c, new Uint8Array(), where));
+  const b = errorOf(() =>
+    writeAccessUnit(
+      new Uint8Array(64),
+      0,
+      s,
+      { ...where, keyframe: false },
+      { config: c, parameterSets: new Uint8Array() },
+    ),
+  );
   expect(b).toBeInstanceOf(OriginError);
   expect([b.kind, b.message, b.subject]).toEqual([a.kind, a.message, a.subject]);
 });

@@ -68,7 +68,7 @@ test('PTS, DTS and PCR fields equal the BigInt shifts, modulo 2^33', () => {
   fc.assert(
     fc.property(times, times, (pts, dts) => {
       const out = new Uint8Array(19);
-      writePesHeader(out, 0, 0xe0, 100, pts, dts, true);
+      writePesHeader(out, 0, { streamId: 0xe0, role: 'video' }, { payload: 100, pts, dts, withDts: true });
       // With a DTS the PTS prefix is 0b0011 and the DTS one 0b0001 (§2.4.3.7).
       const p = referenceTimestamp(pts);
       p[0] = (p[0]! & 0x0f) | 0x30;
