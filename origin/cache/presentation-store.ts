@@ -11,7 +11,8 @@ import { MediaFile } from '../model/media';
 import { readMediaFile } from '../media/media-file';
 import { FILE_STORAGE, FileStat, Storage } from '../io/storage';
 import { MAX_SERVER_MANIFEST_BYTES } from '../ism/server-manifest';
-import { buildPresentation, Presentation } from '../model/presentation';
+import { buildPresentation } from '../ism/presentation-builder';
+import { Presentation } from '../model/presentation';
 
 interface Entry<T> {
   key: string;

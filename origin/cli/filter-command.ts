@@ -11,7 +11,7 @@ import { originError } from '../errors';
 import { ismTrackToProperties } from '../ism/ism-tracks';
 import { parseServerManifest } from '../ism/server-manifest';
 import { TrackProperties } from '../model/media';
-import { formatRational } from '../model/rational';
+import { formatRational } from '../rational';
 import { UsageError } from './args';
 
 export const FILTER_USAGE = `Usage: origin filter '<expression>' <x.ism> [--json]

@@ -7,7 +7,7 @@ import { originError } from '../errors';
 import { parseAudioSpecificConfig } from '../media/audio-config';
 import { parseSps } from '../media/h264-sps';
 import { TrackProperties, TrackType } from '../model/media';
-import { formatRational, parseRational } from '../model/rational';
+import { formatRational, parseRational } from '../rational';
 import { IsmParam, IsmTrack, TrackElement } from './server-manifest';
 
 /** Smooth's default timescale (MS-SSTR §2.2.2.1): 100 ns units. */

@@ -13,42 +13,19 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { originError } from '../errors';
 
-export const SMIL_NAMESPACE = 'http://www.w3.org/2001/SMIL20/Language';
-export const TRACK_ELEMENTS = ['video', 'audio', 'textstream'] as const;
-export type TrackElement = (typeof TRACK_ELEMENTS)[number];
+import {
+  IsmParam,
+  IsmTrack,
+  MetaEntry,
+  ParamGroup,
+  ServerManifest,
+  SMIL_NAMESPACE,
+  TRACK_ELEMENTS,
+  TrackElement,
+} from '../model/server-manifest';
 
-export interface MetaEntry {
-  name: string;
-  content: string;
-}
-
-export interface ParamGroup {
-  id: string;
-  meta: MetaEntry[];
-}
-
-export interface IsmParam {
-  name: string;
-  value: string;
-  /** As written in the source (`data` in practice); kept for the round trip. */
-  valueType: string | undefined;
-}
-
-export interface IsmTrack {
-  element: TrackElement;
-  src: string;
-  systemBitrate: number;
-  systemLanguage: string | undefined;
-  /** Attributes other than src/systemBitrate/systemLanguage, in document order. */
-  extraAttributes: Array<[string, string]>;
-  params: IsmParam[];
-}
-
-export interface ServerManifest {
-  meta: MetaEntry[];
-  paramGroups: ParamGroup[];
-  tracks: IsmTrack[];
-}
+export { SMIL_NAMESPACE, TRACK_ELEMENTS };
+export type { IsmParam, IsmTrack, MetaEntry, ParamGroup, ServerManifest, TrackElement };
 
 /** Server manifests are small; a cap keeps a hostile file from costing much. */
 export const MAX_SERVER_MANIFEST_BYTES = 4 << 20;

@@ -4,7 +4,7 @@
 // ScanType, FrameRate, avc_profile and avc_level come from here.
 
 import { originError } from '../errors';
-import { Rational, rational } from '../model/rational';
+import { Rational, rational } from '../rational';
 import { BitReader } from './bit-reader';
 
 export interface SpsInfo {

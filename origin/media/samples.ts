@@ -18,7 +18,7 @@ import { OriginError, originError } from '../errors';
 import { locateRuns, parseSourceMoof, SourceTraf, SourceTrun, TRUN } from './traf-layout';
 import { inFile, trackHeaderOf } from './track-header';
 import { TrexDefaults } from './boxes';
-import { MAX_FRAGMENT_DATA_BYTES, readFragmentMoof } from '../segments/fmp4/media-segment';
+import { MAX_FRAGMENT_DATA_BYTES, readFragmentMoof } from './fragment-moof';
 import { corruptAt } from './byte-reader';
 import { ByteSource, canReadInto, SpanSource } from '../io/source';
 import { PresentationTrack, ticksIn } from '../model/presentation';

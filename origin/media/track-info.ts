@@ -12,7 +12,7 @@
 
 import { originError } from '../errors';
 import { TrackProperties, TrackType } from '../model/media';
-import { rational, Rational } from '../model/rational';
+import { rational, Rational } from '../rational';
 import { parseAudioSpecificConfig, parseDac3, parseDec3, AudioConfig } from './audio-config';
 import {
   BoxHeader,

@@ -5,7 +5,7 @@
 // server manifest, the variable in a filter expression, and the attribute in a Smooth manifest.
 // One spelling everywhere is worth more than camelCase here.
 
-import { Rational } from './rational';
+import { Rational } from '../rational';
 
 export type TrackType = 'video' | 'audio' | 'textstream' | 'data';
 export type ScanType = 'progressive' | 'interlaced';

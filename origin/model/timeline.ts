@@ -13,7 +13,7 @@
 // cut to the kept fragments (placeSegments), which is how HLS numbers and finds them.
 
 import { originError } from '../errors';
-import { Rational } from './rational';
+import { Rational } from '../rational';
 import { Instant, PresentationTrack, ticksIn } from './presentation';
 import { ColumnSegments, ExactSegments, SegmentList } from './segment-list';
 

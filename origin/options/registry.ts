@@ -5,7 +5,7 @@
 // underscore everywhere else (origin-reference.md §1.2). Query overrides manifest.
 
 import { originError } from '../errors';
-import { formatRational, parseRational, Rational } from '../model/rational';
+import { formatRational, parseRational, Rational } from '../rational';
 
 export type OptionType = 'boolean' | 'integer' | 'rational' | 'string' | 'enum';
 export type Format = 'smooth' | 'dash' | 'hls' | 'hds';

@@ -2,7 +2,7 @@
 // and map over, and the segmentation as Segment objects (the oracle of the fast paths).
 
 import { Instant, PresentationTrack, ticksIn } from '../../origin/model/presentation';
-import { Rational } from '../../origin/model/rational';
+import { Rational } from '../../origin/rational';
 import { ExactSegments, SegmentList } from '../../origin/model/segment-list';
 import { Segment, segmentTrackExact } from '../../origin/model/timeline';
 import { ViewTrack } from '../../origin/model/view';

@@ -14,7 +14,7 @@
 
 import { OriginError, originError } from '../../errors';
 import { corruptAt } from '../../media/byte-reader';
-import { printable, readBoxHeader, TrexDefaults } from '../../media/boxes';
+import { TrexDefaults } from '../../media/boxes';
 import { ByteSource } from '../../io/source';
 import { box, BoxWriter, brandBox, field, fullBox, serialize, Writable } from '../box-writer';
 import { inFile } from '../../media/track-header';
@@ -22,9 +22,9 @@ import { ByteRange, locateRuns, parseSourceMoof, runDuration, SourceTraf, TFHD, 
 
 export type { ByteRange } from '../../media/traf-layout';
 
-/** Caps that keep a corrupt index or file from making us allocate or stream without bound. */
-export const MAX_MOOF_BYTES = 16 << 20;
-export const MAX_FRAGMENT_DATA_BYTES = 1 << 30;
+import { MAX_FRAGMENT_DATA_BYTES } from '../../media/fragment-moof';
+
+export { MAX_FRAGMENT_DATA_BYTES, MAX_MOOF_BYTES, readFragmentMoof } from '../../media/fragment-moof';
 
 export interface ReboxOptions {
   /** mfhd sequence_number (§8.8.5): 1-based and increasing within a representation. */
@@ -66,26 +66,6 @@ export const STYP_COMPATIBLE_BRANDS: readonly string[] = ['msdh', 'cmfs'];
 /** tfhd flags carried over from the source; base-data-offset is replaced by default-base-is-moof. */
 const TFHD_KEPT =
   TFHD.sampleDescriptionIndex | TFHD.defaultDuration | TFHD.defaultSize | TFHD.defaultFlags | TFHD.durationIsEmpty;
-
-/** Reads the whole moof box at `offset` (a fragment table's offsets entry). */
-export async function readFragmentMoof(source: ByteSource, offset: number): Promise<Uint8Array> {
-  const path = `moof@${offset}`;
-  try {
-    if (!Number.isSafeInteger(offset) || offset < 0 || offset >= source.size) {
-      throw corruptAt(path, offset, `fragment offset is outside the file (${source.size} bytes)`);
-    }
-    if (offset + 8 > source.size) throw corruptAt(path, offset, 'truncated box header at the end of the file');
-    const head = await source.read(offset, Math.min(16, source.size - offset));
-    const h = readBoxHeader(head, 0, offset, source.size, path);
-    if (h === undefined) throw corruptAt(path, offset, 'truncated box header at the end of the file');
-    if (h.type !== 'moof') throw corruptAt(path, offset, `expected a moof box, found '${printable(h.type)}'`);
-    if (h.size > MAX_MOOF_BYTES)
-      throw corruptAt(path, offset, `moof of ${h.size} bytes exceeds the ${MAX_MOOF_BYTES}-byte limit`);
-    return await source.read(offset, h.size);
-  } catch (e) {
-    throw inFile(e, source.name);
-  }
-}
 
 /** Builds the new moof of one track of a source moof, and says where its sample data is. */
 export function reboxFragment(

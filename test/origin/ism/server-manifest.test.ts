@@ -2,7 +2,7 @@ import { ismTrackToProperties, propertiesToIsmTrack } from '../../../origin/ism/
 import { parseServerManifest, ServerManifest, writeServerManifest } from '../../../origin/ism/server-manifest';
 import { OriginError } from '../../../origin/errors';
 import { optionsFromManifest } from '../../../origin/options/registry';
-import { rational } from '../../../origin/model/rational';
+import { rational } from '../../../origin/rational';
 import { comparable } from '../../helpers/expected';
 
 const SAR_CPD = '00000001674D401EECA0F05FF2E1C200000300020000030061C04003D08000F427251803C58B65800000000168EFBC80';

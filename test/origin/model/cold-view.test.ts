@@ -12,7 +12,7 @@ import { ColumnSegments, ExactSegments } from '../../../origin/model/segment-lis
 import { segmentColumns, Segment, segmentList, segmentTrackExact } from '../../../origin/model/timeline';
 import { bitrates, ViewTrack } from '../../../origin/model/view';
 import { Instant, PresentationTrack, ticksIn } from '../../../origin/model/presentation';
-import { Rational } from '../../../origin/model/rational';
+import { Rational } from '../../../origin/rational';
 import { loadPresentation, packageFixtures, PLAYABLE, viewOf } from '../../helpers/presentations';
 import { segmentListOf, segmentsOf, segmentTrack } from '../../helpers/segments';
 

@@ -1,4 +1,4 @@
-import { formatRational, parseRational, rational, rationalEquals } from '../../../origin/model/rational';
+import { formatRational, parseRational, rational, rationalEquals } from '../../../origin/rational';
 
 test('rationals reduce and compare exactly', () => {
   expect(rational(60000, 2002)).toEqual({ num: 30000, den: 1001 });
