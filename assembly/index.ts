@@ -6,7 +6,7 @@
 // location's checks and rewrites, and either a new :path upstream or a local reply. Everything
 // about the ABI lives in ./proxy (raw imports/exports, memory hand-off, header pairs, context
 // dispatch, abort -> proxy_log); the edge code sees strings and byte arrays only. Load rules it
-// satisfies (../shared/reference/proxy-wasm-abi.md §4.2): ABI marker, allocator, `_initialize`
+// satisfies (docs/specs.md ABI §4.2): ABI marker, allocator, `_initialize`
 // instead of a start section, only `env.proxy_*` imports, no hostcall from top-level code.
 //
 // It never traps on a request (a trap fails every later request of the worker, §5.1): sizes are
@@ -36,7 +36,7 @@ import { decide } from './edge/pipeline';
 import { Refusal, Verdict, refusalCode, refusalDetails, refusalStatus } from './edge/refusals';
 
 // Only the callbacks this plugin acts in. Envoy skips a callback the module does not export
-// (proxy-wasm-abi.md §1.2): without the response, body, trailer, log, tick and done callbacks it
+// (docs/specs.md ABI §1.2): without the response, body, trailer, log, tick and done callbacks it
 // never enters the VM for a response, a body or a finished stream, and a proxy may send the
 // response past the filter (host-glue/envoy/edge-inline.ts). proxy_on_delete stays: it drops the
 // stream's state.

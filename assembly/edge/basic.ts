@@ -1,6 +1,6 @@
 // auth_basic: HTTP Basic authentication (RFC 7617) against htpasswd entries, as Apache's
 // `AuthType basic` + `AuthUserFile` + `Require valid-user` protect one Location
-// (../shared/reference/service-description.md "Basic authentication on a location").
+// (RFC 7617; docs/reference/edge-config.md#auth_basic).
 //
 // Missing credentials and wrong ones get the same 401 with `WWW-Authenticate: Basic realm="…"`
 // (only the response-code details tell them apart, for the operator's log). An unknown user

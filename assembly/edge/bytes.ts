@@ -2,7 +2,7 @@
 // constant-time comparison every secret check goes through.
 //
 // Nothing here indexes past a length it has not checked: an out-of-bounds access aborts, and an
-// abort traps the VM (../shared/reference/proxy-wasm-abi.md §5.1).
+// abort traps the VM (docs/specs.md ABI §5.1).
 
 const HEX_LOWER = "0123456789abcdef";
 const HEX_UPPER = "0123456789ABCDEF";

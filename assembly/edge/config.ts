@@ -1,4 +1,4 @@
-// The plugin configuration (README "Edge configuration reference"): an ordered list of
+// The plugin configuration (docs/reference/edge-config.md): an ordered list of
 // locations, the longest matching prefix wins, like web-server Location blocks.
 //
 //   { "locations": [ {

@@ -1,4 +1,4 @@
-// What the edge does with one request, in this order (README "Edge configuration reference"):
+// What the edge does with one request, in this order (docs/reference/edge-config.md):
 //
 //   1. normalise    :path split into path and query, path decoded once; hostile shapes refused
 //                   (target.ts) whatever the configuration

@@ -1,6 +1,6 @@
 // The closed set of answers the edge plugin gives instead of passing a request on, and their
-// one mapping to HTTP (house style §7): status, the response-code details Envoy logs
-// (`%RESPONSE_CODE_DETAILS%`, ../shared/reference/proxy-wasm-abi.md §2.6) and the
+// one mapping to HTTP (CONTRIBUTING.md design rule 7): status, the response-code details Envoy logs
+// (`%RESPONSE_CODE_DETAILS%`, docs/specs.md ABI §2.6) and the
 // `x-origin-error` code a client can switch on. Codes the origin also uses (bad-path,
 // url-too-long, bad-query, bad-filter) mean the same thing there, so a client sees one
 // vocabulary with or without the edge.

@@ -1,6 +1,6 @@
 // The default rule set ("rules": "default"): the reference's rewrite-map aliasing recipe
 // (service description, "URL aliases with rewrite maps"), written in the same JSON a location
-// may give itself, and compiled by the same code. README "Rewrite maps" shows this text; a test
+// may give itself, and compiled by the same code. docs/reference/edge-config.md#rewrite shows this text; a test
 // keeps the two equal.
 //
 // Order matters (first match wins), and the classes keep the shapes apart: `name` parts hold no

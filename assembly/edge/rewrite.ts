@@ -1,8 +1,8 @@
 // Rewrite-map aliasing (issue 7): query-free alias URLs turned into the origin's query URLs by
-// rules that are data, as the reference does with Apache RewriteRule + RewriteMap (service
-// description, "URL aliases with rewrite maps"; origin-reference §5).
+// rules that are data, as the reference does with Apache RewriteRule + RewriteMap
+// (docs/reference/edge-config.md#rewrite; docs/specs.md reference §5).
 //
-// The location's "rewrite" member (README "Rewrite maps"):
+// The location's "rewrite" member (docs/reference/edge-config.md#rewrite):
 //
 //   { "rules": "default" | [ rule | "default", … ],        (absent: "default")
 //     "maps":  { "<map>": { "<key>": "<query fragment>", … }, … } }

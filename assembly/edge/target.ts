@@ -1,5 +1,5 @@
 // The request target (`:path`, path and query as the client sent them: Envoy does not normalise
-// unless told to, ../shared/reference/proxy-wasm-abi.md §3.4) made safe before any rule looks
+// unless told to, docs/specs.md ABI §3.4) made safe before any rule looks
 // at it. Every rule, the token digest and the rewrite engine see the path decoded exactly once;
 // what goes upstream is that path encoded again in one canonical spelling.
 //

@@ -1,6 +1,6 @@
 // auth_token: mod_auth_token's signed URLs, scoped to the server manifest as Unified Origin uses
-// them (../shared/reference/origin-reference.md §4, service-description.md "Token
-// authentication on URLs").
+// them (unifiedstreaming/mod-auth-token mod_auth_token.c; docs/specs.md reference §4;
+// docs/reference/edge-config.md#auth_token).
 //
 //   <prefix><hash>/<timestamp><rel-path>          e.g. /token/0f3c…9a/65f1c2a0/vod/tears.ism/.m3u8
 //   hash      32 hex digits (either case): MD5(secret ‖ scope ‖ timestamp as written), where

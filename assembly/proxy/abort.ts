@@ -1,5 +1,5 @@
 // AssemblyScript's abort, routed to proxy_log at CRITICAL with file and line
-// (../shared/reference/proxy-wasm-abi.md §4.1, §4.2: the default `env.abort` import would make
+// (docs/specs.md ABI §4.1, §4.2: the default `env.abort` import would make
 // Envoy refuse the module). Selected with `use: ["abort=proxyAbort"]` in asconfig.json.
 //
 // The generated code traps (`unreachable`) right after this returns, and Envoy then marks the

@@ -1,4 +1,4 @@
-// What a plugin implements (../shared/reference/proxy-wasm-abi.md §1.2, §1.3): one RootContext
+// What a plugin implements (docs/specs.md ABI §1.2, §1.3): one RootContext
 // per plugin instance (context id 1, ... with parent 0; it reads the configuration) and one
 // HttpContext per HTTP stream (ids 2, 3, ... with the root as parent). Every method has a
 // pass-through default, so a plugin overrides only what it needs. None of them sees a pointer;

@@ -1,5 +1,5 @@
 // Context dispatch: context id -> RootContext / HttpContext object, for the raw proxy_on_*
-// exports in exports.ts (../shared/reference/proxy-wasm-abi.md §1.2, §1.3).
+// exports in exports.ts (docs/specs.md ABI §1.2, §1.3).
 //
 // Every entry point tolerates ids it does not know (a callback for a stream whose plugin made no
 // HttpContext, or a host that calls out of order): it does nothing and answers Continue / true.

@@ -1,4 +1,4 @@
-// Enumerations of proxy-wasm ABI 0.2.1 (../shared/reference/proxy-wasm-abi.md §1.2, §2.1, §2.2).
+// Enumerations of proxy-wasm ABI 0.2.1 (docs/specs.md ABI §1.2, §2.1, §2.2).
 // Plain i32/u32 enums: they cross the boundary as the same integers.
 
 /** proxy_status_t (§2.1). 5, 9 and 11 are Envoy's, not in the spec table. */

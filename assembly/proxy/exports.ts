@@ -1,4 +1,4 @@
-// The raw module exports Envoy binds (../shared/reference/proxy-wasm-abi.md §1.1, §1.2), with the
+// The raw module exports Envoy binds (docs/specs.md ABI §1.1, §1.2), with the
 // exact wasm types it type-checks at load time: u32/bool/usize are i32, nothing is i64, and
 // proxy_on_context_create / proxy_on_tick / proxy_on_log / proxy_on_delete return nothing.
 // The plugin entry file re-exports this module (`export * from "./proxy/exports"`); each function

@@ -1,6 +1,6 @@
 // Safe wrappers over the raw hostcalls of imports.ts: strings and byte arrays in, results out.
 // Plugin code calls only these; no pointer escapes this file and memory.ts.
-// Semantics are Envoy's (../shared/reference/proxy-wasm-abi.md §2.3-§2.6, §3.3): where a wrapper
+// Semantics are Envoy's (docs/specs.md ABI §2.3-§2.6, §3.3): where a wrapper
 // returns null, the host said NOT_FOUND, refused the call, or returned something impossible.
 
 import * as raw from './imports';

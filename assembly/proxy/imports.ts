@@ -1,5 +1,5 @@
 // Raw host functions of proxy-wasm ABI 0.2.1, exactly as Envoy registers them in module `env`
-// (../shared/reference/proxy-wasm-abi.md §2.3; cpp-host include/proxy-wasm/exports.h).
+// (docs/specs.md ABI §2.3; cpp-host include/proxy-wasm/exports.h).
 //
 // Every hostcall returns an i32 status (§2.1) and writes results through `ret*` pointers into
 // module memory (§3.2). `usize` and `u32` both compile to wasm i32 here; the only i64 parameters

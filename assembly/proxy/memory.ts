@@ -1,4 +1,4 @@
-// Memory hand-off between host and module (../shared/reference/proxy-wasm-abi.md §1.1, §3.2).
+// Memory hand-off between host and module (docs/specs.md ABI §1.1, §3.2).
 //
 // The host returns variable-size results by calling the module's allocator from inside the
 // hostcall, copying the bytes there and writing (pointer, size) as two little-endian u32 into

@@ -1,5 +1,5 @@
 // The header-pair wire format ("pairs") of proxy-wasm ABI 0.2.1, one reader and one writer
-// (../shared/reference/proxy-wasm-abi.md §3.1; fixture: fixtures/abi/header-pairs.txt).
+// (docs/specs.md ABI §3.1; fixture: fixtures/abi/header-pairs.txt).
 //
 //   u32 N | N x (u32 key_len, u32 value_len) | N x (key, 0x00, value, 0x00)     all little-endian
 //
@@ -86,7 +86,7 @@ export function decodePairs(bytes: ArrayBuffer): Header[] {
 export function encodePairs(headers: Header[]): ArrayBuffer | null {
   const count = headers.length;
   if (<u32>count > MAX_PAIRS_COUNT) return null;
-  // Size first (house style: compute, allocate once, write with a cursor, check they agree).
+  // Size first (CONTRIBUTING.md design rule 5: compute, allocate once, write with a cursor, check they agree).
   const names = new Array<ArrayBuffer>(0);
   const values = new Array<ArrayBuffer>(0);
   let total: u64 = 4;

@@ -1,5 +1,5 @@
 // Header maps between Node's HTTP/1.1 messages and the header lists a proxy-wasm filter sees in
-// Envoy (proxy-wasm-abi.md §3.4): lowercase names, order and duplicates kept, pseudo-headers
+// Envoy (docs/specs.md ABI §3.4): lowercase names, order and duplicates kept, pseudo-headers
 // first; hop-by-hop headers belong to one connection and are neither shown to the plugin nor
 // forwarded (RFC 9110 §7.6.1: `Connection` and the fields it names, `Keep-Alive`,
 // `Proxy-Connection`, `Transfer-Encoding`, `TE`, `Trailer`, `Upgrade`) — Node frames each side itself.

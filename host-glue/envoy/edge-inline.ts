@@ -1,6 +1,6 @@
 // The edge in the origin's own process (`origin serve --edge-config envoy.yaml`): the same
 // proxy-wasm filter the separate `origin edge` proxy runs, driven in the same order
-// (proxy-wasm-abi.md §1.3), but in front of an in-process handler instead of an upstream
+// (docs/specs.md ABI §1.3), but in front of an in-process handler instead of an upstream
 // connection. What the filter sees and what the client gets are `origin edge`'s:
 //
 //   request headers (+ x-forwarded-proto, x-request-id) → filter → the handler sees the request
@@ -11,7 +11,7 @@
 //   stream over → end(), exactly once
 //
 // A filter whose module has no callback that could see the response (the real edge.wasm exports
-// none: proxy-wasm-abi.md §1.2, Envoy then never enters the VM for it) lets the response pass:
+// none: docs/specs.md ABI §1.2, Envoy then never enters the VM for it) lets the response pass:
 // the head gets what the connection manager adds (server, date, upstream service time, no
 // hop-by-hop headers, lowercase names) and goes out with the body chunks as the handler writes
 // them (HttpFilterStream.responsePassesThrough, asked at the head and before each chunk).

@@ -1,6 +1,6 @@
 // The embedded edge (`origin edge`): a Node HTTP/1.1 proxy that drives one proxy-wasm plugin the
 // way Envoy's HTTP connection manager drives envoy.filters.http.wasm, then routes and forwards
-// like Envoy's router. Per request (proxy-wasm-abi.md §1.3, §3.4, §2.6):
+// like Envoy's router. Per request (docs/specs.md ABI §1.3, §3.4, §2.6):
 //
 //   request headers → filter → route on the headers it let through → upstream (keep-alive pool)
 //   request body chunks → filter → upstream, streamed

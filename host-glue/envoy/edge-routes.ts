@@ -1,5 +1,5 @@
 // Route matching as Envoy's router does it, run AFTER the filter on the headers it let through
-// (proxy-wasm-abi.md §3.4: a plugin that rewrites :path or :authority is routed on the new
+// (docs/specs.md ABI §3.4: a plugin that rewrites :path or :authority is routed on the new
 // value): the virtual host by :authority (exact, then `*.suffix`, then `prefix.*`, then `*`;
 // a port in :authority only matches a domain that names it, or after it is stripped), then the
 // first route whose match accepts the path (the query is not part of the match), then one

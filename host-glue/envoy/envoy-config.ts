@@ -4,7 +4,7 @@
 // under Envoy unchanged; what origin edge cannot do the same way is an error naming file, line
 // and field, never a silent difference.
 //
-// Facts from envoyproxy/data-plane-api (proxy-wasm-abi.md §5.1, §5.2):
+// Facts from envoyproxy/data-plane-api (docs/specs.md ABI §5.1, §5.2):
 // - filters are chosen by typed_config "@type" (the `name` is only a label), and the router must
 //   be the last HTTP filter;
 // - PluginConfig.configuration / VmConfig.configuration are google.protobuf.Any:

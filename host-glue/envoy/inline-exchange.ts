@@ -296,7 +296,7 @@ export class InlineExchange {
 
   private sendHead(): Promise<void> | undefined {
     // end_of_stream with the headers when no body can follow, or when the handler ended with
-    // nothing more than what is queued and that is empty (proxy-wasm-abi.md §1.3).
+    // nothing more than what is queued and that is empty (docs/specs.md ABI §1.3).
     const eos = this.noBody() || (this.finished && this.queued === 0);
     const v = this.stream.responseHeaders(this.head!.headers, eos);
     if (isPromise(v)) return v.then((r) => this.afterResponseHeaders(r, eos));

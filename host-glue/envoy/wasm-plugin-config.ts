@@ -1,4 +1,4 @@
-// The envoy.filters.http.wasm filter's PluginConfig and VmConfig (proxy-wasm-abi.md §5.1): the
+// The envoy.filters.http.wasm filter's PluginConfig and VmConfig (Envoy API envoy.extensions.wasm.v3): the
 // module, its configurations (google.protobuf.Any), the failure policy, and what origin edge
 // refuses rather than runs differently.
 

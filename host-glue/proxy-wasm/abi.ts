@@ -1,7 +1,7 @@
 // The proxy-wasm ABI as Envoy links it: every host function (import) with its exact wasm type,
 // every module function (export) Envoy looks up with the type it checks, and the enums of the
 // wire. Tables, not code: the loader (vm.ts) compares a module against them, the hostcall
-// files implement the rows. Authority: ../shared/reference/proxy-wasm-abi.md (§ numbers below).
+// files implement the rows. Authority: the proxy-wasm ABI as docs/specs.md lists it (§ numbers below).
 
 /** Wasm value types as cpp-host prints them in its load errors (`i32 i32 -> void`). */
 export type ValType = 'i32' | 'i64' | 'f32' | 'f64' | 'v128' | 'funcref' | 'externref';

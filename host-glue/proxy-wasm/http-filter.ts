@@ -4,7 +4,7 @@
 // end-of-stream calls. No Node HTTP types cross it, so the host stays testable in-process.
 //
 // The host implements HttpFilterFactory for one loaded plugin (one "worker" VM); the proxy calls
-// newStream() per request and drives the stream in Envoy's order (proxy-wasm-abi.md §1.3):
+// newStream() per request and drives the stream in Envoy's order (docs/specs.md ABI §1.3):
 // requestHeaders → requestBody* → responseHeaders → responseBody* → end().
 
 /**

@@ -5,7 +5,7 @@
 // - the request key: (presentation, route, tail, raw query). Looked up before the query is even
 //   parsed: a repeated request line costs one map lookup.
 // - the canonical key: what the writers actually read. The writers are pure functions of the
-//   view (house style §1), so the key is the view itself in canonical text: the options set
+//   view (CONTRIBUTING.md design rule 1), so the key is the view itself in canonical text: the options set
 //   (manifest or query; sorted, parsed values), the clip, the *selected tracks* (so two spellings
 //   of a filter, or two filters keeping the same tracks, are one entry: stronger than the filter's
 //   canonical text), the variant sets, `<name>`, and the query carried into the URLs the document

@@ -109,8 +109,8 @@ export interface StoreLimits {
 
 /**
  * statTtlMs: a second. Stat-ing the .ism and every source on each request cost a cached manifest
- * about a fifth of its CPU time (profiled, bench/README.md); VOD files change rarely, and a
- * change is still seen within the second. `--stat-ttl-ms 0` restores a stat per request.
+ * about a fifth of its CPU time (profiled; docs/design/performance.md#rendered-manifest-cache);
+ * VOD files change rarely, and a change is still seen within the second. `--stat-ttl-ms 0` restores a stat per request.
  */
 export const DEFAULT_LIMITS: StoreLimits = { mediaBytes: 256 << 20, presentations: 4096, statTtlMs: 1000 };
 

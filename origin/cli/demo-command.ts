@@ -1,5 +1,5 @@
 // `origin demo` (what `npm start` runs): packages the sample content in fixtures/media into the
-// README's device-class server manifests, serves them on loopback, starts the embedded edge in
+// device-class server manifests (docs/guide/packaging.md), serves them on loopback, starts the embedded edge in
 // front of the origin (`origin edge --config envoy-config/envoy.yaml`, the plugin in the
 // proxy-wasm host) and prints one URL per format through the edge, the player page, and the
 // origin's own address.
@@ -15,7 +15,7 @@ import { UsageError } from './args';
 /** The repository (fixtures/media, envoy-config/), from dist/origin/cli or from the sources. */
 const ROOT = projectRoot(__dirname);
 
-/** The README's device classes over the sample content. */
+/** The device classes of docs/guide/packaging.md over the sample content. */
 export const DEMO_CLASSES: Record<string, string[]> = {
   phones: [
     'video_baseline_400k.ismv',

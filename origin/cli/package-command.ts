@@ -122,7 +122,7 @@ export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
   return parsed;
 }
 
-/** Options whose value is a filter expression: checked when stored, kept as given (see README). */
+/** Options whose value is a filter expression: checked when stored, kept as given (docs/reference/options.md). */
 const FILTER_OPTIONS = new Set(['track_filter', 'variant_set']);
 
 function checkFilterExpression(shownAs: string, expression: string): void {

@@ -1,5 +1,5 @@
 // `origin sign-url --secret <s> [--prefix token] [--time T | --expires E --timeout S] [--base URL] <path>`:
-// a URL the edge's auth_token accepts (assembly/edge/token.ts; README "Signing URLs").
+// a URL the edge's auth_token accepts (assembly/edge/token.ts; docs/guide/edge.md#signing-urls).
 //
 //   /<prefix>/<hash>/<timestamp>/<path>       timestamp = 8 hex digits, seconds since the epoch
 //   hash = hex MD5(secret + scope + timestamp), scope = the path up to and including its first

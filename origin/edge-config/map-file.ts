@@ -1,4 +1,4 @@
-// Map files: the reference's rewrite-map text format (Apache RewriteMap `txt:`), README
+// Map files: the reference's rewrite-map text format (Apache RewriteMap `txt:`), docs/guide/edge.md
 // "Rewrite maps": one entry per line, a key, whitespace, a value that is a query fragment;
 // blank lines and lines starting with `#` are comments, and so is `#…` after the value.
 

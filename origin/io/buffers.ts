@@ -111,7 +111,7 @@ export class ReadLease {
  * HTTP layer writes to one socket or, for coalesced requests, to several. A fresh output buffer
  * per TS segment cost page faults on first touch and left the allocator's heap fragmented (a
  * worker's RSS after a walk of every URL was ~30 MB higher than with big blocks unmapped on free;
- * bench/README.md, "TS output buffers").
+ * docs/design/performance.md#pooled-ts-reads-and-lent-ts-output).
  *
  * The server says how many holders there are once the reply is made (share) and each holder lets
  * go when its response has closed; the buffer goes back with the last. A loan never shared (a

@@ -1,4 +1,4 @@
-// Byte sources: what the media layer reads (house style §3). Parsers take the bytes these return;
+// Byte sources: what the media layer reads (CONTRIBUTING.md design rule 3). Parsers take the bytes these return;
 // a remote-storage source can replace the file one without them noticing. Sources are opened
 // through the storage seam (io/storage.ts): the file system's, over kept handles for segment reads
 // (io/file-handles.ts), or any other Storage's.

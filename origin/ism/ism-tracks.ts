@@ -1,5 +1,5 @@
 // Server-manifest tracks ↔ track properties. Writing stores what the reference stores
-// (origin-reference.md §1.3) plus FrameRate and ScanType, which cannot always be derived later.
+// (docs/specs.md, reference §1.3) plus FrameRate and ScanType, which cannot always be derived later.
 // Reading fills what a hand-written or reference manifest leaves out from CodecPrivateData
 // (the AVC SPS gives profile, level, coded size, scan type and often the frame rate).
 

@@ -1,5 +1,5 @@
 // Server manifest (.ism / .isml): SMIL 2.0 as the reference product writes it
-// (origin-reference.md §1; MS IIS Smooth Streaming server manifest, SMIL elements).
+// (docs/specs.md, reference §1; MS IIS Smooth Streaming server manifest, SMIL elements).
 //
 //   <smil xmlns="http://www.w3.org/2001/SMIL20/Language">
 //     <head> <meta name content/>* <paramGroup id> <meta name content/>* </paramGroup>* </head>

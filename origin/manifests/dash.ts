@@ -1,7 +1,7 @@
 // DASH Media Presentation Description (ISO/IEC 23009-1:2022), static, ISO BMFF live profile
 // (§8.4). Pure: a view in, XML text out.
 //
-// Shape follows the reference (origin-reference §3.5): one Period; AdaptationSets listed audio,
+// Shape follows the reference (docs/specs.md, reference §3.5): one Period; AdaptationSets listed audio,
 // text, video with `group` 1, 3, 2; one SegmentTemplate + SegmentTimeline per AdaptationSet. An
 // AdaptationSet holds the tracks of one type, codec, language and role whose segments share one
 // timeline, so that `segmentAlignment="true"` is true (§5.3.3.2) and the template can be shared;
@@ -31,7 +31,7 @@ const PROFILE = 'urn:mpeg:dash:profile:isoff-live:2011';
 const ROLE_SCHEME = 'urn:mpeg:dash:role:2011';
 /** §5.8.5.4: value = number of audio output channels. */
 const CHANNELS_SCHEME = 'urn:mpeg:dash:23003:3:audio_channel_configuration:2011';
-/** AdaptationSet order and @group of the reference (origin-reference §3.5). */
+/** AdaptationSet order and @group of the reference (docs/specs.md, reference §3.5). */
 const TYPE_ORDER: readonly DashType[] = ['audio', 'text', 'video'];
 const GROUP_OF: Record<DashType, number> = { audio: 1, video: 2, text: 3 };
 const MIME_OF: Record<DashType, string> = { audio: 'audio/mp4', video: 'video/mp4', text: 'application/mp4' };

@@ -4,14 +4,14 @@
 //
 // 1. Groups. Tracks of one media type form a group when their encoding is the same: audio of the
 //    same codec and bitrate (in kbit/s, the unit of the reference's `audio-aacl-128` GROUP-ID,
-//    origin-reference §3.1), whatever their language. Every text track is delivered as WebVTT
+//    docs/specs.md reference §3.1), whatever their language. Every text track is delivered as WebVTT
 //    (RFC 8216 §3.5), one encoding, so all text tracks form one SUBTITLES group. Video tracks of
 //    different bitrates stay individual (each is the main rendition of its own variants).
 // 2. Variants, per set of tracks: the video tracks and the audio groups each in ascending bitrate;
 //    the i-th video goes with the i-th audio group; when one kind runs out, its highest-bitrate
 //    member goes with every remaining item of the other kind. So the lowest audio group may
 //    appear in one variant only (the reference's own output: 64 kbit/s audio with the lowest
-//    video only, origin-reference §3.1). The text group is then added to every variant.
+//    video only, docs/specs.md reference §3.1). The text group is then added to every variant.
 // 3. Sets: without `variant_set` one set holds every track; with it, each expression selects one
 //    set, a selected track brings its whole group, and the sets' variants follow in option order.
 //    A variant already listed (same video, audio group and text group) is not repeated.
@@ -19,7 +19,7 @@
 //    leaves them out (`hls_no_audio_only`). Without any video there is nothing to follow: the
 //    variants are audio-only by necessity and the option cannot remove them.
 // 5. `start_index` moves the variant at that zero-based index to the top, the others keep their
-//    order (the reference's derivative, origin-reference §3.1). An index past the last variant
+//    order (the reference's derivative, docs/specs.md reference §3.1). An index past the last variant
 //    is a 400: a request asking for a variant that does not exist is told so.
 //
 // DEFAULT=YES (service description, "HLS groups and variants" 5: the first audio and the first

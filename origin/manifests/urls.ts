@@ -1,6 +1,6 @@
 // The URLs the outputs write, relative to the directory of the manifest that names them
-// (`<pres>.ism/` or `<pres>.ism/<virtual path>/`). The reference's naming (origin-reference
-// §3.6), so existing players, CDN rules and scripts keep working. The route table
+// (`<pres>.ism/` or `<pres>.ism/<virtual path>/`). The reference's naming (docs/reference/urls.md),
+// so existing players, CDN rules and scripts keep working. The route table
 // (server/routes.ts) parses exactly these shapes back.
 
 import type { SegmentKind } from '../model/rendition';
@@ -33,7 +33,7 @@ export const dashUrls = {
 /**
  * `key` is a rendition key (origin/model/rendition.ts): `<trackName>=<bitrate>`, or an audio and a
  * video key joined by `-` for a multiplexed rendition (`audio_eng=64008-video_eng=401000`).
- * Segments are numbered from 1 (reference 1.11+, origin-reference §3.2). MPEG-TS, packed audio
+ * Segments are numbered from 1 (reference 1.11+, docs/specs.md reference §3.2). MPEG-TS, packed audio
  * and WebVTT segments sit beside the playlists; fMP4 segments and init segments under `hls/`;
  * I-frame playlists under `keyframes/`, and the URLs they write are relative to that directory.
  */

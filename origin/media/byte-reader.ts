@@ -1,5 +1,5 @@
 // A bounds-checked big-endian cursor over a byte view. Every read checks its length first and
-// names the box path and absolute file offset of the offender (house style §4), so a corrupt
+// names the box path and absolute file offset of the offender (CONTRIBUTING.md design rule 4), so a corrupt
 // file produces "moof@1234/traf/trun: needs 12 bytes at 1300, box ends at 1296" instead of a
 // RangeError from deep inside DataView.
 

@@ -13,7 +13,7 @@
 //   packager writes), works without `mfra`, detects truncation.
 //
 // No parsing happens here that is not in boxes.ts / track-info.ts; this file only decides what
-// to read next (house style §3: parsers do no I/O).
+// to read next (CONTRIBUTING.md design rule 3: parsers do no I/O).
 
 import { OriginError, originError } from '../errors';
 import { FragmentTable, MediaFile, MediaTrack, TrackProperties } from '../model/media';

@@ -1,7 +1,7 @@
 // The samples of a track's source fragments, as the HLS segment writers (MPEG-TS, packed audio,
 // WebVTT) need them: decode time on the output timeline, composition offset, duration, size, sync
 // flag and where the bytes are; then, for the samples a segment carries, their bytes. Reads go
-// through a ByteSource (house style §3): one read per moof, one per contiguous run of sample data.
+// through a ByteSource (CONTRIBUTING.md design rule 3): one read per moof, one per contiguous run of sample data.
 //
 // What a sample's fields come from (ISO/IEC 14496-12):
 // - decode times: the fragment table's time of the fragment's first sample (tfxd or tfdt, what

@@ -1,6 +1,6 @@
 // Track properties from a `moov` box, with a narrow reader of our own: the boxes below are all
 // the properties need, and this runs on a presentation's first request, where parsing the whole
-// moov with mp4box cost a cold process about 10 ms for five files (bench/README.md, "cold").
+// moov with mp4box cost a cold process about 10 ms for five files (docs/design/performance.md#own-moov-reader).
 // mp4box stays the tests' independent judge of the MP4 we write. The codec-specific payloads
 // (avcC, esds, dac3, dec3) go through our readers, which give the exact values the filter
 // language needs.

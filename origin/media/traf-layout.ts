@@ -1,7 +1,7 @@
 // Reads a source `moof` as far as reboxing needs: each `traf`'s tfhd, its truns (sample tables
 // kept as byte views, to be copied) and its tfxd, and where in the file each run's sample data
 // lies. No I/O; every length is checked and errors name `moof@<offset>/traf[i]/trun[j]` and the
-// absolute file offset (house style §4).
+// absolute file offset (CONTRIBUTING.md design rule 4).
 //
 // Where the data is (ISO/IEC 14496-12 §8.8.7.1 tfhd semantics, §8.8.8.3 trun semantics):
 // - tfhd base-data-offset-present: that absolute offset is the base;

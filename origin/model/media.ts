@@ -1,4 +1,4 @@
-// The one media model (house style §1). Every output format is written from these types;
+// The one media model (CONTRIBUTING.md design rule 1). Every output format is written from these types;
 // the server-manifest reader, the packager and the filter language all speak this vocabulary.
 //
 // Property names are the reference product's own: they are at once the `<param name>` in a

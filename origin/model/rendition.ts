@@ -1,6 +1,6 @@
 // HLS renditions: what one media playlist (and its segments) carries. A rendition is one track,
 // or, for MPEG-TS, an audio track multiplexed with a video track as the reference does
-// (origin-reference §3.1: `<name>-audio_eng=64008-video_eng=401000.m3u8`). The key of a
+// (docs/specs.md, reference §3.1: `<name>-audio_eng=64008-video_eng=401000.m3u8`). The key of a
 // rendition is the track keys joined by `-`, audio first; the playlist writer and the segment
 // handlers both name and find renditions through this module only.
 

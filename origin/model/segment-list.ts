@@ -1,4 +1,4 @@
-// The segments of one view track, as every writer reads them (house style §2: computed once,
+// The segments of one view track, as every writer reads them (CONTRIBUTING.md design rule 2: computed once,
 // shared by every format). One interface, two forms behind it:
 //
 // - the columns (timeline.ts SegmentColumns): numbers, exact below 2^53, made in one pass over

@@ -1,4 +1,4 @@
-// Segmentation and sub-clips, computed once and shared by every format (house style §2).
+// Segmentation and sub-clips, computed once and shared by every format (CONTRIBUTING.md design rule 2).
 //
 // A segment is a run of whole source fragments of one track. With a minimum length L, a new
 // segment starts at the first fragment whose start has crossed the next multiple of L on the

@@ -144,7 +144,7 @@ const ADDRESSING = new Set(['t', 'vbegin', 'mpd_segment_template', ...Object.val
 /**
  * HLS segment URLs under suppression leave the clip out: the three sibling playlists of a
  * rendition (whole, and clipped by an edge alias) then name each segment by one URL, which a
- * CDN caches once (README "URL aliases"). They can, because the playlist lists whole unclipped
+ * CDN caches once (docs/reference/edge-config.md#rewrite). They can, because the playlist lists whole unclipped
  * segments (buildView `widen`) numbered as the unclipped presentation numbers them, so the URL
  * still names exactly the bytes it answers.
  */

@@ -2,7 +2,7 @@
 // packaging CLI (`--hls.client_manifest_version=4`), the server manifest head
 // (`<meta name="hls_client_manifest_version" content="4"/>`) and the query string
 // (`?hls_client_manifest_version=4`). The rule from the reference: a dot in the CLI name is an
-// underscore everywhere else (origin-reference.md §1.2). Query overrides manifest.
+// underscore everywhere else (docs/specs.md, reference §1.2). Query overrides manifest.
 
 import { originError } from '../errors';
 import { formatRational, parseRational, Rational } from '../rational';

@@ -1,5 +1,5 @@
 // `origin package`: reads fragmented MP4 inputs and writes a server manifest, with the
-// reference's semantics (service-description.md "Packaging several server manifests"): an input
+// reference's semantics (docs/guide/packaging.md#device-classes-the-reference-products-recipe): an input
 // followed by --track_type contributes only its tracks of that type; an input without it
 // contributes all its tracks; stream options become head metas.
 
@@ -164,7 +164,7 @@ function countKept(tracks: TrackProperties[], expression: string, keepTimedMetad
 }
 
 /**
- * Track names follow the reference's `<type>_<lang>` (origin-reference.md §1.3). Tracks a player
+ * Track names follow the reference's `<type>_<lang>` (docs/specs.md, reference §1.3). Tracks a player
  * switches between (same type, language and codec: the bitrate ladder) share a name, because
  * Smooth's StreamIndex and every URL pair the name with the bitrate (`video_eng=401000`). A
  * second codec of the same type and language gets the codec appended (`audio_eng_ac3`), and the

@@ -1,6 +1,6 @@
 // The player pages: `/` lists the presentations with one link per format/player pair, `/play`
 // loads one browser player (hls.js, dash.js, shaka) from `/_players/` and plays one manifest URL.
-// They exist so that real clients judge what the origin writes (see real-clients.md), by hand in a
+// They exist so that real clients judge what the origin writes (test/e2e/players/README.md), by hand in a
 // browser and headless in the player tests, which read the `window.__test` hook.
 //
 // Pure functions: no HTTP types and no I/O, except resolving the player files in node_modules.

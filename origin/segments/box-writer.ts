@@ -1,4 +1,4 @@
-// The one ISO BMFF box writer of the fMP4 output (house style §5, after shaka-packager's
+// The one ISO BMFF box writer of the fMP4 output (CONTRIBUTING.md design rule 5, after shaka-packager's
 // `ComputeSize()` before `Write()`): a box is a tree of `Writable` nodes whose sizes are known
 // before a byte is written. `serialize` sums them, allocates once, writes with a cursor and checks
 // that every box wrote exactly the bytes its header announced. A mismatch is a bug in this code,

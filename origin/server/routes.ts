@@ -1,6 +1,6 @@
 // The URL grammar of the origin, declared once as data: each kind of URL with its pattern, what
 // it needs (the pattern's named groups), its content type, how caches treat it and the handler
-// that answers it (handlers.ts). The server dispatches on it, and the README's URL table is
+// that answers it (handlers.ts). The server dispatches on it, and docs/reference/urls.md is
 // printed from it (test/origin/server/routes.test.ts checks that the two agree). Paths are
 // `/<dir>/<pres>.ism/<tail>`; everything between `.ism/` and the part a pattern matches is a
 // virtual path and is ignored, so relative URLs written by a manifest requested under a virtual
@@ -46,7 +46,7 @@ export interface Route {
   format: Format;
   /** Matched against the end of the tail (after `.ism/`). Named groups feed the handler. */
   pattern: RegExp;
-  /** As the README shows it. */
+  /** As docs/reference/urls.md shows it. */
   shape: string;
   contentType: string;
   description: string;
@@ -284,7 +284,7 @@ export function matchPresentationRoute(segments: readonly string[]): Presentatio
   throw originError('unknown-url', `no output has a URL like "${tail.slice(0, 128)}"`);
 }
 
-/** The README's URL table (test/origin/server/routes.test.ts keeps the README equal to it). */
+/** The URL table of docs/reference/urls.md (test/origin/server/routes.test.ts keeps the two equal). */
 export function routesMarkdown(): string {
   const rows = ROUTES.map(
     (r) => `| ${r.format} | \`${r.shape.replace(/, /g, '`, `')}\` | ${r.description} | \`${r.contentType}\` |`,

@@ -178,7 +178,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
       holdUntilClosed(res, reply);
       // Answer in the event loop's check phase, after the poll phase has read every ready socket,
       // not from inside the read callback: answered within the read callback, a cached manifest
-      // ran at half the requests a second (bench/README.md, "answering later").
+      // ran at half the requests a second (docs/design/performance.md#synchronous-cached-hit).
       await checkPhase();
       return await send(req, res, reply, state);
     }

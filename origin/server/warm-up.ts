@@ -4,7 +4,7 @@
 // first MPD cost 60–100 ms pinned to one CPU, of which about 15 ms is the work itself (the same
 // request for a second, never-seen presentation in a warm process). Before it listens, the server
 // answers a few manifests of synthetic 2-hour presentations through the real path (store, index,
-// view, writers, ETag), so the first client gets compiled code. Figures: bench/README.md, "warm-up".
+// view, writers, ETag), so the first client gets compiled code. Figures: docs/design/performance.md#start-up-warm-up.
 //
 // The synthetic sources are real fragmented MP4 (ISO/IEC 14496-12 §8.8: moov with mvex, moof+mdat
 // fragments with the Smooth tfxd box of MS-SSTR §2.2.4.4, mfra with tfra and mfro) shaped like

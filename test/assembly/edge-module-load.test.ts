@@ -1,6 +1,6 @@
 // The edge module must load in Envoy (proxy-wasm ABI 0.2.1): only env.proxy_* imports, the ABI
 // marker, an allocator, memory, `_initialize` and no start section
-// (../shared/reference/proxy-wasm-abi.md §4.2 checklist). `npm test` builds it first.
+// (docs/specs.md ABI §4.2 checklist). `npm test` builds it first.
 
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';

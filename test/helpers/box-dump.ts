@@ -1,5 +1,5 @@
 // A deterministic text dump of an ISO BMFF box tree, for golden tests of what the outside world
-// reads (house style §11). One line per box: indentation, type, size, and the fields of the
+// reads (CONTRIBUTING.md design rule 11). One line per box: indentation, type, size, and the fields of the
 // boxes whose values matter to a player (ISO/IEC 14496-12 §4.3 ftyp, §8.16.2 styp, §8.2.2 mvhd,
 // §8.3.2 tkhd, §8.4.2 mdhd, §8.4.3 hdlr, §8.8.3 trex, §8.8.5 mfhd, §8.8.7 tfhd, §8.8.12 tfdt,
 // §8.8.8 trun with its first 3 samples). Other boxes show type and size; mdat shows a hash of

@@ -1,4 +1,4 @@
-// Headless Chromium for the player tests, launched exactly as real-clients.md says (Debian
+// Headless Chromium for the player tests, launched as test/e2e/players/README.md says (Debian
 // chromium through playwright-core, persistent context in a fresh temporary profile).
 //
 // One browser per test file: jest gives each test file its own module registry, so the browser

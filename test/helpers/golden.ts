@@ -1,4 +1,4 @@
-// Golden files (house style §11, after shaka-packager's packager_test.py): a test renders what
+// Golden files (CONTRIBUTING.md design rule 11, after shaka-packager's packager_test.py): a test renders what
 // the outside world reads as text and compares it with `test/golden/<name>`. `UPDATE_GOLDEN=1`
 // rewrites the files instead (review the git diff before committing). A missing golden file is
 // a failure without the switch, so a forgotten file cannot make a test pass vacuously.

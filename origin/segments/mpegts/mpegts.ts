@@ -44,7 +44,7 @@ import {
 
 /**
  * The constant added to every PTS, DTS and PCR: output time 0 is 10 s on the TS clock, as in the
- * reference's playlists (`MPEGTS=900000`, origin-reference §3.2), so that the PCR, which runs
+ * reference's playlists (`MPEGTS=900000`, docs/specs.md reference §3.2), so that the PCR, which runs
  * ahead of nothing, and DTS values before a B-frame's PTS never go below zero. The WebVTT
  * X-TIMESTAMP-MAP says the same number.
  */

@@ -64,8 +64,9 @@ const join = (...parts: Array<string | undefined>): string =>
   parts.filter((p) => p !== undefined && p !== '').join('&');
 
 /**
- * The query URL an alias stands for, straight from the reference's table (README "Rewrite
- * maps"), written with regular expressions here so that the engine is checked, not repeated.
+ * The query URL an alias stands for, straight from the reference's table
+ * (docs/reference/edge-config.md#rewrite), written with regular expressions here so that the
+ * engine is checked, not repeated.
  * `target` is the alias as requested (path decoded, with its query).
  */
 export function directFor(target: string): string {

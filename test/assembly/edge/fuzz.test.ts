@@ -1,7 +1,7 @@
 // 50 000 random requests through build/edge.wasm and the real host with every feature on
 // (auth_token, auth_basic with {SHA} and $apr1$ entries, the default rewrite rules,
 // validate_filter): the plugin must never trap (a trap fails every later request of an Envoy
-// worker, proxy-wasm-abi.md §5.1) and never answer 5xx. Paths, queries and headers mix
+// worker, docs/specs.md ABI §5.1) and never answer 5xx. Paths, queries and headers mix
 // well-formed pieces (signed tokens, real credentials, filters, alias URLs) with hostile ones
 // (escapes, dot segments, raw bytes 0-255, huge values), so most requests get deep into the
 // pipeline before being accepted or refused. Whatever goes upstream must be something the

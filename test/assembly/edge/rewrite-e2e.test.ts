@@ -138,7 +138,7 @@ describe('the three sibling media playlists of a rendition', () => {
   // The whole presentation (tos-), the first six seconds (intro-, t=0-0:00:06) and from four
   // seconds on (late-, vbegin=0:00:04), all under suppress_query_parameters: the clips list the
   // whole presentation's 4 s segments that hold them, by the same URLs (numbers and queries), so
-  // a CDN caches each segment once (README "URL aliases", rule 7). Segments: 1 = 0-4 s,
+  // a CDN caches each segment once (docs/reference/edge-config.md#rewrite). Segments: 1 = 0-4 s,
   // 2 = 4-8 s, 3 = 8-10 s; intro lists 1 and 2, late 2 and 3.
   interface Sibling {
     /** Segment URIs resolved against the playlist (path + query), the init segment first when fMP4. */

@@ -38,7 +38,7 @@ describePlayers('hls.js plays aliased HLS through the edge', () => {
         screenshot: `edge-alias-${name}`,
       });
       expect({ errors: r.errors, passed: r.currentTime > until }).toEqual({ errors: [], passed: true });
-      // The subclips' segments are the whole presentation's URLs (README "URL aliases", rule 7):
+      // The subclips' segments are the whole presentation's URLs (docs/reference/edge-config.md#rewrite):
       // the browser's HTTP cache holds those the test before fetched, so a subclip may need only
       // its page, master and media playlists from the edge.
       expect(s.edge.edge.stats.requests - before).toBeGreaterThan(name === 'fmp4-one' ? 5 : 3);

@@ -1,5 +1,5 @@
 // auth_token through build/edge.wasm and the real host: mod_auth_token's URLs scoped to the
-// server manifest (origin-reference.md §4), 401 malformed, 410 expired, 403 wrong hash or a
+// server manifest (mod_auth_token, docs/specs.md reference §4), 401 malformed, 410 expired, 403 wrong hash or a
 // timestamp too far ahead, the token segments removed on success, and the path tricks refused
 // before any of it. Hashes are computed here with Node's MD5 (helpers.ts), not by the plugin.
 // The plugin reads the real clock (proxy_get_current_time_nanoseconds); every boundary is

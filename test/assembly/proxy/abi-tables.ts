@@ -1,5 +1,5 @@
 // What Envoy accepts from a proxy-wasm ABI 0.2.1 module, transcribed from
-// ../shared/reference/proxy-wasm-abi.md (§1.1 integration exports, §1.2 callbacks, §2.3 host
+// docs/specs.md ABI (§1.1 integration exports, §1.2 callbacks, §2.3 host
 // functions, §2.7 WASI). Signatures are written as signature() in wasm-binary.ts prints them.
 
 const i32x = (n: number): string => Array.from({ length: n }, () => 'i32').join(',');

@@ -1,4 +1,4 @@
-// build/edge.wasm as Envoy loads it (../shared/reference/proxy-wasm-abi.md §0, §1, §2, §4.2):
+// build/edge.wasm as Envoy loads it (docs/specs.md ABI §0, §1, §2, §4.2):
 // the binary's sections checked against Envoy's ABI-0.2.1 tables, then the plugin driven
 // through a whole VM and stream lifecycle by the test-only stub host. `npm test` builds the
 // module first (pretest); run `npm run build:wasm` before running this file alone.
@@ -112,7 +112,7 @@ describe('lifecycle against the stub host', () => {
 
   const configure = (host: StubHost): number => host.call('proxy_on_configure', 1, host.pluginConfiguration.length);
 
-  // Issue 7: the configuration has a schema (README "Edge configuration reference"; the
+  // Issue 7: the configuration has a schema (docs/reference/edge-config.md; the
   // refusals are tested in test/assembly/edge/config.test.ts).
   test('a valid configuration is accepted and summarised (never its secrets)', () => {
     const host = start(

@@ -1,4 +1,4 @@
-// The header-pair wire format (../shared/reference/proxy-wasm-abi.md §3.1) in the
+// The header-pair wire format (docs/specs.md ABI §3.1) in the
 // AssemblyScript layer (assembly/proxy/pairs.ts), against the shared annotated fixture
 // fixtures/abi/header-pairs.txt, plus the limits the fixture cannot hold.
 

@@ -1,7 +1,7 @@
 // The safe host-call wrappers, context dispatch and abort handler of the AssemblyScript layer
 // (assembly/proxy/), driven through the test-only probe plugin (assembly/probe/) and the stub
 // host: what each wrapper sends across the boundary and what it makes of the answer
-// (../shared/reference/proxy-wasm-abi.md §2.3-§2.6, §3.1-§3.3).
+// (docs/specs.md ABI §2.3-§2.6, §3.1-§3.3).
 
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';

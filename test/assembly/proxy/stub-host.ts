@@ -1,5 +1,5 @@
 // A minimal, test-only stand-in for Envoy's side of proxy-wasm ABI 0.2.1: just enough of the
-// host functions (../shared/reference/proxy-wasm-abi.md §2.3, §3.2) to unit-test a module
+// host functions (docs/specs.md ABI §2.3, §3.2) to unit-test a module
 // without the real Node host (host-glue/). Every import of Envoy's 0.2.1 table is provided so
 // that any module passing the import test instantiates; the ones these tests do not need
 // answer UNIMPLEMENTED (12). Hostcalls are recorded in order.

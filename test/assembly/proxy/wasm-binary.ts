@@ -1,7 +1,7 @@
 // A small reader for the sections of a wasm binary that decide whether Envoy loads a module:
 // types, imports, functions, exports, start, memory (WebAssembly core spec §5.5). JS can list
 // imports and exports but not their types, and Envoy type-checks both
-// (../shared/reference/proxy-wasm-abi.md §1.1, §2.3), so the tests read the bytes themselves.
+// (docs/specs.md ABI §1.1, §2.3), so the tests read the bytes themselves.
 
 export type ValueType = 'i32' | 'i64' | 'f32' | 'f64' | 'v128' | 'funcref' | 'externref';
 

@@ -60,7 +60,7 @@ function ffmpeg(args: string[]): void {
   if (r.status !== 0) throw new Error(`ffmpeg ${args.join(' ')} failed: ${r.stderr}`);
 }
 
-/** Encodes once (x264 settings from real-clients.md, 2 s GOPs), then remuxes into the three formats. */
+/** Encodes once (x264 settings as fixtures/README.md, 2 s GOPs), then remuxes into the three formats. */
 function makeContent(dir: string): void {
   const source = path.join(dir, 'source.mp4');
   ffmpeg([

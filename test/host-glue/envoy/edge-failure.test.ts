@@ -1,5 +1,5 @@
 // What a client of the embedded edge gets when the plugin traps, under each failure policy of
-// envoy-config/README.md (proxy-wasm-abi.md §5.1), end to end: an envoy.yaml carrying the
+// envoy-config/README.md (docs/specs.md ABI §5.1), end to end: an envoy.yaml carrying the
 // scriptable test plugin of the host tests (test/wasm/plugins/, inline_bytes) whose script
 // (the StringValue configuration) traps in on_request_headers for one path, the real host, and an
 // upstream the test controls.

@@ -1,6 +1,6 @@
 // The embedded edge's proxy mechanics against upstream servers the tests control, with a plugin
 // written here (host-glue/proxy-wasm/http-filter.ts's interface, recording every call): the header maps the
-// plugin sees (Envoy's, proxy-wasm-abi.md §3.4), routing on the headers it let through, local
+// plugin sees (Envoy's, docs/specs.md ABI §3.4), routing on the headers it let through, local
 // replies, streaming both ways, the keep-alive pool, upstream failures worded as Envoy's router
 // words them, timeouts, aborts — and every stream's end() exactly once.
 

@@ -1,5 +1,5 @@
 // host-glue/proxy-wasm/abi.ts against test/assembly/proxy/abi-tables.ts: two transcriptions of
-// the same ABI (proxy-wasm-abi.md §0, §1.1, §1.2, §2.3, §2.7), made independently, so a typo in
+// the same ABI (docs/specs.md ABI §0, §1.1, §1.2, §2.3, §2.7), made independently, so a typo in
 // either shows up as a difference here. Where the host knows more than the tables (Emscripten
 // helpers, network-filter callbacks, newer WASI functions), the extra names are listed, so a new
 // row on either side has to be accounted for.

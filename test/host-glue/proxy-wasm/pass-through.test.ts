@@ -1,6 +1,6 @@
 // Responses past the filter (HttpFilterStream.responsePassesThrough / responsePassed): offered
 // only while nothing the module exports can see or change the stream's response. Envoy never
-// enters a VM for a callback the module does not export (proxy-wasm-abi.md §1.2), so a proxy
+// enters a VM for a callback the module does not export (docs/specs.md ABI §1.2), so a proxy
 // may then skip responseHeaders/responseBody; a reply for the stream that still comes (from
 // another stream's callback, through proxy_set_effective_context) takes the offer back.
 

@@ -8,7 +8,7 @@ import { comparable } from '../../helpers/expected';
 const SAR_CPD = '00000001674D401EECA0F05FF2E1C200000300020000030061C04003D08000F427251803C58B65800000000168EFBC80';
 const INTERLACED_CPD = '000000016764001EACD940B424D80880000003008000001972400186A0030D7251807C50A6580000000168FEBCB0';
 
-// The reference product's own layout (origin-reference.md §1.4: USP 1.7.4 ts.ism, and the audio
+// The reference product's own layout (unifiedstreaming/ltm-edge: USP 1.7.4 ts.ism, and the audio
 // element of a USP 1.11.3 .ism), filled with the fixtures' values.
 const REFERENCE_SHAPE = `<?xml version="1.0" encoding="utf-8"?>
 <!-- Created with Unified Streaming Platform(version=1.7.4) -->

@@ -110,7 +110,7 @@ export function filesByKey(view: PlayoutView): Map<string, string> {
 // ---------------------------------------------------------------------------------------------
 // DASH
 
-/** MPEG's MPD schema, vendored in test/schemas/ (a copy of ../shared/schemas: see its README). */
+/** MPEG's MPD schema, vendored in test/schemas/ (from MPEGGroup/DASHSchema: see test/schemas/README.md). */
 export const MPD_SCHEMA = path.resolve(ROOT, 'test', 'schemas', 'DASH-MPD.xsd');
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'origin-mpd-'));

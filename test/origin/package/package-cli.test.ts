@@ -336,8 +336,7 @@ test('--help documents every stored option', async () => {
 });
 
 // The device-class recipe is taken from docs/guide/packaging.md, so the documentation and the test
-// cannot drift apart (service-description.md "Packaging several server manifests for different
-// device classes").
+// cannot drift apart (docs/guide/packaging.md#device-classes-the-reference-products-recipe).
 describe('the device-class recipe of docs/guide/packaging.md', () => {
   const readme = readFileSync(path.join(ROOT, 'docs/guide/packaging.md'), 'utf8');
   const block = /<!-- device-classes -->\s*```sh\n([\s\S]*?)```/.exec(readme);

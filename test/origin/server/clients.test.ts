@@ -1,4 +1,4 @@
-// ffprobe and ffmpeg as clients of the running origin (see ../shared/reference/real-clients.md):
+// ffprobe and ffmpeg as clients of the running origin (CONTRIBUTING.md design rule 11):
 // they read the HLS master and the MPD over HTTP, and every frame of the selected tracks decodes
 // without a word on stderr, as many frames as the source has (fixtures/media/facts.json) and,
 // frame for frame, with the checksums of decoding the source file itself. Every MPD the origin

@@ -1,5 +1,5 @@
 // The HLS segment routes in the URL grammar: which tails they take (keyframes/ before the generic
-// shapes, virtual paths ignored), what they refuse, and what the README table says of them.
+// shapes, virtual paths ignored), what they refuse, and what docs/reference/urls.md says of them.
 
 import { OriginError } from '../../../origin/errors';
 import { decodePath, matchPresentationRoute, ROUTES, routesMarkdown } from '../../../origin/server/routes';

@@ -1,5 +1,5 @@
-// The URL grammar is data: the table matches what it says, refuses what it must, and the README
-// prints the same table.
+// The URL grammar is data: the table matches what it says, refuses what it must, and
+// docs/reference/urls.md prints the same table.
 
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';

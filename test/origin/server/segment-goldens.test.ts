@@ -1,4 +1,4 @@
-// Golden files of what players read, as the origin serves it over HTTP (house style §11): the
+// Golden files of what players read, as the origin serves it over HTTP (CONTRIBUTING.md design rule 11): the
 // Smooth client manifest, and box dumps of one init and one media segment per format: the first
 // Smooth video and audio fragments, a DASH video init and media segment, an HLS fMP4 audio init
 // and segment 1. Regenerate with `UPDATE_GOLDEN=1 npx jest test/server/segment-goldens` and

@@ -1,5 +1,5 @@
 // The host functions the scriptable test plugin (runtime.ts) imports: proxy-wasm ABI 0.2.1
-// (proxy-wasm-abi.md §2.3) as raw `@external("env", "proxy_…")` declarations, and the two WASI
+// (docs/specs.md ABI §2.3) as raw `@external("env", "proxy_…")` declarations, and the two WASI
 // calls its abort handler and log use. No SDK, no dependency on assembly/.
 
 @external("env", "proxy_log")

@@ -1,5 +1,5 @@
 // Compiles the AssemblyScript test plugins (test/wasm/plugins/) on demand with the asc CLI,
-// flags as in proxy-wasm-abi.md §4.2, into build/test-plugins/ keyed by a hash of the sources,
+// flags as in docs/specs.md ABI §4.2, into build/test-plugins/ keyed by a hash of the sources,
 // the flags and the compiler version (so a changed plugin is rebuilt, an unchanged one reused).
 
 import { execFileSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 // The box writer: every field type writes the exact big-endian bytes, refuses values that do not
-// fit, and what it writes reads back through the repository's own ByteReader (house style §5).
+// fit, and what it writes reads back through the repository's own ByteReader (CONTRIBUTING.md design rule 5).
 
 import fc from 'fast-check';
 import { OriginError } from '../../../../origin/errors';

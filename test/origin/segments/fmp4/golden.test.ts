@@ -1,4 +1,4 @@
-// Golden box dumps of what players read (house style §11): one video and one audio init segment,
+// Golden box dumps of what players read (CONTRIBUTING.md design rule 11): one video and one audio init segment,
 // one video and one audio media segment. Regenerate with `UPDATE_GOLDEN=1 npx jest test/fmp4`
 // and review the diff. Also tests of the dump and golden helpers themselves.
 

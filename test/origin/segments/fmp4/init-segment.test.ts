@@ -1,5 +1,5 @@
 // Init segments of every fixture track, parsed back by mp4box (an independent reader) field by
-// field, and by our own readTrackHeaders (writer → reader round trip, house style §5).
+// field, and by our own readTrackHeaders (writer → reader round trip, CONTRIBUTING.md design rule 5).
 
 import { createFile, MP4BoxBuffer } from 'mp4box';
 import { childBoxes } from '../../../../origin/media/boxes';
