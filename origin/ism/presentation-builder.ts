@@ -54,7 +54,7 @@ export async function buildPresentation(
       );
     }
     if (track.fragments.count === 0) {
-      // The reference answers 415 FMP4_MISSING_TFRA for an empty input track (origin-reference §8).
+      // The reference answers 415 FMP4_MISSING_TFRA for an empty input track (docs/specs.md, reference §8).
       throw originError('unsupported-media', `track ${properties.trackName} (${t.src}) has no fragments`, {
         subject: fileName,
       });

@@ -2,7 +2,7 @@
 // sources it names (built by ism/presentation-builder.ts). Built once per (path, mtime, size)
 // and shared by every output format, so a
 // Smooth `<c>`, a DASH `<S>` and an HLS `#EXTINF` always come from the same fragment table
-// (house style §2).
+// (CONTRIBUTING.md design rule 2).
 
 import { FragmentTable, TrackProperties } from './media';
 import { ServerManifest } from './server-manifest';
