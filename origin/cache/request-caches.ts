@@ -1,6 +1,6 @@
 // Per-request work kept between requests, for one presentation object at a time: the playout view
 // of a (format, query) and the boxes of a segment. A presentation object is rebuilt whenever its
-// .ism or a source changes (cache.ts), so keying by the object's generation makes every entry of
+// .ism or a source changes (presentation-store.ts), so keying by the object's generation makes every entry of
 // an older version unreachable at once; the byte bounds then evict them.
 
 import { CostLru } from './presentation-store';

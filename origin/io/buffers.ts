@@ -6,7 +6,7 @@
 //   720p TS). The bytes read never leave the writer: the output is a copy, so a read buffer can go
 //   back as soon as the segment is written. The output itself is lent by the server from the same
 //   pool (BufferLoan, below) until its responses have closed;
-// - the HTTP layer's streaming of fMP4 segments (server/server.ts streamParts): chunks of one size
+// - the HTTP layer's streaming of fMP4 segments (server/http.ts streamParts): chunks of one size
 //   read from a kept handle (io/file-handles.ts), handed back once the socket has taken the bytes
 //   (the write callback), so steady streaming allocates nothing; a buffer whose write failed never
 //   comes back.
