@@ -2,7 +2,6 @@
 // packed-audio.test.ts, hls-segment-requests.test.ts): the fixtures and what is known about them
 // without the origin, a real origin on loopback serving them, and the ffmpeg/ffprobe readers.
 
-import { spawn } from 'node:child_process';
 import { promises as fs, readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { boxes } from '../../helpers/box-walk';
@@ -10,6 +9,7 @@ import { media, tempDir } from '../../helpers/fixtures';
 import { loadPresentation, viewOf } from '../../helpers/presentations';
 import { get, startTestOrigin, TestOrigin } from '../server/server-helpers';
 import { segmentsOf as segmentObjects } from '../../helpers/segments';
+import { run } from '../../helpers/process';
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures and what is known about them without the origin
@@ -105,25 +105,6 @@ export function setUpHlsOrigin(): void {
 
 // ---------------------------------------------------------------------------------------------
 // Tools
-
-/** Runs a tool without blocking the event loop: the origin answering it lives in this process. */
-export function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolve({
-        code: code ?? -1,
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-      }),
-    );
-  });
-}
 
 export interface Probed {
   stderr: string;
