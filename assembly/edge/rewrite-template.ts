@@ -59,11 +59,6 @@ function pushLiteral(t: Template, literal: string): void {
   t.parts.push(-1);
 }
 
-/** Literal text of a template joined (its parts left out), for the query-text check. */
-export function templateLiterals(t: Template): string {
-  return t.literals.join("");
-}
-
 // ----------------------------------------------------------------------------------- query text
 
 const HEX_DIGITS = "0123456789ABCDEF";

@@ -172,10 +172,6 @@ export function resultsPointer(): usize {
   return changetype<usize>(results);
 }
 
-export function variableCount(): i32 {
-  return VARIABLE_COUNT;
-}
-
 export function variableNames(): string {
   let out = '';
   for (let i = 0; i < VARIABLE_COUNT; i++) out += (i > 0 ? ',' : '') + VARIABLE_NAMES[i];

@@ -9,8 +9,6 @@ export const TYPE_CONDITION: i32 = 0; // true/false, comparisons, &&, ||, !
 export const TYPE_NUMBER: i32 = 1; // integers and exact rationals
 export const TYPE_STRING: i32 = 2;
 
-export const VAR_FRAME_RATE: i32 = 17;
-
 export const VARIABLE_NAMES: StaticArray<string> = [
   'type',
   'FourCC',

@@ -14,9 +14,6 @@ export interface BoxHeader {
   headerSize: number;
 }
 
-/** Largest box header: 32-bit size + type + 64-bit largesize (+ 16-byte uuid, read separately). */
-export const MAX_BOX_HEADER = 16;
-
 /**
  * Reads a box header at `bytes[at]` (absolute file offset `base + at`). `limit` is the absolute end
  * of the enclosing container (file size for top level). Returns undefined when fewer than 8 bytes

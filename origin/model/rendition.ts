@@ -33,10 +33,6 @@ export function audioOf(r: Rendition): ViewTrack | undefined {
   return r.tracks.find((t) => t.track.properties.type === 'audio');
 }
 
-export function isMultiplexed(r: Rendition): boolean {
-  return r.tracks.length > 1;
-}
-
 /**
  * The rendition a URL stem names: `<name>-<key>` or `<key>`, where the key is one track key or an
  * audio key and a video key joined by `-`. The longest key that ends the stem wins (track names

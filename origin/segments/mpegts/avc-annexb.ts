@@ -17,7 +17,6 @@ import { AvcConfig } from '../../media/codec-config';
 /** nal_unit_type 9, primary_pic_type 7 (any slice type), then the RBSP stop bit (H.264 §7.3.2.4). */
 export const ACCESS_UNIT_DELIMITER = Uint8Array.of(0, 0, 0, 1, 0x09, 0xf0);
 const START_CODE_4 = Uint8Array.of(0, 0, 0, 1);
-const START_CODE_3 = Uint8Array.of(0, 0, 1);
 
 /** Throws unless the track's NAL length size has a start code of the same size. */
 export function checkLengthSize(c: AvcConfig, what: string): void {
@@ -48,40 +47,6 @@ export function accessUnitSize(size: number, keyframe: boolean, parameterSets: U
   return ACCESS_UNIT_DELIMITER.byteLength + (keyframe ? parameterSets.byteLength : 0) + size;
 }
 
-/**
- * The access unit as parts (no copy of the sample's bytes): AUD, the parameter sets on keyframes,
- * then each NAL unit behind a start code. `where` names the sample in errors (file and offset).
- */
-export function accessUnitParts(
-  sample: Uint8Array,
-  keyframe: boolean,
-  c: AvcConfig,
-  parameterSets: Uint8Array,
-  where: { file: string; offset: number },
-): Uint8Array[] {
-  const parts: Uint8Array[] = [ACCESS_UNIT_DELIMITER];
-  if (keyframe) parts.push(parameterSets);
-  const n = c.lengthSize;
-  const startCode = n === 4 ? START_CODE_4 : START_CODE_3;
-  let at = 0;
-  while (at < sample.byteLength) {
-    if (at + n > sample.byteLength)
-      throw bad(where, at, `${sample.byteLength - at} bytes left, a NAL length field needs ${n}`);
-    let length = 0;
-    for (let i = 0; i < n; i++) length = length * 256 + sample[at + i]!;
-    if (length === 0) throw bad(where, at, 'NAL unit of length 0');
-    if (at + n + length > sample.byteLength)
-      throw bad(
-        where,
-        at,
-        `NAL unit of ${length} bytes runs past the sample's end (${sample.byteLength - at - n} bytes left)`,
-      );
-    parts.push(startCode, sample.subarray(at + n, at + n + length));
-    at += n + length;
-  }
-  return parts;
-}
-
 /** A sample's place (file and offset, for errors) and whether it is a keyframe (the writer's TsSample has these fields). */
 export interface AnnexBSample {
   keyframe: boolean;
@@ -96,8 +61,8 @@ export interface AnnexBTrack {
 }
 
 /**
- * Writes the access unit of accessUnitParts at out[at] and returns the offset after it. The
- * sample is copied whole, then each NAL length field is overwritten in place by the start code of
+ * Writes the Annex B access unit (AUD, the parameter sets on keyframes, then each NAL unit behind
+ * a start code) at out[at] and returns the offset after it. The sample is copied whole, then each NAL length field is overwritten in place by the start code of
  * its own size (the sizes match: see above), so the NAL units themselves are one copy.
  */
 export function writeAccessUnit(

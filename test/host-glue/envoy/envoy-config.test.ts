@@ -107,7 +107,7 @@ function variant(from: string | RegExp, to: string): string {
 const configuration = (yaml: string): string =>
   new TextDecoder().decode(parseEnvoyConfig(yaml, 'v.yaml').plugin.pluginConfiguration);
 
-describe('configurations and failure policy (proxy-wasm-abi.md §5.1)', () => {
+describe('configurations and failure policy (docs/specs.md ABI §5.1)', () => {
   test('StringValue reaches the plugin raw, Struct as JSON, BytesValue decoded from base64, none as 0 bytes', () => {
     expect(configuration(SHIPPED)).toBe('{}\n');
     const struct = variant(

@@ -18,7 +18,7 @@ import {
   RawFilterExports,
 } from '../../../host-glue/filter/filter-module';
 import { applyTrackFilters } from '../../../host-glue/filter/track-filters';
-import { OriginError } from '../../../origin/errors';
+import { thrownOriginError } from '../../helpers/errors';
 import { TrackProperties } from '../../../origin/model/media';
 import { buildFilterWasm, ROOT } from '../../assembly/filter/filter-wasm';
 
@@ -68,16 +68,6 @@ const TRACKS: TrackProperties[] = [
   track({ type: 'data', FourCC: 'mett', trackName: 'data_eng', systemBitrate: 100 }),
 ];
 
-function thrown(f: () => unknown): OriginError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof OriginError) return e;
-    throw e;
-  }
-  throw new Error('did not throw');
-}
-
 describe('FilterEngine', () => {
   test('canonical() and select(); count() sees every given track', () => {
     const e = filterEngine();
@@ -115,7 +105,7 @@ describe('FilterEngine', () => {
   });
 
   test('a syntax error is OriginError bad-request, subject filter, with message, position and hint', () => {
-    const e = thrown(() => filterEngine().canonical('systemBitrate>1 && type="video"'));
+    const e = thrownOriginError(() => filterEngine().canonical('systemBitrate>1 && type="video"'));
     expect(e).toBeInstanceOf(FilterSyntaxError);
     expect(e.kind).toBe('bad-request');
     expect(e.subject).toBe('filter');
@@ -128,10 +118,10 @@ describe('FilterEngine', () => {
       'unexpected "=" at 23: did you mean "=="?',
       'systemBitrate>1 && type="video"',
     ]);
-    expect(thrown(() => filterEngine().select('type==1', TRACKS)).message).toBe(
+    expect(thrownOriginError(() => filterEngine().select('type==1', TRACKS)).message).toBe(
       'filter: cannot compare a string with a number at 4: type is a string: quote the value, e.g. "1"',
     );
-    expect(thrown(() => filterEngine().select('type=="video"&&', TRACKS)).message).toMatch(
+    expect(thrownOriginError(() => filterEngine().select('type=="video"&&', TRACKS)).message).toMatch(
       /^filter: unexpected end of filter at 15: /,
     );
   });
@@ -140,30 +130,32 @@ describe('FilterEngine', () => {
     const e = createFilterEngine(wasm);
     const started = Date.now();
     for (let i = 0; i < 50; i++) {
-      expect(thrown(() => e.canonical('true||'.repeat(200_000) + String(i))).message).toBe(
+      expect(thrownOriginError(() => e.canonical('true||'.repeat(200_000) + String(i))).message).toBe(
         'filter: filter longer than 4096 bytes at 4096: shorten the expression',
       );
     }
     expect(Date.now() - started).toBeLessThan(2000);
     // 2-byte characters: the limit falls at 2048 whether the text is cut or not
-    expect(thrown(() => e.canonical('"' + 'é'.repeat(5000) + '"==type')).message).toMatch(/ at 2048: /);
-    expect(thrown(() => e.canonical('"' + 'é'.repeat(2100) + '"==type')).message).toMatch(/ at 2048: /);
+    expect(thrownOriginError(() => e.canonical('"' + 'é'.repeat(5000) + '"==type')).message).toMatch(/ at 2048: /);
+    expect(thrownOriginError(() => e.canonical('"' + 'é'.repeat(2100) + '"==type')).message).toMatch(/ at 2048: /);
     // a surrogate pair across the cut
-    expect(thrown(() => e.canonical('"' + 'x'.repeat(4095) + '😀' + '"==type')).message).toMatch(/ at 4096: /);
-    const error = thrown(() => e.canonical('"' + 'x'.repeat(5000)));
+    expect(thrownOriginError(() => e.canonical('"' + 'x'.repeat(4095) + '😀' + '"==type')).message).toMatch(
+      / at 4096: /,
+    );
+    const error = thrownOriginError(() => e.canonical('"' + 'x'.repeat(5000)));
     expect((error as FilterSyntaxError).expression.length).toBe(5001);
   });
 
   test('a "+" (a form-encoded space the query decoding keeps) gets a hint', () => {
-    expect(thrown(() => filterEngine().canonical('type=="video"+&&+systemBitrate<1')).message).toBe(
+    expect(thrownOriginError(() => filterEngine().canonical('type=="video"+&&+systemBitrate<1')).message).toBe(
       'filter: unexpected "+" at 13: "+" is not decoded to a space: write a space as %20 in a URL, or leave it out',
     );
   });
 
   test('a repeated bad expression gives the same error (cached), a good one the same canonical text', () => {
     const e = createFilterEngine(wasm);
-    const first = thrown(() => e.canonical('type=')).message;
-    expect(thrown(() => e.canonical('type=')).message).toBe(first);
+    const first = thrownOriginError(() => e.canonical('type=')).message;
+    expect(thrownOriginError(() => e.canonical('type=')).message).toBe(first);
     expect(e.canonical('TRUE')).toBe('true');
     expect(e.canonical('TRUE')).toBe('true');
   });
@@ -192,7 +184,7 @@ describe('FilterEngine', () => {
     inner.raw.evaluate = () => {
       throw new WebAssembly.RuntimeError('unreachable');
     };
-    const error = thrown(() => e.select('type=="video"', TRACKS));
+    const error = thrownOriginError(() => e.select('type=="video"', TRACKS));
     expect([error.kind, error.message]).toEqual([
       'internal',
       'filter: the filter module failed (unreachable); it was reloaded',
@@ -202,7 +194,7 @@ describe('FilterEngine', () => {
     inner.raw.compile = () => {
       throw new RangeError('Maximum call stack size exceeded');
     };
-    expect(thrown(() => e.canonical('type=="audio"')).kind).toBe('internal');
+    expect(thrownOriginError(() => e.canonical('type=="audio"')).kind).toBe('internal');
     expect(e.canonical('type=="audio"')).toBe('type=="audio"');
   });
 
@@ -235,7 +227,7 @@ describe('FilterEngine', () => {
         .select('trackID>=1020', many)
         .filter((k) => k).length,
     ).toBe(4);
-    const error = thrown(() => filterEngine().select('true', [...many, track({})]));
+    const error = thrownOriginError(() => filterEngine().select('true', [...many, track({})]));
     expect([error.kind, error.message]).toEqual([
       'unsupported-media',
       `filter: a filter evaluates at most ${MAX_FILTER_TRACKS} tracks; this presentation has ${MAX_FILTER_TRACKS + 1}`,
@@ -243,14 +235,14 @@ describe('FilterEngine', () => {
   });
 
   test('a missing or broken build/filter.wasm: OriginError internal saying how to fix it', () => {
-    const missing = thrown(() => createFilterEngine(path.join(ROOT, 'build', 'no-such-filter.wasm')));
+    const missing = thrownOriginError(() => createFilterEngine(path.join(ROOT, 'build', 'no-such-filter.wasm')));
     expect([missing.kind, missing.message]).toEqual([
       'internal',
       'build/no-such-filter.wasm missing: run npm run build',
     ]);
-    const elsewhere = thrown(() => createFilterEngine('/nonexistent/filter.wasm'));
+    const elsewhere = thrownOriginError(() => createFilterEngine('/nonexistent/filter.wasm'));
     expect(elsewhere.message).toBe('/nonexistent/filter.wasm missing: run npm run build');
-    const broken = thrown(() => createFilterEngine(path.join(ROOT, 'package.json')));
+    const broken = thrownOriginError(() => createFilterEngine(path.join(ROOT, 'package.json')));
     expect(broken.message).toMatch(/^package\.json is not a valid WebAssembly module \(.*\): run npm run build$/);
   });
 });
@@ -278,37 +270,37 @@ describe('applyTrackFilters', () => {
     expect(applyTrackFilters(TRACKS, undefined, 'type=="video"', { keepTimedMetadata: false })).toEqual([0, 1]);
     expect(applyTrackFilters(TRACKS, undefined, 'type=="video"')).toEqual([0, 1]);
     // ...but they do not count as "something kept"
-    expect(thrown(() => applyTrackFilters(TRACKS, undefined, 'type=="x"', { keepTimedMetadata: true })).message).toBe(
-      'filter: type=="x" keeps none of the 5 tracks',
-    );
+    expect(
+      thrownOriginError(() => applyTrackFilters(TRACKS, undefined, 'type=="x"', { keepTimedMetadata: true })).message,
+    ).toBe('filter: type=="x" keeps none of the 5 tracks');
   });
 
   test('syntax errors say which parameter', () => {
-    const tf = thrown(() => applyTrackFilters(TRACKS, 'type="video"', 'true'));
+    const tf = thrownOriginError(() => applyTrackFilters(TRACKS, 'type="video"', 'true'));
     expect([tf.kind, tf.subject, tf.message]).toEqual([
       'bad-request',
       'track_filter',
       'track_filter: unexpected "=" at 4: did you mean "=="?',
     ]);
     expect(tf).toBeInstanceOf(FilterSyntaxError);
-    const f = thrown(() => applyTrackFilters(TRACKS, 'true', 'Channels=="2"'));
+    const f = thrownOriginError(() => applyTrackFilters(TRACKS, 'true', 'Channels=="2"'));
     expect(f.message).toBe(
       'filter: cannot compare a string with a number at 8: Channels is a number: write the value without quotes',
     );
     // both bad: track_filter is reported (it applies first)
-    expect(thrown(() => applyTrackFilters(TRACKS, '(', ')')).subject).toBe('track_filter');
+    expect(thrownOriginError(() => applyTrackFilters(TRACKS, '(', ')')).subject).toBe('track_filter');
   });
 
   test('keeping no track is a bad request naming the expression(s)', () => {
-    const none = thrown(() => applyTrackFilters(TRACKS, undefined, 'systemBitrate>10000000'));
+    const none = thrownOriginError(() => applyTrackFilters(TRACKS, undefined, 'systemBitrate>10000000'));
     expect([none.kind, none.message]).toEqual([
       'bad-request',
       'filter: systemBitrate>10000000 keeps none of the 6 tracks',
     ]);
-    expect(thrown(() => applyTrackFilters(TRACKS, 'type=="x"', 'true')).message).toBe(
+    expect(thrownOriginError(() => applyTrackFilters(TRACKS, 'type=="x"', 'true')).message).toBe(
       'track_filter: type=="x" keeps none of the 6 tracks',
     );
-    expect(thrown(() => applyTrackFilters(TRACKS, 'type=="audio"', 'type=="video"')).message).toBe(
+    expect(thrownOriginError(() => applyTrackFilters(TRACKS, 'type=="audio"', 'type=="video"')).message).toBe(
       'filter: type=="video" keeps none of the 2 tracks that track_filter type=="audio" keeps',
     );
   });

@@ -21,9 +21,9 @@ import {
   parseMpd,
   presentationOf,
   representations,
-  thrown,
   validateMpd,
 } from './format-support';
+import { thrown } from '../../helpers/errors';
 
 const FULL = FIXTURE_FILES;
 

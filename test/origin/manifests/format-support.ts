@@ -250,13 +250,3 @@ export function keyOf(view: PlayoutView, file: string): string {
   if (k === undefined) throw new Error(`${file} is not in the view`);
   return k;
 }
-
-/** The error a function throws; fails when it throws none. */
-export function thrown(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected an error, none was thrown');
-}

@@ -4,7 +4,6 @@
 // (fixtures/media/facts.json), and the demuxed packets must be the source's samples byte for
 // byte. Each fragment's afra and moof are checked against the tags they describe.
 
-import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { writeHdsManifest } from '../../../origin/manifests/hds';
@@ -15,6 +14,7 @@ import { FIXTURE_FILES, media as mediaFile, tempDir } from '../../helpers/fixtur
 import { viewOf } from '../../helpers/presentations';
 import { FlvTag, parseAbst, parseFragment } from '../segments/f4f/f4f-reader';
 import { AVC_AAC, facts, filesByKey, outputTimes, presentationOf } from './format-support';
+import { runSync } from '../../helpers/process';
 
 interface Fact {
   file: string;
@@ -29,12 +29,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** FLV header (E.2: 'FLV', version 1, audio and video present, header size 9) and PreviousTagSize0. */
 const FLV_HEADER = Buffer.from([0x46, 0x4c, 0x56, 0x01, 0x05, 0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00]);
-
-function run(cmd: string, args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (r.error) throw r.error;
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-}
 
 interface Fetched {
   flv: Buffer;
@@ -112,10 +106,10 @@ function checkDescriptions(bytes: Uint8Array, f: ReturnType<typeof parseFragment
 
 /** ffmpeg decodes the whole stream silently; the frame counts by stream type. */
 function decode(file: string): { video: number; audio: number } {
-  const r = run('ffmpeg', ['-nostdin', '-v', 'warning', '-i', file, '-f', 'null', '-']);
+  const r = runSync('ffmpeg', ['-nostdin', '-v', 'warning', '-i', file, '-f', 'null', '-']);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
-  const p = run('ffprobe', [
+  const p = runSync('ffprobe', [
     '-v',
     'warning',
     '-count_frames',
@@ -142,7 +136,20 @@ function decode(file: string): { video: number; audio: number } {
  * description, does not have.
  */
 function packets(file: string, map: string): { rows: string[]; sideData: string[] } {
-  const r = run('ffmpeg', ['-nostdin', '-v', 'error', '-i', file, '-map', map, '-c', 'copy', '-f', 'framemd5', '-']);
+  const r = runSync('ffmpeg', [
+    '-nostdin',
+    '-v',
+    'error',
+    '-i',
+    file,
+    '-map',
+    map,
+    '-c',
+    'copy',
+    '-f',
+    'framemd5',
+    '-',
+  ]);
   expect(r.stderr).toBe('');
   const lines = r.stdout
     .split('\n')
@@ -204,7 +211,7 @@ test('the manifest metadata as a script tag first (what youtube-dl writes) still
   const out = path.join(dir, 'with-metadata.flv');
   writeFileSync(out, (await fetchAll(view, m, metadata)).flv);
   expect(decode(out)).toEqual({ video: 240, audio: 470 });
-  const probe = run('ffprobe', [
+  const probe = runSync('ffprobe', [
     '-v',
     'error',
     '-show_entries',

@@ -16,7 +16,8 @@ import { FIXTURE_FILES } from '../../helpers/fixtures';
 import { expectGolden } from '../../helpers/golden';
 import { viewOf } from '../../helpers/presentations';
 import { Abst, parseAbst, parseAmf0 } from '../segments/f4f/f4f-reader';
-import { AVC_AAC, facts, filesByKey, outputTimes, presentationOf, thrown } from './format-support';
+import { AVC_AAC, facts, filesByKey, outputTimes, presentationOf } from './format-support';
+import { thrown } from '../../helpers/errors';
 
 const FULL = FIXTURE_FILES;
 const AUDIO_ONLY = ['audio_eng_64k.isma', 'audio_nld_128k.isma'];

@@ -7,7 +7,8 @@ import { writeIFramePlaylist, writeMasterPlaylist, writeMediaPlaylist } from '..
 import { PlayoutView, viewForQuery } from '../../../origin/model/view';
 import { wasmTrackSelector } from '../../../origin/server/select';
 import { loadPresentation, packageFixtures } from '../../helpers/presentations';
-import { AVC_AAC, keyOf, presentationOf, thrown } from './format-support';
+import { AVC_AAC, keyOf, presentationOf } from './format-support';
+import { thrown } from '../../helpers/errors';
 import { hlsView, hlsViewOf, read, tagLines, urisOf } from './hls-support';
 
 describe('variant_set, start_index, DEFAULT, hls_no_audio_only', () => {

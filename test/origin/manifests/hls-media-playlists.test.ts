@@ -3,7 +3,8 @@
 
 import { OriginError } from '../../../origin/errors';
 import { writeIFramePlaylist, writeMasterPlaylist, writeMediaPlaylist } from '../../../origin/manifests/hls';
-import { AVC_AAC, facts, filesByKey, keyOf, rfcPeak, thrown } from './format-support';
+import { AVC_AAC, facts, filesByKey, keyOf, rfcPeak } from './format-support';
+import { thrown } from '../../helpers/errors';
 import { FULL, hlsView, joined, read, tagLines, trackOf, VIDEOS_UP } from './hls-support';
 
 describe('media playlists', () => {

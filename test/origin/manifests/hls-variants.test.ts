@@ -12,7 +12,7 @@ import {
   VariantPlan,
   VariantTrack,
 } from '../../../origin/manifests/hls-variants';
-import { thrown } from './format-support';
+import { thrown } from '../../helpers/errors';
 
 const aac = (kbps: number, language = 'eng', exact = kbps * 1000): VariantTrack => ({
   type: 'audio',

@@ -17,7 +17,8 @@ import {
 import { Segment } from '../../../origin/model/timeline';
 import { ViewTrack } from '../../../origin/model/view';
 import { expectGolden } from '../../helpers/golden';
-import { AVC_AAC, filesByKey, keyOf, thrown } from './format-support';
+import { AVC_AAC, filesByKey, keyOf } from './format-support';
+import { thrown } from '../../helpers/errors';
 import { estimatedPeak, FULL, hlsView, read, sourceRates, tagLines, trackOf, VIDEOS_UP } from './hls-support';
 import { segmentListOf } from '../../helpers/segments';
 

@@ -4,13 +4,13 @@
 // frame for frame, with the checksums of decoding the source file itself. Every MPD the origin
 // writes for these requests validates against MPEG's DASH schema.
 
-import { spawn } from 'node:child_process';
 import { promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { media } from '../../helpers/fixtures';
 import { PLAYABLE } from '../../helpers/presentations';
 import { validateMpd } from '../manifests/format-support';
 import { get, startTestOrigin, TestOrigin } from './server-helpers';
+import { run } from '../../helpers/process';
 
 interface Facts {
   file: string;
@@ -46,25 +46,6 @@ afterAll(async () => {
 });
 
 const key = (file: string): string => keys.get(file)!;
-
-/** Runs a tool without blocking the event loop: the origin answering it lives in this process. */
-function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolve({
-        code: code ?? -1,
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-      }),
-    );
-  });
-}
 
 interface ProbedStream {
   index: number;

@@ -6,7 +6,8 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { media, tempDir } from '../../../helpers/fixtures';
-import { openFixture, run, segmentsOf } from './fixture-segments';
+import { openFixture, segmentsOf } from './fixture-segments';
+import { runSync } from '../../../helpers/process';
 
 interface Facts {
   file: string;
@@ -21,7 +22,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** framemd5 rows: `stream, dts, pts, duration, size, hash`, and the header lines that describe the stream. */
 function framemd5(file: string, map: string, copy: boolean): { header: string[]; rows: string[][] } {
   const args = ['-v', 'error', '-i', file, '-map', map, ...(copy ? ['-c', 'copy'] : []), '-f', 'framemd5', '-'];
-  const r = run('ffmpeg', args);
+  const r = runSync('ffmpeg', args);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   const lines = r.stdout.trim().split('\n');
@@ -32,7 +33,7 @@ function framemd5(file: string, map: string, copy: boolean): { header: string[];
 }
 
 function probeFrames(file: string): { frames: number; codec: string } {
-  const r = run('ffprobe', ['-v', 'error', '-count_frames', '-show_streams', file]);
+  const r = runSync('ffprobe', ['-v', 'error', '-count_frames', '-show_streams', file]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   const field = (name: string): string => new RegExp(`^${name}=(.*)$`, 'm').exec(r.stdout)?.[1] ?? '';

@@ -1,7 +1,6 @@
 // Shared by the fMP4 tests: opens a fixture, reads its moov and fragment table, and builds the
 // init segment and media segments of one track the way the playout layer will.
 
-import { spawnSync } from 'node:child_process';
 import { readBoxHeader } from '../../../../origin/media/boxes';
 import { readMediaFile } from '../../../../origin/media/media-file';
 import { ByteSource, FileSource } from '../../../../origin/io/source';
@@ -101,10 +100,4 @@ export async function segmentsOf(
     segments.push(bytes);
   }
   return { init, segments };
-}
-
-/** Runs a tool and returns stdout and stderr; never throws on a non-zero exit (the test asserts). */
-export function run(cmd: string, args: string[]): { stdout: string; stderr: string; code: number } {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 << 20 });
-  return { stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? String(r.error) : ''), code: r.status ?? 1 };
 }

@@ -4,7 +4,8 @@
 
 import fc from 'fast-check';
 import { OriginError } from '../../../../origin/errors';
-import { accessUnitParts, accessUnitSize, writeAccessUnit } from '../../../../origin/segments/mpegts/avc-annexb';
+import { accessUnitSize, writeAccessUnit } from '../../../../origin/segments/mpegts/avc-annexb';
+import { accessUnitParts } from './annexb-parts';
 import { AvcConfig } from '../../../../origin/media/codec-config';
 
 const SPS = Uint8Array.of(0x67, 0x42, 0xc0, 0x1e, 0xda, 0x02, 0x00);

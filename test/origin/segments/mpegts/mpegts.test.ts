@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import { OriginError } from '../../../../origin/errors';
 import { ADTS_HEADER_SIZE, adtsConfigOf, adtsHeader } from '../../../../origin/segments/mpegts/adts';
-import { accessUnitParts, ACCESS_UNIT_DELIMITER } from '../../../../origin/segments/mpegts/avc-annexb';
+import { ACCESS_UNIT_DELIMITER } from '../../../../origin/segments/mpegts/avc-annexb';
+import { accessUnitParts } from './annexb-parts';
 import { AvcConfig, CodecConfig } from '../../../../origin/media/codec-config';
 import {
   planStream,

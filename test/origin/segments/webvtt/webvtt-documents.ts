@@ -1,7 +1,6 @@
 // Hand-written TTML documents for the WebVTT tests and their conversion: every produced
 // document is checked by the judge (webvtt-support.ts) and read back as cues.
 
-import { OriginError } from '../../../../origin/errors';
 import { TextSample, webvttSegment } from '../../../../origin/segments/webvtt/webvtt';
 import { judge } from './webvtt-support';
 
@@ -64,13 +63,3 @@ export function cuesIn(vtt: string): Cue[] {
 export const brief = (cues: Cue[]): string[] => cues.map((c) => `${c.from} --> ${c.to} ${c.text}`);
 
 export const one = (body: string, o: { head?: string; tt?: string } = {}): Cue[] => convert([sample(doc(body, o))]);
-
-export function thrown(f: () => unknown): OriginError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof OriginError) return e;
-    throw e;
-  }
-  throw new Error('expected an OriginError, none was thrown');
-}

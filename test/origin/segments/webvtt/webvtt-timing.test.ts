@@ -3,7 +3,8 @@
 // webvtt-parser (a separate implementation) and must have no errors.
 
 import { webvttSegment } from '../../../../origin/segments/webvtt/webvtt';
-import { NS, doc, HOUR, sample, convert, brief, one, thrown } from './webvtt-documents';
+import { NS, doc, HOUR, sample, convert, brief, one } from './webvtt-documents';
+import { thrownOriginError } from '../../../helpers/errors';
 
 describe('time expressions (TTML1 §10.3.1)', () => {
   const cases: Array<[string, string, string]> = [
@@ -54,7 +55,7 @@ describe('time expressions (TTML1 §10.3.1)', () => {
     ['1x', 'expected'],
     [`${'1'.repeat(60)}s`, 'longer than'],
   ])('end="%s" is refused (%s)', (expression, why) => {
-    const e = thrown(() =>
+    const e = thrownOriginError(() =>
       webvttSegment([sample(doc(`<div><p end="${expression}">x</p></div>`), 4000n)], 1000, 0, { start: 0n, end: HOUR }),
     );
     expect(e.kind).toBe('corrupt-media');
@@ -64,7 +65,7 @@ describe('time expressions (TTML1 §10.3.1)', () => {
   });
 
   test.each(['smpte', 'clock'])('ttp:timeBase="%s" is refused with a clear error', (base) => {
-    const e = thrown(() =>
+    const e = thrownOriginError(() =>
       webvttSegment(
         [sample(doc('<div><p begin="0s" end="1s">x</p></div>', { tt: `ttp:timeBase="${base}"` }))],
         1000,
@@ -87,7 +88,7 @@ describe('time expressions (TTML1 §10.3.1)', () => {
       'ttp:frameRateMultiplier="1000"',
       'ttp:subFrameRate="-2"',
     ]) {
-      const e = thrown(() =>
+      const e = thrownOriginError(() =>
         webvttSegment([sample(doc('<div><p end="1s">x</p></div>', { tt: bad }))], 1000, 0, { start: 0n, end: HOUR }),
       );
       expect(e.kind).toBe('corrupt-media');
@@ -183,7 +184,7 @@ describe('time containment and nesting (TTML1 §10.2.4, §10.4)', () => {
   });
 
   test('timeContainer must be par or seq', () => {
-    const e = thrown(() =>
+    const e = thrownOriginError(() =>
       webvttSegment([sample(doc('<div timeContainer="excl"><p>x</p></div>'))], 1000, 0, { start: 0n, end: HOUR }),
     );
     expect(e.kind).toBe('corrupt-media');

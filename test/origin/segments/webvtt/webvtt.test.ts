@@ -5,7 +5,8 @@
 import { OriginError } from '../../../../origin/errors';
 import { webvttSegment } from '../../../../origin/segments/webvtt/webvtt';
 import { judge } from './webvtt-support';
-import { NS, doc, HOUR, sample, convert, brief, one, thrown } from './webvtt-documents';
+import { NS, doc, HOUR, sample, convert, brief, one } from './webvtt-documents';
+import { thrownOriginError } from '../../../helpers/errors';
 
 describe('document framing', () => {
   test('header: WEBVTT, the RFC 8216 §3.5 timestamp map, a blank line', () => {
@@ -38,13 +39,13 @@ describe('document framing', () => {
 
   test('caller mistakes are internal errors', () => {
     const s = [sample(doc(''))];
-    expect(thrown(() => webvttSegment(s, 0, 0, { start: 0n, end: 1n })).kind).toBe('internal');
-    expect(thrown(() => webvttSegment(s, 1000, -1, { start: 0n, end: 1n })).kind).toBe('internal');
-    expect(thrown(() => webvttSegment(s, 1000, 2 ** 33, { start: 0n, end: 1n })).kind).toBe('internal');
-    expect(thrown(() => webvttSegment(s, 1000, 0, { start: 5n, end: 1n })).kind).toBe('internal');
-    expect(thrown(() => webvttSegment([sample(doc(''), 0n, -1n)], 1000, 0, { start: 0n, end: 1n })).kind).toBe(
-      'internal',
-    );
+    expect(thrownOriginError(() => webvttSegment(s, 0, 0, { start: 0n, end: 1n })).kind).toBe('internal');
+    expect(thrownOriginError(() => webvttSegment(s, 1000, -1, { start: 0n, end: 1n })).kind).toBe('internal');
+    expect(thrownOriginError(() => webvttSegment(s, 1000, 2 ** 33, { start: 0n, end: 1n })).kind).toBe('internal');
+    expect(thrownOriginError(() => webvttSegment(s, 1000, 0, { start: 5n, end: 1n })).kind).toBe('internal');
+    expect(
+      thrownOriginError(() => webvttSegment([sample(doc(''), 0n, -1n)], 1000, 0, { start: 0n, end: 1n })).kind,
+    ).toBe('internal');
   });
 
   test('timestamps past 99 hours keep all hour digits', () => {
@@ -303,7 +304,7 @@ describe('documents', () => {
 
 describe('bad input', () => {
   const fail = (data: string | Uint8Array, sourceTime = 6000n): OriginError =>
-    thrown(() => webvttSegment([sample(data, sourceTime, 2000n)], 1000, 0, { start: 0n, end: HOUR }));
+    thrownOriginError(() => webvttSegment([sample(data, sourceTime, 2000n)], 1000, 0, { start: 0n, end: HOUR }));
 
   test.each([
     [
