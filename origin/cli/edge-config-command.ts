@@ -22,7 +22,7 @@ bootstrap (the \`configuration\` StringValue), keeping the rest of that file as 
 
 The description is the plugin configuration itself (YAML or JSON). Inside any "rewrite" member,
 a map of "maps" may be a file name instead of an object: the file (relative to the description)
-is read as a rewrite map, one "key value" per line, # comments (README "Rewrite maps").
+is read as a rewrite map, one "key value" per line, # comments (docs/guide/edge.md, "Rewrite maps").
 envoy-config/maps/edge-config.yaml is the demo's description.
 
 Options:
