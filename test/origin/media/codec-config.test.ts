@@ -1,5 +1,6 @@
 import { OriginError } from '../../../origin/errors';
-import { parseAudioSpecificConfig, parseDac3, parseDec3 } from '../../../origin/media/audio-config';
+import { parseAudioSpecificConfig } from '../../../origin/media/audio-config';
+import { parseDac3, parseDec3 } from '../../../origin/media/codec-config';
 import { parseSps, unescapeRbsp } from '../../../origin/media/h264-sps';
 
 const hex = (s: string) => Uint8Array.from(Buffer.from(s, 'hex'));
