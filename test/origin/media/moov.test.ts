@@ -272,7 +272,8 @@ describe('one read gives the properties and the header of each track', () => {
 
   test("QuickTime's sbtl subtitle handler is written as the ISO subt", () => {
     const { bytes, offset } = moovOf('text_eng.ismt');
-    const hdlr = Buffer.from(bytes).indexOf('hdlr', 0, 'latin1') - 4;
+    const mdia = Buffer.from(bytes).indexOf('mdia', 0, 'latin1');
+    const hdlr = Buffer.from(bytes).indexOf('hdlr', mdia, 'latin1') - 4;
     const handler = Buffer.from(bytes).toString('latin1', hdlr + 16, hdlr + 20);
     expect(['subt', 'text']).toContain(handler);
     bytes.set(Buffer.from('sbtl', 'latin1'), hdlr + 16);
