@@ -18,15 +18,7 @@
 import { OriginError, originError } from '../errors';
 import { FragmentTable, MediaFile, MediaTrack, TrackProperties, TrexDefaults } from '../model/media';
 import { corruptAt } from './byte-reader';
-import {
-  parseMfra,
-  parseMfro,
-  parseMoof,
-  printable,
-  RandomAccessTable,
-  readBoxHeader,
-  TrafSummary,
-} from './boxes';
+import { parseMfra, parseMfro, parseMoof, printable, RandomAccessTable, readBoxHeader, TrafSummary } from './boxes';
 import { ByteSource } from '../io/source';
 import { frameRateFromTiming, MoovTrack, readMoov } from './moov';
 
