@@ -173,7 +173,7 @@ export function parseDac3(b: Uint8Array, path = 'dac3'): DolbyConfig {
   const fscod = r.u(2);
   const bsid = r.u(5);
   r.u(3); // bsmod
-  return dolby('ac3', fscod, bsid, r.u(3), r.u(1), b, path);
+  return dolby('ac3', { fscod, bsid, acmod: r.u(3), lfeon: r.u(1) }, b, path);
 }
 
 /** Annex F.6 EC3SpecificBox payload: data_rate, num_ind_sub, then the first independent substream's fields. */
@@ -183,19 +183,16 @@ export function parseDec3(b: Uint8Array, path = 'dec3'): DolbyConfig {
   const fscod = r.u(2);
   const bsid = r.u(5);
   r.u(1 + 1 + 3); // reserved, asvc, bsmod
-  return dolby('ec3', fscod, bsid, r.u(3), r.u(1), b, path);
+  return dolby('ec3', { fscod, bsid, acmod: r.u(3), lfeon: r.u(1) }, b, path);
 }
 
 function dolby(
   kind: 'ac3' | 'ec3',
-  fscod: number,
-  bsid: number,
-  acmod: number,
-  lfeon: number,
+  f: { fscod: number; bsid: number; acmod: number; lfeon: number },
   record: Uint8Array,
   path: string,
 ): DolbyConfig {
-  const sampleRate = AC3_RATES[fscod];
-  if (sampleRate === undefined) throw originError('corrupt-media', `reserved fscod ${fscod}`, { subject: path });
-  return { kind, bsid, channels: ACMOD_CHANNELS[acmod]! + lfeon, sampleRate, record };
+  const sampleRate = AC3_RATES[f.fscod];
+  if (sampleRate === undefined) throw originError('corrupt-media', `reserved fscod ${f.fscod}`, { subject: path });
+  return { kind, bsid: f.bsid, channels: ACMOD_CHANNELS[f.acmod]! + f.lfeon, sampleRate, record };
 }

@@ -249,8 +249,8 @@ describe('one read gives the properties and the header of each track', () => {
       expect([p.trackID, p.TimeScale, p.sampleEntry]).toEqual([h.trackID, h.timescale, h.sampleEntry]);
       // Smooth's CodecPrivateData is the hex of the decoder configuration the writers use.
       if (h.codec?.kind === 'aac' || h.codec?.kind === 'ac3' || h.codec?.kind === 'ec3') {
-        const bytes = h.codec.kind === 'aac' ? h.codec.asc : h.codec.record;
-        expect(p.CodecPrivateData).toBe(Buffer.from(bytes).toString('hex').toUpperCase());
+        const config = h.codec.kind === 'aac' ? h.codec.asc : h.codec.record;
+        expect(p.CodecPrivateData).toBe(Buffer.from(config).toString('hex').toUpperCase());
       }
       if (h.codec?.kind === 'avc') {
         const annexB = h.codec.parameterSets.map((n) => '00000001' + Buffer.from(n).toString('hex').toUpperCase());
