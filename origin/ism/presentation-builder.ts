@@ -61,7 +61,7 @@ export async function buildPresentation(
     }
     // The source's timescale is the truth for every time in its fragment table.
     properties.TimeScale = track.properties.TimeScale;
-    tracks.push({ index, properties, src, fragments: track.fragments, moov: media.moov });
+    tracks.push({ index, properties, src, fragments: track.fragments, moov: media.moov, headers: media.headers });
   }
   if (tracks.length === 0)
     throw originError('corrupt-media', 'the server manifest lists no tracks', { subject: fileName });

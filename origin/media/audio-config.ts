@@ -1,13 +1,13 @@
-// Decoder configuration readers for the audio codecs we carry:
-// AAC AudioSpecificConfig (ISO/IEC 14496-3:2019 §1.6.2.1), AC-3 `dac3` and E-AC-3 `dec3`
-// (ETSI TS 102 366 V1.4.1 Annex F.4 and F.6).
+// The AAC AudioSpecificConfig (ISO/IEC 14496-3:2019 §1.6.2.1): object type, sampling rate and
+// channels, for the track properties and the server manifest's CodecPrivateData. (AC-3 `dac3` and
+// E-AC-3 `dec3` are read in media/codec-config.ts.)
 
 import { originError } from '../errors';
 import { BitReader } from './bit-reader';
 
 export interface AudioConfig {
-  /** AAC audioObjectType (2 = LC, 5 = SBR/HE-AAC, 29 = PS/HE-AACv2); undefined for Dolby. */
-  objectType: number | undefined;
+  /** AAC audioObjectType (2 = LC, 5 = SBR/HE-AAC, 29 = PS/HE-AACv2). */
+  objectType: number;
   sampleRate: number;
   channels: number;
 }
@@ -40,37 +40,4 @@ export function parseAudioSpecificConfig(asc: Uint8Array): AudioConfig {
   // channelConfiguration 1..6 map to 1..6 channels, 7 to 8 (Table 1.19).
   const channels = channelConfig === 7 ? 8 : channelConfig;
   return { objectType: aot, sampleRate, channels };
-}
-
-/** Channels of an AC-3 acmod (TS 102 366 Table 4.3), without the LFE. */
-const ACMOD_CHANNELS = [2, 1, 2, 3, 3, 4, 4, 5];
-/** fscod (Table 4.1). */
-const AC3_RATES = [48000, 44100, 32000];
-
-/** Annex F.4 AC3SpecificBox payload. */
-export function parseDac3(payload: Uint8Array): AudioConfig {
-  const r = new BitReader(payload, 'dac3');
-  const fscod = r.u(2);
-  r.u(5); // bsid
-  r.u(3); // bsmod
-  return dolbyConfig(fscod, r.u(3), r.u(1), 'dac3');
-}
-
-/** Annex F.6 EC3SpecificBox payload: channels of the first independent substream. */
-export function parseDec3(payload: Uint8Array): AudioConfig {
-  const r = new BitReader(payload, 'dec3');
-  r.u(13); // data_rate
-  r.u(3); // num_ind_sub
-  const fscod = r.u(2);
-  r.u(5); // bsid
-  r.u(1); // reserved
-  r.u(1); // asvc
-  r.u(3); // bsmod
-  return dolbyConfig(fscod, r.u(3), r.u(1), 'dec3');
-}
-
-function dolbyConfig(fscod: number, acmod: number, lfeon: number, what: string): AudioConfig {
-  const sampleRate = AC3_RATES[fscod];
-  if (sampleRate === undefined) throw originError('corrupt-media', `reserved fscod ${fscod}`, { subject: what });
-  return { objectType: undefined, sampleRate, channels: ACMOD_CHANNELS[acmod]! + lfeon };
 }

@@ -1,8 +1,9 @@
 // Narrow readers for the ISO BMFF boxes the fragment index needs (ISO/IEC 14496-12:2022 §8.8,
-// MS-SSTR §2.2.4 for the Smooth `tfxd` uuid box). track-info.ts reads `moov`; these read `moof`, `mfra`
+// MS-SSTR §2.2.4 for the Smooth `tfxd` uuid box). moov.ts reads `moov`; these read `moof`, `mfra`
 // and box headers, where we need exact 64-bit signed times and speed. No I/O here: every
 // function takes bytes and returns a result.
 
+import type { TrexDefaults } from '../model/media';
 import { ByteReader, corruptAt } from './byte-reader';
 
 export interface BoxHeader {
@@ -126,20 +127,6 @@ const TFXD_UUID = '6d1d9b0542d544e680e2141daff757b2';
 
 /** ISO/IEC 14496-12 §8.8.3.1 sample_flags: sample_is_non_sync_sample. */
 const SAMPLE_IS_NON_SYNC = 0x00010000;
-
-/**
- * §8.8.3 TrackExtendsBox: the defaults every fragment of the track falls back on (read by both
- * moov readers: media/track-info.ts for the index, media/track-header.ts for the segments).
- */
-export interface TrexDefaults {
-  defaultSampleDescriptionIndex: number;
-  /** Track timescale units. */
-  defaultSampleDuration: number;
-  /** Bytes. */
-  defaultSampleSize: number;
-  /** §8.8.3.1 sample_flags. */
-  defaultSampleFlags: number;
-}
 
 /** What one `traf` of a `moof` says about its fragment of one track. */
 export interface TrafSummary {

@@ -5,7 +5,7 @@
 import { ByteSource } from '../io/source';
 import { printable, readBoxHeader } from './boxes';
 import { corruptAt } from './byte-reader';
-import { inFile } from './track-header';
+import { inFile } from './moov';
 
 /** Caps that keep a corrupt index or file from making us allocate or stream without bound. */
 export const MAX_MOOF_BYTES = 16 << 20;

@@ -12,24 +12,15 @@
 // - `moof` walk: visit every top-level box after `moov`. Exact media byte counts (the bitrate the
 //   packager writes), works without `mfra`, detects truncation.
 //
-// No parsing happens here that is not in boxes.ts / track-info.ts; this file only decides what
+// No parsing happens here that is not in boxes.ts / moov.ts; this file only decides what
 // to read next (CONTRIBUTING.md design rule 3: parsers do no I/O).
 
 import { OriginError, originError } from '../errors';
-import { FragmentTable, MediaFile, MediaTrack, TrackProperties } from '../model/media';
+import { FragmentTable, MediaFile, MediaTrack, TrackProperties, TrexDefaults } from '../model/media';
 import { corruptAt } from './byte-reader';
-import {
-  parseMfra,
-  parseMfro,
-  parseMoof,
-  printable,
-  RandomAccessTable,
-  readBoxHeader,
-  TrexDefaults,
-  TrafSummary,
-} from './boxes';
+import { parseMfra, parseMfro, parseMoof, printable, RandomAccessTable, readBoxHeader, TrafSummary } from './boxes';
 import { ByteSource } from '../io/source';
-import { frameRateFromTiming, MoovTrack, readMoov } from './track-info';
+import { frameRateFromTiming, MoovTrack, readMoov } from './moov';
 
 export type IndexMode = 'fast' | 'exact';
 
@@ -82,7 +73,8 @@ async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
   const indexedBy = built ? 'mfra' : 'moof-walk';
   built ??= await walkMoofs(source, moovTracks, afterMoov);
   const tracks = moovTracks.map((t) => finishTrack(t, built!.get(t.properties.trackID), source.name));
-  return { name: source.name, size: source.size, tracks, indexedBy, moov };
+  const headers = new Map(moovTracks.map((t) => [t.header.trackID, t.header]));
+  return { name: source.name, size: source.size, tracks, indexedBy, moov, headers };
 }
 
 async function readHeader(
@@ -110,7 +102,7 @@ async function readHeader(
         throw corruptAt('file', offset, `moov of ${h.size} bytes exceeds the ${MAX_MOOV_BYTES}-byte limit`);
       // A copy: the moov is kept with the index (init segments), the read-ahead window is not.
       const moov = Buffer.from(await source.readAhead(offset, h.size, HEAD_BYTES));
-      const { tracks, fragmented } = readMoov(moov, 'moov');
+      const { tracks, fragmented } = readMoov(moov, source.name, offset);
       return { moovTracks: tracks, fragmented, afterMoov: offset + h.size, moov };
     }
     offset += h.size;
@@ -282,7 +274,7 @@ function upperBound(values: Float64Array, x: number): number {
 }
 
 function defaultsLookup(tracks: MoovTrack[]): (id: number) => TrexDefaults | undefined {
-  const m = new Map(tracks.map((t) => [t.properties.trackID, t.defaults]));
+  const m = new Map(tracks.map((t) => [t.properties.trackID, t.header.trexDefaults]));
   return (id) => m.get(id);
 }
 

@@ -16,8 +16,8 @@
 
 import { OriginError, originError } from '../errors';
 import { locateRuns, parseSourceMoof, SourceTraf, SourceTrun, TRUN } from './traf-layout';
-import { inFile, trackHeaderOf } from './track-header';
-import { TrexDefaults } from './boxes';
+import { inFile, trackHeaderOf } from './moov';
+import type { TrexDefaults } from '../model/media';
 import { MAX_FRAGMENT_DATA_BYTES, readFragmentMoof } from './fragment-moof';
 import { corruptAt } from './byte-reader';
 import { ByteSource, canReadInto, SpanSource } from '../io/source';

@@ -85,12 +85,83 @@ export interface MediaFile {
   tracks: MediaTrack[];
   /** How the fragment table was built. */
   indexedBy: 'mfra' | 'moof-walk';
-  /** The source's `moov` box (a few kB): init segments copy its sample descriptions. */
+  /** The source's `moov` box (a few kB): part of every ETag of its segments. */
   moov: Uint8Array;
+  /** What the moov says of each track, by track id (media/moov.ts). */
+  headers: ReadonlyMap<number, TrackHeader>;
 }
 
 /** Duration of a track in its timescale (last fragment end minus first fragment start). */
 export function trackDuration(f: FragmentTable): bigint {
   if (f.count === 0) return 0n;
   return f.times[f.count - 1]! + BigInt(f.durations[f.count - 1]!) - f.times[0]!;
+}
+
+// What a source's `moov` says about each track beyond its properties (read once by media/moov.ts):
+// what init segments and the MPEG-TS, packed-audio and FLV writers take from the source.
+
+/** §8.8.3 TrackExtendsBox: the defaults every fragment of the track falls back on. */
+export interface TrexDefaults {
+  defaultSampleDescriptionIndex: number;
+  /** Track timescale units. */
+  defaultSampleDuration: number;
+  /** Bytes. */
+  defaultSampleSize: number;
+  /** §8.8.3.1 sample_flags. */
+  defaultSampleFlags: number;
+}
+
+/** Handler types (§8.4.3.3, §12.*) that an fMP4 output can carry. */
+export type HandlerType = 'vide' | 'soun' | 'subt' | 'text' | 'meta';
+
+/** A sample entry's decoder configuration (media/codec-config.ts reads it). */
+export interface AvcConfig {
+  kind: 'avc';
+  /** Bytes of each NAL unit's length field in the samples (lengthSizeMinusOne + 1). */
+  lengthSize: 1 | 2 | 3 | 4;
+  /** SPS then PPS NAL units, without length or start code. */
+  parameterSets: Uint8Array[];
+  /** How many of `parameterSets` are SPS (at least one). */
+  spsCount: number;
+  /** The avcC payload byte for byte: FLV's AVC sequence header carries it as it is. */
+  record: Uint8Array;
+}
+
+export interface AacConfig {
+  kind: 'aac';
+  /** The AudioSpecificConfig bytes. */
+  asc: Uint8Array;
+}
+
+export interface DolbyConfig {
+  kind: 'ac3' | 'ec3';
+  /** Full channel count (LFE included). */
+  channels: number;
+  /** Bit stream id of the (first independent sub)stream: 8 or less for AC-3, 16 for E-AC-3. */
+  bsid: number;
+  /** From fscod (TS 102 366 Table 4.1). */
+  sampleRate: number;
+  /** The dac3/dec3 payload byte for byte (Smooth's CodecPrivateData is its hex). */
+  record: Uint8Array;
+}
+
+export type CodecConfig = AvcConfig | AacConfig | DolbyConfig;
+
+export interface TrackHeader {
+  trackID: number;
+  handler: HandlerType;
+  /** Ticks per second of every time of this track (mdhd). */
+  timescale: number;
+  /** ISO 639-2/T from mdhd, `und` when unset (what an init segment's mdhd carries). */
+  language: string;
+  /** tkhd width/height (16.16 fixed point), integer part, in pixels; 0 for non-visual tracks. */
+  width: number;
+  height: number;
+  /** The complete source `stsd` box, header included, copied out of the moov. */
+  stsd: Uint8Array;
+  trexDefaults: TrexDefaults;
+  /** Type of the first sample entry (avc1, mp4a, ac-3, ec-3, stpp, wvtt, ...). */
+  sampleEntry: string;
+  /** Its decoder configuration (H.264, AAC, AC-3, E-AC-3); undefined for text tracks. */
+  codec: CodecConfig | undefined;
 }

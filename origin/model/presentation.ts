@@ -4,7 +4,7 @@
 // Smooth `<c>`, a DASH `<S>` and an HLS `#EXTINF` always come from the same fragment table
 // (CONTRIBUTING.md design rule 2).
 
-import { FragmentTable, TrackProperties } from './media';
+import { FragmentTable, TrackHeader, TrackProperties } from './media';
 import { ServerManifest } from './server-manifest';
 import { StreamOptions } from '../options/registry';
 
@@ -16,8 +16,10 @@ export interface PresentationTrack {
   /** Absolute path of the source file. */
   src: string;
   fragments: FragmentTable;
-  /** The source's moov, for init segments. */
+  /** The source's moov: part of every ETag of its segments. */
   moov: Uint8Array;
+  /** The source's track headers by track id (its own and those of the tracks muxed with it). */
+  headers: ReadonlyMap<number, TrackHeader>;
 }
 
 /** An instant as ticks of a timescale, exact. */

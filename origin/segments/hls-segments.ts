@@ -20,7 +20,7 @@ import { openFile, SourceOpener, withSource } from '../io/source';
 import { ViewTrack, PlayoutView } from '../model/view';
 import { Presentation } from '../model/presentation';
 import { adtsConfigOf } from './mpegts/adts';
-import { codecConfigOf } from '../media/codec-config';
+import { carriedConfig } from '../media/codec-config';
 import {
   PCR_LEAD,
   planTsSegment,
@@ -44,7 +44,7 @@ import {
   SourceSample,
   withFragmentSpan,
 } from '../media/samples';
-import { trackHeaderOf } from '../media/track-header';
+import { trackHeaderOf } from '../media/moov';
 import {
   audioCounter,
   audioGroups,
@@ -270,7 +270,7 @@ export async function packedAudio(
   const t = r.tracks[0]!;
   const seg = t.segments.segment(index);
   const what = `${t.track.src} track ${t.track.properties.trackID}`;
-  const config = codecConfigOf(trackHeaderOf(t.track).stsd, what);
+  const config = carriedConfig(trackHeaderOf(t.track), what);
   let codec: PackedCodec;
   if (config.kind === 'aac') codec = { kind: 'aac', adts: adtsConfigOf(config.asc, what) };
   else if (config.kind === 'ac3' || config.kind === 'ec3') codec = { kind: config.kind };

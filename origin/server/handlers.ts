@@ -11,7 +11,7 @@ import { writeHdsManifest } from '../manifests/hds';
 import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
-import { trackHeaderOf } from '../media/track-header';
+import { trackHeaderOf } from '../media/moov';
 import { SourceOpener } from '../io/source';
 import { canonicalViewKey, RenderedManifest } from '../cache/manifest-cache';
 import { Presentation } from '../model/presentation';

@@ -18,7 +18,7 @@ import { originError } from '../../errors';
 import { openFile, SourceOpener, withSource } from '../../io/source';
 import { ViewTrack, PlayoutView } from '../../model/view';
 import { Instant, Presentation } from '../../model/presentation';
-import { avcDecoderConfigurationRecord, codecConfigOf } from '../../media/codec-config';
+import { carriedConfig } from '../../media/codec-config';
 import {
   outputShift,
   readFragmentRange,
@@ -27,7 +27,7 @@ import {
   SampleWithData,
   SourceSample,
 } from '../../media/samples';
-import { trackHeaderOf } from '../../media/track-header';
+import { trackHeaderOf } from '../../media/moov';
 import {
   compareClock,
   delayedClock,
@@ -48,16 +48,15 @@ function describe(t: ViewTrack): string {
 /**
  * The FLV sequence header of a track: for H.264 the source's own AVCDecoderConfigurationRecord
  * (the avcC payload, ISO/IEC 14496-15 §5.3.3.1, byte for byte: FLV E.4.3.2 carries exactly that
- * record), for AAC the AudioSpecificConfig (E.4.2.2). codecConfigOf checks the sample entry first.
+ * record), for AAC the AudioSpecificConfig (E.4.2.2).
  */
 export function sequenceHeaderOf(t: ViewTrack): Uint8Array {
   const what = describe(t);
-  const stsd = trackHeaderOf(t.track).stsd;
-  const config = codecConfigOf(stsd, what);
+  const config = carriedConfig(trackHeaderOf(t.track), what);
   if (config.kind === 'aac') return config.asc;
   if (config.kind !== 'avc')
     throw originError('unsupported-media', `HDS carries H.264 and AAC, not ${config.kind}`, { subject: what });
-  return avcDecoderConfigurationRecord(stsd, what);
+  return config.record;
 }
 
 function flvSamples(samples: readonly SampleWithData[]): FlvSample[] {

@@ -11,7 +11,7 @@
 
 import { originError } from '../../errors';
 import { box, brandBox, field, fullBox, serialize, Writable } from '../box-writer';
-import { HandlerType, TrackHeader } from '../../media/track-header';
+import type { HandlerType, TrackHeader } from '../../model/media';
 
 /**
  * Brands (§4.3, Annex E):

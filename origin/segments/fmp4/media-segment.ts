@@ -14,10 +14,10 @@
 
 import { OriginError, originError } from '../../errors';
 import { corruptAt } from '../../media/byte-reader';
-import { TrexDefaults } from '../../media/boxes';
+import type { TrexDefaults } from '../../model/media';
 import { ByteSource } from '../../io/source';
 import { box, BoxWriter, brandBox, field, fullBox, serialize, Writable } from '../box-writer';
-import { inFile } from '../../media/track-header';
+import { inFile } from '../../media/moov';
 import { ByteRange, locateRuns, parseSourceMoof, runDuration, SourceTraf, TFHD, TRUN } from '../../media/traf-layout';
 
 export type { ByteRange } from '../../media/traf-layout';
@@ -38,7 +38,7 @@ export interface ReboxOptions {
   tfxdTime?: bigint;
   /** Track id written in tfhd; must equal the init segment's (default: the source's). */
   outputTrackId?: number;
-  /** trex defaults by source track id (what readTrackHeaders returns), for sizes and durations
+  /** trex defaults by source track id (media/moov.ts), for sizes and durations
    *  that neither trun nor tfhd carry. */
   headers?: ReadonlyMap<number, { trexDefaults: TrexDefaults }>;
   /** Source file size in bytes: sample data past it is refused as corrupt. */

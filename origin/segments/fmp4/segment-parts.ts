@@ -4,7 +4,6 @@
 // moofs are read through a SourceOpener of the storage seam (io/storage.ts segmentSources).
 
 import { childBoxes, readBoxHeader } from '../../media/boxes';
-import { trackHeadersOf } from '../../media/track-header';
 import { ByteSource, SourceOpener, withSource } from '../../io/source';
 import { Presentation, PresentationTrack, ticksIn } from '../../model/presentation';
 import { Segment } from '../../model/timeline';
@@ -46,7 +45,7 @@ async function segmentParts(
   const f = track.fragments;
   const shift = ticksIn(p.origin, track.properties.TimeScale);
   const smoothShift = s.sourceTime - s.smoothTime;
-  const headers = trackHeadersOf(track);
+  const headers = track.headers;
   const fragments = [];
   for (let i = s.first; i < s.first + s.count; i++) {
     const moof = await readFragmentMoof(source, f.offsets[i]!);

@@ -12,7 +12,7 @@
 // size; such tracks are refused (415).
 
 import { OriginError, originError } from '../../errors';
-import { AvcConfig } from '../../media/codec-config';
+import type { AvcConfig } from '../../model/media';
 
 /** nal_unit_type 9, primary_pic_type 7 (any slice type), then the RBSP stop bit (H.264 §7.3.2.4). */
 export const ACCESS_UNIT_DELIMITER = Uint8Array.of(0, 0, 0, 1, 0x09, 0xf0);

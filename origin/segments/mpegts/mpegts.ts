@@ -26,7 +26,7 @@
 import { originError } from '../../errors';
 import { ADTS_HEADER_SIZE, AdtsConfig, adtsConfigOf, writeAdtsHeader } from './adts';
 import { accessUnitSize, AnnexBTrack, checkLengthSize, parameterSetBytes, writeAccessUnit } from './avc-annexb';
-import { CodecConfig } from '../../media/codec-config';
+import type { CodecConfig } from '../../model/media';
 import {
   firstAdaptationBytes,
   languageDescriptor,

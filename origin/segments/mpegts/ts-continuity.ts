@@ -23,11 +23,11 @@
 import { originError } from '../../errors';
 import { openFile, SourceOpener } from '../../io/source';
 import { Presentation, PresentationTrack } from '../../model/presentation';
-import { codecConfigOf } from '../../media/codec-config';
+import { carriedConfig } from '../../media/codec-config';
 import { planStream, to90kPlus, TS_TIME_OFFSET, TsSample, tsStream, TsStream } from './mpegts';
 import { outputShift, SourceSample } from '../../media/samples';
 import { scanFragments } from '../../media/decode-delay';
-import { trackHeaderOf } from '../../media/track-header';
+import { trackHeaderOf } from '../../media/moov';
 
 export interface VideoScan {
   /** Ticks subtracted from every decode time: −(smallest composition offset), or 0. */
@@ -70,7 +70,7 @@ export function streamOf(track: PresentationTrack): TsStream {
   let stream = streams.get(track);
   if (stream === undefined) {
     const what = `${track.src} track ${track.properties.trackID}`;
-    stream = tsStream(codecConfigOf(trackHeaderOf(track).stsd, what), track.properties.systemLanguage, what);
+    stream = tsStream(carriedConfig(trackHeaderOf(track), what), track.properties.systemLanguage, what);
     streams.set(track, stream);
   }
   return stream;

@@ -7,12 +7,12 @@
 
 import { ratesOf, renditionSeries, targetSeconds } from '../../../origin/manifests/hls-rates';
 import { ADTS_HEADER_SIZE } from '../../../origin/segments/mpegts/adts';
-import { codecConfigOf } from '../../../origin/media/codec-config';
+import { carriedConfig } from '../../../origin/media/codec-config';
 import { planTsSegment, to90k, TS_TIME_OFFSET, TsSample, tsStream } from '../../../origin/segments/mpegts/mpegts';
 import { TIMESTAMP_TAG_SIZE } from '../../../origin/segments/packed-audio';
 import { rendition } from '../../../origin/model/rendition';
 import { outputShift, readFragmentRange, readSampleData, SourceSample } from '../../../origin/media/samples';
-import { trackHeaderOf } from '../../../origin/media/track-header';
+import { trackHeaderOf } from '../../../origin/media/moov';
 import { webvttSegment } from '../../../origin/segments/webvtt/webvtt';
 import { FileSource } from '../../../origin/io/source';
 import { PlayoutView, ViewTrack } from '../../../origin/model/view';
@@ -56,7 +56,7 @@ async function muxedSizes(view: PlayoutView, video: ViewTrack, audio: ViewTrack)
   const vs = tsSamples(video, await samplesOf(view, video));
   const as = tsSamples(audio, await samplesOf(view, audio));
   const stream = (t: ViewTrack) =>
-    tsStream(codecConfigOf(trackHeaderOf(t.track).stsd, t.track.src), t.track.properties.systemLanguage, t.track.src);
+    tsStream(carriedConfig(trackHeaderOf(t.track), t.track.src), t.track.properties.systemLanguage, t.track.src);
   const vts = video.track.properties.TimeScale;
   const starts = segmentsOf(video).map((s) => to90k(s.time, vts) + BigInt(TS_TIME_OFFSET));
   return segmentsOf(video).map((s, i) => {

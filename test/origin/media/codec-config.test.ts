@@ -1,5 +1,6 @@
 import { OriginError } from '../../../origin/errors';
-import { parseAudioSpecificConfig, parseDac3, parseDec3 } from '../../../origin/media/audio-config';
+import { parseAudioSpecificConfig } from '../../../origin/media/audio-config';
+import { parseDac3, parseDec3 } from '../../../origin/media/codec-config';
 import { parseSps, unescapeRbsp } from '../../../origin/media/h264-sps';
 
 const hex = (s: string) => Uint8Array.from(Buffer.from(s, 'hex'));
@@ -36,13 +37,14 @@ describe('AudioSpecificConfig (ISO/IEC 14496-3 §1.6.2.1)', () => {
 
 describe('dac3 / dec3 (ETSI TS 102 366 Annex F)', () => {
   test('AC-3 5.1 at 48 kHz (the fixture\u2019s 103DC0)', () => {
-    expect(parseDac3(hex('103DC0'))).toEqual({ objectType: undefined, sampleRate: 48000, channels: 6 });
+    expect(parseDac3(hex('103DC0'))).toMatchObject({ kind: 'ac3', bsid: 8, sampleRate: 48000, channels: 6 });
   });
   test('AC-3 stereo without LFE at 44.1 kHz', () => {
     // fscod 01, bsid 01000, bsmod 000, acmod 010, lfeon 0
     const bits = '01' + '01000' + '000' + '010' + '0' + '00000' + '00000';
-    expect(parseDac3(Uint8Array.from(bits.match(/.{8}/g)!.map((b) => parseInt(b, 2))))).toEqual({
-      objectType: undefined,
+    expect(parseDac3(Uint8Array.from(bits.match(/.{8}/g)!.map((b) => parseInt(b, 2))))).toMatchObject({
+      kind: 'ac3',
+      bsid: 8,
       sampleRate: 44100,
       channels: 2,
     });
@@ -71,7 +73,7 @@ describe('dac3 / dec3 (ETSI TS 102 366 Annex F)', () => {
         .match(/.{8}/g)!
         .map((b) => parseInt(b, 2)),
     );
-    expect(parseDec3(bytes)).toEqual({ objectType: undefined, sampleRate: 48000, channels: 6 });
+    expect(parseDec3(bytes)).toMatchObject({ kind: 'ec3', bsid: 16, sampleRate: 48000, channels: 6 });
   });
 });
 

@@ -3,7 +3,7 @@
 // where the bytes are, and corrupt input named by file and offset.
 
 import { OriginError } from '../../../origin/errors';
-import { TrexDefaults } from '../../../origin/media/boxes';
+import type { TrexDefaults } from '../../../origin/model/media';
 import { BufferSource } from '../../../origin/io/source';
 import { MoofContext, readSampleData, samplesOfMoof } from '../../../origin/media/samples';
 import { box, concat, fullBox, u32 } from '../../helpers/mp4-builder';

@@ -34,6 +34,7 @@ function track(times: bigint[], durations: number[], timescale = 10_000_000): Pr
     properties: { type: 'video', TimeScale: timescale, trackName: 'video', systemBitrate: 1000 } as TrackProperties,
     src: 'synthetic',
     moov: new Uint8Array(0),
+    headers: new Map(),
     fragments: {
       count: n,
       times: BigInt64Array.from(times),

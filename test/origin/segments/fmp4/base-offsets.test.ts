@@ -8,7 +8,7 @@ import {
   reboxFragment,
   ReboxOptions,
 } from '../../../../origin/segments/fmp4/media-segment';
-import { TrexDefaults } from '../../../../origin/media/boxes';
+import type { TrexDefaults } from '../../../../origin/model/media';
 import { box, concat, fullBox, tfxd, u32 } from '../../../helpers/mp4-builder';
 import { readMoof } from '../../media/moof-reader';
 import { moofBox, sized, SyntheticFile, syntheticFile, trafBox } from './synthetic';

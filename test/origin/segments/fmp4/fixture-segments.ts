@@ -13,7 +13,8 @@ import {
   reboxFragment,
   ReboxedFragment,
 } from '../../../../origin/segments/fmp4/media-segment';
-import { readTrackHeaders, TrackHeader } from '../../../../origin/media/track-header';
+import { readTrackHeaders } from '../../../../origin/media/moov';
+import type { TrackHeader } from '../../../../origin/model/media';
 import { media } from '../../../helpers/fixtures';
 
 export interface OpenFixture {

@@ -8,7 +8,8 @@ import {
   INIT_MAJOR_BRAND,
   writeInitSegment,
 } from '../../../../origin/segments/fmp4/init-segment';
-import { HandlerType, readTrackHeaders, TrackHeader } from '../../../../origin/media/track-header';
+import { readTrackHeaders } from '../../../../origin/media/moov';
+import type { HandlerType, TrackHeader } from '../../../../origin/model/media';
 import { FIXTURE_FILES } from '../../../helpers/fixtures';
 import { openFixture } from './fixture-segments';
 

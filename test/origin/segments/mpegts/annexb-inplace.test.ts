@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { OriginError } from '../../../../origin/errors';
 import { accessUnitSize, writeAccessUnit } from '../../../../origin/segments/mpegts/avc-annexb';
 import { accessUnitParts } from './annexb-parts';
-import { AvcConfig } from '../../../../origin/media/codec-config';
+import type { AvcConfig } from '../../../../origin/model/media';
 
 const SPS = Uint8Array.of(0x67, 0x42, 0xc0, 0x1e, 0xda, 0x02, 0x00);
 const PPS = Uint8Array.of(0x68, 0xce, 0x3c, 0x80);
@@ -32,7 +32,13 @@ test('the same bytes as accessUnitParts, at any offset, and nothing around them'
       fc.boolean(),
       fc.nat(40),
       (nals, n, keyframe, offset) => {
-        const c: AvcConfig = { kind: 'avc', lengthSize: n, parameterSets: [SPS, PPS] };
+        const c: AvcConfig = {
+          kind: 'avc',
+          lengthSize: n,
+          parameterSets: [SPS, PPS],
+          spsCount: 1,
+          record: new Uint8Array(0),
+        };
         const s = sample(nals, n);
         const expected = Buffer.concat(accessUnitParts(s, keyframe, c, PARAMETER_SETS, { file: 'f', offset: 0 }));
         const size = accessUnitSize(s.byteLength, keyframe, PARAMETER_SETS);
@@ -59,7 +65,13 @@ test.each([
   ['a truncated length field', Uint8Array.of(0, 0, 0, 1, 0x65, 0, 0)],
   ['a NAL of length 0', Uint8Array.of(0, 0, 0, 0)],
 ])('%s: the same corrupt-media error as accessUnitParts', (_, s) => {
-  const c: AvcConfig = { kind: 'avc', lengthSize: 4, parameterSets: [SPS, PPS] };
+  const c: AvcConfig = {
+    kind: 'avc',
+    lengthSize: 4,
+    parameterSets: [SPS, PPS],
+    spsCount: 1,
+    record: new Uint8Array(0),
+  };
   const errorOf = (f: () => unknown): OriginError => {
     try {
       f();

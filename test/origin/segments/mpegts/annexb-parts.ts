@@ -4,7 +4,7 @@
 // ISO/IEC 14496-15 §5.3.2).
 
 import { OriginError, originError } from '../../../../origin/errors';
-import { AvcConfig } from '../../../../origin/media/codec-config';
+import type { AvcConfig } from '../../../../origin/model/media';
 import { ACCESS_UNIT_DELIMITER } from '../../../../origin/segments/mpegts/avc-annexb';
 
 const START_CODE_4 = Uint8Array.of(0, 0, 0, 1);

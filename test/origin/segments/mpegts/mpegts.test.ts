@@ -7,7 +7,7 @@ import { OriginError } from '../../../../origin/errors';
 import { ADTS_HEADER_SIZE, adtsConfigOf, adtsHeader } from '../../../../origin/segments/mpegts/adts';
 import { ACCESS_UNIT_DELIMITER } from '../../../../origin/segments/mpegts/avc-annexb';
 import { accessUnitParts } from './annexb-parts';
-import { AvcConfig, CodecConfig } from '../../../../origin/media/codec-config';
+import type { AvcConfig, CodecConfig } from '../../../../origin/model/media';
 import {
   planStream,
   planTsSegment,
@@ -25,7 +25,13 @@ import { adtsFrames, checkTs, crc32 } from './ts-check';
 
 const SPS = Uint8Array.of(0x67, 0x42, 0xc0, 0x1e, 0xda, 0x02, 0x00);
 const PPS = Uint8Array.of(0x68, 0xce, 0x3c, 0x80);
-const AVC: AvcConfig = { kind: 'avc', lengthSize: 4, parameterSets: [SPS, PPS] };
+const AVC: AvcConfig = {
+  kind: 'avc',
+  lengthSize: 4,
+  parameterSets: [SPS, PPS],
+  spsCount: 1,
+  record: new Uint8Array(0),
+};
 /** AAC-LC, 48 kHz (index 3), stereo: 00010 0011 0010 000. */
 const AAC: CodecConfig = { kind: 'aac', asc: Uint8Array.of(0x11, 0x90) };
 
@@ -130,8 +136,16 @@ describe('PSI', () => {
 
   test.each([
     ['avc + aac', [AVC, AAC], [0x1b, 0x0f]],
-    ['avc + ac-3', [AVC, { kind: 'ac3', channels: 6, bsid: 8 }], [0x1b, 0x81]],
-    ['avc + e-ac-3', [AVC, { kind: 'ec3', channels: 6, bsid: 16 }], [0x1b, 0x87]],
+    [
+      'avc + ac-3',
+      [AVC, { kind: 'ac3', channels: 6, bsid: 8, sampleRate: 48000, record: new Uint8Array(0) }],
+      [0x1b, 0x81],
+    ],
+    [
+      'avc + e-ac-3',
+      [AVC, { kind: 'ec3', channels: 6, bsid: 16, sampleRate: 48000, record: new Uint8Array(0) }],
+      [0x1b, 0x87],
+    ],
   ] as const)('%s: PMT stream types and descriptors', (_, codecs, types) => {
     const streams = codecs.map((c, i) => ({ stream: tsStream(c, 'eng', 't'), samples: [] as TsSample[], cc: i }));
     streams[0]!.samples = [sample(900000, 900000, avcSample(50, 2), true)];

@@ -3,7 +3,7 @@
 // own readers (fragment table from media-file.ts, moof layout from traf-layout.ts).
 
 import { readFragmentMoof } from '../../../../origin/segments/fmp4/media-segment';
-import { readTrackHeaders } from '../../../../origin/media/track-header';
+import { readTrackHeaders } from '../../../../origin/media/moov';
 import { locateRuns, parseSourceMoof, TRUN } from '../../../../origin/media/traf-layout';
 import { readMediaFile } from '../../../../origin/media/media-file';
 import { FileSource } from '../../../../origin/io/source';

@@ -1,13 +1,16 @@
-// readTrackHeaders on every fixture, checked against mp4box (an independent parser) and against
-// fixtures/media/facts.json (ffprobe); then corrupt moovs, whose errors must name the box path
-// and the absolute file offset.
+// The one moov reader (origin/media/moov.ts) on every fixture, checked against mp4box (an
+// independent parser) and against fixtures/media/facts.json (ffprobe); then corrupt moovs, whose
+// errors must name the box path and the absolute file offset.
 
 import { readFileSync } from 'node:fs';
 import { createFile, MP4BoxBuffer } from 'mp4box';
 import { OriginError } from '../../../origin/errors';
 import { packLanguage } from '../../../origin/segments/fmp4/init-segment';
-import { readTrackHeaders, unpackLanguage } from '../../../origin/media/track-header';
+import { readMoov, readTrackHeaders } from '../../../origin/media/moov';
+import { codecConfigOf } from '../../../origin/media/codec-config';
+import { unpackLanguage } from '../../../origin/media/boxes';
 import { FIXTURE_FILES, media } from '../../helpers/fixtures';
+import { thrownOriginError } from '../../helpers/errors';
 import { openFixture } from '../segments/fmp4/fixture-segments';
 
 interface Facts {
@@ -65,7 +68,10 @@ describe('every fixture track', () => {
           defaultSampleFlags: trex.default_sample_flags,
         },
         sampleEntry: stsd.entries[0].type,
+        codec: h.codec,
       });
+      // The decoder configuration is the one the stsd-level reader finds.
+      if (h.codec !== undefined) expect(h.codec).toEqual(codecConfigOf(h.stsd, name));
       expect(i).toBeLessThan(2);
     }
   });
@@ -224,5 +230,62 @@ describe('corrupt moovs name the box path and the file offset', () => {
 
   test('not a moov at all', () => {
     expect(failure(rename(original(), 'moov', 'moof')).message).toMatch(/expected a moov box/);
+  });
+});
+
+describe('one read gives the properties and the header of each track', () => {
+  const moovOf = (name: string): { bytes: Uint8Array; offset: number } => {
+    const file = readFileSync(media(name));
+    let at = 0;
+    while (file.toString('latin1', at + 4, at + 8) !== 'moov') at += file.readUInt32BE(at);
+    return { bytes: Uint8Array.from(file.subarray(at, at + file.readUInt32BE(at))), offset: at };
+  };
+
+  test.each([...FIXTURE_FILES, 'muxed_av.ismv'])('%s: the two views agree', (name) => {
+    const { bytes, offset } = moovOf(name);
+    const { tracks, fragmented } = readMoov(bytes, name, offset);
+    expect(fragmented).toBe(true);
+    for (const { properties: p, header: h } of tracks) {
+      expect([p.trackID, p.TimeScale, p.sampleEntry]).toEqual([h.trackID, h.timescale, h.sampleEntry]);
+      // Smooth's CodecPrivateData is the hex of the decoder configuration the writers use.
+      if (h.codec?.kind === 'aac' || h.codec?.kind === 'ac3' || h.codec?.kind === 'ec3') {
+        const config = h.codec.kind === 'aac' ? h.codec.asc : h.codec.record;
+        expect(p.CodecPrivateData).toBe(Buffer.from(config).toString('hex').toUpperCase());
+      }
+      if (h.codec?.kind === 'avc') {
+        const annexB = h.codec.parameterSets.map((n) => '00000001' + Buffer.from(n).toString('hex').toUpperCase());
+        expect(p.CodecPrivateData).toBe(annexB.join(''));
+      }
+      expect(h.codec === undefined).toBe(p.type === 'textstream');
+    }
+  });
+
+  test('a second trex for one track is corrupt (§8.8.3: one per track)', () => {
+    const { bytes, offset } = moovOf('muxed_av.ismv');
+    const trex = Buffer.from(bytes).lastIndexOf('trex', undefined, 'latin1') - 4;
+    expect(new DataView(bytes.buffer).getUint32(trex + 12)).toBe(2);
+    new DataView(bytes.buffer).setUint32(trex + 12, 1); // the second trex now names track 1 too
+    const e = thrownOriginError(() => readMoov(bytes, 'm.ismv', offset));
+    expect([e.kind, e.subject]).toEqual(['corrupt-media', 'm.ismv: moov/mvex/trex[1]']);
+    expect(e.message).toContain(`a second trex for track 1 (§8.8.3: one per track) (at file offset ${offset + trex})`);
+  });
+
+  test("QuickTime's sbtl subtitle handler is written as the ISO subt", () => {
+    const { bytes, offset } = moovOf('text_eng.ismt');
+    const mdia = Buffer.from(bytes).indexOf('mdia', 0, 'latin1');
+    const hdlr = Buffer.from(bytes).indexOf('hdlr', mdia, 'latin1') - 4;
+    const handler = Buffer.from(bytes).toString('latin1', hdlr + 16, hdlr + 20);
+    expect(['subt', 'text']).toContain(handler);
+    bytes.set(Buffer.from('sbtl', 'latin1'), hdlr + 16);
+    const [t] = readMoov(bytes, 't.ismt', offset).tracks;
+    expect([t!.properties.type, t!.header.handler]).toEqual(['textstream', 'subt']);
+  });
+
+  test('a moov without mvex reads, and says it is not fragmented', () => {
+    const { bytes, offset } = moovOf('video_baseline_400k.ismv');
+    const mvex = Buffer.from(bytes).indexOf('mvex', 0, 'latin1');
+    bytes.set(Buffer.from('free', 'latin1'), mvex);
+    const { tracks, fragmented } = readMoov(bytes, 'v.ismv', offset);
+    expect([fragmented, tracks.length]).toEqual([false, 1]);
   });
 });
