@@ -121,6 +121,24 @@ function tsRows(j: Json): Row[] {
   ];
 }
 
+function drmRows(j: Json): Row[] {
+  const r = j.results;
+  return [
+    {
+      suite: 'drm',
+      measurement: 'DASH segments through the request handler, MB/s: clear / cenc / cbcs (one process)',
+      figure: join([r.clear, r.cenc, r.cbcs].map((x: Json) => fixed(x.throughputMBs.median, 0))),
+      target: '',
+    },
+    {
+      suite: 'drm',
+      measurement: 'encrypted over clear, same run: cenc / cbcs',
+      figure: join([j.ratios.cencOverClear, j.ratios.cbcsOverClear].map((x: number) => fixed(x, 2))),
+      target: 'cenc ≥ 0.4, cbcs ≥ 0.2',
+    },
+  ];
+}
+
 function edgeRows(j: Json): Row[] {
   const runs = j.throughput.runs as Json[];
   const rps = (target: string): number => median(runs.filter((r) => r.target === target).map((r) => r.load.rps));
@@ -148,10 +166,11 @@ export function resultsTable(dir: string): string {
     ...targetRows('filter', read('filter')),
     ...httpRows(read('http')),
     ...tsRows(read('ts')),
+    ...drmRows(read('drm')),
     ...edgeRows(read('edge')),
     ...targetRows('edge-plugin', read('edge-plugin')),
   ];
-  const dates = ['index', 'filter', 'http', 'ts', 'edge', 'edge-plugin'].map(
+  const dates = ['index', 'filter', 'http', 'ts', 'drm', 'edge', 'edge-plugin'].map(
     (s) => `${s} ${read(s).date.slice(0, 10)}`,
   );
   return [

@@ -16,6 +16,7 @@ import { runFilterBench } from './filter-bench';
 import { runHttpBench } from './http-bench';
 import { runIndexBench } from './index-bench';
 import { runTsBench } from './ts-bench';
+import { runDrmBench } from './drm-bench';
 
 interface Suite {
   name: string;
@@ -40,6 +41,11 @@ const SUITES: Suite[] = [
     name: 'ts',
     description: 'HLS MPEG-TS segment generation (MB/s) next to the fMP4 segment path on the same content, same run',
     run: () => runTsBench(),
+  },
+  {
+    name: 'drm',
+    description: 'DASH segments encrypted at playout (cenc, cbcs) next to the same segments clear, same run (MB/s)',
+    run: () => runDrmBench(),
   },
   {
     name: 'edge',

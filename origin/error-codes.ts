@@ -42,6 +42,7 @@ export type ErrorCode =
   | 'bad-time'
   | 'bad-parameter'
   | 'forbidden'
+  | 'protected-format'
   | 'not-found'
   | 'unknown-presentation'
   | 'unknown-url'
@@ -95,6 +96,11 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   'bad-time': { kind: 'bad-request', meaning: 'a malformed `t`/`vbegin`, end not after start, both given' },
   'bad-parameter': { kind: 'bad-request', meaning: 'a bad `/play` page parameter' },
   forbidden: { kind: 'forbidden', meaning: 'storage refused to read a file (permission denied)' },
+  'protected-format': {
+    kind: 'forbidden',
+    meaning:
+      'an encrypted presentation asked for in a format that has no key configured, or that is never encrypted (HDS): refused rather than served clear',
+  },
   'not-found': { kind: 'not-found', meaning: 'no such file, with no more specific code' },
   'unknown-presentation': { kind: 'not-found', meaning: 'no `.ism` at that path' },
   'unknown-url': { kind: 'not-found', meaning: 'no output has a URL like that; no static file there' },

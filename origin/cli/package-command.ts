@@ -32,6 +32,7 @@ on a server manifest with origin filter '<expression>' <x.ism>.
 Options:
   -o, --output <path>   the server manifest to write (.ism, .isml), or stdout:
   -q, --quiet           no progress lines on stderr
+      --show-keys       print key and IV values in a dry run (-o stdout:); they are masked otherwise
   -h, --help            this text
 `;
 
@@ -59,6 +60,7 @@ interface ParsedPackageArgs {
   options: StreamOptions;
   quiet: boolean;
   help: boolean;
+  showKeys: boolean;
 }
 
 const TRACK_TYPES: readonly TrackTypeOption[] = ['video', 'audio', 'text'];
@@ -70,6 +72,7 @@ export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
     options: new StreamOptions(),
     quiet: false,
     help: false,
+    showKeys: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -77,6 +80,8 @@ export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
       parsed.help = true;
     } else if (arg === '-q' || arg === '--quiet') {
       parsed.quiet = true;
+    } else if (arg === '--show-keys') {
+      parsed.showKeys = true;
     } else if (arg === '-o' || arg === '--output' || arg.startsWith('-o=') || arg.startsWith('--output=')) {
       const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
       if (value === undefined || value === '') throw new UsageError(`${arg} needs a path`);
@@ -156,12 +161,23 @@ export async function runPackage(
     progress,
   );
   if (args.output === STDOUT) {
-    out.write(writeServerManifest(manifest, creatorLine()));
+    const shown = args.showKeys ? manifest : { ...manifest, meta: manifest.meta.map(maskSecret) };
+    out.write(writeServerManifest(shown, creatorLine()));
   } else {
     await writeServerManifestFile(args.output, manifest);
     progress(`wrote ${args.output}: ${manifest.tracks.length} tracks`);
   }
   return 0;
+}
+
+const SECRET = new Set(OPTIONS.filter((o) => o.secret).map((o) => o.name));
+
+/** A key option's value with the key masked (a KID is not secret and helps to check the output). */
+function maskSecret(m: { name: string; content: string }): { name: string; content: string } {
+  if (!SECRET.has(m.name)) return m;
+  const colon = m.content.lastIndexOf(':');
+  const kid = colon < 0 ? '' : m.content.slice(0, colon + 1);
+  return { ...m, content: `${kid}${'*'.repeat(colon < 0 ? 16 : m.content.length - colon - 1)}` };
 }
 
 /** Client-manifest formats we recognise in a `<x.ism> <path>` request. */

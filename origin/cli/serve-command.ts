@@ -26,6 +26,9 @@ Options:
   --segment-cache-control <v>      Cache-Control of segments and fragments
                                    (default "${DEFAULT_CACHE_CONTROL.segment}"; "" sends none)
   --no-player                      do not serve the player page (/, /play, /_players/)
+  --serve-sources                  serve media sources (.ismv, .isma, .ismt, .mp4, .cmf?) and
+                                   server manifests as static files; only for roots of clear
+                                   content (a server manifest with DRM options never is)
   --workers <n>                    worker processes sharing the port (default: the number
                                    of CPUs, ${defaultWorkers()} here); 1 serves in this process
   --stat-ttl-ms <n>                trust a file's stat (and reuse its open handle) for
@@ -56,6 +59,7 @@ export interface ServeArgs {
   manifestCacheControl: string;
   segmentCacheControl: string;
   playerPage: boolean;
+  serveSources?: boolean;
   quiet: boolean;
   help: boolean;
   /** Worker processes (default: the CPUs); only runServe reads it. */
@@ -117,6 +121,9 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
         break;
       case '--segment-cache-control':
         a.segmentCacheControl = headerValue(flag, value());
+        break;
+      case '--serve-sources':
+        a.serveSources = true;
         break;
       case '--no-player':
         a.playerPage = false;
@@ -183,6 +190,7 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
     segmentCacheControl: a.segmentCacheControl,
     select: wasmTrackSelector,
     playerPage: a.playerPage,
+    serveSources: a.serveSources === true,
     manifestCacheBytes: a.manifestCacheBytes,
     statTtlMs: a.statTtlMs ?? DEFAULT_LIMITS.statTtlMs,
     warmUpRounds: a.warmUpRounds ?? WARM_UP_ROUNDS,

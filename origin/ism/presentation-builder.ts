@@ -8,6 +8,7 @@ import { OriginError, originError } from '../errors';
 import { MediaFile } from '../model/media';
 import { compareInstants, Instant, Presentation, PresentationTrack, ticksIn } from '../model/presentation';
 import { optionsFromManifest } from '../options/registry';
+import { protectionOf } from '../drm/protection';
 import { ismTrackToProperties } from './ism-tracks';
 import { parseServerManifest } from './server-manifest';
 
@@ -79,6 +80,7 @@ export async function buildPresentation(
     tracks,
     origin,
     durationSeconds,
+    protection: asServerError(() => protectionOf(options, fileName), fileName),
   };
 }
 

@@ -18,6 +18,8 @@ import { bitrates, PlayoutView, trackKey, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
 import { TrackProperties } from '../model/media';
 import { xmlAttr } from './xml';
+import { contentProtection, protectionNamespaces } from './dash-protection';
+import { isEncryptedTrack } from '../drm/encrypted-tracks';
 
 type Attr = [string, string | number | undefined];
 type DashType = 'audio' | 'text' | 'video';
@@ -43,10 +45,12 @@ export function writeMpd(view: PlayoutView): string {
   // Per view (model/view-derived.ts): what compares or walks every segment.
   const groups = derived(view.tracks, 'dash groups', () => adaptationGroups(view.tracks));
   const maxSegment = maxSegmentMs(view.tracks);
+  const protection = view.presentation.protection?.dash;
   const lines = ['<?xml version="1.0" encoding="utf-8"?>', '<!-- Created with Streaming Origin -->'];
   lines.push(
     `<MPD${attributes([
       ['xmlns', 'urn:mpeg:dash:schema:mpd:2011'],
+      ...(protection === undefined ? [] : protectionNamespaces(protection)),
       ['type', 'static'],
       ['mediaPresentationDuration', isoDuration(presentationMs(view.tracks, start))],
       ['maxSegmentDuration', isoDuration(maxSegment)],
@@ -149,6 +153,10 @@ function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start:
   const out = [`    <AdaptationSet${attributes(attrs)}>`];
   // Element order of AdaptationSetType: RepresentationBase children, then Role, then SegmentTemplate.
   if (channels !== undefined) out.push(`      ${channelConfiguration(channels)}`);
+  const protection = view.presentation.protection?.dash;
+  if (protection !== undefined && g.members.some((m) => isEncryptedTrack(m.track))) {
+    out.push(...contentProtection(protection, '      '));
+  }
   for (const r of roles(p))
     out.push(
       `      <Role${attributes([

@@ -22,6 +22,16 @@ export class BitReader {
     return v;
   }
 
+  /** Bits read so far. */
+  get position(): number {
+    return this.bit;
+  }
+
+  /** Bits not read yet. */
+  get bitsLeft(): number {
+    return this.bytes.byteLength * 8 - this.bit;
+  }
+
   flag(): boolean {
     return this.u(1) === 1;
   }

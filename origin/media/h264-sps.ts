@@ -23,6 +23,20 @@ export interface SpsInfo {
   sar: Rational;
   /** time_scale / (2 * num_units_in_tick) when the VUI carries timing info (§E.2.1). */
   frameRate: Rational | undefined;
+  /** What a slice header's length depends on (§7.3.3; media/h264-slice.ts). */
+  slice: SpsSliceFields;
+}
+
+export interface SpsSliceFields {
+  spsId: number;
+  separateColourPlane: boolean;
+  /** ChromaArrayType (§7.4.2.1.1). */
+  chromaArrayType: number;
+  log2MaxFrameNum: number;
+  pocType: number;
+  log2MaxPocLsb: number;
+  deltaPicOrderAlwaysZero: boolean;
+  frameMbsOnly: boolean;
 }
 
 /** §7.4.1: removes emulation_prevention_three_byte (00 00 03 → 00 00). */
@@ -85,7 +99,7 @@ export function parseSps(nal: Uint8Array): SpsInfo {
   const profileIdc = r.u(8);
   const constraintFlags = r.u(8);
   const levelIdc = r.u(8);
-  r.ue(); // seq_parameter_set_id
+  const spsId = r.ue();
   let chromaFormatIdc = 1;
   let separateColourPlane = false;
   if (HIGH_PROFILES.has(profileIdc)) {
@@ -100,12 +114,14 @@ export function parseSps(nal: Uint8Array): SpsInfo {
       }
     }
   }
-  r.ue(); // log2_max_frame_num_minus4
+  const log2MaxFrameNum = r.ue() + 4;
   const pocType = r.ue();
+  let log2MaxPocLsb = 0;
+  let deltaPicOrderAlwaysZero = false;
   if (pocType === 0) {
-    r.ue(); // log2_max_pic_order_cnt_lsb_minus4
+    log2MaxPocLsb = r.ue() + 4;
   } else if (pocType === 1) {
-    r.flag(); // delta_pic_order_always_zero_flag
+    deltaPicOrderAlwaysZero = r.flag();
     r.se();
     r.se();
     const cycle = r.ue();
@@ -176,5 +192,15 @@ export function parseSps(nal: Uint8Array): SpsInfo {
     interlaced: !frameMbsOnly,
     sar,
     frameRate,
+    slice: {
+      spsId,
+      separateColourPlane,
+      chromaArrayType,
+      log2MaxFrameNum,
+      pocType,
+      log2MaxPocLsb,
+      deltaPicOrderAlwaysZero,
+      frameMbsOnly,
+    },
   };
 }

@@ -7,6 +7,7 @@
 import { FragmentTable, TrackHeader, TrackProperties } from './media';
 import { ServerManifest } from './server-manifest';
 import { StreamOptions } from '../options/registry';
+import type { Protection } from './protection';
 
 export interface PresentationTrack {
   /** Position in the server manifest (the order every output lists tracks in). */
@@ -48,6 +49,8 @@ export interface Presentation {
   origin: Instant;
   /** End of the longest track, seconds from `origin`. */
   durationSeconds: number;
+  /** The encryption its DRM options ask for (origin/drm/protection.ts); undefined: clear. */
+  protection: Protection | undefined;
 }
 
 export function compareInstants(a: Instant, b: Instant): number {

@@ -6,6 +6,7 @@
 
 import { originError } from '../errors';
 import { formatRational, parseRational, Rational } from '../rational';
+import { DRM_OPTIONS } from './drm-options';
 
 export type OptionType = 'boolean' | 'integer' | 'rational' | 'string' | 'enum';
 export type Format = 'smooth' | 'dash' | 'hls' | 'hds';
@@ -34,6 +35,8 @@ export interface OptionSpec {
   query: boolean;
   /** Stored in the server manifest head (false: request-only, like `filter` or `t`). */
   stored: boolean;
+  /** A key or IV: its value never appears in a message, a log or a dry run (unless --show-keys). */
+  secret?: boolean;
   description: string;
 }
 
@@ -268,6 +271,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     stored: true,
     description: 'Live: seconds of DVR window in client manifests.',
   },
+  ...DRM_OPTIONS,
 ];
 
 const BY_NAME = new Map(OPTIONS.map((o) => [o.name, o]));
@@ -328,7 +332,8 @@ export function parseOptionValue(spec: OptionSpec, raw: string | undefined, show
     }
     case 'string': {
       if (raw === undefined) return bad('a value is required');
-      if (spec.pattern && !spec.pattern.test(raw)) return bad(`"${raw}" is not valid: ${spec.patternHint}`);
+      if (spec.pattern && !spec.pattern.test(raw))
+        return bad(`${spec.secret ? 'the value (not shown)' : `"${raw}"`} is not valid: ${spec.patternHint}`);
       return raw;
     }
   }

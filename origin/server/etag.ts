@@ -92,6 +92,8 @@ export interface SourceSegment {
   mode: 'smooth' | 'fmp4';
   /** The source fragments it takes (from `first`, `count` of them) and its time. */
   segment: { first: number; count: number; time: bigint };
+  /** How its samples are encrypted (`cenc`, `cbcs-clear-lead`, …); undefined: clear. */
+  variant?: string;
 }
 
 /** The strong ETag of a segment cut from a source: its identity (the .ism, the source, the fragments), not its bytes. */
@@ -99,6 +101,6 @@ export function sourceSegmentEtag(s: SourceSegment): string {
   const p = s.presentation;
   const segment = s.segment;
   return contentEtag(
-    `${p.path}:${p.mtimeMs}:${p.size}:${s.track.src}:${s.fileSize}:${s.mode}:${trackKey(s.track)}:${segment.first}:${segment.count}:${segment.time}`,
+    `${p.path}:${p.mtimeMs}:${p.size}:${s.track.src}:${s.fileSize}:${s.mode}:${trackKey(s.track)}:${segment.first}:${segment.count}:${segment.time}${s.variant === undefined ? '' : `:${s.variant}`}`,
   );
 }

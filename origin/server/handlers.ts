@@ -11,6 +11,8 @@ import { writeHdsManifest } from '../manifests/hds';
 import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
+import { inClearLead, readEncryptedSegment, trackEncryption } from '../segments/fmp4/encrypted-segment';
+import { checkFormatProtected } from '../drm/refusals';
 import { trackHeaderOf } from '../media/moov';
 import { SourceOpener } from '../io/source';
 import { canonicalViewKey, RenderedManifest } from '../cache/manifest-cache';
@@ -73,6 +75,7 @@ export async function handlePlayout(
       }
       throw e;
     }));
+  checkFormatProtected(p, req.route.format);
   // Fast path: this exact request line was answered before (no query parse, no filter, no render).
   const hit = req.route.cacheClass === 'manifest' ? ctx.manifests.forRequest(p, requestKey(req, rawQuery)) : undefined;
   if (hit !== undefined) return manifestReply(req, p, hit);
@@ -182,7 +185,7 @@ async function fmp4InitOrMediaSegment(call: RouteCall, numbering: 'time' | 'numb
   const { req, view } = call;
   const stem = req.groups.stem!;
   const init = findKeySuffix(view, stem);
-  if (init !== undefined) return initReply(req, view, init);
+  if (init !== undefined) return initReply(call, init);
   const m = /^(.*)-(\d{1,20})$/.exec(stem);
   const t = m === null ? undefined : findKeySuffix(view, m[1]!);
   if (m === null || t === undefined) throw unknownTrack(`in "${stem.slice(0, 128)}"`);
@@ -344,8 +347,11 @@ function generatedReplyHashingContent(
   return generatedReplyWithEtag(req, view, content, contentEtag(content));
 }
 
-function initReply(req: PresentationRequest, view: PlayoutView, t: ViewTrack): Reply {
-  const bytes = writeInitSegment(trackHeaderOf(t.track));
+function initReply(call: RouteCall, t: ViewTrack): Reply {
+  const { req, view } = call;
+  const protection = cencOf(call);
+  const encryption = protection === undefined ? undefined : trackEncryption(t.track, protection);
+  const bytes = writeInitSegment(trackHeaderOf(t.track), encryption === undefined ? {} : { encryption });
   const p = view.presentation;
   return {
     contentType: req.route.contentType,
@@ -356,10 +362,29 @@ function initReply(req: PresentationRequest, view: PlayoutView, t: ViewTrack): R
   };
 }
 
+/** The common encryption of this route's fMP4 output, if the presentation is protected. */
+function cencOf(call: RouteCall) {
+  const protection = call.presentation.protection;
+  return call.req.route.format === 'dash' ? protection?.dash : undefined;
+}
+
 async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 'smooth' | 'fmp4'): Promise<Reply> {
   const { ctx, req, view } = call;
   const segment = t.segments.segment(index);
   const p = view.presentation;
+  const protection = mode === 'fmp4' ? cencOf(call) : undefined;
+  if (protection !== undefined && trackEncryption(t.track, protection) !== undefined) {
+    // Encrypted bytes are made per request (no segment cache: drm/ivs.ts keeps the key material).
+    const { bytes, fileSize } = await readEncryptedSegment(ctx.open, t.track, segment, p, protection);
+    const variant = `${protection.scheme}${inClearLead(t.track, segment, protection) ? '-clear-lead' : ''}`;
+    return {
+      contentType: req.route.contentType,
+      body: { type: 'bytes', bytes },
+      lastModified: new Date(p.mtimeMs),
+      etag: sourceSegmentEtag({ presentation: p, track: t.track, fileSize, mode, segment, variant }),
+      cacheClass: 'segment',
+    };
+  }
   // The boxes depend on the track, the fragments, the mode and (Smooth) the time shift; nothing
   // else of the view. Kept per presentation object; concurrent misses read the moofs once.
   const key = `${t.track.index}\n${mode}\n${segment.first}\n${segment.count}\n${mode === 'smooth' ? segment.sourceTime - segment.smoothTime : ''}`;

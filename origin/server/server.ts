@@ -32,6 +32,11 @@ export interface ServerOptions {
   select: TrackSelector;
   /** Serve `/`, `/play` and `/_players/` (the player page). */
   playerPage: boolean;
+  /**
+   * Serve media sources (.ismv, .isma, ...) and clear server manifests as static files
+   * (`--serve-sources`); off, they are 404 (static.ts: no clear copy of encrypted content).
+   */
+  serveSources?: boolean;
   /** Bound of the rendered-manifest cache in bytes (default DEFAULT_MANIFEST_CACHE_BYTES); 0 disables it. */
   manifestCacheBytes?: number;
   /** How long a file's stat (and an open handle of a source) is trusted, ms (default DEFAULT_LIMITS.statTtlMs; 0: every request sees a change). */
@@ -184,7 +189,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
     }
     const at = { root, segments, rawQuery };
     if (opts.playerPage && (await servePlayer(req, res, at))) return;
-    await serveStatic(req, res, at);
+    await serveStatic(req, res, at, opts.serveSources === true);
   } catch (e) {
     sendError(res, e, opts.log);
   }

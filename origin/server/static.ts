@@ -10,6 +10,7 @@ import { indexPage, isPlayerName, PLAYER_ASSET_CONTENT_TYPE, playerAssetFile, pl
 import { ifNoneMatchHits, notModifiedSince, parseRange } from './http-util';
 import { sendBytes, startBody, unsatisfiable } from './http';
 import { listPresentations } from './presentations';
+import { DRM_OPTIONS } from '../options/drm-options';
 
 /** What the player page requests: everything but the Dolby audio browsers cannot decode. */
 export const BROWSER_FILTER = 'FourCC!="ac-3"&&FourCC!="ec-3"';
@@ -87,16 +88,37 @@ export async function servePlayer(
   return false;
 }
 
-/** The file at the path, or 404 unknown-url. */
+/** Media sources (ISO BMFF, CMAF) and server manifests: never static files unless asked for. */
+const SOURCE_FILE = /\.(ismv|isma|ismt|mp4|m4v|m4a|cmf[vatm]|ism|isml)$/i;
+
+/**
+ * The file at the path, or 404 unknown-url. Media sources and server manifests are not served
+ * (an encrypted presentation's clear sources, or its keys in the .ism, would be downloadable)
+ * unless `serveSources` (`--serve-sources`, for roots of clear content), and a server manifest
+ * with DRM options never is.
+ */
 export async function serveStatic(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   at: StaticRequest,
+  serveSources = false,
 ): Promise<void> {
   const { root, segments } = at;
   const file = path.join(root, ...segments);
   // decodePath refused dot segments and encoded slashes; this guards the join anyway.
   if (file !== root && !file.startsWith(root + path.sep)) throw originError('bad-path', 'path outside the root');
+  const shown = `/${segments.join('/').slice(0, 256)}`;
+  if (SOURCE_FILE.test(file)) {
+    if (!serveSources) {
+      throw originError(
+        'unknown-url',
+        `${shown}: media sources and server manifests are not served as files (origin serve --serve-sources serves them, for clear content only)`,
+      );
+    }
+    if (/\.isml?$/i.test(file) && (await hasDrmOptions(file))) {
+      throw originError('unknown-url', `${shown}: a server manifest with DRM options is never served as a file`);
+    }
+  }
   let stat;
   try {
     stat = await fs.stat(file);
@@ -124,3 +146,16 @@ export async function serveStatic(
   const [start, end] = range.kind === 'range' ? [range.start, range.end] : [0, stat.size - 1];
   await pipeline(createReadStream(file, { start, end }), res);
 }
+
+/** Whether a server manifest sets a DRM option (its head's `<meta name>`, origin/options/drm-options.ts). */
+async function hasDrmOptions(file: string): Promise<boolean> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'latin1');
+  } catch {
+    return false; // the stat below answers for a file that is not there
+  }
+  return DRM_META.some((name) => text.includes(`"${name}"`));
+}
+
+const DRM_META = DRM_OPTIONS.map((o) => o.name);

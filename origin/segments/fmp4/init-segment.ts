@@ -12,6 +12,7 @@
 import { originError } from '../../errors';
 import { box, brandBox, field, fullBox, serialize, Writable } from '../box-writer';
 import type { HandlerType, TrackHeader } from '../../model/media';
+import { encryptedStsd, TrackEncryption } from './encryption-boxes';
 
 /**
  * Brands (§4.3, Annex E):
@@ -43,21 +44,25 @@ const HANDLER_NAMES: Record<HandlerType, string> = {
   meta: 'MetaHandler',
 };
 
-export function writeInitSegment(h: TrackHeader, opts: { trackId?: number } = {}): Uint8Array {
+/** `encryption`: the track's common encryption (encryption-boxes.ts), for protected output. */
+export function writeInitSegment(
+  h: TrackHeader,
+  opts: { trackId?: number; encryption?: TrackEncryption } = {},
+): Uint8Array {
   const trackId = opts.trackId ?? h.trackID;
   if (!Number.isInteger(trackId) || trackId < 1 || trackId > 0xffffffff) {
     throw originError('internal', `track id ${trackId} is not in 1..2^32-1 (§8.3.2: it cannot be zero)`, {
       subject: 'writeInitSegment',
     });
   }
-  return serialize(brandBox('ftyp', INIT_MAJOR_BRAND, 0, INIT_COMPATIBLE_BRANDS), moov(h, trackId));
+  return serialize(brandBox('ftyp', INIT_MAJOR_BRAND, 0, INIT_COMPATIBLE_BRANDS), moov(h, trackId, opts.encryption));
 }
 
 function matrix(): Writable {
   return field.group(...UNITY_MATRIX.map((v) => field.i32(v)));
 }
 
-function moov(h: TrackHeader, trackId: number): Writable {
+function moov(h: TrackHeader, trackId: number, encryption: TrackEncryption | undefined): Writable {
   // §8.2.2 MovieHeaderBox, version 1 (64-bit times). The movie timescale is the track's, so a
   // reader converting between the two has nothing to round.
   const mvhd = fullBox(
@@ -76,10 +81,12 @@ function moov(h: TrackHeader, trackId: number): Writable {
     // §8.2.2.3: all ones when the largest possible id is in use ("search for an unused one").
     field.u32(Math.min(trackId + 1, 0xffffffff)), // next_track_ID
   );
-  return box('moov', mvhd, trak(h, trackId), box('mvex', trex(h, trackId)));
+  // §8.1 (ISO/IEC 23001-7): pssh boxes in the moov, after mvex as shaka-packager places them.
+  const pssh = (encryption?.pssh ?? []).map((b) => field.bytes(b));
+  return box('moov', mvhd, trak(h, trackId, encryption), box('mvex', trex(h, trackId)), ...pssh);
 }
 
-function trak(h: TrackHeader, trackId: number): Writable {
+function trak(h: TrackHeader, trackId: number, encryption: TrackEncryption | undefined): Writable {
   // §8.3.2.3: volume 1.0 for audio, 0 otherwise; width/height are the visual (or text
   // rendering area) size and 0 for non-visual tracks.
   const audio = h.handler === 'soun';
@@ -102,7 +109,7 @@ function trak(h: TrackHeader, trackId: number): Writable {
     field.fixed16_16(visual ? h.width : 0),
     field.fixed16_16(visual ? h.height : 0),
   );
-  return box('trak', tkhd, box('mdia', mdhd(h), hdlr(h.handler), minf(h)));
+  return box('trak', tkhd, box('mdia', mdhd(h), hdlr(h.handler), minf(h, encryption)));
 }
 
 /** §8.4.2 MediaHeaderBox, version 0: the times are 0, the timescale is the source's. */
@@ -139,14 +146,14 @@ function hdlr(handler: HandlerType): Writable {
   );
 }
 
-function minf(h: TrackHeader): Writable {
+function minf(h: TrackHeader, encryption: TrackEncryption | undefined): Writable {
   // §8.7.2 DataReferenceBox with one `url ` entry, flags 1: the media is in this same file.
   const dinf = box('dinf', fullBox('dref', 0, 0, field.u32(1), fullBox('url ', 0, 0x000001)));
   // §8.5.1: the sample table is mandatory even in a fragmented file; the samples live in the
   // movie fragments, so every table but the copied stsd is empty.
   const stbl = box(
     'stbl',
-    field.bytes(h.stsd),
+    encryption === undefined ? field.bytes(h.stsd) : encryptedStsd(h.stsd, protectedHandler(h), encryption),
     fullBox('stts', 0, 0, field.u32(0)), // §8.6.1.2
     fullBox('stsc', 0, 0, field.u32(0)), // §8.7.4
     fullBox('stsz', 0, 0, field.u32(0), field.u32(0)), // §8.7.3: sample_size, sample_count
@@ -183,4 +190,10 @@ function trex(h: TrackHeader, trackId: number): Writable {
     field.u32(d.defaultSampleSize),
     field.u32(d.defaultSampleFlags),
   );
+}
+
+/** Only video and audio tracks are encrypted (text never is: ISO/IEC 23001-7 covers its samples, players do not). */
+function protectedHandler(h: TrackHeader): 'vide' | 'soun' {
+  if (h.handler === 'vide' || h.handler === 'soun') return h.handler;
+  throw originError('internal', `a ${h.handler} track is never encrypted`, { subject: 'writeInitSegment' });
 }

@@ -17,6 +17,7 @@ import { corruptAt } from '../../media/byte-reader';
 import type { TrexDefaults } from '../../model/media';
 import { ByteSource } from '../../io/source';
 import { box, BoxWriter, brandBox, field, fullBox, serialize, Writable } from '../box-writer';
+import { AuxOffsets, auxInfoBoxes, patchSaio, SampleAuxInfo } from './encryption-boxes';
 import { inFile } from '../../media/moov';
 import { ByteRange, locateRuns, parseSourceMoof, runDuration, SourceTraf, TFHD, TRUN } from '../../media/traf-layout';
 
@@ -45,6 +46,16 @@ export interface ReboxOptions {
   fileSize?: number;
   /** Source name, put in front of error paths. */
   fileName?: string;
+  /** Common encryption of the fragment (the sample bytes are encrypted by the caller). */
+  encryption?: FragmentEncryption;
+}
+
+/** What a protected fragment's moof says beyond the clear one's. */
+export interface FragmentEncryption {
+  /** tfhd sample_description_index: 1 (the encrypted entry) or 2 (the clear entry of a clear lead). */
+  sampleDescriptionIndex: number;
+  /** Per traf of the track, in order: its samples' auxiliary information (undefined: a clear traf). */
+  trafs: ReadonlyArray<readonly SampleAuxInfo[] | undefined>;
 }
 
 export interface ReboxedFragment {
@@ -141,6 +152,7 @@ function writeMoof(
   const dataStart = mdatHeaderSize(total);
   let before = 0;
   let time = opts.baseMediaDecodeTime;
+  const aux: AuxOffsets[] = [];
   const trafs = mine.map(({ traf, runs }, index) => {
     const truns = traf.truns.map((run, i) => {
       const at = before;
@@ -165,19 +177,31 @@ function writeMoof(
       opts.keepTfxd && traf.tfxd
         ? [field.bytes(opts.tfxdTime === undefined ? traf.tfxd : retimeTfxd(traf.tfxd, opts.tfxdTime))]
         : [];
-    return box('traf', tfhd(traf, opts.outputTrackId ?? trackID), tfdt, ...truns, ...tfxd);
+    const samples = opts.encryption?.trafs[index];
+    const offsets = { saioField: 0, sencStart: 0 };
+    if (samples !== undefined) aux.push(offsets);
+    const encryption = samples === undefined ? [] : auxInfoBoxes(samples, offsets);
+    const description = opts.encryption?.sampleDescriptionIndex;
+    return box('traf', tfhd(traf, opts.outputTrackId ?? trackID, description), tfdt, ...truns, ...tfxd, ...encryption);
   });
   const node = box('moof', fullBox('mfhd', 0, 0, field.u32(opts.sequenceNumber)), ...trafs);
   moofSize = node.size;
-  return serialize(node);
+  const moof = serialize(node);
+  patchSaio(moof, aux);
+  return moof;
 }
 
-/** §8.8.7: the source's defaults, default-base-is-moof instead of an absolute base. */
-function tfhd(traf: SourceTraf, trackId: number): Writable {
+/**
+ * §8.8.7: the source's defaults, default-base-is-moof instead of an absolute base; `description`
+ * replaces the sample description index (encrypted output's entries are not the source's).
+ */
+function tfhd(traf: SourceTraf, trackId: number, description?: number): Writable {
   const t = traf.tfhd;
-  const flags = (t.flags & TFHD_KEPT) | TFHD.defaultBaseIsMoof;
+  let flags = (t.flags & TFHD_KEPT) | TFHD.defaultBaseIsMoof;
   const optional: Writable[] = [];
-  if (t.sampleDescriptionIndex !== undefined) optional.push(field.u32(t.sampleDescriptionIndex));
+  const index = description ?? t.sampleDescriptionIndex;
+  if (description !== undefined) flags |= TFHD.sampleDescriptionIndex;
+  if (index !== undefined) optional.push(field.u32(index));
   if (t.defaultSampleDuration !== undefined) optional.push(field.u32(t.defaultSampleDuration));
   if (t.defaultSampleSize !== undefined) optional.push(field.u32(t.defaultSampleSize));
   if (t.defaultSampleFlags !== undefined) optional.push(field.u32(t.defaultSampleFlags));
@@ -200,7 +224,8 @@ export function mdatHeaderSize(payload: number): number {
   return payload + 8 > 0xffffffff ? 16 : 8;
 }
 
-function mdatHeader(payload: number): Uint8Array {
+/** The header of an mdat box of `payload` bytes. */
+export function mdatHeader(payload: number): Uint8Array {
   const header = mdatHeaderSize(payload);
   const w = new BoxWriter(header);
   w.u32(header === 8 ? payload + 8 : 1);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { OriginError } from '../../../origin/errors';
 import { parseServerManifest, writeServerManifest } from '../../../origin/ism/server-manifest';
@@ -214,8 +214,12 @@ function optionsMarkdown(): string {
   ].join('\n');
 }
 
-test('docs/reference/options.md prints the option table of the registry', () => {
-  const doc = readFileSync(OPTIONS_DOC, 'utf8');
-  const m = /<!-- option-table -->\n([\s\S]*?)\n<!-- \/option-table -->/.exec(doc);
-  expect(m?.[1]).toBe(optionsMarkdown());
+test('docs/reference/options.md prints the option table of the registry (UPDATE_GOLDEN=1 rewrites it)', () => {
+  let doc = readFileSync(OPTIONS_DOC, 'utf8');
+  const table = /(<!-- option-table -->\n)([\s\S]*?)(\n<!-- \/option-table -->)/;
+  if (process.env.UPDATE_GOLDEN === '1') {
+    doc = doc.replace(table, (_, open: string, _old: string, close: string) => open + optionsMarkdown() + close);
+    writeFileSync(OPTIONS_DOC, doc);
+  }
+  expect(table.exec(doc)?.[2]).toBe(optionsMarkdown());
 });

@@ -49,8 +49,8 @@ export function setUpHttpOrigin(): void {
     );
     // A static file under the root.
     await fs.mkdir(path.join(origin.root, 'static'));
-    await fs.copyFile(media('audio_eng_64k.isma'), path.join(origin.root, 'static', 'a.isma'));
-    await fs.utimes(path.join(origin.root, 'static', 'a.isma'), STATIC_MTIME, STATIC_MTIME);
+    await fs.copyFile(media('audio_eng_64k.isma'), path.join(origin.root, 'static', 'a.bin'));
+    await fs.utimes(path.join(origin.root, 'static', 'a.bin'), STATIC_MTIME, STATIC_MTIME);
   });
 
   afterAll(async () => {

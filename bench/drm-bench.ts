@@ -1,0 +1,129 @@
+// Encryption benchmark: DASH media segments of one presentation served clear, with cenc and with
+// cbcs, through the origin's handler in one process (one worker's work, no HTTP), in the same run.
+// Every pass requests the same 120 consecutive segments of the 720p video and the 128 kb/s audio
+// (bench/media.ts httpBenchSpecs), bodies materialised in memory: the clear path reads its file
+// ranges (as the HTTP layer would stream them), the encrypted paths build and encrypt the segment.
+// Passes alternate the order of the three kinds. Reports MB/s of output per kind and the ratio to
+// clear; docs/design/drm.md explains the cost.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { Writable } from 'node:stream';
+import { main as cli } from '../origin/cli/main';
+import { FileSource } from '../origin/io/source';
+import { PresentationStore } from '../origin/cache/presentation-store';
+import { PresentationTrack } from '../origin/model/presentation';
+import { viewForQuery } from '../origin/model/view';
+import { trackKey } from '../origin/model/view';
+import { handlePlayout, newPlayoutContext, PlayoutContext } from '../origin/server/handlers';
+import { decodePath, matchPresentationRoute } from '../origin/server/routes';
+import { stats } from './stats';
+import { ensureLongSourcesReport, httpBenchSpecs, repoRoot } from './media';
+import { machine, machineLine } from './machine';
+
+const KID = '00112233445566778899aabbccddeeff';
+const KEY = '3a2a1b68dd2bd9b2eeb25e84c4776668';
+const SEGMENTS = 120;
+const KINDS = ['clear', 'cenc', 'cbcs'] as const;
+
+class Sink extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+const selectAll = (tracks: readonly PresentationTrack[]): number[] => tracks.map((_, i) => i);
+
+/** One URL through the handler; the body in memory (file ranges read). Returns its bytes. */
+async function fetchThrough(ctx: PlayoutContext, ism: string, url: string): Promise<number> {
+  const req = matchPresentationRoute(decodePath(url))!;
+  const reply = await handlePlayout(ctx, req, ism, '');
+  const body = reply.body;
+  if (body.type === 'bytes') return body.bytes.byteLength;
+  if (body.type === 'text') return Buffer.byteLength(body.text);
+  const source = await FileSource.open(body.file);
+  try {
+    for (const p of body.parts) if (p.kind === 'file') await source.read(p.offset, p.length);
+  } finally {
+    await source.close();
+  }
+  return body.length;
+}
+
+export async function runDrmBench(options: { passes?: number; log?: (l: string) => void } = {}): Promise<unknown> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const passes = options.passes ?? 6;
+  const report = await ensureLongSourcesReport(0.5, { specs: httpBenchSpecs(30), log: (l) => log(`[media] ${l}`) });
+  const video = report.files.find((f) => f.includes('1280x720'))!;
+  const audio = report.files.find((f) => f.includes('aac_128k'))!;
+  const dir = mkdtempSync(path.join(tmpdir(), 'drm-bench-'));
+  try {
+    const extra: Record<(typeof KINDS)[number], string[]> = {
+      clear: [],
+      cenc: [`--drm_a.key=${KID}:${KEY}`],
+      cbcs: [`--drm_a.key=${KID}:${KEY}`, '--mpd.protection_scheme=cbcs'],
+    };
+    for (const kind of KINDS) {
+      const err = new Sink();
+      const code = await cli(
+        ['package', '-q', '-o', path.join(dir, `${kind}.ism`), video, audio, ...extra[kind]],
+        new Sink(),
+        err,
+      );
+      if (code !== 0) throw new Error(`packaging failed: ${err.text}`);
+    }
+    const ctx = newPlayoutContext(new PresentationStore(), selectAll);
+    const probe = await new PresentationStore().presentation(path.join(dir, 'clear.ism'));
+    const view = viewForQuery(probe, 'dash', '', selectAll);
+    // DASH $Time$ URLs of SEGMENTS consecutive segments of each track (from the 10th).
+    const urls = (kind: string): string[] =>
+      view.tracks.flatMap((t) => {
+        const out: string[] = [];
+        for (let i = 10; i < Math.min(t.segments.count, 10 + SEGMENTS); i++) {
+          out.push(`/${kind}.ism/dash/${kind}-${trackKey(t.track)}-${t.segments.segment(i).time}.dash`);
+        }
+        return out;
+      });
+    for (const kind of KINDS) await fetchThrough(ctx, path.join(dir, `${kind}.ism`), urls(kind)[0]!); // load
+    const rates: Record<string, number[]> = { clear: [], cenc: [], cbcs: [] };
+    let bytes: Record<string, number> = {};
+    for (let pass = 0; pass < passes; pass++) {
+      const order = [...KINDS.slice(pass % 3), ...KINDS.slice(0, pass % 3)];
+      for (const kind of order) {
+        const ism = path.join(dir, `${kind}.ism`);
+        const start = process.hrtime.bigint();
+        let total = 0;
+        for (const url of urls(kind)) total += await fetchThrough(ctx, ism, url);
+        const ms = Number(process.hrtime.bigint() - start) / 1e6;
+        rates[kind]!.push(total / 1e3 / ms);
+        bytes = { ...bytes, [kind]: total };
+      }
+    }
+    const s = Object.fromEntries(KINDS.map((k) => [k, stats(rates[k]!)]));
+    log(
+      `drm benchmark: ${SEGMENTS} DASH segments per track of ${path.basename(video)} + ${path.basename(audio)}, ${passes} passes, ${machineLine()}`,
+    );
+    for (const kind of KINDS) {
+      const ratio = kind === 'clear' ? '' : `, ${(s[kind]!.median / s.clear!.median).toFixed(2)}x clear`;
+      log(
+        `  ${kind.padEnd(5)} ${s[kind]!.median.toFixed(1)} MB/s (min ${s[kind]!.min.toFixed(1)}, max ${s[kind]!.max.toFixed(1)})${ratio}, ${(bytes[kind]! / 1e6).toFixed(1)} MB per pass`,
+      );
+    }
+    const result = {
+      suite: 'drm',
+      date: new Date().toISOString(),
+      machine: machine(),
+      settings: { segmentsPerTrack: SEGMENTS, passes, sources: [path.basename(video), path.basename(audio)] },
+      unit: 'MB/s of output through handlePlayout, one process, bodies in memory',
+      results: Object.fromEntries(KINDS.map((k) => [k, { throughputMBs: s[k], bytesPerPass: bytes[k] }])),
+      ratios: { cencOverClear: s.cenc!.median / s.clear!.median, cbcsOverClear: s.cbcs!.median / s.clear!.median },
+    };
+    writeFileSync(path.join(repoRoot(), 'bench', 'results', 'drm.json'), `${JSON.stringify(result, null, 2)}\n`);
+    return result;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

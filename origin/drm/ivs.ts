@@ -1,0 +1,69 @@
+// Deterministic IVs (the same request gives the same bytes, for CDNs, ranges and retries), never
+// one IV on two different samples under one key:
+// - a track's base is HMAC-SHA-256 of the content key over the track's identity (its source, track
+//   id and fragment table), so two tracks or two presentations that share a key get unrelated
+//   bases; with `--iss.key_iv` the base is that value plus the track's position × 2^40;
+// - cenc, 8-byte IVs (ISO/IEC 23001-7 §9.2: a counter block per IV): sample k of source fragment f
+//   gets base + f × 2^12 + k (mod 2^64), so a track spans about f × 4096 values of the 2^64 and
+//   no counter block repeats inside it (a fragment holds under 4096 samples; more is refused);
+// - cbcs: one constant 16-byte IV per track (§10.4.1), from the same HMAC.
+// The HMAC is keyed with the content key, so the IVs, which are public, say nothing about it.
+
+import { createHmac } from 'node:crypto';
+import { originError } from '../errors';
+import type { CencProtection } from '../model/protection';
+import type { PresentationTrack } from '../model/presentation';
+
+/** Samples a fragment may hold for its IVs to stay apart (2^12). */
+export const MAX_SAMPLES_PER_FRAGMENT = 4096;
+
+export interface TrackIvs {
+  /** The 8-byte IV of sample `k` of source fragment `fragment` (cenc). */
+  sampleIv(fragment: number, k: number): Uint8Array;
+  /** The constant IV (cbcs). */
+  constantIv: Uint8Array;
+}
+
+const cache = new WeakMap<PresentationTrack, WeakMap<CencProtection, TrackIvs>>();
+
+/** The IVs of `track` under `p`, derived once per track and protection. */
+export function trackIvs(track: PresentationTrack, p: CencProtection): TrackIvs {
+  let byProtection = cache.get(track);
+  if (byProtection === undefined) cache.set(track, (byProtection = new WeakMap()));
+  let ivs = byProtection.get(p);
+  if (ivs === undefined) byProtection.set(p, (ivs = derive(track, p)));
+  return ivs;
+}
+
+function derive(track: PresentationTrack, p: CencProtection): TrackIvs {
+  const f = track.fragments;
+  const identity = JSON.stringify([
+    track.src,
+    track.properties.trackID,
+    f.count,
+    String(f.times[0] ?? 0n),
+    f.count === 0 ? 0 : f.offsets[f.count - 1]! + f.sizes[f.count - 1]!,
+  ]);
+  const mac = createHmac('sha256', p.key.key).update('streaming-origin track ivs\0').update(p.key.kid).update(identity);
+  const digest = mac.digest();
+  const base =
+    p.ivBase === undefined
+      ? digest.readBigUInt64BE(0)
+      : (Buffer.from(p.ivBase).readBigUInt64BE(0) + (BigInt(track.index) << 40n)) & 0xffffffffffffffffn;
+  const constantIv = p.constantIv ?? Uint8Array.from(digest.subarray(8, 24));
+  return {
+    constantIv,
+    sampleIv(fragment: number, k: number): Uint8Array {
+      if (k >= MAX_SAMPLES_PER_FRAGMENT) {
+        throw originError(
+          'unsupported-media',
+          `fragment ${fragment} holds more than ${MAX_SAMPLES_PER_FRAGMENT} samples: too many to encrypt with distinct IVs`,
+          { subject: track.src },
+        );
+      }
+      const iv = Buffer.alloc(8);
+      iv.writeBigUInt64BE((base + (BigInt(fragment) << 12n) + BigInt(k)) & 0xffffffffffffffffn);
+      return iv;
+    },
+  };
+}

@@ -1,0 +1,34 @@
+// No accidental clear playout: a protected presentation answers only in the formats its DRM
+// options encrypt, and of those only the ones whose encryption is implemented (CHANGELOG.md says
+// which). Everything else is 403 protected-format, before any byte of media is read.
+
+import { originError } from '../errors';
+import type { Presentation } from '../model/presentation';
+import type { ProtectedFormat } from '../model/protection';
+
+const NAMES: Record<ProtectedFormat, string> = { smooth: 'Smooth Streaming', dash: 'DASH', hls: 'HLS', hds: 'HDS' };
+
+/** Which options give each format a key. */
+const KEY_OPTIONS: Record<ProtectedFormat, string> = {
+  dash: '--drm_a.key or --iss.key',
+  smooth: '--iss.key',
+  hls: '--hls.key',
+  hds: 'nothing: HDS output is never encrypted',
+};
+
+/** Formats whose encrypted output this version writes. */
+const IMPLEMENTED: ReadonlySet<ProtectedFormat> = new Set(['dash']);
+
+export function checkFormatProtected(p: Presentation, format: ProtectedFormat): void {
+  const protection = p.protection;
+  if (protection === undefined) return;
+  if (!protection.formats.has(format)) {
+    throw originError(
+      'protected-format',
+      `this presentation is encrypted and ${NAMES[format]} has no key configured (${KEY_OPTIONS[format]})`,
+    );
+  }
+  if (!IMPLEMENTED.has(format)) {
+    throw originError('protected-format', `encrypted ${NAMES[format]} output is not available in this version`);
+  }
+}

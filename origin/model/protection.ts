@@ -1,0 +1,47 @@
+// How a presentation is protected, per output format: decided once from the server manifest's
+// DRM options (origin/drm/protection.ts) and read by the writers. Formats without an entry are
+// refused for a protected presentation (no accidental clear playout), never served clear.
+
+/** A content key: 16-byte key id and 16-byte content encryption key (ISO/IEC 23001-7 §3). */
+export interface ContentKey {
+  kid: Uint8Array;
+  key: Uint8Array;
+}
+
+/** Common-encryption schemes we write (ISO/IEC 23001-7 §10.1 cenc, §10.4 cbcs). */
+export type CencScheme = 'cenc' | 'cbcs';
+
+/** A DRM system signalled next to the common encryption: its `pssh` box and manifest elements. */
+export interface DrmSystem {
+  /** Lower-case UUID with dashes (origin/drm/systems.ts). */
+  systemId: string;
+  /** The whole `pssh` box (ISO/IEC 23001-7 §8.1); undefined: none (ClearKey's MPD-only element). */
+  pssh: Uint8Array | undefined;
+  /** PlayReady only: the PlayReady Object (the pssh data, also the MPD's `mspr:pro`). */
+  playReadyObject: Uint8Array | undefined;
+  /** License server advertised in the manifest, when the DRM's signalling has a place for it. */
+  licenseUrl: string | undefined;
+}
+
+/** Common encryption of fMP4 output (DASH, HLS fMP4, Smooth's PIFF). */
+export interface CencProtection {
+  scheme: CencScheme;
+  key: ContentKey;
+  /** 8-byte base of per-sample IVs (cenc); undefined: derived per track (origin/drm/ivs.ts). */
+  ivBase: Uint8Array | undefined;
+  /** 16-byte constant IV (cbcs); undefined: derived per track. */
+  constantIv: Uint8Array | undefined;
+  /** DRM systems signalled, in the order their elements are written (the common pssh first). */
+  systems: DrmSystem[];
+  /** Seconds at the start left clear, rounded up to whole segments by the writers. */
+  clearLeadSeconds: number;
+}
+
+/** The output formats, as Protection and the refusals name them. */
+export type ProtectedFormat = 'smooth' | 'dash' | 'hls' | 'hds';
+
+export interface Protection {
+  /** The formats the DRM options encrypt; a protected presentation refuses every other format. */
+  formats: ReadonlySet<ProtectedFormat>;
+  dash: CencProtection | undefined;
+}

@@ -1,0 +1,79 @@
+// The DRM options at packaging time: stored in the server manifest, masked in a dry run unless
+// --show-keys, malformed values refused without echoing them, combinations that cannot work
+// refused when the presentation loads, and never accepted from a query string.
+
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { media, runOrigin, tempDir } from '../../helpers/fixtures';
+import { loadPresentation } from '../../helpers/presentations';
+import { OriginError } from '../../../origin/errors';
+
+const KID = '00112233445566778899aabbccddeeff';
+const KEY = '3a2a1b68dd2bd9b2eeb25e84c4776668';
+const VIDEO = media('video_baseline_400k.ismv');
+
+async function pack(...options: string[]): Promise<{ code: number; stdout: string; stderr: string; ism: string }> {
+  const ism = path.join(tempDir('drm-options-'), 'p.ism');
+  const r = await runOrigin(['package', '-q', '-o', ism, VIDEO, ...options]);
+  return { ...r, ism };
+}
+
+test('the key options are stored in the server manifest head', async () => {
+  const r = await pack(`--drm_a.key=${KID}:${KEY}`, '--mpd.protection_scheme=cbcs', '--clear_lead=4');
+  expect(r.code).toBe(0);
+  const text = readFileSync(r.ism, 'utf8');
+  expect(text).toContain(`<meta name="drm_a_key" content="${KID}:${KEY}" />`);
+  expect(text).toContain('<meta name="mpd_protection_scheme" content="cbcs" />');
+  const p = await loadPresentation(r.ism);
+  expect(p.protection?.dash?.scheme).toBe('cbcs');
+  expect(p.protection?.dash?.clearLeadSeconds).toBe(4);
+  expect([...p.protection!.formats]).toEqual(['dash']);
+});
+
+test('a dry run masks the keys and IVs; --show-keys prints them', async () => {
+  const opts = [`--iss.key=${KID}:${KEY}`, '--iss.key_iv=0x0011223344556677'];
+  const masked = await runOrigin(['package', '-o', 'stdout:', VIDEO, ...opts]);
+  expect(masked.code).toBe(0);
+  expect(masked.stdout).toContain(`<meta name="iss_key" content="${KID}:********************************" />`);
+  expect(masked.stdout).toContain('<meta name="iss_key_iv" content="****************" />');
+  expect(masked.stdout + masked.stderr).not.toContain(KEY);
+  const shown = await runOrigin(['package', '-o', 'stdout:', '--show-keys', VIDEO, ...opts]);
+  expect(shown.stdout).toContain(`content="${KID}:${KEY}"`);
+});
+
+test.each([
+  [`--drm_a.key=${KID}`, '--drm_a.key: the value (not shown) is not valid'],
+  [`--drm_a.key=${KID}:${KEY.slice(1)}`, '--drm_a.key: the value (not shown) is not valid'],
+  [`--iss.key_iv=${KEY}`, '--iss.key_iv: the value (not shown) is not valid'],
+  ['--mpd.protection_scheme=cbc1', '"cbc1" is not allowed; use one of: cenc, cbcs'],
+  ['--drm_a.license_server_url=not a url', 'give an absolute URL'],
+])('%s is refused without echoing it', async (option, message) => {
+  const r = await pack(option);
+  expect(r.code).not.toBe(0);
+  expect(r.stderr).toContain(message);
+  expect(r.stderr).not.toContain(KEY);
+  expect(r.stderr).not.toContain(KEY.slice(1));
+});
+
+test.each([
+  [[`--drm_a.key=${KID}:${KEY}`, `--iss.key=${KID}:${'0'.repeat(32)}`], 'must be the same key pair'],
+  [['--drm_a.drm_specific_data=CAESEAA='], '--drm_a.drm_specific_data needs --drm_a.key'],
+  [['--iss.key_iv=0011223344556677'], '--iss.key_iv needs --iss.key'],
+  [['--clearkey.license_server_url=http://127.0.0.1/license'], 'needs a key'],
+])('%j: the presentation does not load, and says why', async (options, message) => {
+  const r = await pack(...options);
+  expect(r.code).toBe(0); // each option is well-formed; together they are not
+  const e = await loadPresentation(r.ism).catch((x: unknown) => x);
+  expect(e).toBeInstanceOf(OriginError);
+  expect((e as OriginError).message).toContain(message);
+  expect((e as OriginError).message).not.toContain(KEY);
+});
+
+test('a whole pssh box given as drm_a data is used as it is', async () => {
+  // A version 0 pssh of drm_a's system id with no data: 32 bytes.
+  const box = Buffer.from('0000002070737368' + '00000000' + 'edef8ba979d64acea3c827dcd51d21ed' + '00000000', 'hex');
+  const r = await pack(`--drm_a.key=${KID}:${KEY}`, `--drm_a.drm_specific_data=${box.toString('base64')}`);
+  const p = await loadPresentation(r.ism);
+  const drmA = p.protection!.dash!.systems.find((s) => s.systemId.startsWith('edef8ba9'))!;
+  expect(Buffer.from(drmA.pssh!).equals(box)).toBe(true);
+});
