@@ -8,6 +8,7 @@ import type { StreamOptions } from '../options/registry';
 import type { CencProtection, ContentKey, DrmSystem, ProtectedFormat, Protection } from '../model/protection';
 import { drmAPsshData, playReadyObject, psshBox } from './pssh';
 import { CLEARKEY, COMMON, DRM_A, PLAYREADY } from './systems';
+import { hlsProtection } from './hls-protection';
 
 /** The protection of a presentation, or undefined when no DRM option is set. */
 export function protectionOf(options: StreamOptions, subject: string): Protection | undefined {
@@ -40,7 +41,8 @@ export function protectionOf(options: StreamOptions, subject: string): Protectio
   if (formats.size === 0) return undefined;
   const dash =
     cencKey === undefined ? undefined : dashProtection(options, cencKey, drmA !== undefined, iss !== undefined);
-  return { formats, dash };
+  const hlsFmp4 = hls === undefined ? undefined : hlsProtection(options, hls, { drmA, iss }, subject);
+  return { formats, dash, hls: hlsFmp4 };
 }
 
 function dashProtection(options: StreamOptions, key: ContentKey, drmA: boolean, playReady: boolean): CencProtection {

@@ -4,6 +4,7 @@
 
 import { originError } from '../errors';
 import type { Presentation } from '../model/presentation';
+import type { PlayoutView } from '../model/view';
 import type { ProtectedFormat } from '../model/protection';
 
 const NAMES: Record<ProtectedFormat, string> = { smooth: 'Smooth Streaming', dash: 'DASH', hls: 'HLS', hds: 'HDS' };
@@ -17,7 +18,7 @@ const KEY_OPTIONS: Record<ProtectedFormat, string> = {
 };
 
 /** Formats whose encrypted output this version writes. */
-const IMPLEMENTED: ReadonlySet<ProtectedFormat> = new Set(['dash']);
+const IMPLEMENTED: ReadonlySet<ProtectedFormat> = new Set(['dash', 'hls']);
 
 export function checkFormatProtected(p: Presentation, format: ProtectedFormat): void {
   const protection = p.protection;
@@ -30,5 +31,22 @@ export function checkFormatProtected(p: Presentation, format: ProtectedFormat): 
   }
   if (!IMPLEMENTED.has(format)) {
     throw originError('protected-format', `encrypted ${NAMES[format]} output is not available in this version`);
+  }
+}
+
+/**
+ * HLS of a protected presentation, once the request's view is known: fMP4 only (encrypted
+ * MPEG-TS comes next) and no I-frame playlists (their keyframe segments are not encrypted yet).
+ */
+export function checkHlsProtected(view: PlayoutView, routeKind: string): void {
+  if (view.presentation.protection === undefined) return;
+  if (!view.options.bool('hls_fmp4')) {
+    throw originError(
+      'protected-format',
+      'encrypted HLS is written with fMP4 segments in this version: request hls_fmp4=true',
+    );
+  }
+  if (routeKind.startsWith('hls-iframe')) {
+    throw originError('protected-format', 'an encrypted presentation has no I-frame playlists in this version');
   }
 }

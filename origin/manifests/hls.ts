@@ -46,6 +46,8 @@ import {
   renditionSeries,
   targetSeconds,
 } from './hls-rates';
+import { keyLines } from './hls-keys';
+import { isEncryptedTrack } from '../drm/encrypted-tracks';
 import { MediaGroup, planVariants, Variant, VariantPlan, VariantTrack } from './hls-variants';
 
 /** RFC 8216 §7: the protocol version a feature of our output needs. */
@@ -66,6 +68,9 @@ export function writeMasterPlaylist(view: PlayoutView): string {
   const version = playlistVersion(view);
   const rates = new RateBook(view);
   const lines = [...header(version), '#EXT-X-INDEPENDENT-SEGMENTS'];
+  // §4.3.4.5: the keys up front, so that a player sets up its key systems before the first segment.
+  const keys = view.presentation.protection?.hls?.keys;
+  if (keys !== undefined) lines.push(...keyLines(keys, 'EXT-X-SESSION-KEY'));
   const used = (type: MediaGroup['type']): MediaGroup[] => {
     const ids = new Set(plan.variants.flatMap((v) => [v.audio, v.text]).filter((g) => g !== undefined));
     return [...ids]
@@ -79,7 +84,8 @@ export function writeMasterPlaylist(view: PlayoutView): string {
   if (text.length > 0) lines.push('', '# SUBTITLES groups', ...text.flatMap((g) => mediaTags(view, plan, g)));
   lines.push('', '# variants');
   for (const v of plan.variants) lines.push(...streamInf(view, plan, v, rates));
-  if (version >= VERSION_IFRAMES) {
+  // An encrypted presentation has no I-frame playlists yet (drm/refusals.ts).
+  if (version >= VERSION_IFRAMES && keys === undefined) {
     const videos = [...new Set(plan.variants.map((v) => v.video).filter((i) => i !== undefined))];
     if (videos.length > 0) lines.push('', '# keyframes', ...videos.map((i) => iframeStreamInf(view, view.tracks[i]!)));
   }
@@ -109,6 +115,10 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
     // Every segment starts with a sync sample (whole source fragments, closed GOPs): §4.3.5.1.
     '#EXT-X-INDEPENDENT-SEGMENTS',
   ];
+  // §4.3.2.4: the key applies to the segments and the Media Initialization Section that follow it.
+  const keys = view.presentation.protection?.hls?.keys;
+  if (keys !== undefined && rend.tracks.some((t) => isEncryptedTrack(t.track)))
+    lines.push(...keyLines(keys, 'EXT-X-KEY'));
   if (kind === 'm4s') lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.init(view, rend.key))}"`);
   const [before, after] = hlsSegmentUrlParts(view, rend.key, kind);
   // The segment lines depend on the main track and on the key below only: built once per view

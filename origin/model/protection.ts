@@ -40,8 +40,25 @@ export interface CencProtection {
 /** The output formats, as Protection and the refusals name them. */
 export type ProtectedFormat = 'smooth' | 'dash' | 'hls' | 'hds';
 
+/** One EXT-X-KEY / EXT-X-SESSION-KEY line (RFC 8216 §4.3.2.4, §4.3.4.5). */
+export interface HlsKeyLine {
+  /** SAMPLE-AES for cbcs, SAMPLE-AES-CTR for cenc (fMP4). */
+  method: 'SAMPLE-AES' | 'SAMPLE-AES-CTR';
+  uri: string;
+  /** Absent: identity (a key file at `uri`). */
+  keyFormat: string | undefined;
+  keyId: Uint8Array | undefined;
+}
+
+/** HLS with fMP4 segments: their common encryption and the key lines of the playlists. */
+export interface HlsProtection {
+  fmp4: CencProtection;
+  keys: HlsKeyLine[];
+}
+
 export interface Protection {
   /** The formats the DRM options encrypt; a protected presentation refuses every other format. */
   formats: ReadonlySet<ProtectedFormat>;
   dash: CencProtection | undefined;
+  hls: HlsProtection | undefined;
 }

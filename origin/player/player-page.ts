@@ -126,12 +126,26 @@ export function indexPage(presentations: ReadonlyArray<PresentationLinks>): stri
   return htmlDocument('Streaming Origin', `<h1>Streaming Origin</h1>\n${body}`, '');
 }
 
-/** The `/play` page for one player and one manifest URL. */
-export function playerPage(player: PlayerName, url: string): string {
+/** How the page's player gets W3C ClearKey keys for an encrypted presentation. */
+export interface ClearKeySettings {
+  /** A ClearKey license server (origin/drm/clearkey-server.ts) the player asks. */
+  licenseUrl?: string;
+  /** Keys given to the player directly, KID → key, 32 hexadecimal digits each (tests, demos). */
+  keys?: Record<string, string>;
+}
+
+/** The `/play` page for one player and one manifest URL, with ClearKey settings when encrypted. */
+export function playerPage(player: PlayerName, url: string, clearKey?: ClearKeySettings): string {
   const scripts = PLAYER_SCRIPTS[player].map((src) => `<script src="${src}"></script>`).join('\n');
-  const config = `<script type="application/json" id="config">${scriptJson({ player, url })}</script>`;
+  const config = `<script type="application/json" id="config">${scriptJson({ player, url, ...(clearKey === undefined ? {} : { clearKey }) })}</script>`;
+  const drm =
+    clearKey === undefined
+      ? ''
+      : clearKey.licenseUrl !== undefined
+        ? ` (ClearKey license: <code>${escapeHtml(clearKey.licenseUrl)}</code>)`
+        : ' (ClearKey keys given to the player)';
   const body = [
-    `<p>${escapeHtml(player)}: <code>${escapeHtml(url)}</code></p>`,
+    `<p>${escapeHtml(player)}: <code>${escapeHtml(url)}</code>${drm}</p>`,
     '<div style="position:relative;width:640px;height:360px">',
     '<video id="video" muted autoplay playsinline controls width="640" height="360"></video>',
     // dash.js renders TTML (stpp) subtitles into a div laid over the video.
@@ -208,6 +222,16 @@ const PAGE_SCRIPT = String.raw`
       return table[k] === value && (!suffix || k.slice(-suffix.length) === suffix);
     })[0] || '';
   }
+  function b64url(hex) {
+    var s = '';
+    for (var i = 0; i < hex.length; i += 2) s += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
+    return btoa(s).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+  }
+  function b64urlKeys(keys) {
+    var out = {};
+    Object.keys(keys).forEach(function (kid) { out[b64url(kid)] = b64url(keys[kid]); });
+    return out;
+  }
   function need(name, file) {
     if (typeof window[name] === 'undefined') throw new Error(name + ' is not defined (did ' + file + ' load?)');
   }
@@ -222,7 +246,10 @@ const PAGE_SCRIPT = String.raw`
   function hlsjs() {
     need('Hls', '/_players/hls.min.js');
     if (!Hls.isSupported()) throw new Error('hls.js: Media Source Extensions not supported');
-    var hls = new Hls();
+    // EME with ClearKey for fMP4 SAMPLE-AES: hls.js takes the KID from the playlist's
+    // org.w3.clearkey key line and asks the license server.
+    var ck = cfg.clearKey;
+    var hls = new Hls(ck && ck.licenseUrl ? { emeEnabled: true, drmSystems: { 'org.w3.clearkey': { licenseUrl: ck.licenseUrl } } } : {});
     window.__player = hls;
     hls.on(Hls.Events.ERROR, function (_, d) {
       var url = d.url || (d.frag && d.frag.url) || (d.context && d.context.url) || '';
@@ -252,6 +279,11 @@ const PAGE_SCRIPT = String.raw`
     p.on('error', function (e) { error('dash.js error ' + describe(e.error)); });
     p.on('playbackError', function (e) { error('dash.js playbackError ' + describe(e.error)); });
     p.on('streamInitialized', function () { event('dash.js:streamInitialized'); });
+    // EME with the W3C ClearKey system: keys given (base64url, as the CDM's messages carry them),
+    // or a license server dash.js POSTs the CDM's request to.
+    var ck = cfg.clearKey;
+    if (ck && ck.keys) p.setProtectionData({ 'org.w3.clearkey': { clearkeys: b64urlKeys(ck.keys) } });
+    else if (ck && ck.licenseUrl) p.setProtectionData({ 'org.w3.clearkey': { serverURL: ck.licenseUrl } });
     p.initialize(video, cfg.url, true);
     p.attachTTMLRenderingDiv(document.getElementById('ttml'));
   }
@@ -271,6 +303,11 @@ const PAGE_SCRIPT = String.raw`
     var player = new shaka.Player();
     window.__player = player;
     player.addEventListener('error', function (e) { error('shaka error ' + shakaError(e.detail)); });
+    var ck = cfg.clearKey;
+    // shaka 5's HLS parser refuses the org.w3.clearkey key format: with the keys given, the
+    // manifest's DRM lines are not needed.
+    if (ck && ck.keys) player.configure({ drm: { clearKeys: ck.keys }, manifest: { ignoreDrmInfo: /\.m3u8/.test(cfg.url) } });
+    else if (ck && ck.licenseUrl) player.configure({ drm: { servers: { 'org.w3.clearkey': ck.licenseUrl } } });
     // shaka 5 times WebVTT in fMP4 HLS by the video appends that follow the text track's
     // selection; a track chosen after the short clip is fully buffered never gets its cues. Asking
     // for the page's language up front streams the matching subtitles with the media.

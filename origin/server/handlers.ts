@@ -12,7 +12,7 @@ import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
 import { inClearLead, readEncryptedSegment, trackEncryption } from '../segments/fmp4/encrypted-segment';
-import { checkFormatProtected } from '../drm/refusals';
+import { checkFormatProtected, checkHlsProtected } from '../drm/refusals';
 import { trackHeaderOf } from '../media/moov';
 import { SourceOpener } from '../io/source';
 import { canonicalViewKey, RenderedManifest } from '../cache/manifest-cache';
@@ -85,6 +85,7 @@ export async function handlePlayout(
     () => viewForQuery(p, req.route.format, rawQuery, ctx.select),
     viewCost,
   );
+  if (req.route.format === 'hls') checkHlsProtected(view, req.route.kind);
   return req.route.handler({ ctx, req, presentation: p, view, rawQuery });
 }
 
@@ -365,6 +366,7 @@ function initReply(call: RouteCall, t: ViewTrack): Reply {
 /** The common encryption of this route's fMP4 output, if the presentation is protected. */
 function cencOf(call: RouteCall) {
   const protection = call.presentation.protection;
+  if (call.req.route.format === 'hls') return protection?.hls?.fmp4;
   return call.req.route.format === 'dash' ? protection?.dash : undefined;
 }
 

@@ -6,7 +6,14 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { originError } from '../errors';
-import { indexPage, isPlayerName, PLAYER_ASSET_CONTENT_TYPE, playerAssetFile, playerPage } from '../player/player-page';
+import {
+  ClearKeySettings,
+  indexPage,
+  isPlayerName,
+  PLAYER_ASSET_CONTENT_TYPE,
+  playerAssetFile,
+  playerPage,
+} from '../player/player-page';
 import { ifNoneMatchHits, notModifiedSince, parseRange } from './http-util';
 import { sendBytes, startBody, unsatisfiable } from './http';
 import { listPresentations } from './presentations';
@@ -73,7 +80,7 @@ export async function servePlayer(
       throw originError('bad-parameter', `unknown player "${player.slice(0, 32)}"`, { subject: 'player' });
     if (url === '' || url.length > 2048)
       throw originError('bad-parameter', 'url must be a manifest URL of at most 2048 characters', { subject: 'url' });
-    html(playerPage(player, url));
+    html(playerPage(player, url, clearKeySettings(params)));
     return true;
   }
   if (urlPath.startsWith('/_players/')) {
@@ -159,3 +166,26 @@ async function hasDrmOptions(file: string): Promise<boolean> {
 }
 
 const DRM_META = DRM_OPTIONS.map((o) => o.name);
+
+/**
+ * `/play`'s ClearKey parameters: `clearkey=<license URL>` or `clearkeys=<kid>:<key>[,…]` (hex),
+ * for playing an encrypted presentation (docs/guide/drm.md). Bounded and checked.
+ */
+function clearKeySettings(params: URLSearchParams): ClearKeySettings | undefined {
+  const licenseUrl = params.get('clearkey') ?? undefined;
+  const pairs = params.get('clearkeys') ?? undefined;
+  if (licenseUrl === undefined && pairs === undefined) return undefined;
+  if (licenseUrl !== undefined && (licenseUrl.length > 2048 || !/^https?:\/\/\S+$/.test(licenseUrl))) {
+    throw originError('bad-parameter', 'clearkey must be an http(s) license URL of at most 2048 characters', {
+      subject: 'clearkey',
+    });
+  }
+  if (pairs === undefined) return { licenseUrl };
+  const list = pairs.split(',');
+  if (list.length > 16 || !list.every((p) => /^[0-9a-fA-F]{32}:[0-9a-fA-F]{32}$/.test(p))) {
+    throw originError('bad-parameter', 'clearkeys must be <kid>:<key>[,...], 32 hexadecimal digits each', {
+      subject: 'clearkeys',
+    });
+  }
+  return { keys: Object.fromEntries(list.map((p) => p.toLowerCase().split(':') as [string, string])) };
+}

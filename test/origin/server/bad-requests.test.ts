@@ -108,6 +108,20 @@ function cases(): Array<[string, string, string, number, string]> {
     ['static file that does not exist', 'GET', '/nothing.txt', 404, 'unknown-url'],
     ['player page: unknown player', 'GET', '/play?player=vlc&url=%2Fp.ism%2F.mpd', 400, 'bad-parameter'],
     ['player page: no manifest URL', 'GET', '/play?player=hlsjs', 400, 'bad-parameter'],
+    [
+      'player page: ClearKey keys not hex',
+      'GET',
+      '/play?player=dashjs&url=%2Fp.ism%2F.mpd&clearkeys=zz:yy',
+      400,
+      'bad-parameter',
+    ],
+    [
+      'player page: ClearKey license URL not http(s)',
+      'GET',
+      '/play?player=shaka&url=%2Fp.ism%2F.mpd&clearkey=javascript%3Aalert(1)',
+      400,
+      'bad-parameter',
+    ],
     ['player assets: not in the table', 'GET', '/_players/package.json', 404, 'unknown-url'],
     ['player assets: dot-dot', 'GET', '/_players/../../package.json', 400, 'bad-path'],
   ];

@@ -1,0 +1,92 @@
+// What `--hls.*` means for HLS with fMP4 segments (RFC 8216bis §4.4.4.4 EXT-X-KEY): the
+// segments are common-encrypted (cbcs by default, which Apple devices need; cenc on request) with
+// the HLS key, and the playlists carry one EXT-X-KEY per DRM that signals it:
+// - ClearKey (`--clearkey.license_server_url`): KEYFORMAT "org.w3.clearkey" with the license URL,
+//   and nothing else (an identity line next to it sends hls.js down the wrong path, measured);
+// - FairPlay (`--hls.playout=sample_aes_streamingkeydelivery`): KEYFORMAT
+//   "com.apple.streamingkeydelivery", URI skd://… (the license server URL when it is one), no IV;
+// - drm_a and PlayReady when their key is the HLS key: their pssh as a data: URI;
+// - otherwise identity: URI = `--hls.license_server_url`, the key file.
+// The constant IV of cbcs is in every init segment's `tenc`: no IV attribute is written.
+
+import { originError } from '../errors';
+import type { StreamOptions } from '../options/registry';
+import type { CencProtection, ContentKey, DrmSystem, HlsKeyLine, HlsProtection } from '../model/protection';
+import { drmAPsshData, playReadyObject, psshBox } from './pssh';
+import { COMMON, DRM_A, PLAYREADY } from './systems';
+
+/** `hls`: the `--hls.key` value; `cenc`: the DRM keys of DASH, whose signalling HLS shares when the KID is the same. */
+export function hlsProtection(
+  options: StreamOptions,
+  hls: string,
+  cenc: { drmA: ContentKey | undefined; iss: ContentKey | undefined },
+  subject: string,
+): HlsProtection {
+  const bad = (message: string): never => {
+    throw originError('bad-option', message, { subject });
+  };
+  const [kidHex, keyHex] = hls.split(':') as [string, string];
+  const key: ContentKey = { kid: hex(kidHex === '' ? '0'.repeat(32) : kidHex), key: hex(keyHex) };
+  const scheme = options.str('hls_protection_scheme') === 'cenc' ? 'cenc' : 'cbcs';
+  const fairPlay = options.str('hls_playout') === 'sample_aes_streamingkeydelivery';
+  if (fairPlay && scheme !== 'cbcs') bad('FairPlay (--hls.playout=sample_aes_streamingkeydelivery) needs cbcs');
+  const iv = options.str('hls_key_iv');
+  if (iv !== undefined && scheme !== 'cbcs') bad('--hls.key_iv is the constant IV of cbcs: it does not apply to cenc');
+  const same = (k: ContentKey | undefined): boolean =>
+    k !== undefined &&
+    Buffer.from(k.kid).equals(Buffer.from(key.kid)) &&
+    Buffer.from(k.key).equals(Buffer.from(key.key));
+  const drmA = same(cenc.drmA);
+  const playReady = same(cenc.iss);
+
+  const systems: DrmSystem[] = [
+    {
+      systemId: COMMON,
+      pssh: psshBox(COMMON, new Uint8Array(0), [key.kid]),
+      playReadyObject: undefined,
+      licenseUrl: undefined,
+    },
+  ];
+  const drmAPssh = psshBox(DRM_A, drmAPsshData(key.kid, scheme));
+  if (drmA) systems.push({ systemId: DRM_A, pssh: drmAPssh, playReadyObject: undefined, licenseUrl: undefined });
+  const pro = playReadyObject(key.kid, key.key, scheme, options.str('iss_license_server_url'));
+  if (playReady)
+    systems.push({ systemId: PLAYREADY, pssh: psshBox(PLAYREADY, pro), playReadyObject: pro, licenseUrl: undefined });
+  const fmp4: CencProtection = {
+    scheme,
+    key,
+    ivBase: undefined,
+    constantIv: iv === undefined ? undefined : hex(iv.replace(/^0x/, '')),
+    systems,
+    clearLeadSeconds: 0,
+  };
+
+  const method = scheme === 'cbcs' ? 'SAMPLE-AES' : 'SAMPLE-AES-CTR';
+  const licenseUrl = options.str('hls_license_server_url');
+  const clearKey = options.str('clearkey_license_server_url');
+  if (clearKey !== undefined) {
+    return { fmp4, keys: [{ method, uri: clearKey, keyFormat: 'org.w3.clearkey', keyId: key.kid }] };
+  }
+  const keys: HlsKeyLine[] = [];
+  if (fairPlay) {
+    const uri = licenseUrl?.startsWith('skd://') ? licenseUrl : `skd://${Buffer.from(key.kid).toString('hex')}`;
+    keys.push({ method: 'SAMPLE-AES', uri, keyFormat: 'com.apple.streamingkeydelivery', keyId: undefined });
+  }
+  if (drmA) {
+    const uri = `data:text/plain;base64,${Buffer.from(drmAPssh).toString('base64')}`;
+    keys.push({ method, uri, keyFormat: `urn:uuid:${DRM_A}`, keyId: key.kid });
+  }
+  if (playReady) {
+    const uri = `data:text/plain;charset=UTF-16;base64,${Buffer.from(pro).toString('base64')}`;
+    keys.push({ method, uri, keyFormat: 'com.microsoft.playready', keyId: key.kid });
+  }
+  if (keys.length === 0) {
+    if (licenseUrl === undefined) {
+      bad('--hls.key needs --hls.license_server_url (the key URI players fetch) or a DRM that signals it');
+    }
+    keys.push({ method, uri: licenseUrl!, keyFormat: undefined, keyId: undefined });
+  }
+  return { fmp4, keys };
+}
+
+const hex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'hex'));
