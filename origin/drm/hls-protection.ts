@@ -1,6 +1,9 @@
-// What `--hls.*` means for HLS with fMP4 segments (RFC 8216bis §4.4.4.4 EXT-X-KEY): the
-// segments are common-encrypted (cbcs by default, which Apple devices need; cenc on request) with
-// the HLS key, and the playlists carry one EXT-X-KEY per DRM that signals it:
+// What `--hls.*` means. `--hls.key` alone is AES-128 whole-segment encryption of every segment
+// (RFC 8216 §4.3.2.4), as in the reference: the key file at `--hls.license_server_url`, the IV
+// `--hls.key_iv` or each segment's media sequence number. With `--hls.playout` (or
+// `--hls.protection_scheme`) it is SAMPLE-AES (RFC 8216bis §4.4.4.4): fMP4 segments are
+// common-encrypted (cbcs by default, which Apple devices need; cenc on request) and the playlists
+// carry one EXT-X-KEY per DRM that signals it:
 // - ClearKey (`--clearkey.license_server_url`): KEYFORMAT "org.w3.clearkey" with the license URL,
 //   and nothing else (an identity line next to it sends hls.js down the wrong path, measured);
 // - FairPlay (`--hls.playout=sample_aes_streamingkeydelivery`): KEYFORMAT
@@ -27,6 +30,20 @@ export function hlsProtection(
   };
   const [kidHex, keyHex] = hls.split(':') as [string, string];
   const key: ContentKey = { kid: hex(kidHex === '' ? '0'.repeat(32) : kidHex), key: hex(keyHex) };
+  const licenseUrl = options.str('hls_license_server_url');
+  if (!options.isSet('hls_playout') && !options.isSet('hls_protection_scheme')) {
+    if (options.isSet('clearkey_license_server_url')) {
+      bad('ClearKey signalling for HLS is SAMPLE-AES: add --hls.playout=sample_aes (AES-128 has no key system)');
+    }
+    if (licenseUrl === undefined) bad('--hls.key (AES-128) needs --hls.license_server_url, the key file URI');
+    const iv = options.str('hls_key_iv');
+    return {
+      method: 'AES-128',
+      key: key.key,
+      iv: iv === undefined ? undefined : hex(iv.replace(/^0x/, '')),
+      uri: licenseUrl!,
+    };
+  }
   const scheme = options.str('hls_protection_scheme') === 'cenc' ? 'cenc' : 'cbcs';
   const fairPlay = options.str('hls_playout') === 'sample_aes_streamingkeydelivery';
   if (fairPlay && scheme !== 'cbcs') bad('FairPlay (--hls.playout=sample_aes_streamingkeydelivery) needs cbcs');
@@ -62,10 +79,13 @@ export function hlsProtection(
   };
 
   const method = scheme === 'cbcs' ? 'SAMPLE-AES' : 'SAMPLE-AES-CTR';
-  const licenseUrl = options.str('hls_license_server_url');
   const clearKey = options.str('clearkey_license_server_url');
   if (clearKey !== undefined) {
-    return { fmp4, keys: [{ method, uri: clearKey, keyFormat: 'org.w3.clearkey', keyId: key.kid }] };
+    return {
+      method: 'SAMPLE-AES',
+      fmp4,
+      keys: [{ method, uri: clearKey, keyFormat: 'org.w3.clearkey', keyId: key.kid }],
+    };
   }
   const keys: HlsKeyLine[] = [];
   if (fairPlay) {
@@ -86,7 +106,7 @@ export function hlsProtection(
     }
     keys.push({ method, uri: licenseUrl!, keyFormat: undefined, keyId: undefined });
   }
-  return { fmp4, keys };
+  return { method: 'SAMPLE-AES', fmp4, keys };
 }
 
 const hex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'hex'));

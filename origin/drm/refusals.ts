@@ -35,15 +35,17 @@ export function checkFormatProtected(p: Presentation, format: ProtectedFormat): 
 }
 
 /**
- * HLS of a protected presentation, once the request's view is known: fMP4 only (encrypted
- * MPEG-TS comes next) and no I-frame playlists (their keyframe segments are not encrypted yet).
+ * HLS of a protected presentation, once the request's view is known: SAMPLE-AES is written with
+ * fMP4 segments only (SAMPLE-AES MPEG-TS comes next; AES-128 covers every kind), and there are no
+ * I-frame playlists (their keyframe segments are not encrypted yet).
  */
 export function checkHlsProtected(view: PlayoutView, routeKind: string): void {
-  if (view.presentation.protection === undefined) return;
-  if (!view.options.bool('hls_fmp4')) {
+  const protection = view.presentation.protection;
+  if (protection === undefined) return;
+  if (protection.hls?.method === 'SAMPLE-AES' && !view.options.bool('hls_fmp4')) {
     throw originError(
       'protected-format',
-      'encrypted HLS is written with fMP4 segments in this version: request hls_fmp4=true',
+      'SAMPLE-AES HLS is written with fMP4 segments in this version: request hls_fmp4=true',
     );
   }
   if (routeKind.startsWith('hls-iframe')) {

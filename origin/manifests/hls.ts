@@ -46,7 +46,8 @@ import {
   renditionSeries,
   targetSeconds,
 } from './hls-rates';
-import { keyLines } from './hls-keys';
+import { aes128KeyLine, keyLines, sessionKeyLines, VERSION_IV } from './hls-keys';
+import { INIT_SECTION_IV, sequenceIv } from '../drm/aes128';
 import { isEncryptedTrack } from '../drm/encrypted-tracks';
 import { MediaGroup, planVariants, Variant, VariantPlan, VariantTrack } from './hls-variants';
 
@@ -69,8 +70,8 @@ export function writeMasterPlaylist(view: PlayoutView): string {
   const rates = new RateBook(view);
   const lines = [...header(version), '#EXT-X-INDEPENDENT-SEGMENTS'];
   // §4.3.4.5: the keys up front, so that a player sets up its key systems before the first segment.
-  const keys = view.presentation.protection?.hls?.keys;
-  if (keys !== undefined) lines.push(...keyLines(keys, 'EXT-X-SESSION-KEY'));
+  const hls = view.presentation.protection?.hls;
+  if (hls !== undefined) lines.push(...sessionKeyLines(hls));
   const used = (type: MediaGroup['type']): MediaGroup[] => {
     const ids = new Set(plan.variants.flatMap((v) => [v.audio, v.text]).filter((g) => g !== undefined));
     return [...ids]
@@ -85,7 +86,7 @@ export function writeMasterPlaylist(view: PlayoutView): string {
   lines.push('', '# variants');
   for (const v of plan.variants) lines.push(...streamInf(view, plan, v, rates));
   // An encrypted presentation has no I-frame playlists yet (drm/refusals.ts).
-  if (version >= VERSION_IFRAMES && keys === undefined) {
+  if (version >= VERSION_IFRAMES && hls === undefined) {
     const videos = [...new Set(plan.variants.map((v) => v.video).filter((i) => i !== undefined))];
     if (videos.length > 0) lines.push('', '# keyframes', ...videos.map((i) => iframeStreamInf(view, view.tracks[i]!)));
   }
@@ -115,16 +116,23 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
     // Every segment starts with a sync sample (whole source fragments, closed GOPs): §4.3.5.1.
     '#EXT-X-INDEPENDENT-SEGMENTS',
   ];
-  // §4.3.2.4: the key applies to the segments and the Media Initialization Section that follow it.
-  const keys = view.presentation.protection?.hls?.keys;
-  if (keys !== undefined && rend.tracks.some((t) => isEncryptedTrack(t.track)))
-    lines.push(...keyLines(keys, 'EXT-X-KEY'));
+  // §4.3.2.4: a key applies to the segments and the Media Initialization Section that follow it.
+  // WebVTT segments stay clear. AES-128 without a fixed IV: one key line per segment, its IV the
+  // segment's media sequence number (drm/aes128.ts), and IV 0 for the init section.
+  const hls = view.presentation.protection?.hls;
+  const encrypted = hls !== undefined && kind !== 'webvtt' && rend.tracks.some((t) => isEncryptedTrack(t.track));
+  const aes = encrypted && hls.method === 'AES-128' ? hls : undefined;
+  if (encrypted && hls.method === 'SAMPLE-AES') lines.push(...keyLines(hls.keys, 'EXT-X-KEY'));
+  if (aes !== undefined && (aes.iv !== undefined || kind === 'm4s')) {
+    lines.push(aes128KeyLine(aes.uri, aes.iv ?? INIT_SECTION_IV));
+  }
   if (kind === 'm4s') lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.init(view, rend.key))}"`);
+  const perSegmentKey = aes !== undefined && aes.iv === undefined ? aes.uri : undefined;
   const [before, after] = hlsSegmentUrlParts(view, rend.key, kind);
   // The segment lines depend on the main track and on the key below only: built once per view
   // (model/view-derived.ts). uri() escapes per character, so escaping the URL's parts around the
   // number is escaping the URL.
-  const list = derived(main, `hls segment lines\n${version}\n${before}\n${after}`, () => {
+  const list = derived(main, `hls segment lines\n${version}\n${before}\n${after}\n${perSegmentKey ?? ''}`, () => {
     const out: string[] = [];
     const extinf = new Map<bigint, string>(); // durations repeat: each distinct one formatted once
     const b = uri(before);
@@ -137,7 +145,9 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
         d = `#EXTINF:${duration(ticks, timescale, version)},`;
         extinf.set(ticks, d);
       }
-      out.push(d, b + (main.firstNumber + i) + a);
+      const n = main.firstNumber + i;
+      if (perSegmentKey !== undefined) out.push(aes128KeyLine(perSegmentKey, sequenceIv(n)));
+      out.push(d, b + n + a);
     }
     return out.join('\n');
   });
@@ -389,7 +399,10 @@ class RateBook {
 /** The version every playlist of this view carries: the requested one, at least 6 with fMP4. */
 export function playlistVersion(view: PlayoutView): number {
   const requested = view.options.int('hls_client_manifest_version') ?? 1;
-  return view.options.bool('hls_fmp4') ? Math.max(VERSION_MAP, requested) : requested;
+  // Encrypted playlists: at least the version of every key attribute written (IV: 2; KEYFORMAT: 5,
+  // below fMP4's 6), whatever the request asks for (docs/guide/drm.md).
+  const keys = view.presentation.protection?.hls === undefined ? 1 : VERSION_IV;
+  return Math.max(view.options.bool('hls_fmp4') ? VERSION_MAP : 1, requested, keys);
 }
 
 function header(version: number): string[] {

@@ -50,11 +50,14 @@ export interface HlsKeyLine {
   keyId: Uint8Array | undefined;
 }
 
-/** HLS with fMP4 segments: their common encryption and the key lines of the playlists. */
-export interface HlsProtection {
-  fmp4: CencProtection;
-  keys: HlsKeyLine[];
-}
+/**
+ * HLS: either AES-128 whole-segment encryption (RFC 8216 §4.3.2.4, the default of `--hls.key`)
+ * of every segment kind, or SAMPLE-AES (`--hls.playout`): common encryption of fMP4 segments
+ * with the key lines of each DRM.
+ */
+export type HlsProtection =
+  | { method: 'AES-128'; key: Uint8Array; iv: Uint8Array | undefined; uri: string }
+  | { method: 'SAMPLE-AES'; fmp4: CencProtection; keys: HlsKeyLine[] };
 
 export interface Protection {
   /** The formats the DRM options encrypt; a protected presentation refuses every other format. */

@@ -74,7 +74,7 @@ export const DRM_OPTIONS: readonly OptionSpec[] = [
     pattern: /^(0x)?[0-9a-fA-F]{32}$/,
     patternHint: 'give 32 hexadecimal digits (a 128-bit IV)',
     description:
-      'The IV of HLS encryption (AES-128, SAMPLE-AES, the constant IV of cbcs). Default: derived from the key and the track, written into every EXT-X-KEY.',
+      'AES-128: the IV of every segment (default: each segment its media sequence number); SAMPLE-AES cbcs: the constant IV (default: derived from the key and the track).',
   }),
   drmOption('hls.license_server_url', {
     formats: ['hls'],
@@ -93,7 +93,8 @@ export const DRM_OPTIONS: readonly OptionSpec[] = [
     formats: ['hls'],
     type: 'enum',
     values: ['cenc', 'cbcs'],
-    description: 'Common-encryption scheme of HLS fMP4 segments (default cbcs, which Apple devices need).',
+    description:
+      'SAMPLE-AES common-encryption scheme of HLS fMP4 segments (default cbcs, which Apple devices need); setting it means SAMPLE-AES as `hls.playout=sample_aes` does.',
   }),
   drmOption('mpd.protection_scheme', {
     formats: ['dash'],

@@ -13,8 +13,11 @@ import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
 import { inClearLead, readEncryptedSegment, trackEncryption } from '../segments/fmp4/encrypted-segment';
 import { checkFormatProtected, checkHlsProtected } from '../drm/refusals';
+import { aes128Encrypt, INIT_SECTION_IV, sequenceIv } from '../drm/aes128';
+import { isEncryptedTrack } from '../drm/encrypted-tracks';
+import { assembleSegment } from '../segments/fmp4/media-segment';
+import { SourceOpener, withSource } from '../io/source';
 import { trackHeaderOf } from '../media/moov';
-import { SourceOpener } from '../io/source';
 import { canonicalViewKey, RenderedManifest } from '../cache/manifest-cache';
 import { Presentation } from '../model/presentation';
 import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
@@ -242,12 +245,19 @@ async function generatedHlsSegment(call: RouteCall, wanted: SegmentKind): Promis
   // and WebVTT are small.
   let loan: BufferLoan | undefined;
   const lend = (size: number): Uint8Array => (loan = BufferLoan.take(segmentReadBuffers, size)).bytes;
-  const content =
+  const generated =
     kind === 'webvtt'
       ? await webvttText(view, r, index, open)
       : kind === 'ts'
         ? await tsSegment(view, r, index, open, lend)
         : await packedAudio(view, r, index, open);
+  // AES-128 (drm/aes128.ts): the segment encrypted into a new buffer; the lent one goes back.
+  let content = generated;
+  if (kind !== 'webvtt' && aes128Of(view) !== undefined && typeof generated !== 'string') {
+    content = aes128(view, Number(nText), generated);
+    loan?.share(0);
+    loan = undefined;
+  }
   const s = numbering.segments.segment(index);
   return generatedReplyWithEtag(
     req,
@@ -352,7 +362,9 @@ function initReply(call: RouteCall, t: ViewTrack): Reply {
   const { req, view } = call;
   const protection = cencOf(call);
   const encryption = protection === undefined ? undefined : trackEncryption(t.track, protection);
-  const bytes = writeInitSegment(trackHeaderOf(t.track), encryption === undefined ? {} : { encryption });
+  const init = writeInitSegment(trackHeaderOf(t.track), encryption === undefined ? {} : { encryption });
+  const aesInit = req.route.format === 'hls' && aes128Of(view) !== undefined && isEncryptedTrack(t.track);
+  const bytes = aesInit ? aes128(view, 0, init) : init;
   const p = view.presentation;
   return {
     contentType: req.route.contentType,
@@ -366,14 +378,39 @@ function initReply(call: RouteCall, t: ViewTrack): Reply {
 /** The common encryption of this route's fMP4 output, if the presentation is protected. */
 function cencOf(call: RouteCall) {
   const protection = call.presentation.protection;
-  if (call.req.route.format === 'hls') return protection?.hls?.fmp4;
+  if (call.req.route.format === 'hls')
+    return protection?.hls?.method === 'SAMPLE-AES' ? protection.hls.fmp4 : undefined;
   return call.req.route.format === 'dash' ? protection?.dash : undefined;
+}
+
+/** HLS AES-128 whole-segment encryption of this presentation (drm/aes128.ts), if any. */
+function aes128Of(view: PlayoutView): { key: Uint8Array; iv: Uint8Array | undefined } | undefined {
+  const hls = view.presentation.protection?.hls;
+  return hls?.method === 'AES-128' ? hls : undefined;
+}
+
+/** `bytes` encrypted for the HLS segment with media sequence number `n` (0: the init section). */
+function aes128(view: PlayoutView, n: number, bytes: Uint8Array): Uint8Array {
+  const aes = aes128Of(view)!;
+  return aes128Encrypt(aes.key, aes.iv ?? (n === 0 ? INIT_SECTION_IV : sequenceIv(n)), bytes);
 }
 
 async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 'smooth' | 'fmp4'): Promise<Reply> {
   const { ctx, req, view } = call;
   const segment = t.segments.segment(index);
   const p = view.presentation;
+  if (mode === 'fmp4' && req.route.format === 'hls' && aes128Of(view) !== undefined && isEncryptedTrack(t.track)) {
+    // AES-128: the whole segment, read and encrypted (one segment in memory, like TS).
+    const { parts, fileSize } = await readSegmentParts(ctx.open, t.track, segment, p, mode);
+    const clear = await withSource(ctx.open, t.track.src, (source) => assembleSegment(source, parts));
+    return {
+      contentType: req.route.contentType,
+      body: { type: 'bytes', bytes: aes128(view, t.firstNumber + index, clear) },
+      lastModified: new Date(p.mtimeMs),
+      etag: sourceSegmentEtag({ presentation: p, track: t.track, fileSize, mode, segment, variant: 'aes-128' }),
+      cacheClass: 'segment',
+    };
+  }
   const protection = mode === 'fmp4' ? cencOf(call) : undefined;
   if (protection !== undefined && trackEncryption(t.track, protection) !== undefined) {
     // Encrypted bytes are made per request (no segment cache: drm/ivs.ts keeps the key material).

@@ -42,7 +42,7 @@ export function withoutHlsjsNotices(mode: Mode, r: Pick<PlayResult, 'errors' | '
   const startGapTo = (e: string): number | undefined => {
     if (mode !== 'ts-muxed') return undefined;
     const m =
-      /^hls\.js non-fatal mediaError\/bufferSeekOverHole \S+-1\.ts: fragment loaded with buffer holes, seeking from 0 to ([0-9.]+)$/.exec(
+      /^hls\.js non-fatal mediaError\/bufferSeekOverHole \S+-1\.ts(?:\?\S*)?: fragment loaded with buffer holes, seeking from 0 to ([0-9.]+)$/.exec(
         e,
       );
     return m !== null && Number(m[1]) <= START_GAP_SEEK_MAX ? Number(m[1]) : undefined;

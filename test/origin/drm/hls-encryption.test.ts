@@ -1,4 +1,4 @@
-// Encrypted HLS with fMP4 segments: every fragment of every segment, with its init segment, decrypts
+// SAMPLE-AES HLS (--hls.playout, fMP4 segments): every fragment of every segment, with its init segment, decrypts
 // with ffmpeg (one fragment per file, as ffmpeg requires) to the clear presentation's packets (cbcs and cenc); the playlists carry the key lines each DRM
 // needs (ClearKey alone, FairPlay, drm_a and PlayReady, identity), EXT-X-SESSION-KEY in the master,
 // no I-frame playlists; MPEG-TS and I-frame requests are refused, never served clear.
@@ -23,15 +23,24 @@ beforeAll(async () => {
   origin = await startTestOrigin(
     { clear: FILES, cbcs: FILES, cenc: FILES, ck: FILES, fps: FILES, multi: FILES },
     {
-      cbcs: [`--hls.key=${KID}:${KEY}`, `--hls.license_server_url=${KEYS}`],
+      cbcs: [`--hls.key=${KID}:${KEY}`, '--hls.playout=sample_aes', `--hls.license_server_url=${KEYS}`],
       cenc: [`--hls.key=${KID}:${KEY}`, `--hls.license_server_url=${KEYS}`, '--hls.protection_scheme=cenc'],
-      ck: [`--hls.key=${KID}:${KEY}`, '--clearkey.license_server_url=http://127.0.0.1:1/license'],
+      ck: [
+        `--hls.key=${KID}:${KEY}`,
+        '--hls.playout=sample_aes',
+        '--clearkey.license_server_url=http://127.0.0.1:1/license',
+      ],
       fps: [
         `--hls.key=${KID}:${KEY}`,
         '--hls.playout=sample_aes_streamingkeydelivery',
         '--hls.license_server_url=skd://fps.example/k',
       ],
-      multi: [`--hls.key=${KID}:${KEY}`, `--drm_a.key=${KID}:${KEY}`, `--iss.key=${KID}:${KEY}`],
+      multi: [
+        `--hls.key=${KID}:${KEY}`,
+        '--hls.playout=sample_aes',
+        `--drm_a.key=${KID}:${KEY}`,
+        `--iss.key=${KID}:${KEY}`,
+      ],
     },
   );
 }, 60_000);
@@ -190,6 +199,8 @@ test.each([
 
 test.each([
   [[`--hls.key=${KID}:${KEY}`], 'needs --hls.license_server_url'],
+  [[`--hls.key=${KID}:${KEY}`, '--hls.playout=sample_aes'], 'needs --hls.license_server_url'],
+  [[`--hls.key=${KID}:${KEY}`, '--clearkey.license_server_url=http://127.0.0.1/l'], 'add --hls.playout=sample_aes'],
   [
     [`--hls.key=${KID}:${KEY}`, '--hls.protection_scheme=cenc', '--hls.playout=sample_aes_streamingkeydelivery'],
     'needs cbcs',
