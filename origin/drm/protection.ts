@@ -42,7 +42,22 @@ export function protectionOf(options: StreamOptions, subject: string): Protectio
   const dash =
     cencKey === undefined ? undefined : dashProtection(options, cencKey, drmA !== undefined, iss !== undefined);
   const hlsFmp4 = hls === undefined ? undefined : hlsProtection(options, hls, { drmA, iss }, subject);
-  return { formats, dash, hls: hlsFmp4 };
+  return { formats, dash, smooth: iss === undefined ? undefined : smoothProtection(options, iss), hls: hlsFmp4 };
+}
+
+/** Smooth: PIFF sample encryption is cenc; its manifest carries the PlayReady header (MS-SSTR §2.2.2.2). */
+function smoothProtection(options: StreamOptions, key: ContentKey): CencProtection {
+  const licenseUrl = options.str('iss_license_server_url');
+  const pro = playReadyObject(key.kid, key.key, 'cenc', licenseUrl);
+  const iv = options.str('iss_key_iv');
+  return {
+    scheme: 'cenc',
+    key,
+    ivBase: iv === undefined ? undefined : hex(iv.replace(/^0x/, '')),
+    constantIv: undefined,
+    systems: [{ systemId: PLAYREADY, pssh: psshBox(PLAYREADY, pro), playReadyObject: pro, licenseUrl }],
+    clearLeadSeconds: 0,
+  };
 }
 
 function dashProtection(options: StreamOptions, key: ContentKey, drmA: boolean, playReady: boolean): CencProtection {

@@ -18,7 +18,7 @@ const KEY_OPTIONS: Record<ProtectedFormat, string> = {
 };
 
 /** Formats whose encrypted output this version writes. */
-const IMPLEMENTED: ReadonlySet<ProtectedFormat> = new Set(['dash', 'hls']);
+const IMPLEMENTED: ReadonlySet<ProtectedFormat> = new Set(['dash', 'hls', 'smooth']);
 
 export function checkFormatProtected(p: Presentation, format: ProtectedFormat): void {
   const protection = p.protection;

@@ -31,6 +31,17 @@ export function writeSmoothManifest(view: PlayoutView): string {
   lines.push(
     `<SmoothStreamingMedia MajorVersion="2" MinorVersion="0" TimeScale="${timescale}" Duration="${duration}">`,
   );
+  // MS-SSTR §2.2.2.2: one ProtectionHeader per content-protection system, before the streams.
+  // SystemID lower case without braces: shaka 4 looks it up so (braces would not match).
+  const protection = view.presentation.protection?.smooth;
+  if (protection !== undefined) {
+    lines.push('  <Protection>');
+    for (const s of protection.systems.filter((x) => x.playReadyObject !== undefined)) {
+      const header = Buffer.from(s.playReadyObject!).toString('base64');
+      lines.push(`    <ProtectionHeader SystemID="${s.systemId}">${header}</ProtectionHeader>`);
+    }
+    lines.push('  </Protection>');
+  }
   for (const g of groups) lines.push(...streamIndex(view, g));
   lines.push('</SmoothStreamingMedia>', '');
   return lines.join('\n');

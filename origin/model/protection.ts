@@ -63,5 +63,7 @@ export interface Protection {
   /** The formats the DRM options encrypt; a protected presentation refuses every other format. */
   formats: ReadonlySet<ProtectedFormat>;
   dash: CencProtection | undefined;
+  /** Smooth Streaming (PIFF, always cenc) with the PlayReady header: `--iss.key`. */
+  smooth: CencProtection | undefined;
   hls: HlsProtection | undefined;
 }

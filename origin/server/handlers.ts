@@ -411,10 +411,10 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
       cacheClass: 'segment',
     };
   }
-  const protection = mode === 'fmp4' ? cencOf(call) : undefined;
+  const protection = mode === 'fmp4' ? cencOf(call) : p.protection?.smooth;
   if (protection !== undefined && trackEncryption(t.track, protection) !== undefined) {
     // Encrypted bytes are made per request (no segment cache: drm/ivs.ts keeps the key material).
-    const { bytes, fileSize } = await readEncryptedSegment(ctx.open, t.track, segment, p, protection);
+    const { bytes, fileSize } = await readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode });
     const variant = `${protection.scheme}${inClearLead(t.track, segment, protection) ? '-clear-lead' : ''}`;
     return {
       contentType: req.route.contentType,

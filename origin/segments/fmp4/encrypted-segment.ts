@@ -44,15 +44,21 @@ export function inClearLead(track: PresentationTrack, segment: Segment, p: CencP
 }
 
 /** The protected fMP4 media segment `segment` of `track`, whole, and the source's size when read. */
+/** How a segment is encrypted and boxed: DASH/HLS fMP4 or Smooth (PIFF). */
+export interface EncryptedAs {
+  protection: CencProtection;
+  mode: 'smooth' | 'fmp4';
+}
+
 export function readEncryptedSegment(
   open: SourceOpener,
   track: PresentationTrack,
   segment: Segment,
   presentation: Presentation,
-  protection: CencProtection,
+  as: EncryptedAs,
 ): Promise<{ bytes: Uint8Array; fileSize: number }> {
   return withSource(open, track.src, async (source) => ({
-    bytes: await encryptedSegment(source, track, segment, presentation, protection),
+    bytes: await encryptedSegment(source, track, segment, presentation, as),
     fileSize: source.size,
   }));
 }
@@ -62,9 +68,11 @@ async function encryptedSegment(
   track: PresentationTrack,
   s: Segment,
   p: Presentation,
-  protection: CencProtection,
+  { protection, mode }: EncryptedAs,
 ): Promise<Uint8Array> {
   const f = track.fragments;
+  // Smooth keeps the source's tfxd, on its own timeline (segment-parts.ts does the same in clear).
+  const smoothShift = s.sourceTime - s.smoothTime;
   const trackId = track.properties.trackID;
   const shift = ticksIn(p.origin, track.properties.TimeScale);
   const encryption = trackEncryption(track, protection);
@@ -75,9 +83,12 @@ async function encryptedSegment(
   for (let i = s.first; i < s.first + s.count; i++) {
     const offset = f.offsets[i]!;
     const moof = await readFragmentMoof(source, offset);
+    const time = mode === 'smooth' ? f.times[i]! - smoothShift : f.times[i]! - shift;
     const common = {
       sequenceNumber: i + 1,
-      baseMediaDecodeTime: f.times[i]! - shift,
+      baseMediaDecodeTime: time,
+      keepTfxd: mode === 'smooth',
+      ...(mode === 'smooth' ? { tfxdTime: time } : {}),
       headers: track.headers,
       fileSize: source.size,
       fileName: track.src,
@@ -107,12 +118,16 @@ async function encryptedSegment(
       return aux.slice(before, before + count);
     });
     const description = clear ? 2 : 1;
+    const piff = mode === 'smooth';
     fragments.push(
-      reboxFragment(moof, offset, trackId, { ...common, encryption: { sampleDescriptionIndex: description, trafs } }),
+      reboxFragment(moof, offset, trackId, {
+        ...common,
+        encryption: { sampleDescriptionIndex: description, trafs, piff },
+      }),
     );
   }
-  const styp = serialize(brandBox('styp', STYP_MAJOR_BRAND, 0, STYP_COMPATIBLE_BRANDS));
-  const pieces = [styp];
+  // Smooth fragments have no styp (MS-SSTR §2.2.4: moof + mdat).
+  const pieces = mode === 'smooth' ? [] : [serialize(brandBox('styp', STYP_MAJOR_BRAND, 0, STYP_COMPATIBLE_BRANDS))];
   fragments.forEach((x, j) => pieces.push(x.moof, mdatHeader(payloads[j]!.byteLength), payloads[j]!));
   return Buffer.concat(pieces);
 }

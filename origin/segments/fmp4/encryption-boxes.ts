@@ -98,7 +98,10 @@ export interface AuxOffsets {
  * neither IV nor subsamples (audio) get a `senc` with no entries and no saiz/saio, as shaka
  * writes them. `offsets` is filled while the moof is written; patchSaio completes it.
  */
-export function auxInfoBoxes(samples: readonly SampleAuxInfo[], offsets: AuxOffsets): Writable[] {
+/** PIFF 1.1's SampleEncryptionBox usertype (Smooth Streaming's `senc` before CENC had one). */
+export const PIFF_SAMPLE_ENCRYPTION = 'a2394f525a9b4f14a2446c427c648df4';
+
+export function auxInfoBoxes(samples: readonly SampleAuxInfo[], offsets: AuxOffsets, piff = false): Writable[] {
   const withSubsamples = samples.some((s) => s.subsamples !== undefined);
   const sizes = samples.map((s) => s.iv.byteLength + (withSubsamples ? 2 + 6 * (s.subsamples?.length ?? 0) : 0));
   // The entries written straight into one buffer: a Writable per field costs more than the cipher.
@@ -118,11 +121,22 @@ export function auxInfoBoxes(samples: readonly SampleAuxInfo[], offsets: AuxOffs
       at += 6;
     }
   }
-  const senc = fullBox('senc', 0, withSubsamples ? 0x2 : 0, field.u32(samples.length), field.bytes(entries));
+  const flags = withSubsamples ? 0x2 : 0;
+  // Smooth (PIFF): the same box as a `uuid` with the PIFF usertype, 16 bytes longer before its entries.
+  const senc = piff
+    ? box(
+        'uuid',
+        field.bytes(Buffer.from(PIFF_SAMPLE_ENCRYPTION, 'hex')),
+        field.u8(0),
+        field.u24(flags),
+        field.u32(samples.length),
+        field.bytes(entries),
+      )
+    : fullBox('senc', 0, flags, field.u32(samples.length), field.bytes(entries));
   const sencMarked: Writable = {
     size: senc.size,
     write: (w) => {
-      offsets.sencStart = w.offset;
+      offsets.sencStart = w.offset + (piff ? 16 : 0);
       senc.write(w);
     },
   };

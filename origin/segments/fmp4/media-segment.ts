@@ -56,6 +56,8 @@ export interface FragmentEncryption {
   sampleDescriptionIndex: number;
   /** Per traf of the track, in order: its samples' auxiliary information (undefined: a clear traf). */
   trafs: ReadonlyArray<readonly SampleAuxInfo[] | undefined>;
+  /** Smooth Streaming: the PIFF `uuid` SampleEncryptionBox instead of `senc`. */
+  piff?: boolean;
 }
 
 export interface ReboxedFragment {
@@ -180,7 +182,7 @@ function writeMoof(
     const samples = opts.encryption?.trafs[index];
     const offsets = { saioField: 0, sencStart: 0 };
     if (samples !== undefined) aux.push(offsets);
-    const encryption = samples === undefined ? [] : auxInfoBoxes(samples, offsets);
+    const encryption = samples === undefined ? [] : auxInfoBoxes(samples, offsets, opts.encryption?.piff === true);
     const description = opts.encryption?.sampleDescriptionIndex;
     return box('traf', tfhd(traf, opts.outputTrackId ?? trackID, description), tfdt, ...truns, ...tfxd, ...encryption);
   });

@@ -200,7 +200,7 @@ describe('no clear playout of a protected presentation', () => {
     ['/cenc.ism/Manifest', 403, 'protected-format'],
     ['/cenc.ism/.m3u8', 403, 'protected-format'],
     ['/cenc.ism/.f4m', 403, 'protected-format'],
-    ['/cbcs.ism/Manifest', 403, 'protected-format'],
+    ['/cbcs.ism/.m3u8', 403, 'protected-format'], // a key for DASH and Smooth, none for HLS
     ['/cenc.ism/.mpd?drm_a_key=00112233445566778899aabbccddeeff:00112233445566778899aabbccddeeff', 400, 'bad-option'],
     ['/cenc.ism/.mpd?mpd_protection_scheme=cbcs', 400, 'bad-option'],
   ])('%s → %d %s', async (url, status, code) => {
