@@ -148,6 +148,22 @@ describe.each([
     expect(checked).toBeGreaterThan(8);
   }, 120_000);
 
+  test('HEAD and Range are answered from the same bytes as GET', async () => {
+    const w = (await written(name)).find((x) => x.kind === 'media' && x.key.startsWith('video'))!;
+    const rawPath = w.url.replace(origin.url, '');
+    const whole = await get(origin.url, rawPath);
+    const head = await get(origin.url, rawPath, {}, 'HEAD');
+    expect([head.status, head.headers['content-length'], head.headers.etag, head.body.length]).toEqual([
+      200,
+      String(whole.body.length),
+      whole.headers.etag,
+      0,
+    ]);
+    const part = await get(origin.url, rawPath, { range: 'bytes=100-4195' });
+    expect([part.status, part.headers['content-range']]).toEqual([206, `bytes 100-4195/${whole.body.length}`]);
+    expect(part.body.equals(whole.body.subarray(100, 4196))).toBe(true);
+  });
+
   test('the same request gives the same bytes and the same ETag', async () => {
     const w = (await written(name)).find((x) => x.kind === 'media')!;
     const rawPath = w.url.replace(origin.url, '');
