@@ -9,15 +9,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Writable } from 'node:stream';
 import { main as cli } from '../origin/cli/main';
-import { FileSource } from '../origin/io/source';
 import { PresentationStore } from '../origin/cache/presentation-store';
 import { PresentationTrack } from '../origin/model/presentation';
-import { viewForQuery } from '../origin/model/view';
-import { trackKey } from '../origin/model/view';
-import { handlePlayout, newPlayoutContext, PlayoutContext } from '../origin/server/handlers';
-import { decodePath, matchPresentationRoute } from '../origin/server/routes';
+import { trackKey, viewForQuery } from '../origin/model/view';
+import { newPlayoutContext } from '../origin/server/handlers';
+import { fetchThrough, Sink } from './in-process';
 import { stats } from './stats';
 import { ensureLongSourcesReport, httpBenchSpecs, repoRoot } from './media';
 import { machine, machineLine } from './machine';
@@ -27,31 +24,7 @@ const KEY = '3a2a1b68dd2bd9b2eeb25e84c4776668';
 const SEGMENTS = 120;
 const KINDS = ['clear', 'cenc', 'cbcs'] as const;
 
-class Sink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
 const selectAll = (tracks: readonly PresentationTrack[]): number[] => tracks.map((_, i) => i);
-
-/** One URL through the handler; the body in memory (file ranges read). Returns its bytes. */
-async function fetchThrough(ctx: PlayoutContext, ism: string, url: string): Promise<number> {
-  const req = matchPresentationRoute(decodePath(url))!;
-  const reply = await handlePlayout(ctx, req, ism, '');
-  const body = reply.body;
-  if (body.type === 'bytes') return body.bytes.byteLength;
-  if (body.type === 'text') return Buffer.byteLength(body.text);
-  const source = await FileSource.open(body.file);
-  try {
-    for (const p of body.parts) if (p.kind === 'file') await source.read(p.offset, p.length);
-  } finally {
-    await source.close();
-  }
-  return body.length;
-}
 
 export async function runDrmBench(options: { passes?: number; log?: (l: string) => void } = {}): Promise<unknown> {
   const log = options.log ?? ((line: string) => console.log(line));
@@ -96,7 +69,7 @@ export async function runDrmBench(options: { passes?: number; log?: (l: string) 
         const ism = path.join(dir, `${kind}.ism`);
         const start = process.hrtime.bigint();
         let total = 0;
-        for (const url of urls(kind)) total += await fetchThrough(ctx, ism, url);
+        for (const url of urls(kind)) total += (await fetchThrough(ctx, ism, url)).bytes;
         const ms = Number(process.hrtime.bigint() - start) / 1e6;
         rates[kind]!.push(total / 1e3 / ms);
         bytes = { ...bytes, [kind]: total };

@@ -19,16 +19,14 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Writable } from 'node:stream';
 import { main as cli } from '../origin/cli/main';
-import { FileSource } from '../origin/io/source';
 import { PresentationStore } from '../origin/cache/presentation-store';
 import { PresentationTrack } from '../origin/model/presentation';
 import { viewForQuery } from '../origin/model/view';
 import { findRendition } from '../origin/model/rendition';
 import { tsSegment } from '../origin/segments/hls-segments';
-import { handlePlayout, newPlayoutContext, PlayoutContext, Reply } from '../origin/server/handlers';
-import { decodePath, matchPresentationRoute } from '../origin/server/routes';
+import { newPlayoutContext } from '../origin/server/handlers';
+import { fetchThrough, Sink } from './in-process';
 import { stats, Stats } from './stats';
 import { ensureLongSources, repoRoot } from './media';
 import { machine, machineLine } from './machine';
@@ -40,33 +38,9 @@ export interface TsBenchOptions {
   log?: (line: string) => void;
 }
 
-class Sink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
 const selectAll = (tracks: readonly PresentationTrack[]): number[] => tracks.map((_, i) => i);
 const now = (): bigint => process.hrtime.bigint();
 const ms = (from: bigint): number => Number(now() - from) / 1e6;
-
-/** One URL through the handler, as the server answers it; the body materialised in memory. */
-async function fetchThrough(ctx: PlayoutContext, ism: string, url: string): Promise<{ reply: Reply; bytes: number }> {
-  const req = matchPresentationRoute(decodePath(url))!;
-  const reply = await handlePlayout(ctx, req, ism, '');
-  const body = reply.body;
-  if (body.type === 'bytes') return { reply, bytes: body.bytes.byteLength };
-  if (body.type === 'text') return { reply, bytes: Buffer.byteLength(body.text) };
-  const source = await FileSource.open(body.file);
-  try {
-    for (const p of body.parts) if (p.kind === 'file') await source.read(p.offset, p.length);
-  } finally {
-    await source.close();
-  }
-  return { reply, bytes: body.length };
-}
 
 export async function runTsBench(options: TsBenchOptions = {}): Promise<Record<string, unknown>> {
   const log = options.log ?? ((line: string) => console.log(line));

@@ -4,14 +4,13 @@
 // and audio. A wrong key does not. The MPD carries the descriptors and validates; the refusals
 // that keep a protected presentation from being played out clear hold.
 
-import { rmSync, writeFileSync } from 'node:fs';
-import * as path from 'node:path';
+import { rmSync } from 'node:fs';
 import { boxes, Box } from '../../helpers/box-walk';
 import { tempDir } from '../../helpers/fixtures';
-import { runSync } from '../../helpers/process';
 import { validateMpd } from '../manifests/format-support';
 import { get, startTestOrigin, TestOrigin } from '../server/server-helpers';
 import { dashWritten, Written } from '../server/written-urls';
+import { packets } from './ffmpeg-decrypt';
 
 const KID = '00112233445566778899aabbccddeeff';
 const KEY = '3a2a1b68dd2bd9b2eeb25e84c4776668';
@@ -47,18 +46,6 @@ async function fetchOk(url: string): Promise<Buffer> {
 async function written(name: string): Promise<Written[]> {
   const mpdUrl = `${origin.url}/${name}.ism/.mpd`;
   return dashWritten((await fetchOk(mpdUrl)).toString('utf8'), mpdUrl);
-}
-
-/** framemd5 of the packets (-c copy) of init + one segment, decrypted with `key` when given. */
-function packets(init: Buffer, segment: Buffer, key?: string): { code: number; rows: string[]; stderr: string } {
-  const file = path.join(dir, `one-${Math.random().toString(36).slice(2)}.mp4`);
-  writeFileSync(file, Buffer.concat([init, segment]));
-  const args = ['-v', 'error', ...(key === undefined ? [] : ['-decryption_key', key]), '-i', file];
-  const r = runSync('ffmpeg', [...args, '-map', '0:0', '-c', 'copy', '-f', 'framemd5', '-']);
-  rmSync(file);
-  // ffmpeg adds the first packet's encryption side data (`S=1, …`) to its row: not a packet byte.
-  const rows = r.stdout.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-  return { code: r.code, stderr: r.stderr, rows: rows.map((l) => l.replace(/, S=\d+,.*$/, '')) };
 }
 
 const child = (list: Box[], type: string): Box => {
@@ -135,13 +122,13 @@ describe.each([
       expect([w.url, twin === undefined]).toEqual([w.url, false]);
       const [segment, clearSegment] = await Promise.all([fetchOk(w.url), fetchOk(twin!.url)]);
       expect(segment.equals(clearSegment)).toBe(false);
-      const decrypted = packets(inits.get(w.key)!, segment, KEY);
+      const decrypted = packets(dir, inits.get(w.key)!, segment, KEY);
       expect(decrypted.stderr).toBe('');
-      const reference = packets(clearInits.get(w.key)!, clearSegment);
+      const reference = packets(dir, clearInits.get(w.key)!, clearSegment);
       expect(decrypted.rows).toEqual(reference.rows);
       expect(decrypted.rows.length).toBeGreaterThan(0);
       if (checked++ === 0) {
-        const wrong = packets(inits.get(w.key)!, segment, WRONG);
+        const wrong = packets(dir, inits.get(w.key)!, segment, WRONG);
         expect(wrong.rows).not.toEqual(reference.rows);
       }
     }
@@ -188,8 +175,8 @@ describe('clear lead', () => {
     expect(child(trafOf(first), 'tfhd').body.readUInt32BE(8)).toBe(2); // sample_description_index
     expect(trafOf(later).map((b) => b.type)).toEqual(expect.arrayContaining(['saiz', 'saio', 'senc']));
     // The clear segment's packets need no key; the encrypted one's do.
-    expect(packets(init, first).rows.length).toBeGreaterThan(0);
-    expect(packets(init, later, KEY).stderr).toBe('');
+    expect(packets(dir, init, first).rows.length).toBeGreaterThan(0);
+    expect(packets(dir, init, later, KEY).stderr).toBe('');
   });
 
   test('the ClearKey descriptor carries the license URL', async () => {

@@ -3,13 +3,12 @@
 // SampleEncryptionBox (uuid A2394F52-…) with saiz/saio pointing into it, and decrypts with ffmpeg,
 // behind the DASH init segment of the same track and key, to the clear fragment's packets.
 
-import { rmSync, writeFileSync } from 'node:fs';
-import * as path from 'node:path';
+import { rmSync } from 'node:fs';
 import { boxes } from '../../helpers/box-walk';
 import { tempDir } from '../../helpers/fixtures';
-import { runSync } from '../../helpers/process';
 import { get, startTestOrigin, TestOrigin } from '../server/server-helpers';
 import { dashWritten, smoothWritten, Written } from '../server/written-urls';
+import { packets } from './ffmpeg-decrypt';
 
 const KID = '00112233445566778899aabbccddeeff';
 const KEY = '3a2a1b68dd2bd9b2eeb25e84c4776668';
@@ -37,16 +36,6 @@ async function smooth(name: string): Promise<{ manifest: string; written: Writte
   const url = `${origin.url}/${name}.ism/Manifest`;
   const manifest = (await fetched(url)).toString('utf8');
   return { manifest, written: smoothWritten(manifest, url) };
-}
-
-function packets(init: Buffer, fragment: Buffer, key?: string): { rows: string[]; stderr: string } {
-  const file = path.join(dir, `one-${Math.random().toString(36).slice(2)}.mp4`);
-  writeFileSync(file, Buffer.concat([init, fragment]));
-  const args = ['-v', 'error', ...(key === undefined ? [] : ['-decryption_key', key]), '-i', file];
-  const r = runSync('ffmpeg', [...args, '-map', '0:0', '-c', 'copy', '-f', 'framemd5', '-']);
-  rmSync(file);
-  const rows = r.stdout.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-  return { stderr: r.stderr, rows: rows.map((l) => l.replace(/, S=\d+,.*$/, '')) };
 }
 
 test('the manifest carries the PlayReady header: SystemID lower case, no braces, the KID as a GUID', async () => {
@@ -78,10 +67,11 @@ test('every fragment: PIFF uuid with saiz/saio, and it decrypts with ffmpeg to t
     const uuid = traf.filter((b) => b.type === 'uuid').map((b) => b.body.subarray(0, 16).toString('hex'));
     expect(uuid).toContain('a2394f525a9b4f14a2446c427c648df4');
     expect(fragment.equals(twin)).toBe(false);
-    const decrypted = packets(init, fragment, KEY);
+    const decrypted = packets(dir, init, fragment, KEY);
     expect(decrypted.stderr).toBe('');
     expect(decrypted.rows).toEqual(
       packets(
+        dir,
         await fetched(
           inits
             .find((i) => i.key.startsWith(type))!
