@@ -2,15 +2,18 @@
 // device-class server manifests (docs/guide/packaging.md), serves them on loopback, starts the embedded edge in
 // front of the origin (`origin edge --config envoy-config/envoy.yaml`, the plugin in the
 // proxy-wasm host) and prints one URL per format through the edge, the player page, and the
-// origin's own address.
+// origin's own address. One presentation is encrypted (docs/guide/drm.md): a W3C ClearKey
+// license server, demo-only, runs on its own port and hands its published key to the player page.
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ismTrackToProperties } from '../ism/ism-tracks';
-import { StreamOptions } from '../options/registry';
+import { applyCliOption, optionByCli, StreamOptions } from '../options/registry';
 import { buildServerManifest, writeServerManifestFile } from '../package/packager';
 import { projectRoot } from '../../host-glue/filter/filter-module';
 import { UsageError } from './args';
+import { startClearKeyServer } from '../drm/clearkey-server';
+import { PlayerName, playHref } from '../player/player-page';
 
 /** The repository (fixtures/media, envoy-config/), from dist/origin/cli or from the sources. */
 const ROOT = projectRoot(__dirname);
@@ -66,6 +69,33 @@ export const DEMO_CLASSES: Record<string, string[]> = {
   ],
 };
 
+/**
+ * The encrypted presentation: the tablets' H.264 and AAC, DASH (cenc) and HLS fMP4 (SAMPLE-AES,
+ * cbcs) with W3C ClearKey signalling. Smooth has no key: no browser player here gets ClearKey
+ * keys for Smooth (docs/guide/drm.md), and a format without a key is refused, never served clear.
+ */
+export const DEMO_ENCRYPTED = {
+  name: 'encrypted',
+  files: ['video_baseline_400k.ismv', 'video_main_900k.ismv', 'audio_eng_128k.isma', 'text_eng.ismt'],
+  /** Published here, so it protects nothing: ClearKey is for demos and tests. */
+  kid: 'de305d5475b4431badb2eb6b9e546014',
+  key: '1f2e3d4c5b6a79881f2e3d4c5b6a7988',
+};
+
+/** The DRM options of the encrypted presentation, its keys asked from the license server at `licenseUrl`. */
+export function demoDrmOptions(licenseUrl: string): StreamOptions {
+  const { kid, key } = DEMO_ENCRYPTED;
+  const options = new StreamOptions();
+  const flags: Array<[string, string]> = [
+    ['drm_a.key', `${kid}:${key}`],
+    ['hls.key', `${kid}:${key}`],
+    ['hls.playout', 'sample_aes'],
+    ['clearkey.license_server_url', licenseUrl],
+  ];
+  for (const [flag, value] of flags) applyCliOption(options, optionByCli(flag)!, value, `--${flag}`);
+  return options;
+}
+
 export interface DemoArgs {
   outDir: string;
   port: number;
@@ -76,9 +106,12 @@ export interface DemoArgs {
   edgePort: number;
   /** Serve the origin only, without the edge in front. */
   noEdge: boolean;
+  /** The demo ClearKey license server's port (the encrypted presentation's keys). */
+  clearKeyPort: number;
 }
 
-const DEMO_USAGE = 'origin demo [--port N] [--edge-port N] [--host A] [--out DIR] [--no-edge] [--no-serve]';
+const DEMO_USAGE =
+  'origin demo [--port N] [--edge-port N] [--clearkey-port N] [--host A] [--out DIR] [--no-edge] [--no-serve]';
 
 export function parseDemoArgs(argv: readonly string[]): DemoArgs {
   const a: DemoArgs = {
@@ -88,6 +121,7 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
     noServe: false,
     edgePort: 8080,
     noEdge: false,
+    clearKeyPort: 8082,
   };
   const port = (flag: string, v: string): number => {
     if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`${flag} must be 0..65535, not "${v}"`);
@@ -97,16 +131,44 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
     const arg = argv[i]!;
     if (arg === '--no-serve') a.noServe = true;
     else if (arg === '--no-edge') a.noEdge = true;
-    else if (arg === '--port' || arg === '--edge-port' || arg === '--host' || arg === '--out') {
+    else if (['--port', '--edge-port', '--clearkey-port', '--host', '--out'].includes(arg)) {
       const v = argv[++i];
       if (v === undefined) throw new UsageError(`${arg} needs a value`);
       if (arg === '--port') a.port = port(arg, v);
       else if (arg === '--edge-port') a.edgePort = port(arg, v);
+      else if (arg === '--clearkey-port') a.clearKeyPort = port(arg, v);
       else if (arg === '--host') a.host = v;
       else a.outDir = v;
     } else throw new UsageError(`unknown argument "${arg}" (${DEMO_USAGE})`);
   }
   return a;
+}
+
+/** Packages one demo presentation and prints its tracks. */
+async function packageDemo(
+  p: { name: string; files: readonly string[]; options: StreamOptions },
+  mediaDir: string,
+  outDir: string,
+  out: NodeJS.WritableStream,
+): Promise<void> {
+  const target = path.join(outDir, `${p.name}.ism`);
+  const manifest = await buildServerManifest({
+    output: target,
+    inputs: p.files.map((f) => ({ path: path.join(mediaDir, f), trackType: undefined })),
+    options: p.options,
+  });
+  await writeServerManifestFile(target, manifest);
+  out.write(`${target}\n`);
+  manifest.tracks.forEach((t, i) => {
+    const q = ismTrackToProperties(t, i);
+    const detail =
+      q.type === 'video'
+        ? `${q.DisplayWidth}x${q.DisplayHeight} ${q.codecs}`
+        : q.type === 'audio'
+          ? `${q.Channels} ch ${q.codecs}`
+          : q.codecs;
+    out.write(`  ${q.trackName}=${q.systemBitrate}  ${q.type} ${detail} ${q.systemLanguage}\n`);
+  });
 }
 
 /** Packages the device classes, then serves them and prints one URL per format and the player page. */
@@ -120,25 +182,24 @@ export async function runDemo(
   await fs.mkdir(a.outDir, { recursive: true });
   out.write(`Sample content: ${mediaDir}\n\n`);
   for (const [name, files] of Object.entries(DEMO_CLASSES)) {
-    const target = path.join(a.outDir, `${name}.ism`);
-    const manifest = await buildServerManifest({
-      output: target,
-      inputs: files.map((f) => ({ path: path.join(mediaDir, f), trackType: undefined })),
-      options: new StreamOptions(),
-    });
-    await writeServerManifestFile(target, manifest);
-    out.write(`${target}\n`);
-    manifest.tracks.forEach((t, i) => {
-      const p = ismTrackToProperties(t, i);
-      const detail =
-        p.type === 'video'
-          ? `${p.DisplayWidth}x${p.DisplayHeight} ${p.codecs}`
-          : p.type === 'audio'
-            ? `${p.Channels} ch ${p.codecs}`
-            : p.codecs;
-      out.write(`  ${p.trackName}=${p.systemBitrate}  ${p.type} ${detail} ${p.systemLanguage}\n`);
-    });
+    await packageDemo({ name, files, options: new StreamOptions() }, mediaDir, a.outDir, out);
   }
+  // The license server first: its address goes into the encrypted presentation's manifests.
+  const licenses = a.noServe
+    ? undefined
+    : await startClearKeyServer({
+        keys: new Map([[DEMO_ENCRYPTED.kid, DEMO_ENCRYPTED.key]]),
+        host: a.host,
+        port: a.clearKeyPort,
+        log: (line) => err.write(`${line}\n`),
+      }).catch((e: unknown) => {
+        throw new UsageError(
+          `the ClearKey license server cannot listen on ${a.host}:${a.clearKeyPort}: ${(e as Error).message} (--clearkey-port <n> picks another port)`,
+        );
+      });
+  const licenseUrl = licenses?.url ?? `http://${a.host}:${a.clearKeyPort}/license`;
+  const encrypted = { ...DEMO_ENCRYPTED, options: demoDrmOptions(licenseUrl) };
+  await packageDemo(encrypted, mediaDir, a.outDir, out);
   if (a.noServe) return 0;
   const { serve, untilSignal } = require('./serve-command') as typeof import('./serve-command');
   const server = await serve(
@@ -153,7 +214,10 @@ export async function runDemo(
       help: false,
     },
     (line) => err.write(`${line}\n`),
-  );
+  ).catch(async (e: unknown) => {
+    await licenses?.close();
+    throw e;
+  });
   const direct = server.url;
   let edge: import('./edge-command').StartedEdge | undefined;
   if (!a.noEdge) {
@@ -175,6 +239,7 @@ export async function runDemo(
       );
     } catch (e) {
       await server.close();
+      await licenses?.close();
       const { EdgeConfigError } =
         require('../../host-glue/envoy/envoy-config') as typeof import('../../host-glue/envoy/envoy-config');
       const { PluginLoadError } =
@@ -201,6 +266,13 @@ export async function runDemo(
     out.write(`    DASH              ${base}/${name}.ism/.mpd\n`);
     out.write(`    HLS (fMP4)        ${base}/${name}.ism/.m3u8?hls_fmp4=true\n`);
   }
+  const play = (player: PlayerName, url: string): string => `${base}${playHref(player, url, licenseUrl)}`;
+  const dash = `/${DEMO_ENCRYPTED.name}.ism/.mpd`;
+  const hls = `/${DEMO_ENCRYPTED.name}.ism/.m3u8?hls_fmp4=true`;
+  out.write(`\n  ${DEMO_ENCRYPTED.name} (ClearKey, demo only: license server ${licenseUrl})\n`);
+  out.write(`    DASH cenc, shaka       ${play('shaka', dash)}\n`);
+  out.write(`    HLS fMP4 cbcs, hls.js  ${play('hlsjs', hls)}\n`);
+  out.write(`    (EME needs a secure context: open these on this machine, or serve them over HTTPS)\n`);
   out.write(
     `\n  Try a filter: ${base}/tablets.ism/.mpd?filter=${encodeURIComponent('type!="video"||systemBitrate<800000')}\n`,
   );
@@ -208,5 +280,6 @@ export async function runDemo(
   await untilSignal();
   await edge?.close();
   await server.close();
+  await licenses?.close();
   return 0;
 }

@@ -96,13 +96,41 @@ function scriptJson(value: unknown): string {
   );
 }
 
-function playHref(player: PlayerName, url: string): string {
-  return `/play?player=${encodeURIComponent(player)}&url=${encodeURIComponent(url)}`;
+/** The `/play` link of a player and a manifest URL, with the ClearKey license server of an encrypted one. */
+export function playHref(player: PlayerName, url: string, clearKeyLicense: string | undefined): string {
+  const clearKey = clearKeyLicense === undefined ? '' : `&clearkey=${encodeURIComponent(clearKeyLicense)}`;
+  return `/play?player=${encodeURIComponent(player)}&url=${encodeURIComponent(url)}${clearKey}`;
 }
 
 export interface PresentationLinks {
   name: string;
-  urls: { smooth: string; dash: string; hls: string };
+  /** The manifest URL of each format the presentation plays in (an encrypted one: its keyed formats). */
+  urls: Partial<Record<Format, string>>;
+  /** An encrypted presentation: how a browser gets its keys. */
+  drm?: EncryptedLinks;
+}
+
+export interface EncryptedLinks {
+  /** The W3C ClearKey license server the manifests signal, if any. */
+  clearKeyLicense: string | undefined;
+  /** HLS is AES-128 (the players fetch the key file themselves, no EME). */
+  hlsKeyFile: boolean;
+}
+
+type Format = keyof typeof PLAYERS_BY_FORMAT;
+
+/**
+ * The players that play an encrypted format here with a license server, as
+ * test/e2e/players/drm-players.test.ts measures: Chromium's own HLS refuses every EXT-X-KEY,
+ * shaka 5's HLS parser refuses the org.w3.clearkey key format unless the keys are given to it,
+ * dash.js with a license URL builds a `keyids` request Chromium's CDM refuses (it plays only with
+ * the keys given), and neither dash.js's nor shaka 4's Smooth Streaming gets ClearKey keys
+ * (docs/guide/drm.md). Other DRMs have no CDM in a test browser.
+ */
+function encryptedPlayers(format: Format, drm: EncryptedLinks): readonly PlayerName[] {
+  if (format === 'hls' && drm.hlsKeyFile) return ['hlsjs', 'shaka'];
+  if (drm.clearKeyLicense === undefined || format === 'smooth') return [];
+  return format === 'dash' ? ['shaka'] : ['hlsjs'];
 }
 
 /** The `/` page: each presentation with its manifest URLs and a link per format/player pair. */
@@ -113,14 +141,23 @@ export function indexPage(presentations: ReadonlyArray<PresentationLinks>): stri
     ['hls', 'HLS'],
   ] as const;
   const items = presentations.map((p) => {
-    const rows = formats.map(([key, label]) => {
+    const rows = formats.flatMap(([key, label]) => {
       const url = p.urls[key];
-      const links = PLAYERS_BY_FORMAT[key].map(
-        (player) => `<a href="${escapeHtml(playHref(player, url))}">${player}</a>`,
-      );
-      return `  <li>${label}: <a href="${escapeHtml(url)}"><code>${escapeHtml(url)}</code></a> &mdash; ${links.join(' ')}</li>`;
+      if (url === undefined) return [];
+      const license = key === 'hls' && p.drm?.hlsKeyFile === true ? undefined : p.drm?.clearKeyLicense;
+      const players = p.drm === undefined ? PLAYERS_BY_FORMAT[key] : encryptedPlayers(key, p.drm);
+      const links = players.map((player) => `<a href="${escapeHtml(playHref(player, url, license))}">${player}</a>`);
+      const play = links.length > 0 ? links.join(' ') : 'no browser player here has its keys';
+      return [`  <li>${label}: <a href="${escapeHtml(url)}"><code>${escapeHtml(url)}</code></a> &mdash; ${play}</li>`];
     });
-    return `<h2>${escapeHtml(p.name)}</h2>\n<ul>\n${rows.join('\n')}\n</ul>`;
+    const license = p.drm?.clearKeyLicense;
+    const note =
+      p.drm === undefined
+        ? ''
+        : license === undefined
+          ? '\n<p>Encrypted.</p>'
+          : `\n<p>Encrypted; ClearKey license server <code>${escapeHtml(license)}</code>.</p>`;
+    return `<h2>${escapeHtml(p.name)}</h2>${note}\n<ul>\n${rows.join('\n')}\n</ul>`;
   });
   const body = items.length > 0 ? items.join('\n') : '<p>No presentations.</p>';
   return htmlDocument('Streaming Origin', `<h1>Streaming Origin</h1>\n${body}`, '');

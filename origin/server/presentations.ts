@@ -1,8 +1,12 @@
 // Finds the server manifests under the root for the index page (bounded: a root with a million
-// files must not stall the page).
+// files must not stall the page), and how each is protected.
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { protectionOf } from '../drm/protection';
+import { parseServerManifest } from '../ism/server-manifest';
+import type { Protection } from '../model/protection';
+import { optionsFromManifest } from '../options/registry';
 
 const MAX_DEPTH = 4;
 const MAX_ENTRIES = 500;
@@ -27,4 +31,30 @@ export async function listPresentations(root: string): Promise<string[]> {
   }
   await walk(root, [], 0);
   return found;
+}
+
+/** Server manifests bigger than this are not read for the index page (a .ism is a few KiB). */
+const MAX_ISM_BYTES = 1 << 20;
+
+/**
+ * How the .ism at a URL path is protected (its DRM options, origin/drm/protection.ts), for the
+ * index page; undefined when it is clear, too big or unreadable (its requests then say why).
+ */
+export async function protectionAt(root: string, urlPath: string): Promise<Protection | undefined> {
+  const file = path.join(
+    root,
+    ...urlPath
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent),
+  );
+  try {
+    const stat = await fs.stat(file);
+    if (stat.size > MAX_ISM_BYTES) return undefined;
+    const name = path.basename(file);
+    const manifest = parseServerManifest(await fs.readFile(file, 'utf8'), name);
+    return protectionOf(optionsFromManifest(manifest.meta, name), name);
+  } catch {
+    return undefined;
+  }
 }

@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { originError } from '../errors';
 import {
   ClearKeySettings,
+  PresentationLinks,
   indexPage,
   isPlayerName,
   PLAYER_ASSET_CONTENT_TYPE,
@@ -16,8 +17,10 @@ import {
 } from '../player/player-page';
 import { ifNoneMatchHits, notModifiedSince, parseRange } from './http-util';
 import { sendBytes, startBody, unsatisfiable } from './http';
-import { listPresentations } from './presentations';
+import { listPresentations, protectionAt } from './presentations';
 import { DRM_OPTIONS } from '../options/drm-options';
+import type { Protection } from '../model/protection';
+import { CLEARKEY } from '../drm/systems';
 
 /** What the player page requests: everything but the Dolby audio browsers cannot decode. */
 export const BROWSER_FILTER = 'FourCC!="ac-3"&&FourCC!="ec-3"';
@@ -59,17 +62,8 @@ export async function servePlayer(
   };
   if (urlPath === '/') {
     const list = await listPresentations(root);
-    // Browsers decode neither AC-3 nor E-AC-3 (and HLS pairs video with the highest audio
-    // group): the page asks for what a browser can play, through the filter language.
-    const q = `?filter=${encodeURIComponent(BROWSER_FILTER)}`;
-    html(
-      indexPage(
-        list.map((p) => ({
-          name: p,
-          urls: { smooth: `${p}/Manifest${q}`, dash: `${p}/.mpd${q}`, hls: `${p}/.m3u8${q}` },
-        })),
-      ),
-    );
+    const links = await Promise.all(list.map(async (p) => linksOf(p, await protectionAt(root, p))));
+    html(indexPage(links));
     return true;
   }
   if (urlPath === '/play') {
@@ -93,6 +87,31 @@ export async function servePlayer(
     return true;
   }
   return false;
+}
+
+/**
+ * The index entry of a presentation. Browsers decode neither AC-3 nor E-AC-3 (and HLS pairs video
+ * with the highest audio group): the page asks for what a browser can play, through the filter
+ * language. An encrypted presentation lists only its keyed formats, HLS SAMPLE-AES with fMP4
+ * segments (what EME decrypts), and the ClearKey license server its manifests signal.
+ */
+export function linksOf(name: string, protection: Protection | undefined): PresentationLinks {
+  const q = `?filter=${encodeURIComponent(BROWSER_FILTER)}`;
+  const all = { smooth: `${name}/Manifest${q}`, dash: `${name}/.mpd${q}`, hls: `${name}/.m3u8${q}` };
+  if (protection === undefined) return { name, urls: all };
+  const hls = protection.hls;
+  const clearKey =
+    protection.dash?.systems.find((s) => s.systemId === CLEARKEY)?.licenseUrl ??
+    (hls?.method === 'SAMPLE-AES' ? hls.keys.find((k) => k.keyFormat === 'org.w3.clearkey')?.uri : undefined);
+  return {
+    name,
+    urls: {
+      ...(protection.formats.has('smooth') ? { smooth: all.smooth } : {}),
+      ...(protection.formats.has('dash') ? { dash: all.dash } : {}),
+      ...(hls === undefined ? {} : { hls: hls.method === 'SAMPLE-AES' ? `${all.hls}&hls_fmp4=true` : all.hls }),
+    },
+    drm: { clearKeyLicense: clearKey, hlsKeyFile: hls?.method === 'AES-128' },
+  };
 }
 
 /** Media sources (ISO BMFF, CMAF) and server manifests: never static files unless asked for. */

@@ -113,6 +113,32 @@ describe('indexPage', () => {
     expect(pairs).toEqual(expected);
   });
 
+  const playLinks = (html: string): string[] =>
+    [...html.matchAll(/href="(\/play\?[^"]*)"/g)].map((m) => {
+      const q = new URL((m[1] ?? '').replace(/&#38;/g, '&'), 'http://x').searchParams;
+      return [q.get('player'), q.get('url'), q.get('clearkey')].join(' ');
+    });
+
+  test('an encrypted presentation: its keyed formats, each with the players that get its keys here', () => {
+    const license = 'http://127.0.0.1:8082/license';
+    const urls = { dash: '/e.ism/.mpd', hls: '/e.ism/.m3u8?hls_fmp4=true' };
+    const html = indexPage([{ name: '/e.ism', urls, drm: { clearKeyLicense: license, hlsKeyFile: false } }]);
+    expect(playLinks(html)).toEqual([`shaka /e.ism/.mpd ${license}`, `hlsjs /e.ism/.m3u8?hls_fmp4=true ${license}`]);
+    expect(html).toContain(`ClearKey license server <code>${license}</code>`);
+    expect(html).not.toContain('Smooth Streaming');
+    // HLS AES-128: the players fetch the key file themselves; no license server.
+    const aes = indexPage([
+      { name: '/a.ism', urls: { hls: '/a.ism/.m3u8' }, drm: { clearKeyLicense: undefined, hlsKeyFile: true } },
+    ]);
+    expect(playLinks(aes)).toEqual(['hlsjs /a.ism/.m3u8 ', 'shaka /a.ism/.m3u8 ']);
+    // Another DRM: no browser here has its keys, and the page says so rather than offering a player.
+    const other = indexPage([
+      { name: '/d.ism', urls: { dash: '/d.ism/.mpd' }, drm: { clearKeyLicense: undefined, hlsKeyFile: false } },
+    ]);
+    expect(playLinks(other)).toEqual([]);
+    expect(other).toContain('no browser player here has its keys');
+  });
+
   test('names are escaped', () => {
     expect(indexPage(presentations)).toContain(`<h2>${escapeHtml('Big <Buck> & Bunny')}</h2>`);
     expect(indexPage([])).toContain('No presentations.');
