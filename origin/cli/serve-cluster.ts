@@ -74,6 +74,7 @@ export async function runPrimary(a: ServeArgs, out: NodeJS.WritableStream, logge
         if (m?.origin !== 'ready') return;
         w.off('exit', early);
         w.once('exit', (code, signal) => died(`worker ${w.process.pid} died (${signal ?? `exit ${code}`})`));
+        logger.log('info', `origin: worker ${w.process.pid} listening`);
         resolve(m.url);
       });
     });

@@ -22,11 +22,15 @@ const LOGGED_VALUES: ReadonlySet<string> = new Set(
 /** `/<32 hex>/<8 hex>/`: an auth_token hash and timestamp (mod_auth_token's shape). */
 const TOKEN_SEGMENTS = /\/[0-9a-fA-F]{32}\/[0-9a-fA-F]{8}(?=\/|$)/g;
 
+/** A path (raw, or decoded like a presentation's) as a log line writes it. */
+export function loggedPath(p: string): string {
+  return p.slice(0, MAX_LOGGED).replace(TOKEN_SEGMENTS, `/${REDACTED}`);
+}
+
 /** The raw URL of a request (path and query) as a log line writes it. */
 export function loggedUrl(rawUrl: string): string {
   const q = rawUrl.indexOf('?');
-  const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
-  const logged = rawPath.slice(0, MAX_LOGGED).replace(TOKEN_SEGMENTS, `/${REDACTED}`);
+  const logged = loggedPath(q < 0 ? rawUrl : rawUrl.slice(0, q));
   if (q < 0) return logged;
   const query = rawUrl
     .slice(q + 1, q + 1 + MAX_LOGGED)

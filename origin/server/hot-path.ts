@@ -94,10 +94,11 @@ export function tryCachedManifest(
   const q = rawUrl.indexOf('?');
   const remembered = hot.routes.get(q < 0 ? rawUrl : rawUrl.slice(0, q));
   if (remembered === undefined) return false;
-  const reply = cachedManifest(hot.ctx, remembered.request, remembered.ism, q < 0 ? '' : rawUrl.slice(q + 1));
-  if (reply === undefined || reply.body.type !== 'text' || reply.body.bytes === undefined) return false;
+  // Before the lookup, which counts a hit (/metrics) that the long way would count again.
   const headers = req.headers;
   if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) return false;
+  const reply = cachedManifest(hot.ctx, remembered.request, remembered.ism, q < 0 ? '' : rawUrl.slice(q + 1));
+  if (reply === undefined || reply.body.type !== 'text' || reply.body.bytes === undefined) return false;
   const bytes = reply.body.bytes;
   const opts = hot.opts;
   inCheckPhase(() => {

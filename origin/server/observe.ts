@@ -8,7 +8,7 @@ import * as http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { OriginMetrics } from '../ops/metrics';
 import { OriginLogger, RequestLine } from '../ops/log';
-import { loggedUrl } from '../ops/redact';
+import { loggedPath, loggedUrl } from '../ops/redact';
 import type { PresentationRequest } from './routes';
 
 /** Where requests are noted; both undefined when metrics and request lines are off. */
@@ -94,7 +94,7 @@ function requestLine(logger: OriginLogger, req: http.IncomingMessage, f: Facts):
     bytes: f.bytes,
     durationMs: Math.round(f.ms * 1000) / 1000,
   };
-  if (f.presentation !== undefined) line.presentation = f.presentation;
+  if (f.presentation !== undefined) line.presentation = loggedPath(f.presentation);
   if (f.cache !== undefined) line.cache = f.cache;
   if (logger.enabled('debug')) {
     const h = req.headers;

@@ -297,6 +297,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
     if (noted !== undefined) noted.kind = 'static';
     await serveStatic(req, res, at, opts.serveSources === true);
   } catch (e) {
+    // A client that went away in the middle of a file is no server error (its request line says aborted).
+    if (res.destroyed && (e as NodeJS.ErrnoException)?.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
     sendError(res, e, state.logger);
   }
 }
