@@ -120,7 +120,11 @@ export function jsonLogger(stream: NodeJS.WritableStream, o: LoggerOptions = {})
     log: (l, msg, fields) => p[l](fields ?? {}, msg),
     request: (r) => p.info({ ...r, requestId: r.requestId ?? randomUUID() }, 'request'),
     flush: () => {
-      if ('flushSync' in destination) (destination as { flushSync(): void }).flushSync();
+      try {
+        if ('flushSync' in destination) (destination as { flushSync(): void }).flushSync();
+      } catch {
+        // Nothing to flush to (stderr closed): the process is stopping anyway.
+      }
     },
   };
 }

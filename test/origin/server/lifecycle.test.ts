@@ -169,13 +169,24 @@ maybe(
 );
 
 maybe(
-  'workers: SIGTERM drains each and the primary exits 0; a primary killed with SIGKILL leaves no worker behind',
+  'workers: SIGTERM drains each (a slow download finishes) and the primary exits 0; a primary killed with SIGKILL leaves no worker behind',
   async () => {
-    const calm = await startCli(serveArgs('--workers', '2', '--drain-seconds', '5'));
+    const calm = await startCli(serveArgs('--workers', '2', '--drain-seconds', '20'));
     const calmWorkers = childrenOf(calm.child.pid!);
     expect(calmWorkers).toHaveLength(2);
     expect((await get(calm.url, '/p.ism/.mpd')).status).toBe(200);
-    expect(await stopCli(calm)).toBe(0);
+    // A slow download through one of the workers finishes during the stop.
+    const c = pipelined(calm.url, ['/big.bin']);
+    await waitFor(() => c.received().length > 0);
+    c.socket.pause();
+    const stopped = stopCli(calm);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(alive(calm.child.pid!)).toBe(true);
+    c.socket.resume();
+    expect(await stopped).toBe(0);
+    await c.ended;
+    const [big] = parseResponses(c.received());
+    expect([big!.status, big!.body.length]).toEqual([200, BIG]);
     expect(calmWorkers.filter(alive)).toEqual([]);
 
     const cli = await startCli(serveArgs('--workers', '2'));
