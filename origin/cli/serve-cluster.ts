@@ -32,8 +32,13 @@ const EXIT_GRACE_MS = 2000;
 /** A worker: serve, tell the primary where, drain and exit on a signal. */
 export async function runWorker(a: ServeArgs, logger: OriginLogger): Promise<number> {
   let server: RunningServer | undefined;
-  // On SIGTERM (from the primary, or any) or SIGINT (Ctrl-C reaches the whole process group).
+  // On SIGTERM or SIGINT: from the primary, or from whoever signals the whole process group (a
+  // terminal's Ctrl-C, systemd's control-group stop), after which the primary's own SIGTERM
+  // follows. Further signals are ignored while draining: the primary bounds the stop (it kills
+  // what is left after --drain-seconds), and its death ends this process anyway.
   void untilSignal().then(async () => {
+    process.on('SIGTERM', ignore);
+    process.on('SIGINT', ignore);
     const boundMs = (a.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000;
     const clean = server === undefined ? true : await server.drain(boundMs);
     if (!clean)
@@ -55,6 +60,8 @@ export async function runWorker(a: ServeArgs, logger: OriginLogger): Promise<num
   process.send!({ origin: 'ready', url: server.url } satisfies WorkerReady);
   return new Promise<number>(() => undefined); // stop() exits
 }
+
+function ignore(): void {}
 
 /** The primary: start the workers, keep them running, stop them on a signal. */
 export async function runPrimary(a: ServeArgs, out: NodeJS.WritableStream, logger: OriginLogger): Promise<number> {
