@@ -280,6 +280,17 @@ describe('command-line errors: exit code 2, no request sent, no secret echoed', 
     expect(server.received).toEqual([]);
   });
 
+  test('origin package rendering a client manifest takes no key server options', async () => {
+    const ism = path.join(tempDir('keys-render-'), 'clear.ism');
+    expect((await origin(['package', '-q', '-o', ism, VIDEO])).code).toBe(0);
+    const r = await origin(['package', '-o', 'stdout:', ism, '.mpd', ...keyArgs()]);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'origin package: key acquisition options make a server manifest, not a client manifest\n',
+    ]);
+    expect(server.received).toEqual([]);
+  });
+
   test('origin keys with no options, and origin package with a misspelt one', async () => {
     expect((await origin(['keys'])).stderr).toMatch(/give --key_server_url and the signer options/);
     const r = await origin(['package', '-o', 'stdout:', VIDEO, `--aes_signing_kye=${SIGNING_KEY}`]);
