@@ -205,8 +205,9 @@ async function addAcquiredKey(args: ParsedPackageArgs, progress: (line: string) 
   const key = await acquire(args.keys, progress);
   for (const { cli, value } of acquiredKeyOptions(key))
     applyCliOption(args.options, optionByCli(cli)!, value, `--${cli} (from the key server)`);
-  // What the presentation will check when it loads (a different --iss.key, say), refused now.
-  protectionOf(args.options, args.output!);
+  // What the presentation will check when it loads (a different --iss.key, say), refused now
+  // (no tracks yet: the checks of the options alone).
+  protectionOf(args.options, [], args.output!);
 }
 
 const SECRET = new Set(OPTIONS.filter((o) => o.secret).map((o) => o.name));

@@ -5,13 +5,19 @@
 
 import { originError } from '../errors';
 import type { StreamOptions } from '../options/registry';
+import type { PresentationTrack } from '../model/presentation';
 import type { CencProtection, ContentKey, DrmSystem, ProtectedFormat, Protection } from '../model/protection';
 import { drmAPsshData, playReadyObject, psshBox } from './pssh';
 import { CLEARKEY, COMMON, DRM_A, PLAYREADY } from './systems';
 import { hlsProtection } from './hls-protection';
+import { isEncryptedTrack } from './encrypted-tracks';
 
 /** The protection of a presentation, or undefined when no DRM option is set. */
-export function protectionOf(options: StreamOptions, subject: string): Protection | undefined {
+export function protectionOf(
+  options: StreamOptions,
+  tracks: readonly PresentationTrack[],
+  subject: string,
+): Protection | undefined {
   const drmA = keyPair(options.str('drm_a_key'));
   const iss = keyPair(options.str('iss_key'));
   const hls = options.str('hls_key');
@@ -41,8 +47,17 @@ export function protectionOf(options: StreamOptions, subject: string): Protectio
   if (formats.size === 0) return undefined;
   const dash =
     cencKey === undefined ? undefined : dashProtection(options, cencKey, drmA !== undefined, iss !== undefined);
+  // One key for every encrypted track.
+  const dashTracks =
+    dash === undefined ? undefined : new Map(tracks.filter(isEncryptedTrack).map((t) => [t.index, dash]));
   const hlsFmp4 = hls === undefined ? undefined : hlsProtection(options, hls, { drmA, iss }, subject);
-  return { formats, dash, smooth: iss === undefined ? undefined : smoothProtection(options, iss), hls: hlsFmp4 };
+  return {
+    formats,
+    dash: dashTracks,
+    smooth: iss === undefined ? undefined : smoothProtection(options, iss),
+    hls: hlsFmp4,
+    clearKeyLicense: options.str('clearkey_license_server_url'),
+  };
 }
 
 /** Smooth: PIFF sample encryption is cenc; its manifest carries the PlayReady header (MS-SSTR §2.2.2.2). */
@@ -75,7 +90,7 @@ function dashProtection(options: StreamOptions, key: ContentKey, drmA: boolean, 
     const given = options.str('drm_a_drm_specific_data');
     systems.push({
       systemId: DRM_A,
-      pssh: given === undefined ? psshBox(DRM_A, drmAPsshData(key.kid, scheme)) : givenPssh(given),
+      pssh: given === undefined ? psshBox(DRM_A, drmAPsshData([key.kid], scheme)) : givenPssh(given),
       playReadyObject: undefined,
       licenseUrl: options.str('drm_a_license_server_url'),
     });

@@ -39,8 +39,11 @@ export function fourccInt(fourcc: string): number {
   return Buffer.from(fourcc, 'latin1').readUInt32BE(0);
 }
 
-/** `drm_a`'s pssh data: key_id (field 2, bytes) and protection_scheme (field 9, varint). */
-export function drmAPsshData(kid: Uint8Array, scheme: CencScheme): Uint8Array {
+/**
+ * `drm_a`'s pssh data: key_id (field 2, bytes, repeated: one per key of a multi-key presentation,
+ * as shaka-packager lists them) and protection_scheme (field 9, varint).
+ */
+export function drmAPsshData(kids: readonly Uint8Array[], scheme: CencScheme): Uint8Array {
   const varint: number[] = [];
   for (let v = fourccInt(scheme); ; v = Math.floor(v / 128)) {
     if (v < 128) {
@@ -49,7 +52,7 @@ export function drmAPsshData(kid: Uint8Array, scheme: CencScheme): Uint8Array {
     }
     varint.push((v % 128) | 0x80);
   }
-  return Uint8Array.from([0x12, kid.byteLength, ...kid, 0x48, ...varint]);
+  return Uint8Array.from([...kids.flatMap((kid) => [0x12, kid.byteLength, ...kid]), 0x48, ...varint]);
 }
 
 /** A KID as the little-endian GUID PlayReady writes (the first three fields byte-swapped). */

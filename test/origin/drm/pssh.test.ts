@@ -31,10 +31,23 @@ test('a version 0 box: system id, data size, data', () => {
 });
 
 test("drm_a's data: key_id (field 2) and protection_scheme (field 9) as protobuf", () => {
-  const data = Buffer.from(drmAPsshData(KID, 'cenc'));
+  const data = Buffer.from(drmAPsshData([KID], 'cenc'));
   // 0x12 = field 2, length-delimited; 0x48 = field 9, varint; 'cenc' = 0x63656e63 = 1667591779.
   expect(data.toString('hex')).toBe('1210' + KID.toString('hex') + '48' + 'e3dc959b06');
-  expect(Buffer.from(drmAPsshData(KID, 'cbcs')).subarray(18).toString('hex')).toBe('48f3c6899b06');
+  expect(
+    Buffer.from(drmAPsshData([KID], 'cbcs'))
+      .subarray(18)
+      .toString('hex'),
+  ).toBe('48f3c6899b06');
+});
+
+test("drm_a's data with several keys: one key_id field each, as shaka-packager writes it", () => {
+  // shaka-packager 3.4.2, raw keys labelled SD, HD, AUDIO (KIDs 11…, 22…, 33…), cenc: its
+  // edef8ba9 pssh data is EhAzMzMz…SOPclZsG, the KIDs in the order it listed them.
+  const kids = ['33', '22', '11'].map((b) => Buffer.from(b.repeat(16), 'hex'));
+  expect(Buffer.from(drmAPsshData(kids, 'cenc')).toString('base64')).toBe(
+    'EhAzMzMzMzMzMzMzMzMzMzMzEhAiIiIiIiIiIiIiIiIiIiIiEhARERERERERERERERERERERSOPclZsG',
+  );
 });
 
 test('PlayReady: the KID as a little-endian GUID, base64 as the notes give it', () => {
