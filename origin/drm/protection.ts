@@ -1,7 +1,8 @@
 // What a presentation's DRM options (origin/options/drm-options.ts) mean together: which formats
 // are encrypted, with which key, scheme and IVs, and which DRM systems are signalled. Decided
 // once when the presentation is built; a combination that cannot work is a bad-option error that
-// names the options, and never echoes a key.
+// names the options, and never echoes a key. A CPIX document (the `cpix` option) replaces the key
+// options and gives each track its own key: drm/cpix-protection.ts.
 
 import { originError } from '../errors';
 import type { StreamOptions } from '../options/registry';
@@ -11,6 +12,7 @@ import { drmAPsshData, playReadyObject, psshBox } from './pssh';
 import { CLEARKEY, COMMON, DRM_A, PLAYREADY } from './systems';
 import { hlsProtection } from './hls-protection';
 import { isEncryptedTrack } from './encrypted-tracks';
+import { cpixProtection } from './cpix-protection';
 
 /** The protection of a presentation, or undefined when no DRM option is set. */
 export function protectionOf(
@@ -18,12 +20,17 @@ export function protectionOf(
   tracks: readonly PresentationTrack[],
   subject: string,
 ): Protection | undefined {
-  const drmA = keyPair(options.str('drm_a_key'));
-  const iss = keyPair(options.str('iss_key'));
-  const hls = options.str('hls_key');
   const bad = (message: string): never => {
     throw originError('bad-option', message, { subject });
   };
+  if (options.isSet('cpix')) {
+    const mixed = keyOptionsBesideCpix(options);
+    if (mixed.length > 0) bad(`--cpix cannot be combined with ${mixed.join(', ')}: the CPIX document gives the keys`);
+    return cpixProtection(options, tracks, subject);
+  }
+  const drmA = keyPair(options.str('drm_a_key'));
+  const iss = keyPair(options.str('iss_key'));
+  const hls = options.str('hls_key');
   for (const name of ['drm_a_drm_specific_data', 'drm_a_license_server_url']) {
     if (options.isSet(name) && drmA === undefined) bad(`${dotted(name)} needs --drm_a.key`);
   }
@@ -59,6 +66,25 @@ export function protectionOf(
     clearKeyLicense: options.str('clearkey_license_server_url'),
   };
 }
+
+/** The options of the one-key form that are set (as `--name`): a CPIX document replaces them all. */
+export function keyOptionsBesideCpix(options: StreamOptions): string[] {
+  return KEY_OPTIONS.filter((n) => options.isSet(n)).map(dotted);
+}
+
+const KEY_OPTIONS = [
+  'drm_a_key',
+  'drm_a_drm_specific_data',
+  'drm_a_license_server_url',
+  'iss_key',
+  'iss_key_iv',
+  'iss_license_server_url',
+  'hls_key',
+  'hls_key_iv',
+  'hls_license_server_url',
+  'hls_playout',
+  'hls_protection_scheme',
+];
 
 /** Smooth: PIFF sample encryption is cenc; its manifest carries the PlayReady header (MS-SSTR §2.2.2.2). */
 function smoothProtection(options: StreamOptions, key: ContentKey): CencProtection {
