@@ -294,7 +294,8 @@ const parser = new XMLParser({
 type Node = Record<string, unknown> & { ':@'?: Record<string, string> };
 
 /** Well-formed XML into elements with namespaces resolved (XML Namespaces 1.0 §6). */
-function parseXml(text: string, bad: Bad): Element {
+function parseXml(given: string, bad: Bad): Element {
+  const text = given.replace(/^\uFEFF/, ''); // a byte order mark some servers send
   if (text.length > MAX_CPIX_BYTES) bad(`the document is longer than ${MAX_CPIX_BYTES} bytes`);
   if (/<!DOCTYPE/i.test(text)) bad('a document type declaration (<!DOCTYPE>) is not accepted in a CPIX document');
   const valid = XMLValidator.validate(text);

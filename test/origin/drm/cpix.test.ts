@@ -118,6 +118,10 @@ describe('the fixtures', () => {
     expect([au!.labels, au!.audio]).toEqual([['audio_eng', 'audio_nld'], [{ maxChannels: 2 }]]);
   });
 
+  test('a byte order mark before the declaration is taken', () => {
+    expect(parseCpix(`\uFEFF${V22}`, 'doc').keys).toHaveLength(3);
+  });
+
   test("each fixture gives the fixture presentation's SD, HD and audio tracks their keys", () => {
     // The fixture media (fixtures/README.md): 512x288 410 kbit/s, 640x360 926 kbit/s, 1280x720
     // 1652 kbit/s at 24 fps; AAC stereo in English and Dutch; TTML.

@@ -3,7 +3,7 @@
 // checksum a PlayReady client verifies the key with.
 
 import { createCipheriv } from 'node:crypto';
-import { drmAPsshData, guidLittleEndian, playReadyObject, psshBox } from '../../../origin/drm/pssh';
+import { drmAPsshData, guidLittleEndian, playReadyObject, psshBox, psshData } from '../../../origin/drm/pssh';
 import { COMMON, DRM_A, PLAYREADY } from '../../../origin/drm/systems';
 
 const KID = Buffer.from('00112233445566778899aabbccddeeff', 'hex');
@@ -48,6 +48,16 @@ test("drm_a's data with several keys: one key_id field each, as shaka-packager w
   expect(Buffer.from(drmAPsshData(kids, 'cenc')).toString('base64')).toBe(
     'EhAzMzMzMzMzMzMzMzMzMzMzEhAiIiIiIiIiIiIiIiIiIiIiEhARERERERERERERERERERERSOPclZsG',
   );
+});
+
+test('the data of a pssh box, version 0 and 1; undefined when the sizes do not add up', () => {
+  const data = Uint8Array.of(1, 2, 3);
+  expect([...psshData(psshBox(DRM_A, data))!]).toEqual([1, 2, 3]);
+  expect([...psshData(psshBox(DRM_A, data, [KID, KID]))!]).toEqual([1, 2, 3]);
+  const box = Buffer.from(psshBox(DRM_A, data));
+  expect(psshData(box.subarray(0, box.length - 1))).toBeUndefined(); // box size says one byte more
+  box.writeUInt32BE(4, 28); // data size one byte past the box
+  expect(psshData(box)).toBeUndefined();
 });
 
 test('PlayReady: the KID as a little-endian GUID, base64 as the notes give it', () => {
