@@ -327,6 +327,14 @@ describe('origin package --cpix', () => {
     expect(r.stderr).toContain(message);
   });
 
+  test('--cpix with a key server: exit 2, before any request', async () => {
+    const r = await pkg([`--cpix=${CPIX22}`, '--key_server_url=http://127.0.0.1:9/never', '--content_id=x']);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'origin package: --cpix and a key server cannot be combined: the CPIX document gives the keys\n',
+    ]);
+  });
+
   test('a system without a PSSH the origin does not know: exit 1 naming it', async () => {
     const file = variant((t) =>
       t.replace(
