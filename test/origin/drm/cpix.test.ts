@@ -14,7 +14,13 @@ import { ROOT, tempDir } from '../../helpers/fixtures';
 import { runSync } from '../../helpers/process';
 
 const FIXTURES = path.join(ROOT, 'fixtures', 'cpix');
-const SCHEMAS = path.join(ROOT, 'test', 'schemas', 'cpix');
+/**
+ * The DASH-IF CPIX schemas (cpix-2.2.xsd, cpix-2.3.xsd and the PSKC, XML Signature and XML
+ * Encryption schemas they import): not in the repository, which commits no third-party files it
+ * did not write; the validation runs where CPIX_SCHEMA_DIR names a directory holding them
+ * (fixtures/cpix/README.md).
+ */
+const SCHEMAS = process.env.CPIX_SCHEMA_DIR;
 const V22 = readFileSync(path.join(FIXTURES, 'three-keys-2.2.xml'), 'utf8');
 const V23 = readFileSync(path.join(FIXTURES, 'three-keys-2.3.xml'), 'utf8');
 const SD = 'd95627cf-a966-471b-ae89-ace6822b4664';
@@ -26,7 +32,7 @@ const dir = tempDir('cpix-');
 function validate(xml: string, version: '2.2' | '2.3'): { ok: boolean; output: string } {
   const file = path.join(dir, `doc-${Math.random().toString(36).slice(2)}.xml`);
   writeFileSync(file, xml);
-  const r = runSync('xmllint', ['--noout', '--nonet', '--schema', path.join(SCHEMAS, `cpix-${version}.xsd`), file]);
+  const r = runSync('xmllint', ['--noout', '--nonet', '--schema', path.join(SCHEMAS!, `cpix-${version}.xsd`), file]);
   return { ok: r.code === 0, output: r.stderr };
 }
 
@@ -69,16 +75,19 @@ function kidsOf(doc: CpixDocument, tracks: TrackProperties[]): Array<string | un
 }
 
 describe('the fixtures', () => {
-  test('validate against their CPIX schema with xmllint, offline', () => {
-    expect(validate(V22, '2.2')).toEqual({ ok: true, output: expect.stringContaining('validates') });
-    expect(validate(V23, '2.3')).toEqual({ ok: true, output: expect.stringContaining('validates') });
-    // Negative control: the 2.3 document uses what 2.2 does not have.
-    const against22 = validate(V23, '2.2');
-    expect(against22.ok).toBe(false);
-    expect(against22.output).toContain(
-      "attribute 'commonEncryptionScheme': The attribute 'commonEncryptionScheme' is not allowed",
-    );
-  });
+  (SCHEMAS === undefined ? test.skip : test)(
+    'validate against their CPIX schema with xmllint, offline (CPIX_SCHEMA_DIR)',
+    () => {
+      expect(validate(V22, '2.2')).toEqual({ ok: true, output: expect.stringContaining('validates') });
+      expect(validate(V23, '2.3')).toEqual({ ok: true, output: expect.stringContaining('validates') });
+      // Negative control: the 2.3 document uses what 2.2 does not have.
+      const against22 = validate(V23, '2.2');
+      expect(against22.ok).toBe(false);
+      expect(against22.output).toContain(
+        "attribute 'commonEncryptionScheme': The attribute 'commonEncryptionScheme' is not allowed",
+      );
+    },
+  );
 
   test('2.2: three plain keys, drm_a PSSH given, ClearKey, pixel and audio rules', () => {
     const doc = parseCpix(V22, 'three-keys-2.2.xml');
@@ -399,7 +408,8 @@ describe('refused, naming what (each valid against the schema where the schema a
   ];
 
   test.each(cases)('%s', (_name, text, schema, why) => {
-    if (schema !== undefined) {
+    // Schema-valid where the schema allows it (checked where the schemas are, CPIX_SCHEMA_DIR).
+    if (schema !== undefined && SCHEMAS !== undefined) {
       expect(validate(text, schema as '2.2' | '2.3')).toEqual({
         ok: true,
         output: expect.stringContaining('validates'),
