@@ -17,6 +17,7 @@ import {
 } from '../package/packager';
 import { acquiredKeyOptions } from '../drm/key-request';
 import { protectionOf } from '../drm/protection';
+import { storeCpixDocument } from '../package/cpix-input';
 import { closest, UsageError } from './args';
 import { acquire, KeyServerArgs } from './key-server-args';
 import { showFilterError } from './filter-command';
@@ -176,6 +177,12 @@ export async function runPackage(
   }
   if (args.output === undefined) throw new UsageError('no output: give -o <output>.ism or -o stdout:');
   const progress = args.quiet ? () => {} : (line: string) => err.write(`${line}\n`);
+  // --cpix=<file or URL> is read now and stored as the document (origin/package/cpix-input.ts).
+  if (args.options.isSet('cpix')) {
+    if (args.keys.given)
+      throw new UsageError('--cpix and a key server cannot be combined: the CPIX document gives the keys');
+    await storeCpixDocument(args.options);
+  }
 
   checkOutput({ output: args.output, inputs: args.inputs, options: args.options });
   const first = args.inputs[0];
@@ -205,8 +212,9 @@ async function addAcquiredKey(args: ParsedPackageArgs, progress: (line: string) 
   const key = await acquire(args.keys, progress);
   for (const { cli, value } of acquiredKeyOptions(key))
     applyCliOption(args.options, optionByCli(cli)!, value, `--${cli} (from the key server)`);
-  // What the presentation will check when it loads (a different --iss.key, say), refused now.
-  protectionOf(args.options, args.output!);
+  // What the presentation will check when it loads (a different --iss.key, say), refused now
+  // (no tracks yet: the checks of the options alone).
+  protectionOf(args.options, [], args.output!);
 }
 
 const SECRET = new Set(OPTIONS.filter((o) => o.secret).map((o) => o.name));

@@ -64,7 +64,7 @@ export function hlsProtection(
       licenseUrl: undefined,
     },
   ];
-  const drmAPssh = psshBox(DRM_A, drmAPsshData(key.kid, scheme));
+  const drmAPssh = psshBox(DRM_A, drmAPsshData([key.kid], scheme));
   if (drmA) systems.push({ systemId: DRM_A, pssh: drmAPssh, playReadyObject: undefined, licenseUrl: undefined });
   const pro = playReadyObject(key.kid, key.key, scheme, options.str('iss_license_server_url'));
   if (playReady)

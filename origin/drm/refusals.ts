@@ -20,13 +20,23 @@ const KEY_OPTIONS: Record<ProtectedFormat, string> = {
 /** Formats whose encrypted output this version writes. */
 const IMPLEMENTED: ReadonlySet<ProtectedFormat> = new Set(['dash', 'hls', 'smooth']);
 
+/** Why a format has no key when a CPIX document gives the keys (drm/cpix-protection.ts). */
+const CPIX_REASONS: Record<ProtectedFormat, string> = {
+  dash: 'the CPIX document gives it none',
+  smooth: 'Smooth Streaming has one ProtectionHeader, and the CPIX document gives its tracks several keys or cbcs',
+  hls: 'a CPIX document encrypts DASH and Smooth Streaming in this version, not HLS',
+  hds: 'HDS output is never encrypted',
+};
+
 export function checkFormatProtected(p: Presentation, format: ProtectedFormat): void {
   const protection = p.protection;
   if (protection === undefined) return;
   if (!protection.formats.has(format)) {
     throw originError(
       'protected-format',
-      `this presentation is encrypted and ${NAMES[format]} has no key configured (${KEY_OPTIONS[format]})`,
+      p.options.isSet('cpix')
+        ? `this presentation is encrypted and ${NAMES[format]} has no key: ${CPIX_REASONS[format]}`
+        : `this presentation is encrypted and ${NAMES[format]} has no key configured (${KEY_OPTIONS[format]})`,
     );
   }
   if (!IMPLEMENTED.has(format)) {

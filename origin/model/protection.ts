@@ -62,8 +62,19 @@ export type HlsProtection =
 export interface Protection {
   /** The formats the DRM options encrypt; a protected presentation refuses every other format. */
   formats: ReadonlySet<ProtectedFormat>;
-  dash: CencProtection | undefined;
+  /**
+   * DASH: the common encryption of each encrypted track, by PresentationTrack.index. One object
+   * per content key, shared by the tracks it encrypts: the same one for every track with the key
+   * options, one per key with a CPIX document (drm/cpix-protection.ts). Tracks left clear (text)
+   * have no entry.
+   */
+  dash: ReadonlyMap<number, CencProtection> | undefined;
   /** Smooth Streaming (PIFF, always cenc) with the PlayReady header: `--iss.key`. */
   smooth: CencProtection | undefined;
   hls: HlsProtection | undefined;
+  /**
+   * The W3C ClearKey license server the manifests signal (`--clearkey.license_server_url`), for
+   * pages that offer it: known from the options alone, as the index page reads them.
+   */
+  clearKeyLicense: string | undefined;
 }

@@ -110,6 +110,16 @@ export const DRM_OPTIONS: readonly OptionSpec[] = [
     description:
       'Signal W3C ClearKey: the MPD gets a ClearKey `ContentProtection` with this license URL (`dashif:Laurl`).',
   }),
+  drmOption('cpix', {
+    formats: ['dash', 'smooth'],
+    secret: true,
+    // Base64 of a CPIX document of up to 1 MiB (drm/cpix.ts MAX_CPIX_BYTES). No pattern: when
+    // packaging the value given is a file or URL (package/cpix-input.ts reads it and stores the
+    // document); drm/cpix-protection.ts checks the stored form.
+    maxLength: 1_400_000,
+    description:
+      'Keys and DRM signalling per track from a CPIX 2.2/2.3 document: `origin package --cpix=<file or http(s) URL>` reads it and stores it (Base64). Its usage rules (video pixels and frame rate, audio channels, bitrate, label = track name) give each audio and video track its key; DASH is encrypted, Smooth only with one key; no key rotation. Not combinable with the key options above.',
+  }),
   drmOption('clear_lead', {
     formats: ['dash', 'hls'],
     type: 'rational',

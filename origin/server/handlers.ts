@@ -19,7 +19,7 @@ import { assembleSegment } from '../segments/fmp4/media-segment';
 import { SourceOpener, withSource } from '../io/source';
 import { trackHeaderOf } from '../media/moov';
 import { canonicalViewKey, RenderedManifest } from '../cache/manifest-cache';
-import { Presentation } from '../model/presentation';
+import { Presentation, PresentationTrack } from '../model/presentation';
 import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
@@ -360,7 +360,7 @@ function generatedReplyHashingContent(
 
 function initReply(call: RouteCall, t: ViewTrack): Reply {
   const { req, view } = call;
-  const protection = cencOf(call);
+  const protection = cencOf(call, t.track);
   const encryption = protection === undefined ? undefined : trackEncryption(t.track, protection);
   const init = writeInitSegment(trackHeaderOf(t.track), encryption === undefined ? {} : { encryption });
   const aesInit = req.route.format === 'hls' && aes128Of(view) !== undefined && isEncryptedTrack(t.track);
@@ -375,12 +375,12 @@ function initReply(call: RouteCall, t: ViewTrack): Reply {
   };
 }
 
-/** The common encryption of this route's fMP4 output, if the presentation is protected. */
-function cencOf(call: RouteCall) {
+/** The common encryption of `track` in this route's fMP4 output, if the presentation is protected. */
+function cencOf(call: RouteCall, track: PresentationTrack) {
   const protection = call.presentation.protection;
   if (call.req.route.format === 'hls')
     return protection?.hls?.method === 'SAMPLE-AES' ? protection.hls.fmp4 : undefined;
-  return call.req.route.format === 'dash' ? protection?.dash : undefined;
+  return call.req.route.format === 'dash' ? protection?.dash?.get(track.index) : undefined;
 }
 
 /** HLS AES-128 whole-segment encryption of this presentation (drm/aes128.ts), if any. */
@@ -411,7 +411,7 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
       cacheClass: 'segment',
     };
   }
-  const protection = mode === 'fmp4' ? cencOf(call) : p.protection?.smooth;
+  const protection = mode === 'fmp4' ? cencOf(call, t.track) : p.protection?.smooth;
   if (protection !== undefined && trackEncryption(t.track, protection) !== undefined) {
     // Encrypted bytes are made per request (no segment cache: drm/ivs.ts keeps the key material).
     const { bytes, fileSize } = await readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode });
