@@ -104,7 +104,7 @@ test("a configuration the plugin refuses (invalid JSON): exit 1 with Envoy's rea
   );
   const r = await runOrigin(['edge', '--config', file, '--port', '0']);
   expect(r.code).toBe(1);
-  expect(r.stderr).toMatch(/wasm log edge edge edge: edge: invalid JSON configuration at byte \d+/);
+  expect(r.stderr).toMatch(/wasm log edge edge: edge: invalid JSON configuration at byte \d+/);
   expect(r.stderr).toContain(
     `origin edge: error: ${file}: the wasm filter does not load: Failed to configure base Wasm plugin\n`,
   );
