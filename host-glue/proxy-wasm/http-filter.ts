@@ -124,7 +124,7 @@ export interface PluginSpec {
   vmConfiguration: Uint8Array;
   pluginConfiguration: Uint8Array;
   failurePolicy: FailurePolicy;
-  /** Log sink: Envoy's line `wasm log <name> <root_id> <vm_id>: <msg>` and its level; default stderr. */
+  /** Log sink: Envoy's lines (`wasm log<prefix>: <msg>`, log.ts) and their level; default stderr. */
   log?: (level: LogLevel, line: string) => void;
   /** Threshold reported by proxy_get_log_level and applied to proxy_log; default info. */
   logLevel?: LogLevel;
