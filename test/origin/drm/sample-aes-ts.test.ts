@@ -1,11 +1,10 @@
-// SAMPLE-AES of elementary stream frames (origin/drm/sample-aes-ts.ts) against a decrypter of the
-// test's own, written from Apple's "MPEG-2 Stream Encryption Format for HTTP Live Streaming"
-// (§2.2 Listing 2-1, §2.3) and ITU-T H.264 §7.3.1, AES-CBC done block by block with AES-ECB, so it
-// shares no code with the origin: every NAL unit and frame decrypts to exactly its clear bytes, the
+// SAMPLE-AES of elementary stream frames (origin/drm/sample-aes-ts.ts) against the tests' own
+// decrypter (sample-aes-reference.ts, written from Apple's spec, sharing no code with the origin):
+// every NAL unit and frame decrypts to exactly its clear bytes, the
 // clear parts stay clear, and the encrypted NAL units carry no start code emulation. Bad samples
 // are refused as corrupt-media; the audio setup information follows §2.3.4.
 
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import {
   addEmulationPrevention,
   audioSetupInformation,
@@ -14,79 +13,20 @@ import {
   encryptNalUnit,
 } from '../../../origin/drm/sample-aes-ts';
 import { OriginError } from '../../../origin/errors';
+import {
+  decryptAudioBlock as referenceDecryptAudio,
+  decryptNal as referenceDecryptNal,
+  emulationProblems,
+  encryptedBlocks,
+  unescape,
+} from './sample-aes-reference';
 
 const key = Buffer.from('3a2a1b68dd2bd9b2eeb25e84c4776668', 'hex');
 const iv = Buffer.from('000102030405060708090a0b0c0d0e0f', 'hex');
 const k = { key, iv };
 const where = { file: 'test.ismv', offset: 1000 };
 
-/** H.264 §7.3.1: emulation_prevention_three_byte after every 00 00, i + 2 < n. */
-function unescape(nal: Buffer): Buffer {
-  const out: number[] = [];
-  for (let i = 0; i < nal.length; i++) {
-    if (i + 2 < nal.length && nal[i] === 0 && nal[i + 1] === 0 && nal[i + 2] === 3) {
-      out.push(0, 0);
-      i += 2;
-    } else out.push(nal[i]!);
-  }
-  return Buffer.from(out);
-}
-
-/** AES-128-CBC decryption of whole blocks, chained by hand over AES-ECB. */
-function cbcDecrypt(blocks: Buffer[], initial: Buffer): Buffer[] {
-  let previous = initial;
-  return blocks.map((c) => {
-    const ecb = createDecipheriv('aes-128-ecb', key, null).setAutoPadding(false);
-    const d = Buffer.concat([ecb.update(c), ecb.final()]);
-    const p = Buffer.from(d.map((b, i) => b ^ previous[i]!));
-    previous = c;
-    return p;
-  });
-}
-
-/** §2.2 Listing 2-1, read back: the positions of the encrypted blocks of a NAL unit of n bytes. */
-function encryptedBlocks(n: number): number[] {
-  const out: number[] = [];
-  let at = 32; // nal_unit_type_byte + unencrypted_leader (31)
-  let remaining = n - 32;
-  while (remaining > 0) {
-    if (remaining > 16) {
-      out.push(at);
-      at += 16;
-      remaining -= 16;
-    }
-    const clear = Math.min(144, remaining);
-    at += clear;
-    remaining -= clear;
-  }
-  return out;
-}
-
-/** A NAL unit as a reader gets it back: emulation prevention removed, the encrypted blocks decrypted. */
-function decryptNal(sealed: Buffer): Buffer {
-  const bytes = unescape(sealed);
-  const type = bytes[0]! & 0x1f;
-  if ((type !== 1 && type !== 5) || sealed.length <= 48) return bytes;
-  const at = encryptedBlocks(bytes.length);
-  const plain = cbcDecrypt(
-    at.map((p) => bytes.subarray(p, p + 16)),
-    iv,
-  );
-  at.forEach((p, i) => plain[i]!.copy(bytes, p));
-  return bytes;
-}
-
-/** No start code emulation (§7.4.1): no 00 00 0x with x ≤ 2, 00 00 03 only before 00..03 or at the end. */
-function emulationProblems(nal: Buffer): string[] {
-  const out: string[] = [];
-  for (let i = 0; i + 2 < nal.length; i++) {
-    if (nal[i] !== 0 || nal[i + 1] !== 0) continue;
-    if (nal[i + 2]! <= 2) out.push(`00 00 0${nal[i + 2]} at ${i}`);
-    if (nal[i + 2] === 3 && i + 3 < nal.length && nal[i + 3]! > 3) out.push(`a needless 00 00 03 at ${i}`);
-  }
-  if (nal[nal.length - 1] === 0) out.push('ends with 00');
-  return out;
-}
+const decryptNal = (sealed: Buffer): Buffer => referenceDecryptNal(key, iv, sealed);
 
 /** A slice NAL unit of `n` bytes: random, zero-heavy where asked, escaped as an encoder would. */
 function sliceNal(type: number, n: number, zeros = false): Buffer {
@@ -236,15 +176,7 @@ describe('H.264 samples', () => {
   });
 });
 
-/** §2.3: 16 bytes clear, the whole blocks after them decrypted (CBC from the IV), the rest clear. */
-function decryptAudioBlock(frame: Buffer): Buffer {
-  const out = Buffer.from(frame);
-  const blocks = Math.floor((frame.length - 16) / 16);
-  if (blocks <= 0) return out;
-  const chunks = [...Array(blocks).keys()].map((b) => frame.subarray(16 + b * 16, 32 + b * 16));
-  cbcDecrypt(chunks, iv).forEach((p, b) => p.copy(out, 16 + b * 16));
-  return out;
-}
+const decryptAudioBlock = (frame: Buffer): Buffer => referenceDecryptAudio(key, iv, frame);
 
 describe('audio frames (§2.3)', () => {
   test('AAC and AC-3: every size decrypts to the clear frame, the first 16 and the last partial block clear', () => {
