@@ -13,7 +13,7 @@
 //   (src/demux/sample-aes.ts) strip every 00 00 03 of the whole NAL unit, decrypt, and hand the
 //   result to the decoder as it is, so it must be the escaped NAL unit. (Encrypting the unescaped
 //   bytes instead breaks every frame whose slice data holds an emulation prevention byte: measured,
-//   ffmpeg 5.1 decoded 27 of 240 frames of a fixture wrong.) shaka-packager escapes its encrypted
+//   ffmpeg 5.1 decoded 26 of 240 frames of a fixture wrong.) shaka-packager escapes its encrypted
 //   NAL units the same way. An encrypted NAL unit is as long as the clear one plus one byte for
 //   each 00 00 0x (x ≤ 3) in it: every emulation prevention byte it had, and any the cipher made.
 // - AAC (§2.3.2), raw frames (the ADTS header is written after this, clear): 16 bytes clear, then
