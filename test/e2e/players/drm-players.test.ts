@@ -106,15 +106,18 @@ describePlayers('encrypted DASH and HLS with ClearKey', () => {
   // HLS MPEG-TS SAMPLE-AES: hls.js decrypts it itself (src/demux/sample-aes.ts), the key from the
   // key line's URI, the IV from its IV attribute; no EME. The frame at 3 s, hashed, is the clear
   // presentation's (the same stream decodes to the same pixels); with a wrong key file it is not.
-  test(
-    'hlsjs plays HLS MPEG-TS SAMPLE-AES past 6 s',
-    async () => {
-      const manifest = `/sa1.ism/.m3u8`;
+  test.each([
+    ['multiplexed', ''],
+    ['with packed audio', '?hls_no_multiplex=true'],
+  ])(
+    'hlsjs plays HLS MPEG-TS SAMPLE-AES past 6 s, %s',
+    async (_, query) => {
+      const manifest = `/sa1.ism/.m3u8${query}`;
       const aware = hlsjsAware('hlsjs', manifest);
       const r = await playAndCheck(`${origin.url}/play?player=hlsjs&url=${encodeURIComponent(origin.url + manifest)}`, {
         untilSeconds: 6,
         timeoutMs: PLAY_TIMEOUT_MS,
-        screenshot: 'drm-hlsjs-hls-sample-aes-ts',
+        screenshot: `drm-hlsjs-hls-sample-aes-ts${query === '' ? '' : '-packed'}`,
         ...aware.options,
       });
       expect({ errors: aware.errors(r), passed: r.currentTime > 6 }).toEqual({ errors: [], passed: true });
