@@ -2,7 +2,10 @@
 // §4.3.4.5; the methods SAMPLE-AES and SAMPLE-AES-CTR of RFC 8216bis §4.4.4.4). What they say is
 // decided in origin/drm/hls-protection.ts; this writes them. Pure.
 
+import { originError } from '../errors';
+import { INIT_SECTION_IV, sequenceIv } from '../drm/aes128';
 import type { HlsKeyLine, HlsProtection } from '../model/protection';
+import type { SegmentKind } from '../model/rendition';
 
 /** RFC 8216 §7: METHOD=SAMPLE-AES, KEYFORMAT and KEYFORMATVERSIONS need version 5. */
 export const VERSION_SAMPLE_AES = 5;
@@ -37,4 +40,29 @@ export function keyLines(
     if (k.keyFormat !== undefined) attrs.push(`KEYFORMAT="${k.keyFormat}"`, 'KEYFORMATVERSIONS="1"');
     return `#${tag}:${attrs.join(',')}`;
   });
+}
+
+/**
+ * The key lines of an encrypted media playlist: those before its first segment (and EXT-X-MAP),
+ * and those before each segment when each has its own IV, the media sequence number (AES-128
+ * without --hls.key_iv, drm/aes128.ts, with IV 0 for the init section). SAMPLE-AES MPEG-TS has one
+ * IV for all (drm/hls-protection.ts); SAMPLE-AES fMP4 none: its constant IV is in the init segment.
+ */
+export function mediaKeyLines(
+  hls: HlsProtection,
+  kind: SegmentKind,
+): { first: string[]; perSegment?: (n: number) => string[] } {
+  if (hls.method === 'AES-128') {
+    const { uri: keyUri, iv } = hls;
+    if (iv !== undefined) return { first: [aes128KeyLine(keyUri, iv)] };
+    return {
+      first: kind === 'm4s' ? [aes128KeyLine(keyUri, INIT_SECTION_IV)] : [],
+      perSegment: (n) => [aes128KeyLine(keyUri, sequenceIv(n))],
+    };
+  }
+  if (kind === 'm4s') return { first: keyLines(hls.keys, 'EXT-X-KEY') };
+  const ts = hls.ts;
+  // drm/refusals.ts answers 403 before this; never a clear playlist for encrypted segments.
+  if (ts === undefined) throw originError('protected-format', hls.tsRefusal ?? 'SAMPLE-AES MPEG-TS is not available');
+  return { first: keyLines(ts.keys, 'EXT-X-KEY', ts.iv) };
 }

@@ -48,8 +48,7 @@ import {
   renditionSeries,
   targetSeconds,
 } from './hls-rates';
-import { aes128KeyLine, keyLines, sessionKeyLines, VERSION_IV, VERSION_SAMPLE_AES } from './hls-keys';
-import { INIT_SECTION_IV, sequenceIv } from '../drm/aes128';
+import { mediaKeyLines, sessionKeyLines, VERSION_IV, VERSION_SAMPLE_AES } from './hls-keys';
 import { isEncryptedTrack } from '../drm/encrypted-tracks';
 import { MediaGroup, planVariants, Variant, VariantPlan, VariantTrack } from './hls-variants';
 
@@ -120,7 +119,7 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   ];
   // §4.3.2.4: a key applies to the segments and the Media Initialization Section that follow it.
   // WebVTT segments stay clear.
-  const keys = encrypted(view, rend, kind) ? keyPlan(view, kind) : { first: [], perSegment: undefined };
+  const keys = encrypted(view, rend, kind) ? mediaKeyLines(view.presentation.protection!.hls!, kind) : { first: [] };
   lines.push(...keys.first);
   if (kind === 'm4s') lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.init(view, rend.key))}"`);
   const perSegment = keys.perSegment;
@@ -160,29 +159,6 @@ function encrypted(view: PlayoutView, r: Rendition, kind: SegmentKind): boolean 
     kind !== 'webvtt' &&
     r.tracks.some((t) => isEncryptedTrack(t.track))
   );
-}
-
-/**
- * The key lines of an encrypted media playlist: those before its first segment (and EXT-X-MAP),
- * and those before each segment when each has its own IV, the media sequence number (AES-128
- * without --hls.key_iv, drm/aes128.ts, with IV 0 for the init section). SAMPLE-AES MPEG-TS has one
- * IV for all (drm/hls-protection.ts); SAMPLE-AES fMP4 none: its constant IV is in the init segment.
- */
-function keyPlan(view: PlayoutView, kind: SegmentKind): { first: string[]; perSegment?: (n: number) => string[] } {
-  const hls = view.presentation.protection!.hls!;
-  if (hls.method === 'AES-128') {
-    const { uri: keyUri, iv } = hls;
-    if (iv !== undefined) return { first: [aes128KeyLine(keyUri, iv)] };
-    return {
-      first: kind === 'm4s' ? [aes128KeyLine(keyUri, INIT_SECTION_IV)] : [],
-      perSegment: (n) => [aes128KeyLine(keyUri, sequenceIv(n))],
-    };
-  }
-  if (kind === 'm4s') return { first: keyLines(hls.keys, 'EXT-X-KEY') };
-  const ts = hls.ts;
-  // drm/refusals.ts answers 403 before this; never a clear playlist for encrypted segments.
-  if (ts === undefined) throw originError('protected-format', hls.tsRefusal ?? 'SAMPLE-AES MPEG-TS is not available');
-  return { first: keyLines(ts.keys, 'EXT-X-KEY', ts.iv) };
 }
 
 /**
