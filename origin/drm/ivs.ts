@@ -6,12 +6,16 @@
 // - cenc, 8-byte IVs (ISO/IEC 23001-7 §9.2: a counter block per IV): sample k of source fragment f
 //   gets base + f × 2^12 + k (mod 2^64), so a track spans about f × 4096 values of the 2^64 and
 //   no counter block repeats inside it (a fragment holds under 4096 samples; more is refused);
-// - cbcs: one constant 16-byte IV per track (§10.4.1), from the same HMAC.
+// - cbcs: one constant 16-byte IV per track (§10.4.1), from the same HMAC;
+// - SAMPLE-AES MPEG-TS: one 16-byte IV for every segment of the presentation (the key lines carry
+//   it; the IV restarts at every NAL unit and audio frame anyway, Apple's MPEG-2 stream encryption
+//   §2.1), an HMAC of the key over its key id. One IV, not one per segment: ffmpeg's HLS demuxer
+//   decrypts a segment's last video frame with the next segment's IV (measured).
 // The HMAC is keyed with the content key, so the IVs, which are public, say nothing about it.
 
 import { createHmac } from 'node:crypto';
 import { originError } from '../errors';
-import type { CencProtection } from '../model/protection';
+import type { CencProtection, ContentKey } from '../model/protection';
 import type { PresentationTrack } from '../model/presentation';
 
 /** Samples a fragment may hold for its IVs to stay apart (2^12). */
@@ -22,6 +26,12 @@ export interface TrackIvs {
   sampleIv(fragment: number, k: number): Uint8Array;
   /** The constant IV (cbcs). */
   constantIv: Uint8Array;
+}
+
+/** The IV of SAMPLE-AES MPEG-TS and packed audio under `key` when `--hls.key_iv` gives none. */
+export function sampleAesTsIv(key: ContentKey): Uint8Array {
+  const mac = createHmac('sha256', key.key).update('streaming-origin sample-aes ts iv\0').update(key.kid);
+  return Uint8Array.from(mac.digest().subarray(0, 16));
 }
 
 const cache = new WeakMap<PresentationTrack, WeakMap<CencProtection, TrackIvs>>();

@@ -45,18 +45,17 @@ export function checkFormatProtected(p: Presentation, format: ProtectedFormat): 
 }
 
 /**
- * HLS of a protected presentation, once the request's view is known: SAMPLE-AES is written with
- * fMP4 segments only (SAMPLE-AES MPEG-TS comes next; AES-128 covers every kind), and there are no
- * I-frame playlists (their keyframe segments are not encrypted yet).
+ * HLS of a protected presentation, once the request's view is known: SAMPLE-AES MPEG-TS and packed
+ * audio only with a key line players decrypt them with (drm/hls-protection.ts says why not), and
+ * no I-frame playlists: their keyframe segments are not encrypted, and no player tested here reads
+ * them (docs/guide/drm.md).
  */
 export function checkHlsProtected(view: PlayoutView, routeKind: string): void {
   const protection = view.presentation.protection;
   if (protection === undefined) return;
-  if (protection.hls?.method === 'SAMPLE-AES' && !view.options.bool('hls_fmp4')) {
-    throw originError(
-      'protected-format',
-      'SAMPLE-AES HLS is written with fMP4 segments in this version: request hls_fmp4=true',
-    );
+  const hls = protection.hls;
+  if (hls?.method === 'SAMPLE-AES' && hls.ts === undefined && !view.options.bool('hls_fmp4')) {
+    throw originError('protected-format', hls.tsRefusal ?? 'SAMPLE-AES MPEG-TS is not available');
   }
   if (routeKind.startsWith('hls-iframe')) {
     throw originError('protected-format', 'an encrypted presentation has no I-frame playlists in this version');

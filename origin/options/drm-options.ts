@@ -74,7 +74,7 @@ export const DRM_OPTIONS: readonly OptionSpec[] = [
     pattern: /^(0x)?[0-9a-fA-F]{32}$/,
     patternHint: 'give 32 hexadecimal digits (a 128-bit IV)',
     description:
-      'AES-128: the IV of every segment (default: each segment its media sequence number); SAMPLE-AES cbcs: the constant IV (default: derived from the key and the track).',
+      'AES-128: the IV of every segment (default: each segment its media sequence number); SAMPLE-AES cbcs: the constant IV (default: derived from the key and the track); SAMPLE-AES MPEG-TS and packed audio: the IV of every key line (default: derived from the key).',
   }),
   drmOption('hls.license_server_url', {
     formats: ['hls'],

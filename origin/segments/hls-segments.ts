@@ -31,6 +31,8 @@ import {
   writeTsSegment,
 } from './mpegts/mpegts';
 import { packedAudioSegment, PackedCodec } from './packed-audio';
+import { keepContinuity, sampleAesStreamInput } from './mpegts/sample-aes-streams';
+import { audioSetupInformation, encryptAudioFrames, SampleAesKey } from '../drm/sample-aes-ts';
 import { ReadLease } from '../io/buffers';
 import { audioOf, Rendition, videoOf } from '../model/rendition';
 import { TextSample, webvttSegment } from './webvtt/webvtt';
@@ -102,17 +104,24 @@ function attach(ts: TsSample[], data: readonly Uint8Array[]): void {
   for (let i = 0; i < ts.length; i++) ts[i]!.data = data[i]!;
 }
 
+/** How a TS segment is made beyond its samples. */
+export interface TsSegmentOptions {
+  /** Gives the output buffer (writeTsSegment); by default a new one. */
+  allocate?: (size: number) => Uint8Array;
+  /** SAMPLE-AES (origin/drm/sample-aes-ts.ts): the key and this segment's IV; undefined: clear. */
+  sampleAes?: SampleAesKey;
+}
+
 /**
  * MPEG-TS segment `index` (0-based) of a rendition with video. Each source is opened once and its
  * fragments' byte range read once (withFragmentSpan): moofs and sample data come from that read.
- * `allocate` gives the output buffer (writeTsSegment); by default a new one.
  */
 export async function tsSegment(
   view: PlayoutView,
   r: Rendition,
   index: number,
   open: SourceOpener = openFile,
-  allocate?: (size: number) => Uint8Array,
+  { allocate, sampleAes }: TsSegmentOptions = {},
 ): Promise<Uint8Array> {
   const p = view.presentation;
   const v = videoOf(r);
@@ -169,7 +178,17 @@ export async function tsSegment(
         cc: audioCounter(pieces, range.first, range.end, lo),
       });
     }
-    const plan = planTsSegment(input);
+    // SAMPLE-AES changes samples (and sizes) and PMT entries before the plan, and pads the plan to
+    // the clear one's continuity counters (mpegts/sample-aes-streams.ts); the clear path skips it.
+    let plan = planTsSegment(input);
+    if (sampleAes !== undefined) {
+      const clear = plan;
+      input.streams = input.streams.map((s) =>
+        sampleAesStreamInput(s, sampleAes, s.stream.role === 'video' ? v.track.src : a!.track.src),
+      );
+      plan = planTsSegment(input);
+      keepContinuity(plan, clear);
+    }
     if (plan.size > MAX_GENERATED_SEGMENT_BYTES) throw tooLarge(`TS segment ${index + 1} of ${r.key}`, plan.size);
     return writeTsSegment(input, plan, allocate);
   } finally {
@@ -260,12 +279,16 @@ async function readMuxedAudio(
   return ts;
 }
 
-/** Packed audio segment `index` (0-based) of an audio-only rendition. */
+/**
+ * Packed audio segment `index` (0-based) of an audio-only rendition; with `sampleAes`, its frames
+ * encrypted and the audio setup information in its ID3 tag (origin/drm/sample-aes-ts.ts).
+ */
 export async function packedAudio(
   view: PlayoutView,
   r: Rendition,
   index: number,
   open: SourceOpener = openFile,
+  sampleAes?: SampleAesKey,
 ): Promise<Uint8Array> {
   const t = r.tracks[0]!;
   const seg = t.segments.segment(index);
@@ -286,11 +309,11 @@ export async function packedAudio(
       throw originError('corrupt-media', `segment ${index + 1} has no samples`, { subject: what });
     const pts =
       to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
-    return packedAudioSegment(
-      codec,
-      pts,
-      samples.map((s) => s.data),
-    );
+    const frames = samples.map((s) => s.data);
+    if (sampleAes === undefined) return packedAudioSegment(codec, pts, frames);
+    const setup = audioSetupInformation(config, first.data, what);
+    const where = samples.map((s) => ({ file: t.track.src, offset: s.offset }));
+    return packedAudioSegment(codec, pts, encryptAudioFrames(codec.kind, frames, sampleAes, where), setup);
   } finally {
     lease.release();
   }

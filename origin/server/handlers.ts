@@ -14,6 +14,7 @@ import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
 import { inClearLead, readEncryptedSegment, trackEncryption } from '../segments/fmp4/encrypted-segment';
 import { checkFormatProtected, checkHlsProtected } from '../drm/refusals';
 import { aes128Encrypt, INIT_SECTION_IV, sequenceIv } from '../drm/aes128';
+import type { SampleAesKey } from '../drm/sample-aes-ts';
 import { isEncryptedTrack } from '../drm/encrypted-tracks';
 import { assembleSegment } from '../segments/fmp4/media-segment';
 import { SourceOpener, withSource } from '../io/source';
@@ -245,12 +246,14 @@ async function generatedHlsSegment(call: RouteCall, wanted: SegmentKind): Promis
   // and WebVTT are small.
   let loan: BufferLoan | undefined;
   const lend = (size: number): Uint8Array => (loan = BufferLoan.take(segmentReadBuffers, size)).bytes;
+  // SAMPLE-AES (drm/sample-aes-ts.ts) is written by the segment writers; WebVTT stays clear.
+  const sampleAes = kind === 'webvtt' ? undefined : sampleAesOf(view);
   const generated =
     kind === 'webvtt'
       ? await webvttText(view, r, index, open)
       : kind === 'ts'
-        ? await tsSegment(view, r, index, open, lend)
-        : await packedAudio(view, r, index, open);
+        ? await tsSegment(view, r, index, open, { allocate: lend, sampleAes })
+        : await packedAudio(view, r, index, open, sampleAes);
   // AES-128 (drm/aes128.ts): the segment encrypted into a new buffer; the lent one goes back.
   let content = generated;
   if (kind !== 'webvtt' && aes128Of(view) !== undefined && typeof generated !== 'string') {
@@ -387,6 +390,16 @@ function cencOf(call: RouteCall, track: PresentationTrack) {
 function aes128Of(view: PlayoutView): { key: Uint8Array; iv: Uint8Array | undefined } | undefined {
   const hls = view.presentation.protection?.hls;
   return hls?.method === 'AES-128' ? hls : undefined;
+}
+
+/** SAMPLE-AES of MPEG-TS and packed audio: the key and the key lines' IV (drm/hls-protection.ts), if any. */
+function sampleAesOf(view: PlayoutView): SampleAesKey | undefined {
+  const hls = view.presentation.protection?.hls;
+  if (hls?.method !== 'SAMPLE-AES') return undefined;
+  // drm/refusals.ts answers 403 before this; never clear segments of an encrypted presentation.
+  if (hls.ts === undefined)
+    throw originError('protected-format', hls.tsRefusal ?? 'SAMPLE-AES MPEG-TS is not available');
+  return { key: hls.ts.key, iv: hls.ts.iv };
 }
 
 /** `bytes` encrypted for the HLS segment with media sequence number `n` (0: the init section). */

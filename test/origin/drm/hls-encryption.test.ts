@@ -1,7 +1,8 @@
 // SAMPLE-AES HLS (--hls.playout, fMP4 segments): every fragment of every segment, with its init segment, decrypts
 // with ffmpeg (one fragment per file, as ffmpeg requires) to the clear presentation's packets (cbcs and cenc); the playlists carry the key lines each DRM
 // needs (ClearKey alone, FairPlay, drm_a and PlayReady, identity), EXT-X-SESSION-KEY in the master,
-// no I-frame playlists; MPEG-TS and I-frame requests are refused, never served clear.
+// no I-frame playlists; I-frame requests are refused, and so is MPEG-TS where no key line serves it
+// (test/origin/drm/hls-sample-aes-ts.test.ts has SAMPLE-AES MPEG-TS), never served clear.
 
 import { rmSync } from 'node:fs';
 import { tempDir } from '../../helpers/fixtures';
@@ -162,8 +163,9 @@ test('drm_a and PlayReady sharing the HLS key: their pssh as data: URIs', async 
 });
 
 test.each([
-  ['/cbcs.ism/.m3u8', 'request hls_fmp4=true'],
-  ['/cbcs.ism/.m3u8?hls_fmp4=false', 'request hls_fmp4=true'],
+  ['/ck.ism/.m3u8', 'request hls_fmp4=true'],
+  ['/multi.ism/.m3u8?hls_fmp4=false', 'needs a key players fetch themselves'],
+  ['/ck.ism/ck-video_eng=1600000.m3u8', 'ClearKey'],
   ['/cbcs.ism/keyframes/cbcs-video_eng=1600000.m3u8?hls_fmp4=true', 'I-frame'],
   ['/cbcs.ism/.mpd', 'DASH has no key configured'],
 ])('%s → 403 protected-format', async (url, message) => {
