@@ -39,8 +39,19 @@ export interface SpsSliceFields {
   frameMbsOnly: boolean;
 }
 
-/** §7.4.1: removes emulation_prevention_three_byte (00 00 03 → 00 00). */
+/**
+ * §7.4.1: removes emulation_prevention_three_byte (00 00 03 → 00 00). Without one (most slice
+ * header prefixes), `nal` itself: the caller only reads it, and a copy per slice is garbage.
+ */
 export function unescapeRbsp(nal: Uint8Array): Uint8Array {
+  let run = 0;
+  let escaped = false;
+  for (let i = 0; i < nal.byteLength && !escaped; i++) {
+    const b = nal[i]!;
+    escaped = run >= 2 && b === 3;
+    run = b === 0 ? run + 1 : 0;
+  }
+  if (!escaped) return nal;
   const out = new Uint8Array(nal.byteLength);
   let n = 0;
   let zeros = 0;

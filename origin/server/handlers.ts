@@ -413,12 +413,13 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
   }
   const protection = mode === 'fmp4' ? cencOf(call) : p.protection?.smooth;
   if (protection !== undefined && trackEncryption(t.track, protection) !== undefined) {
-    // Encrypted bytes are made per request (no segment cache: drm/ivs.ts keeps the key material).
-    const { bytes, fileSize } = await readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode });
+    // Encrypted bytes are made per request (no segment cache: drm/ivs.ts keeps the key material),
+    // as parts in memory: the new boxes and views of the one buffer read and encrypted.
+    const { parts, length, fileSize } = await readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode });
     const variant = `${protection.scheme}${inClearLead(t.track, segment, protection) ? '-clear-lead' : ''}`;
     return {
       contentType: req.route.contentType,
-      body: { type: 'bytes', bytes },
+      body: { type: 'parts', file: t.track.src, parts, length },
       lastModified: new Date(p.mtimeMs),
       etag: sourceSegmentEtag({ presentation: p, track: t.track, fileSize, mode, segment, variant }),
       cacheClass: 'segment',
