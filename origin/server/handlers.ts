@@ -11,7 +11,12 @@ import { writeHdsManifest } from '../manifests/hds';
 import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
-import { inClearLead, readEncryptedSegment, trackEncryption } from '../segments/fmp4/encrypted-segment';
+import {
+  encryptedSegmentCost,
+  inClearLead,
+  readEncryptedSegment,
+  trackEncryption,
+} from '../segments/fmp4/encrypted-segment';
 import { checkFormatProtected, checkHlsProtected } from '../drm/refusals';
 import { aes128Encrypt, INIT_SECTION_IV, sequenceIv } from '../drm/aes128';
 import { isEncryptedTrack } from '../drm/encrypted-tracks';
@@ -413,9 +418,17 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
   }
   const protection = mode === 'fmp4' ? cencOf(call) : p.protection?.smooth;
   if (protection !== undefined && trackEncryption(t.track, protection) !== undefined) {
-    // Encrypted bytes are made per request (no segment cache: drm/ivs.ts keeps the key material),
-    // as parts in memory: the new boxes and views of the one buffer read and encrypted.
-    const { parts, length, fileSize } = await readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode });
+    // Encrypted bytes are made per request, as parts in memory (the new boxes and views of the one
+    // buffer read and encrypted), or taken from the encrypted-segment cache when it has a bound:
+    // keyed by everything the bytes depend on besides the presentation object (whose keys and
+    // sources a change of the .ism or a source replaces), concurrent misses encrypting once.
+    const key = `${req.route.format}\n${mode}\n${t.track.index}\n${segment.first}\n${segment.count}\n${segment.time}\n${segment.sourceTime - segment.smoothTime}`;
+    const { parts, length, fileSize } = await ctx.encrypted.getAsync(
+      p,
+      key,
+      () => readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode }),
+      encryptedSegmentCost,
+    );
     const variant = `${protection.scheme}${inClearLead(t.track, segment, protection) ? '-clear-lead' : ''}`;
     return {
       contentType: req.route.contentType,

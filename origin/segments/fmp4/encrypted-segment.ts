@@ -85,6 +85,23 @@ export function readEncryptedSegment(
   }));
 }
 
+/**
+ * Bytes an encrypted segment keeps alive (the encrypted-segment cache's cost): every buffer its
+ * parts are views of, whole (the read buffer also holds the source's moofs), once each.
+ */
+export function encryptedSegmentCost(s: EncryptedSegment): number {
+  const buffers = new Set<ArrayBufferLike>();
+  let n = 256;
+  for (const p of s.parts) {
+    n += 64;
+    if (p.kind === 'bytes' && !buffers.has(p.bytes.buffer)) {
+      buffers.add(p.bytes.buffer);
+      n += p.bytes.buffer.byteLength;
+    }
+  }
+  return n;
+}
+
 /** The parts of an encrypted segment joined into one buffer (tests, tools). */
 export function joinedParts(parts: readonly SegmentPart[]): Uint8Array {
   return Buffer.concat(
