@@ -36,8 +36,9 @@ export function checkFormatProtected(p: Presentation, format: ProtectedFormat): 
 
 /**
  * HLS of a protected presentation, once the request's view is known: SAMPLE-AES is written with
- * fMP4 segments only (SAMPLE-AES MPEG-TS comes next; AES-128 covers every kind), and there are no
- * I-frame playlists (their keyframe segments are not encrypted yet).
+ * fMP4 segments only (SAMPLE-AES MPEG-TS comes next; AES-128 covers every kind), and its I-frame
+ * playlists are fMP4 only: their keyframes encrypted as in the media segments (AES-128 encrypts
+ * the I-frame segments of either kind whole); SAMPLE-AES MPEG-TS leaves them out.
  */
 export function checkHlsProtected(view: PlayoutView, routeKind: string): void {
   const protection = view.presentation.protection;
@@ -48,7 +49,11 @@ export function checkHlsProtected(view: PlayoutView, routeKind: string): void {
       'SAMPLE-AES HLS is written with fMP4 segments in this version: request hls_fmp4=true',
     );
   }
-  if (routeKind.startsWith('hls-iframe')) {
-    throw originError('protected-format', 'an encrypted presentation has no I-frame playlists in this version');
+  const sampleAesTs = !view.options.bool('hls_fmp4') || routeKind === 'hls-iframe-ts';
+  if (routeKind.startsWith('hls-iframe') && protection.hls?.method === 'SAMPLE-AES' && sampleAesTs) {
+    throw originError(
+      'protected-format',
+      'SAMPLE-AES I-frame playlists are written with fMP4 segments only (hls_fmp4=true)',
+    );
   }
 }

@@ -298,8 +298,14 @@ async function generatedIFrameSegment(call: RouteCall, kind: 'ts' | 'm4s'): Prom
   // keyframeTs/keyframeFmp4 count the view's fragments from 1.
   const n = numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
   const sources = new SourceSizes(ctx.open);
-  const content =
-    kind === 'ts' ? await keyframeTs(view, video, n, sources.open) : await keyframeFmp4(view, video, n, sources.open);
+  // SAMPLE-AES: fMP4 only (drm/refusals.ts), the keyframe encrypted as in its media segment.
+  // AES-128: the I-frame segment whole, IV its number (the one its I-frame playlist's key line gives).
+  const protection = kind === 'm4s' ? cencOf(call) : undefined;
+  let content =
+    kind === 'ts'
+      ? await keyframeTs(view, video, n, sources.open)
+      : await keyframeFmp4(view, video, n, sources.open, protection);
+  if (aes128Of(view) !== undefined && isEncryptedTrack(video.track)) content = aes128(view, Number(nText), content);
   return generatedReplyWithEtag(
     req,
     view,

@@ -15,7 +15,6 @@ import { ByteSource, canReadInto, SourceOpener, SpanSource, withSource } from '.
 import { trafSampleSizes } from '../../media/samples';
 import { trackHeaderOf } from '../../media/moov';
 import type { ByteRange } from '../../media/traf-layout';
-import type { TrexDefaults } from '../../model/media';
 import type { CencProtection } from '../../model/protection';
 import { Presentation, PresentationTrack, ticksIn } from '../../model/presentation';
 import type { Segment } from '../../model/timeline';
@@ -32,7 +31,6 @@ import {
   SegmentPart,
   STYP_COMPATIBLE_BRANDS,
   STYP_MAJOR_BRAND,
-  TrackFragment,
   writeTrackFragment,
 } from './media-segment';
 
@@ -132,6 +130,7 @@ async function encryptedSegment(
   const encryption = trackEncryption(track, protection);
   const clear = encryption === undefined || inClearLead(track, s, protection);
   const cipher = clear ? undefined : new SampleEncryptor(track, protection);
+  const trex = trackHeaderOf(track).trexDefaults;
   const reader = new FragmentReader(source, await readSpan(source, track, s));
   const parts: SegmentPart[] = [];
   let length = 0;
@@ -158,7 +157,8 @@ async function encryptedSegment(
       { offset, length: moof.byteLength },
       offset + f.sizes[i]!,
     );
-    const trafs = cipher?.encrypt(payload, parsed, i) ?? parsed.trafs.map(() => undefined);
+    const sizes = cipher === undefined ? [] : parsed.trafs.map(({ traf }) => trafSampleSizes(traf, trex));
+    const trafs = cipher?.encrypt(payload, sizes, i) ?? parsed.trafs.map(() => undefined);
     const piff = mode === 'smooth';
     const opts =
       encryption === undefined
@@ -260,7 +260,6 @@ class FragmentReader {
 class SampleEncryptor {
   private readonly ivs: TrackIvs;
   private readonly video: { lengthSize: number; parameterSets: Uint8Array[] } | undefined;
-  private readonly trex: TrexDefaults;
 
   constructor(
     private readonly track: PresentationTrack,
@@ -269,16 +268,15 @@ class SampleEncryptor {
     this.ivs = trackIvs(track, p);
     const h = trackHeaderOf(track);
     this.video = h.codec?.kind === 'avc' ? h.codec : undefined;
-    this.trex = h.trexDefaults;
   }
 
   /**
-   * Encrypts `payload` (the fragment's samples back to back) in place; the aux info of each
-   * sample, per traf. Sample k of the fragment (counted across its trafs) gets IV k (drm/ivs.ts).
+   * Encrypts `payload` (the samples of source fragment `index` back to back, `sizes` per traf, or
+   * its first ones) in place; the aux info of each sample, per traf. Sample k of the fragment
+   * (counted across its trafs) gets IV k (drm/ivs.ts).
    */
-  encrypt(payload: Uint8Array, fragment: TrackFragment, index: number): SampleAuxInfo[][] {
+  encrypt(payload: Uint8Array, sizes: ReadonlyArray<readonly number[]>, index: number): SampleAuxInfo[][] {
     const { key } = this.p.key;
-    const sizes = fragment.trafs.map(({ traf }) => trafSampleSizes(traf, this.trex));
     const total = sizes.reduce((n, list) => list.reduce((a, b) => a + b, n), 0);
     if (total !== payload.byteLength) {
       throw originError('corrupt-media', `samples of ${total} bytes in a ${payload.byteLength}-byte fragment payload`, {
@@ -322,3 +320,34 @@ class SampleEncryptor {
 }
 
 const NO_IV = new Uint8Array(0);
+
+/** How an I-frame segment's keyframe is encrypted (encryptKeyframe). */
+export interface KeyframeEncryption {
+  /** tfhd sample_description_index: 1, or 2 for the clear entry of a clear lead. */
+  sampleDescriptionIndex: number;
+  /** Its `senc` entry; undefined: left clear (the clear lead). */
+  aux: SampleAuxInfo | undefined;
+}
+
+/**
+ * The keyframe of an I-frame segment, the first sample of source fragment `fragment`, encrypted
+ * in place exactly as in the media segment `segment` that holds that fragment: the same IV (sample
+ * 0 of the fragment: drm/ivs.ts), the same subsamples (the avcC's parameter sets and the sample's
+ * own in-band ones, as it opens its fragment), clear when that segment is in the clear lead. So a
+ * player's I-frame and media segments are one encryption of the same bytes. Undefined: the track
+ * is not encrypted.
+ */
+export function encryptKeyframe(
+  track: PresentationTrack,
+  segment: Segment,
+  protection: CencProtection,
+  fragment: number,
+  sample: Uint8Array,
+): KeyframeEncryption | undefined {
+  if (trackEncryption(track, protection) === undefined) return undefined;
+  if (inClearLead(track, segment, protection)) return { sampleDescriptionIndex: 2, aux: undefined };
+  const [[aux]] = new SampleEncryptor(track, protection).encrypt(sample, [[sample.byteLength]], fragment) as [
+    [SampleAuxInfo],
+  ];
+  return { sampleDescriptionIndex: 1, aux };
+}
