@@ -365,16 +365,6 @@ class TimeStep {
 }
 
 /** The per-sample values of one run, defaults applied (§8.8.8.3, §8.8.7.1, §8.8.3.1), read in place. */
-/** The size of every sample of a traf's runs, in order (trun, else tfhd, else trex default). */
-export function trafSampleSizes(traf: SourceTraf, trex: TrexDefaults): number[] {
-  const out: number[] = [];
-  for (const run of traf.truns) {
-    const f = new RunFields(traf, run, trex);
-    for (let i = 0; i < run.sampleCount; i++) out.push(f.size(i));
-  }
-  return out;
-}
-
 class RunFields {
   private readonly view: DataView;
   private readonly entrySize: number;

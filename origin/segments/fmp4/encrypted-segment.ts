@@ -1,8 +1,10 @@
 // Protected fMP4 media segments (ISO/IEC 23001-7 over ISO/IEC 23009-1 §6.3.4 DASH): the clear
 // segment's boxes (media-segment.ts) with `saiz`/`saio`/`senc` in each traf, and the sample bytes
 // read into memory and encrypted (drm/sample-cipher.ts) instead of streamed from the file. One
-// segment is buffered per request; nothing is cached but the key material (drm/ivs.ts) and the
-// parsed avcC (drm/subsamples.ts).
+// segment is buffered per request; nothing is kept here but the key material (drm/ivs.ts) and the
+// parsed avcC (drm/subsamples.ts): the optional cache of whole segments is the server's
+// (server/handlers.ts, PlayoutContext.encrypted). The keyframes of HLS I-frame segments are
+// encrypted here too, as in their media segments (encryptKeyframe).
 // Which tracks are encrypted: video (H.264) and audio (AAC, AC-3, E-AC-3); text never is.
 //
 // The cost is the cipher's and one read (docs/design/drm.md "Cost and caching"): the segment's
@@ -12,9 +14,8 @@
 
 import { originError } from '../../errors';
 import { ByteSource, canReadInto, SourceOpener, SpanSource, withSource } from '../../io/source';
-import { trafSampleSizes } from '../../media/samples';
 import { trackHeaderOf } from '../../media/moov';
-import type { ByteRange } from '../../media/traf-layout';
+import { ByteRange, trafSampleSizes } from '../../media/traf-layout';
 import type { CencProtection } from '../../model/protection';
 import { Presentation, PresentationTrack, ticksIn } from '../../model/presentation';
 import type { Segment } from '../../model/timeline';
@@ -130,7 +131,7 @@ async function encryptedSegment(
   const encryption = trackEncryption(track, protection);
   const clear = encryption === undefined || inClearLead(track, s, protection);
   const cipher = clear ? undefined : new SampleEncryptor(track, protection);
-  const trex = trackHeaderOf(track).trexDefaults;
+  const trexSize = trackHeaderOf(track).trexDefaults.defaultSampleSize;
   const reader = new FragmentReader(source, await readSpan(source, track, s));
   const parts: SegmentPart[] = [];
   let length = 0;
@@ -157,7 +158,7 @@ async function encryptedSegment(
       { offset, length: moof.byteLength },
       offset + f.sizes[i]!,
     );
-    const sizes = cipher === undefined ? [] : parsed.trafs.map(({ traf }) => trafSampleSizes(traf, trex));
+    const sizes = cipher === undefined ? [] : parsed.trafs.map(({ traf }) => trafSampleSizes(traf, trexSize));
     const trafs = cipher?.encrypt(payload, sizes, i) ?? parsed.trafs.map(() => undefined);
     const piff = mode === 'smooth';
     const opts =
