@@ -33,6 +33,24 @@ export function cencEncrypt(
   cipher.final();
 }
 
+/**
+ * cencEncrypt on ranges already listed, without final(): CTR is a stream mode, final() gives no
+ * byte, and its call cost a sixth of what a video sample's cipher costs besides the AES.
+ */
+function ctrRanges(
+  key: Uint8Array,
+  iv8: Uint8Array,
+  sample: Uint8Array,
+  ranges: ReadonlyArray<[number, number]>,
+): void {
+  const counter = new Uint8Array(16);
+  counter.set(iv8, 0);
+  const cipher = createCipheriv('aes-128-ctr', key, counter);
+  for (const [start, end] of ranges) {
+    if (end > start) sample.set(cipher.update(sample.subarray(start, end)), start);
+  }
+}
+
 /** One sample for cencEncryptSamples. */
 export interface CencSample {
   sample: Uint8Array;
@@ -58,7 +76,7 @@ export function cencEncryptSamples(key: Uint8Array, samples: readonly CencSample
     let bytes = 0;
     for (const [a, b] of ranges) bytes += b - a;
     if (bytes >= BATCH_BELOW) {
-      cencEncrypt(key, s.iv8, s.sample, s.subsamples);
+      ctrRanges(key, s.iv8, s.sample, ranges);
       continue;
     }
     const blocks = Math.ceil(bytes / 16);
