@@ -24,6 +24,8 @@ export const MAX_SAMPLES_PER_FRAGMENT = 4096;
 export interface TrackIvs {
   /** The 8-byte IV of sample `k` of source fragment `fragment` (cenc). */
   sampleIv(fragment: number, k: number): Uint8Array;
+  /** The IVs of samples 0 … count-1 of source fragment `fragment`, 8 bytes each back to back (cenc). */
+  fragmentIvs(fragment: number, count: number): Uint8Array;
   /** The constant IV (cbcs). */
   constantIv: Uint8Array;
 }
@@ -61,19 +63,38 @@ function derive(track: PresentationTrack, p: CencProtection): TrackIvs {
       ? digest.readBigUInt64BE(0)
       : (Buffer.from(p.ivBase).readBigUInt64BE(0) + (BigInt(track.index) << 40n)) & 0xffffffffffffffffn;
   const constantIv = p.constantIv ?? Uint8Array.from(digest.subarray(8, 24));
+  const tooMany = (fragment: number): Error =>
+    originError(
+      'unsupported-media',
+      `fragment ${fragment} holds more than ${MAX_SAMPLES_PER_FRAGMENT} samples: too many to encrypt with distinct IVs`,
+      { subject: track.src },
+    );
+  const first = (fragment: number): bigint => (base + (BigInt(fragment) << 12n)) & 0xffffffffffffffffn;
   return {
     constantIv,
     sampleIv(fragment: number, k: number): Uint8Array {
-      if (k >= MAX_SAMPLES_PER_FRAGMENT) {
-        throw originError(
-          'unsupported-media',
-          `fragment ${fragment} holds more than ${MAX_SAMPLES_PER_FRAGMENT} samples: too many to encrypt with distinct IVs`,
-          { subject: track.src },
-        );
-      }
+      if (k >= MAX_SAMPLES_PER_FRAGMENT) throw tooMany(fragment);
       const iv = Buffer.alloc(8);
-      iv.writeBigUInt64BE((base + (BigInt(fragment) << 12n) + BigInt(k)) & 0xffffffffffffffffn);
+      iv.writeBigUInt64BE((first(fragment) + BigInt(k)) & 0xffffffffffffffffn);
       return iv;
+    },
+    fragmentIvs(fragment: number, count: number): Uint8Array {
+      if (count > MAX_SAMPLES_PER_FRAGMENT) throw tooMany(fragment);
+      // first + k (mod 2^64) in two 32-bit halves: one BigInt a fragment, not several a sample.
+      const start = first(fragment);
+      let hi = Number(start >> 32n);
+      let lo = Number(start & 0xffffffffn);
+      const out = new Uint8Array(8 * count);
+      const view = new DataView(out.buffer);
+      for (let k = 0; k < count; k++) {
+        view.setUint32(8 * k, hi);
+        view.setUint32(8 * k + 4, lo);
+        if (++lo > 0xffffffff) {
+          lo = 0;
+          hi = (hi + 1) >>> 0;
+        }
+      }
+      return out;
     },
   };
 }

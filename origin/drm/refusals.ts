@@ -46,9 +46,9 @@ export function checkFormatProtected(p: Presentation, format: ProtectedFormat): 
 
 /**
  * HLS of a protected presentation, once the request's view is known: SAMPLE-AES MPEG-TS and packed
- * audio only with a key line players decrypt them with (drm/hls-protection.ts says why not), and
- * no I-frame playlists: their keyframe segments are not encrypted, and no player tested here reads
- * them (docs/guide/drm.md).
+ * audio only with a key line players decrypt them with (drm/hls-protection.ts says why not); I-frame
+ * playlists with fMP4 segments (their keyframes encrypted as in the media segments) and with
+ * AES-128 (the I-frame segments of either kind encrypted whole), never with SAMPLE-AES MPEG-TS.
  */
 export function checkHlsProtected(view: PlayoutView, routeKind: string): void {
   const protection = view.presentation.protection;
@@ -57,7 +57,11 @@ export function checkHlsProtected(view: PlayoutView, routeKind: string): void {
   if (hls?.method === 'SAMPLE-AES' && hls.ts === undefined && !view.options.bool('hls_fmp4')) {
     throw originError('protected-format', hls.tsRefusal ?? 'SAMPLE-AES MPEG-TS is not available');
   }
-  if (routeKind.startsWith('hls-iframe')) {
-    throw originError('protected-format', 'an encrypted presentation has no I-frame playlists in this version');
+  const sampleAesTs = !view.options.bool('hls_fmp4') || routeKind === 'hls-iframe-ts';
+  if (routeKind.startsWith('hls-iframe') && protection.hls?.method === 'SAMPLE-AES' && sampleAesTs) {
+    throw originError(
+      'protected-format',
+      'SAMPLE-AES I-frame playlists are written with fMP4 segments only (hls_fmp4=true)',
+    );
   }
 }

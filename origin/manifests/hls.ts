@@ -86,8 +86,8 @@ export function writeMasterPlaylist(view: PlayoutView): string {
   if (text.length > 0) lines.push('', '# SUBTITLES groups', ...text.flatMap((g) => mediaTags(view, plan, g)));
   lines.push('', '# variants');
   for (const v of plan.variants) lines.push(...streamInf(view, plan, v, rates));
-  // An encrypted presentation has no I-frame playlists (drm/refusals.ts says why).
-  if (version >= VERSION_IFRAMES && hls === undefined) {
+  // SAMPLE-AES MPEG-TS has no I-frame playlists (drm/refusals.ts); fMP4 and AES-128 have.
+  if (version >= VERSION_IFRAMES && !(hls?.method === 'SAMPLE-AES' && packaging(view) !== 'fmp4')) {
     const videos = [...new Set(plan.variants.map((v) => v.video).filter((i) => i !== undefined))];
     if (videos.length > 0) lines.push('', '# keyframes', ...videos.map((i) => iframeStreamInf(view, view.tracks[i]!)));
   }
@@ -193,12 +193,20 @@ export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): s
     '#EXT-X-PLAYLIST-TYPE:VOD',
     '#EXT-X-I-FRAMES-ONLY',
   ];
+  // The key lines of the media playlists (writeMediaPlaylist): SAMPLE-AES's before the init
+  // section; AES-128's before it with IV 0 and, without a fixed IV, one per entry whose IV is the
+  // entry's number n (the segment URL's; drm/aes128.ts sequenceIv), what the segment is encrypted with.
+  const hls = isEncryptedTrack(video.track) ? view.presentation.protection?.hls : undefined;
+  const keys = hls === undefined ? undefined : mediaKeyLines(hls, fmp4 ? 'm4s' : 'ts');
+  lines.push(...(keys?.first ?? []));
   if (fmp4) lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.iframeInit(view, rend.key))}"`);
-  for (const e of entries)
+  for (const e of entries) {
+    lines.push(...(keys?.perSegment?.(e.n) ?? []));
     lines.push(
       `#EXTINF:${duration(e.duration, timescale, version)},`,
       uri(hlsUrls.iframeSegment(view, rend.key, e.n, fmp4 ? 'm4s' : 'ts')),
     );
+  }
   lines.push('#EXT-X-ENDLIST', '');
   return lines.join('\n');
 }

@@ -15,6 +15,9 @@
 import { OriginError, originError } from '../errors';
 import { box, field, fullBox, serialize, Writable } from './box-writer';
 import { mdatHeaderSize } from './fmp4/media-segment';
+import { AuxOffsets, auxInfoBoxes, patchSaio } from './fmp4/encryption-boxes';
+import { encryptKeyframe } from './fmp4/encrypted-segment';
+import type { CencProtection } from '../model/protection';
 import { TFHD, TRUN } from '../media/traf-layout';
 import { openFile, SourceOpener, withSource } from '../io/source';
 import { ViewTrack, PlayoutView } from '../model/view';
@@ -379,15 +382,29 @@ const SYNC_SAMPLE_FLAGS = 0x02000000;
 /**
  * An I-frame segment as fMP4 (for hls_fmp4; the init segment is the track's `hls/…m4s`): one
  * moof (mfhd, traf with tfhd default-base-is-moof, tfdt v1, a one-sample trun v1) and its mdat
- * (ISO/IEC 14496-12 §8.8.4–8.8.12).
+ * (ISO/IEC 14496-12 §8.8.4–8.8.12). With `protection` (SAMPLE-AES), the keyframe encrypted as in
+ * its media segment (fmp4/encrypted-segment.ts encryptKeyframe), the tfhd naming the sample entry
+ * and the traf carrying its saiz/saio/senc (ISO/IEC 23001-7 §7.2), as a media segment's do.
  */
 export async function keyframeFmp4(
   view: PlayoutView,
   v: ViewTrack,
   n: number,
   open: SourceOpener = openFile,
+  protection?: CencProtection,
 ): Promise<Uint8Array> {
   const k = await keyframe(view, v, n, open);
+  let data = k.data;
+  let encryption: ReturnType<typeof encryptKeyframe>;
+  if (protection !== undefined) {
+    const at = v.segments.holding(k.index);
+    if (at < 0) throw originError('internal', `fragment ${k.index} is in no segment`, { subject: 'keyframeFmp4' });
+    // Encrypted in a copy: the bytes read may be a view of a buffer the reader shares.
+    data = Uint8Array.from(k.data);
+    encryption = encryptKeyframe(v.track, v.segments.segment(at), protection, k.index, data);
+  }
+  const aux: AuxOffsets = { saioField: 0, sencStart: 0 };
+  const sampleAux = encryption?.aux === undefined ? [] : auxInfoBoxes([encryption.aux], aux);
   const trackId = trackHeaderOf(v.track).trackID;
   const mdatHeader = mdatHeaderSize(k.size);
   let moofSize = 0;
@@ -398,7 +415,15 @@ export async function keyframeFmp4(
     fullBox('mfhd', 0, 0, field.u32(k.index + 1)),
     box(
       'traf',
-      fullBox('tfhd', 0, TFHD.defaultBaseIsMoof, field.u32(trackId)),
+      encryption === undefined
+        ? fullBox('tfhd', 0, TFHD.defaultBaseIsMoof, field.u32(trackId))
+        : fullBox(
+            'tfhd',
+            0,
+            TFHD.defaultBaseIsMoof | TFHD.sampleDescriptionIndex,
+            field.u32(trackId),
+            field.u32(encryption.sampleDescriptionIndex),
+          ),
       fullBox('tfdt', 1, 0, field.u64(k.time)),
       fullBox(
         'trun',
@@ -411,10 +436,14 @@ export async function keyframeFmp4(
         field.u32(SYNC_SAMPLE_FLAGS),
         field.i32(k.compositionOffset),
       ),
+      ...sampleAux,
     ),
   );
   moofSize = moof.size;
-  return serialize(moof, box('mdat', field.bytes(k.data)));
+  // The moof comes first: saio's offsets, relative to it, are offsets in the whole.
+  const out = serialize(moof, box('mdat', field.bytes(data)));
+  if (sampleAux.length > 0) patchSaio(out, [aux]);
+  return out;
 }
 
 /**

@@ -11,7 +11,12 @@ import { writeHdsManifest } from '../manifests/hds';
 import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
-import { inClearLead, readEncryptedSegment, trackEncryption } from '../segments/fmp4/encrypted-segment';
+import {
+  encryptedSegmentCost,
+  inClearLead,
+  readEncryptedSegment,
+  trackEncryption,
+} from '../segments/fmp4/encrypted-segment';
 import { checkFormatProtected, checkHlsProtected } from '../drm/refusals';
 import { aes128Encrypt, INIT_SECTION_IV, sequenceIv } from '../drm/aes128';
 import type { SampleAesKey } from '../drm/sample-aes-ts';
@@ -296,8 +301,14 @@ async function generatedIFrameSegment(call: RouteCall, kind: 'ts' | 'm4s'): Prom
   // keyframeTs/keyframeFmp4 count the view's fragments from 1.
   const n = numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
   const sources = new SourceSizes(ctx.open);
-  const content =
-    kind === 'ts' ? await keyframeTs(view, video, n, sources.open) : await keyframeFmp4(view, video, n, sources.open);
+  // SAMPLE-AES: fMP4 only (drm/refusals.ts), the keyframe encrypted as in its media segment.
+  // AES-128: the I-frame segment whole, IV its number (the one its I-frame playlist's key line gives).
+  const protection = kind === 'm4s' ? cencOf(call, video.track) : undefined;
+  let content =
+    kind === 'ts'
+      ? await keyframeTs(view, video, n, sources.open)
+      : await keyframeFmp4(view, video, n, sources.open, protection);
+  if (aes128Of(view) !== undefined && isEncryptedTrack(video.track)) content = aes128(view, Number(nText), content);
   return generatedReplyWithEtag(
     req,
     view,
@@ -426,12 +437,21 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
   }
   const protection = mode === 'fmp4' ? cencOf(call, t.track) : p.protection?.smooth;
   if (protection !== undefined && trackEncryption(t.track, protection) !== undefined) {
-    // Encrypted bytes are made per request (no segment cache: drm/ivs.ts keeps the key material).
-    const { bytes, fileSize } = await readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode });
+    // Encrypted bytes are made per request, as parts in memory (the new boxes and views of the one
+    // buffer read and encrypted), or taken from the encrypted-segment cache when it has a bound:
+    // keyed by everything the bytes depend on besides the presentation object (whose keys and
+    // sources a change of the .ism or a source replaces), concurrent misses encrypting once.
+    const key = `${req.route.format}\n${mode}\n${t.track.index}\n${segment.first}\n${segment.count}\n${segment.time}\n${segment.sourceTime - segment.smoothTime}`;
+    const { parts, length, fileSize } = await ctx.encrypted.getAsync(
+      p,
+      key,
+      () => readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode }),
+      encryptedSegmentCost,
+    );
     const variant = `${protection.scheme}${inClearLead(t.track, segment, protection) ? '-clear-lead' : ''}`;
     return {
       contentType: req.route.contentType,
-      body: { type: 'bytes', bytes },
+      body: { type: 'parts', file: t.track.src, parts, length },
       lastModified: new Date(p.mtimeMs),
       etag: sourceSegmentEtag({ presentation: p, track: t.track, fileSize, mode, segment, variant }),
       cacheClass: 'segment',

@@ -39,6 +39,8 @@ export interface ServerOptions {
   serveSources?: boolean;
   /** Bound of the rendered-manifest cache in bytes (default DEFAULT_MANIFEST_CACHE_BYTES); 0 disables it. */
   manifestCacheBytes?: number;
+  /** Bound of the cache of encrypted segments in bytes (default 0: none, every request encrypts). */
+  encryptedSegmentCacheBytes?: number;
   /** How long a file's stat (and an open handle of a source) is trusted, ms (default DEFAULT_LIMITS.statTtlMs; 0: every request sees a change). */
   statTtlMs?: number;
   log?: (line: string) => void;
@@ -88,6 +90,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }),
     opts.select,
     opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES,
+    opts.encryptedSegmentCacheBytes ?? 0,
   );
   const state: Origin = {
     root,
