@@ -5,7 +5,8 @@
 // refuses it too. Each request's :path then goes through edge/pipeline.ts: normalisation, the
 // location's checks and rewrites, and either a new :path upstream or a local reply. Everything
 // about the ABI lives in ./proxy (raw imports/exports, memory hand-off, header pairs, context
-// dispatch, abort -> proxy_log); the edge code sees strings and byte arrays only. Load rules it
+// dispatch, abort -> proxy_log); the edge code sees strings and byte arrays only. Its counters
+// (edge/metrics.ts) are defined in on_vm_start and counted per request. Load rules it
 // satisfies (docs/specs.md ABI §4.2): ABI marker, allocator, `_initialize`
 // instead of a start section, only `env.proxy_*` imports, no hostcall from top-level code.
 //
@@ -34,6 +35,7 @@ import { parseJson } from './json';
 import { EdgeConfig, parseEdgeConfig } from './edge/config';
 import { decide } from './edge/pipeline';
 import { Refusal, Verdict, refusalCode, refusalDetails, refusalStatus } from './edge/refusals';
+import { countVerdict, defineEdgeMetrics } from './edge/metrics';
 
 // Only the callbacks this plugin acts in. Envoy skips a callback the module does not export
 // (docs/specs.md ABI §1.2): without the response, body, trailer, log, tick and done callbacks it
@@ -56,6 +58,12 @@ const EXPOSE_HEADERS = 'Content-Length, Content-Range, ETag, Last-Modified, X-Or
 /** The plugin instance of one worker: holds the configuration read in onConfigure. */
 class EdgeRoot extends RootContext {
   config: EdgeConfig = new EdgeConfig();
+
+  /** The plugin's counters (edge/metrics.ts): once per VM, before any request. */
+  onVmStart(vmConfiguration: ArrayBuffer): bool {
+    defineEdgeMetrics();
+    return true;
+  }
 
   onConfigure(configuration: ArrayBuffer): bool {
     // An absent configuration means {} (Envoy hands over 0 bytes).
@@ -123,6 +131,7 @@ class EdgeStream extends HttpContext {
     // compared in place, no decoded copy of :path.
     const changed = !sameAscii(verdict.target, bytes);
     if (changed) replaceRequestHeader(':path', verdict.target);
+    countVerdict(verdict);
     if (isLogEnabled(LogLevel.Debug)) {
       const target = String.UTF8.decode(raw, false);
       logDebug('edge: ' + method() + ' ' + printable(target) + (changed ? ' -> ' + printable(verdict.target) : ''));
@@ -132,6 +141,7 @@ class EdgeStream extends HttpContext {
 
   /** The local reply of a refusal (Envoy sends it after this callback; §2.6). */
   private reply(verdict: Verdict, target: Uint8Array | null): Action {
+    countVerdict(verdict);
     const refusal = verdict.refusal;
     const headers = new Array<Header>(0);
     headers.push(new Header('content-type', 'text/plain; charset=utf-8'));

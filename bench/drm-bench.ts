@@ -3,8 +3,10 @@
 // Every pass requests the same 120 consecutive segments of the 720p video and the 128 kb/s audio
 // (bench/media.ts httpBenchSpecs), bodies materialised in memory: the clear path reads its file
 // ranges (as the HTTP layer would stream them), the encrypted paths build and encrypt the segment.
-// Passes alternate the order of the three kinds. Reports MB/s of output per kind and the ratio to
-// clear; docs/design/drm.md explains the cost.
+// Passes alternate the order of the kinds. Reports MB/s of output per kind and the ratio to
+// clear; docs/design/drm.md explains the cost. The encrypted kinds also run through a second
+// context with the encrypted-segment cache on (`--encrypted-segment-cache-bytes`, off by default),
+// filled by one untimed pass: what a warm cache gives, every request a hit.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +15,7 @@ import { main as cli } from '../origin/cli/main';
 import { PresentationStore } from '../origin/cache/presentation-store';
 import { PresentationTrack } from '../origin/model/presentation';
 import { trackKey, viewForQuery } from '../origin/model/view';
-import { newPlayoutContext } from '../origin/server/handlers';
+import { newPlayoutContext, PlayoutContext } from '../origin/server/handlers';
 import { fetchThrough, Sink } from './in-process';
 import { stats } from './stats';
 import { ensureLongSourcesReport, httpBenchSpecs, repoRoot } from './media';
@@ -22,7 +24,12 @@ import { machine, machineLine } from './machine';
 const KID = '00112233445566778899aabbccddeeff';
 const KEY = '3a2a1b68dd2bd9b2eeb25e84c4776668';
 const SEGMENTS = 120;
-const KINDS = ['clear', 'cenc', 'cbcs'] as const;
+const KINDS = ['clear', 'cenc', 'cbcs', 'cenc-cached', 'cbcs-cached'] as const;
+type Kind = (typeof KINDS)[number];
+/** The cache's bound in the cached runs: one pass of each scheme fits (about 48 MB each). */
+const CACHE_BYTES = 256 << 20;
+/** The presentation a kind requests. */
+const ism = (kind: Kind): string => kind.replace('-cached', '');
 
 const selectAll = (tracks: readonly PresentationTrack[]): number[] => tracks.map((_, i) => i);
 
@@ -34,42 +41,48 @@ export async function runDrmBench(options: { passes?: number; log?: (l: string) 
   const audio = report.files.find((f) => f.includes('aac_128k'))!;
   const dir = mkdtempSync(path.join(tmpdir(), 'drm-bench-'));
   try {
-    const extra: Record<(typeof KINDS)[number], string[]> = {
+    const extra: Record<string, string[]> = {
       clear: [],
       cenc: [`--drm_a.key=${KID}:${KEY}`],
       cbcs: [`--drm_a.key=${KID}:${KEY}`, '--mpd.protection_scheme=cbcs'],
     };
-    for (const kind of KINDS) {
+    for (const kind of ['clear', 'cenc', 'cbcs']) {
       const err = new Sink();
       const code = await cli(
-        ['package', '-q', '-o', path.join(dir, `${kind}.ism`), video, audio, ...extra[kind]],
+        ['package', '-q', '-o', path.join(dir, `${kind}.ism`), video, audio, ...extra[kind]!],
         new Sink(),
         err,
       );
       if (code !== 0) throw new Error(`packaging failed: ${err.text}`);
     }
-    const ctx = newPlayoutContext(new PresentationStore(), selectAll);
+    const plain = newPlayoutContext(new PresentationStore(), selectAll);
+    const cached = newPlayoutContext(new PresentationStore(), selectAll, undefined, CACHE_BYTES);
+    const ctx = (kind: Kind): PlayoutContext => (kind.endsWith('-cached') ? cached : plain);
     const probe = await new PresentationStore().presentation(path.join(dir, 'clear.ism'));
     const view = viewForQuery(probe, 'dash', '', selectAll);
     // DASH $Time$ URLs of SEGMENTS consecutive segments of each track (from the 10th).
-    const urls = (kind: string): string[] =>
+    const urls = (kind: Kind): string[] =>
       view.tracks.flatMap((t) => {
         const out: string[] = [];
+        const name = ism(kind);
         for (let i = 10; i < Math.min(t.segments.count, 10 + SEGMENTS); i++) {
-          out.push(`/${kind}.ism/dash/${kind}-${trackKey(t.track)}-${t.segments.segment(i).time}.dash`);
+          out.push(`/${name}.ism/dash/${name}-${trackKey(t.track)}-${t.segments.segment(i).time}.dash`);
         }
         return out;
       });
-    for (const kind of KINDS) await fetchThrough(ctx, path.join(dir, `${kind}.ism`), urls(kind)[0]!); // load
-    const rates: Record<string, number[]> = { clear: [], cenc: [], cbcs: [] };
+    const file = (kind: Kind): string => path.join(dir, `${ism(kind)}.ism`);
+    for (const kind of KINDS) await fetchThrough(ctx(kind), file(kind), urls(kind)[0]!); // load
+    // Fill the cache: the cached kinds' timed passes are all hits.
+    for (const kind of KINDS.filter((k) => k.endsWith('-cached')))
+      for (const url of urls(kind)) await fetchThrough(ctx(kind), file(kind), url);
+    const rates: Record<string, number[]> = Object.fromEntries(KINDS.map((k) => [k, []]));
     let bytes: Record<string, number> = {};
     for (let pass = 0; pass < passes; pass++) {
-      const order = [...KINDS.slice(pass % 3), ...KINDS.slice(0, pass % 3)];
+      const order = [...KINDS.slice(pass % KINDS.length), ...KINDS.slice(0, pass % KINDS.length)];
       for (const kind of order) {
-        const ism = path.join(dir, `${kind}.ism`);
         const start = process.hrtime.bigint();
         let total = 0;
-        for (const url of urls(kind)) total += (await fetchThrough(ctx, ism, url)).bytes;
+        for (const url of urls(kind)) total += (await fetchThrough(ctx(kind), file(kind), url)).bytes;
         const ms = Number(process.hrtime.bigint() - start) / 1e6;
         rates[kind]!.push(total / 1e3 / ms);
         bytes = { ...bytes, [kind]: total };
@@ -82,17 +95,27 @@ export async function runDrmBench(options: { passes?: number; log?: (l: string) 
     for (const kind of KINDS) {
       const ratio = kind === 'clear' ? '' : `, ${(s[kind]!.median / s.clear!.median).toFixed(2)}x clear`;
       log(
-        `  ${kind.padEnd(5)} ${s[kind]!.median.toFixed(1)} MB/s (min ${s[kind]!.min.toFixed(1)}, max ${s[kind]!.max.toFixed(1)})${ratio}, ${(bytes[kind]! / 1e6).toFixed(1)} MB per pass`,
+        `  ${kind.padEnd(11)} ${s[kind]!.median.toFixed(1)} MB/s (min ${s[kind]!.min.toFixed(1)}, max ${s[kind]!.max.toFixed(1)})${ratio}, ${(bytes[kind]! / 1e6).toFixed(1)} MB per pass`,
       );
     }
     const result = {
       suite: 'drm',
       date: new Date().toISOString(),
       machine: machine(),
-      settings: { segmentsPerTrack: SEGMENTS, passes, sources: [path.basename(video), path.basename(audio)] },
+      settings: {
+        segmentsPerTrack: SEGMENTS,
+        passes,
+        sources: [path.basename(video), path.basename(audio)],
+        encryptedSegmentCacheBytes: CACHE_BYTES,
+      },
       unit: 'MB/s of output through handlePlayout, one process, bodies in memory',
       results: Object.fromEntries(KINDS.map((k) => [k, { throughputMBs: s[k], bytesPerPass: bytes[k] }])),
-      ratios: { cencOverClear: s.cenc!.median / s.clear!.median, cbcsOverClear: s.cbcs!.median / s.clear!.median },
+      ratios: {
+        cencOverClear: s.cenc!.median / s.clear!.median,
+        cbcsOverClear: s.cbcs!.median / s.clear!.median,
+        cencCachedOverClear: s['cenc-cached']!.median / s.clear!.median,
+        cbcsCachedOverClear: s['cbcs-cached']!.median / s.clear!.median,
+      },
     };
     writeFileSync(path.join(repoRoot(), 'bench', 'results', 'drm.json'), `${JSON.stringify(result, null, 2)}\n`);
     return result;

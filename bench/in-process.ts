@@ -26,6 +26,8 @@ export async function fetchThrough(
   const body = reply.body;
   if (body.type === 'bytes') return { reply, bytes: body.bytes.byteLength };
   if (body.type === 'text') return { reply, bytes: Buffer.byteLength(body.text) };
+  // Parts all in memory (an encrypted segment): nothing to read, as the server reads nothing.
+  if (body.parts.every((p) => p.kind === 'bytes')) return { reply, bytes: body.length };
   const source = await FileSource.open(body.file);
   try {
     for (const p of body.parts) if (p.kind === 'file') await source.read(p.offset, p.length);

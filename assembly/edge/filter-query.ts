@@ -23,6 +23,10 @@ export class FilterCheck {
   query: string = '';
   /** "" or the origin's error text. */
   error: string = '';
+  /** `filter=` values answered by the cache of checked filters, and checked anew (the plugin's
+   * filter-check counters). */
+  hits: i32 = 0;
+  misses: i32 = 0;
 }
 
 export function checkFilters(rawQuery: string): FilterCheck {
@@ -45,7 +49,7 @@ export function checkFilters(rawQuery: string): FilterCheck {
     const eq = indexOfChar(rawQuery, 0x3d, at, partEnd);
     if (eq < 0 || !isFilterName(rawQuery, at, eq)) continue;
     if (eq + 1 == partEnd) continue; // an empty value means no filter
-    const answer = checkedRawFilter(rawQuery, eq + 1, partEnd);
+    const answer = checkedRawFilter(rawQuery, eq + 1, partEnd, result);
     if (answer.startsWith('!')) {
       result.error = answer.substring(1);
       return result;
@@ -164,10 +168,15 @@ export function clearFilterCache(): void {
   checked.clear();
 }
 
-/** The answer for the raw value text[start, end) (non-empty), from the cache or checked now. */
-function checkedRawFilter(text: string, start: i32, end: i32): string {
+/** The answer for the raw value text[start, end) (non-empty), from the cache or checked now
+ * (counted in `counts`). */
+function checkedRawFilter(text: string, start: i32, end: i32, counts: FilterCheck): string {
   const hit = checked.find(text, start, end);
-  if (hit !== null) return hit;
+  if (hit !== null) {
+    counts.hits++;
+    return hit;
+  }
+  counts.misses++;
   const raw = text.substring(start, end);
   const value = percentDecode(raw);
   const answer = value === null ? '!filter: malformed percent-encoding' : checkedFilter(value);

@@ -15,7 +15,7 @@
 
 import { applyRewrite } from './rewrite';
 import { EdgeConfig } from './config';
-import { checkFilters } from './filter-query';
+import { FilterCheck, checkFilters } from './filter-query';
 import { Refusal, Verdict } from './refusals';
 import { MAX_QUERY_BYTES, checkDecodedPath, checkQuery, encodePath, parseTargetBytes } from './target';
 import { checkToken } from './token';
@@ -29,6 +29,8 @@ export function decide(config: EdgeConfig, rawTarget: Uint8Array, authorization:
   }
   let path = target.path;
   let query = target.query;
+  let rewrote = false;
+  let checked: FilterCheck | null = null;
   const location = config.match(path);
   if (location !== null) {
     const basic = location.basic;
@@ -47,23 +49,37 @@ export function decide(config: EdgeConfig, rawTarget: Uint8Array, authorization:
     if (rules !== null) {
       const rewritten = applyRewrite(rules, path, query);
       if (rewritten !== null) {
+        rewrote = true;
         const problem = checkDecodedPath(rewritten.path);
         if (problem.length > 0)
-          return Verdict.refuse(Refusal.RewriteBadPath, 'the rewritten path is refused: ' + problem);
+          return noted(Verdict.refuse(Refusal.RewriteBadPath, 'the rewritten path is refused: ' + problem), true, null);
         const queryProblem =
           rewritten.query.length > MAX_QUERY_BYTES ? 'rewritten query too long' : checkQuery(rewritten.query);
-        if (queryProblem.length > 0) return Verdict.refuse(Refusal.BadQuery, queryProblem);
+        if (queryProblem.length > 0) return noted(Verdict.refuse(Refusal.BadQuery, queryProblem), true, null);
         path = rewritten.path;
         query = rewritten.query;
       }
     }
     if (location.validateFilter) {
       const filters = checkFilters(query);
-      if (filters.error.length > 0) return Verdict.refuse(Refusal.BadFilter, filters.error);
+      if (filters.error.length > 0) return noted(Verdict.refuse(Refusal.BadFilter, filters.error), rewrote, filters);
       query = filters.query;
+      checked = filters;
     }
   }
-  return Verdict.pass(query.length > 0 ? joinTarget(encodePath(path), query) : encodePath(path));
+  const out = query.length > 0 ? joinTarget(encodePath(path), query) : encodePath(path);
+  return noted(Verdict.pass(out), rewrote, checked);
+}
+
+/** What the plugin's counters read from a verdict (edge/metrics.ts): a rule matched, filter
+ * checks answered from the cache or checked anew. */
+function noted(verdict: Verdict, rewrote: bool, filters: FilterCheck | null): Verdict {
+  verdict.rewritten = rewrote;
+  if (filters !== null) {
+    verdict.filterHits = filters.hits;
+    verdict.filterMisses = filters.misses;
+  }
+  return verdict;
 }
 
 /** path + "?" + query in one allocation (the usual string concatenation makes two). */

@@ -27,7 +27,15 @@ export enum Refusal {
   /** auth_basic: unknown user or wrong password (the same answer, on purpose). */
   BasicFailed,
   /** A rewrite rule produced a path the edge would refuse from a client. */
-  RewriteBadPath,
+  RewriteBadPath, // the last one: REFUSAL_KINDS counts up to it
+}
+
+/** How many refusals there are (the enum runs 0 .. REFUSAL_KINDS - 1). */
+export const REFUSAL_KINDS: i32 = <i32>Refusal.RewriteBadPath + 1;
+
+/** The `reason` of the refusal counter (edge/metrics.ts): the details without `edge_`. */
+export function refusalReason(r: Refusal): string {
+  return refusalDetails(r).substring(5);
 }
 
 export function refusalStatus(r: Refusal): u32 {
@@ -130,6 +138,12 @@ export class Verdict {
     v.message = message;
     return v;
   }
+
+  /** A rewrite rule matched (an alias hit), whether or not its result was then refused. */
+  rewritten: bool = false;
+  /** validate_filter: `filter=` values answered from the cache of checked filters, and checked anew. */
+  filterHits: i32 = 0;
+  filterMisses: i32 = 0;
 
   get refused(): bool {
     return this.refusal >= 0;

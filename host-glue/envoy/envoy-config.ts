@@ -19,7 +19,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { FailurePolicy } from '../proxy-wasm/http-filter';
 import { EdgeConfigError, YamlCursor } from './edge-yaml';
-import { TYPE_URL, boolValue, enumOf, typeUrl } from './envoy-proto';
+import { TYPE_URL, boolValue, enumOf, knownFields, typeUrl } from './envoy-proto';
+import { StatsTagConfig, TagProducer } from './stats-tags';
 import { readPlugin } from './wasm-plugin-config';
 
 export { EdgeConfigError } from './edge-yaml';
@@ -83,6 +84,10 @@ export interface EdgeConfig {
   /** The yaml file, as given. */
   file: string;
   listener: { name: string; host: string; port: number };
+  /** The bootstrap's admin listener (`admin.address`); undefined when it has none. */
+  admin: { host: string; port: number } | undefined;
+  /** stats_config: how stat names become metric names and labels (stats-tags.ts). */
+  stats: StatsTagConfig;
   plugin: WasmPluginConfig;
   virtualHosts: VirtualHost[];
   clusters: Map<string, Cluster>;
@@ -152,6 +157,8 @@ export function parseEnvoyConfig(text: string, file: string): EdgeConfig {
   return {
     file,
     listener: found.listener,
+    admin: readAdmin(root),
+    stats: readStatsConfig(root, warnings),
     plugin: readPlugin(found.filters.wasm),
     virtualHosts: virtualHosts.map((v) => v.value),
     clusters,
@@ -167,6 +174,50 @@ export function parseEnvoyConfig(text: string, file: string): EdgeConfig {
     suppressEnvoyHeaders: found.filters.router.field('suppress_envoy_headers')?.bool() ?? false,
     warnings,
   };
+}
+
+/** admin.address.socket_address (Envoy's admin interface: its /stats/prometheus). */
+function readAdmin(root: YamlCursor): EdgeConfig['admin'] {
+  const socket = root.field('admin')?.field('address')?.need('socket_address', 'the admin interface listens on TCP');
+  if (socket === undefined) return undefined;
+  return { host: socket.need('address').str(), port: socket.need('port_value').uint(65535) };
+}
+
+/**
+ * stats_config (envoy.config.metrics.v3.StatsConfig): stats_tags and use_all_default_tags, checked
+ * as Envoy checks them when it builds its tag producer (a bad entry refuses the bootstrap).
+ */
+function readStatsConfig(root: YamlCursor, warnings: string[]): StatsTagConfig {
+  const c = root.field('stats_config');
+  if (c === undefined) return { tags: [], useAllDefaultTags: true };
+  knownFields(
+    c,
+    ['stats_tags', 'use_all_default_tags', 'stats_matcher', 'histogram_bucket_settings'],
+    'envoy.config.metrics.v3.StatsConfig',
+  );
+  for (const unread of ['stats_matcher', 'histogram_bucket_settings'])
+    if (c.has(unread))
+      warnings.push(`${c.path}.${unread}: origin edge exports every plugin stat with Envoy's defaults`);
+  const tags = (c.field('stats_tags')?.list() ?? []).map((t) => {
+    knownFields(t, ['tag_name', 'regex', 'fixed_value'], 'envoy.config.metrics.v3.TagSpecifier');
+    if (t.has('regex') && t.has('fixed_value')) t.fail('regex and fixed_value are one of a kind (tag_value): give one');
+    const regex = t.field('regex');
+    if (regex !== undefined && Buffer.byteLength(regex.str()) > 1024) regex.fail('at most 1024 bytes (Envoy)');
+    return {
+      name: t.field('tag_name')?.str() ?? '',
+      ...(regex !== undefined ? { regex: regex.str() } : {}),
+      ...(t.has('fixed_value') ? { fixedValue: t.need('fixed_value').str() } : {}),
+    };
+  });
+  const config: StatsTagConfig = { tags, useAllDefaultTags: boolValue(c.field('use_all_default_tags')) ?? true };
+  try {
+    new TagProducer(config);
+  } catch (e) {
+    (c.field('stats_tags') ?? c).fail(
+      e instanceof SyntaxError ? `a regex does not compile: ${e.message}` : (e as Error).message,
+    );
+  }
+  return config;
 }
 
 interface WasmListener {

@@ -3,9 +3,10 @@
 // the root (plugin) context with its start-up, tick and shutdown calls (§1.3, §2.4, §2.5).
 // The HTTP stream context (stream.ts) overrides the stream parts.
 
-import { BufferType, FailState, MapType, StreamType, WasmResult, type MetricType } from './abi';
+import { BufferType, FailState, MapType, StreamType, WasmResult } from './abi';
 import type { FailurePolicy, HeaderList } from './http-filter';
 import type { PluginLog } from './log';
+import type { CustomStats } from './metrics';
 import type { QueueOwner } from './shared-state';
 import { lookupProperty, type StreamFacts } from './properties';
 import type { WasmVm } from './vm';
@@ -19,8 +20,8 @@ export interface PluginInfo {
   pluginConfiguration: Uint8Array;
   failurePolicy: FailurePolicy;
   log: PluginLog;
-  /** Custom metrics by name, shared by every VM of the plugin (Envoy's stats scope). */
-  stats: Map<string, { type: MetricType; value: bigint }>;
+  /** Custom metrics, shared by every VM of the plugin as Envoy's stats store is (metrics.ts). */
+  stats: CustomStats;
 }
 
 /** A buffer as proxy_get_buffer_bytes / proxy_set_buffer_bytes see it (§2.5). */
@@ -60,6 +61,11 @@ export abstract class ContextBase {
   }
 
   abstract get root(): RootContext;
+
+  /** What `wasm log` lines from this context carry (log.ts): a stream's is the plugin's prefix. */
+  get logPrefix(): string {
+    return this.plugin.log.streamPrefix;
+  }
 
   /** Envoy Context::getMap: the writable map, null when not available in this callback. */
   getMap(_type: MapType): HeaderList | null {
@@ -138,6 +144,11 @@ export class VmContext extends ContextBase {
   get root(): RootContext {
     return this.vm.rootContext;
   }
+
+  /** cpp-host builds the VM context without a root log prefix: `wasm log: <msg>`. */
+  override get logPrefix(): string {
+    return '';
+  }
 }
 
 /** The plugin's root context (id 1 in every VM). */
@@ -147,6 +158,11 @@ export class RootContext extends ContextBase implements QueueOwner {
 
   get root(): RootContext {
     return this;
+  }
+
+  /** cpp-host makeRootLogPrefix: ` <root_id> <vm_id>`, without the plugin name. */
+  override get logPrefix(): string {
+    return this.plugin.log.rootPrefix;
   }
 
   /** cpp-host ContextBase::onStart: on_context_create(root, 0) then on_vm_start(root, vm cfg size). */

@@ -22,6 +22,7 @@ import {
 } from './http-filter';
 import { LoadFailure, loadModule, type CheckedModule } from './loader';
 import { PluginLog } from './log';
+import { CUSTOM_STAT_NAMESPACE, CustomStats } from './metrics';
 import { BypassStream, FailedStream } from './failed-stream';
 import { HttpStream } from './stream';
 import { WasmVm } from './vm';
@@ -126,9 +127,15 @@ export class ProxyWasmPlugin implements HttpFilterFactory {
     return this.worker?.vm.contexts.size ?? 0;
   }
 
-  /** Custom metrics (proxy_define_metric) by name. */
+  /** A custom counter's or gauge's value by the name the plugin defined it with (Envoy's stat is
+   * `wasmcustom.<name>`). */
   metric(name: string): bigint | undefined {
-    return this.plugin.stats.get(name)?.value;
+    return this.plugin.stats.find(`${CUSTOM_STAT_NAMESPACE}.${name}`)?.value;
+  }
+
+  /** The plugin's custom metrics, as Envoy's stats store holds them (exporters read these). */
+  get stats(): CustomStats {
+    return this.plugin.stats;
   }
 }
 
@@ -144,7 +151,7 @@ export async function createProxyWasmPlugin(spec: PluginSpec): Promise<ProxyWasm
     pluginConfiguration: spec.pluginConfiguration,
     failurePolicy: spec.failurePolicy,
     log: new PluginLog(spec),
-    stats: new Map(),
+    stats: new CustomStats(),
   };
   let checked: CheckedModule;
   try {

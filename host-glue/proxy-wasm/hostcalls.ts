@@ -2,7 +2,7 @@
 // context control, shared data/queues, metrics and the callouts this host has no upstreams for.
 // Semantics: cpp-host src/exports.cc + Envoy context.cc as summarised in §2.3.
 
-import { MetricType, WasmResult } from './abi';
+import { WasmResult } from './abi';
 import { HTTP_HOSTCALLS } from './hostcalls-http';
 import { latin1String, toHeaderList } from './pairs';
 import * as shared from './shared-state';
@@ -18,7 +18,7 @@ function proxy_log(vm: WasmVm, level: number, ptr: number, size: number): number
   if (level >>> 0 > 5) return WasmResult.BadArgument;
   const message = vm.memory.read(ptr, size);
   if (message === null) return WasmResult.InvalidMemoryAccess;
-  vm.plugin.log.wasmLog(level, utf8.decode(message));
+  vm.plugin.log.wasmLog(level, vm.context.logPrefix, utf8.decode(message));
   return WasmResult.Ok;
 }
 
@@ -146,52 +146,28 @@ function proxy_dequeue_shared_queue(vm: WasmVm, token: number, retPtr: number, r
 
 // -------------------------------------------------------------------------------- metrics
 
-/** Metric ids are per VM and carry the type in their low 2 bits (cpp-host kMetricTypeMask). */
-const metricIds = new WeakMap<WasmVm, { next: number[]; names: Map<number, string> }>();
+// The rules are Envoy's, kept with the ids and the store in metrics.ts.
 
 function proxy_define_metric(vm: WasmVm, type: number, namePtr: number, nameSize: number, idPtr: number): number {
-  if (type >>> 0 > MetricType.Histogram) return WasmResult.BadArgument;
   const name = vm.memory.read(namePtr, nameSize);
   if (name === null) return WasmResult.InvalidMemoryAccess;
-  let ids = metricIds.get(vm);
-  if (ids === undefined) metricIds.set(vm, (ids = { next: [0, 1, 2], names: new Map() }));
-  const id = ids.next[type]!;
-  ids.next[type] = id + 4;
-  const fullName = latin1String(name);
-  ids.names.set(id, fullName);
-  if (!vm.plugin.stats.has(fullName)) vm.plugin.stats.set(fullName, { type, value: 0n });
+  const { result, id } = vm.metrics.define(type, latin1String(name));
+  if (result !== WasmResult.Ok) return result;
   return vm.memory.setU32(idPtr, id) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
 }
 
-function metric(vm: WasmVm, id: number): { type: MetricType; value: bigint } | undefined {
-  const name = metricIds.get(vm)?.names.get(id >>> 0);
-  return name === undefined ? undefined : vm.plugin.stats.get(name);
-}
-
-/** Envoy Context::incrementMetric: counters only grow (delta <= 0 -> BAD_ARGUMENT). */
 function proxy_increment_metric(vm: WasmVm, id: number, delta: bigint): number {
-  const type = (id >>> 0) & 3;
-  if (type === MetricType.Histogram) return WasmResult.BadArgument;
-  const m = metric(vm, id);
-  if (m === undefined) return WasmResult.NotFound;
-  if (type === MetricType.Counter && delta <= 0n) return WasmResult.BadArgument;
-  m.value += delta;
-  return WasmResult.Ok;
+  return vm.metrics.increment(id, delta);
 }
 
 function proxy_record_metric(vm: WasmVm, id: number, value: bigint): number {
-  const m = metric(vm, id);
-  if (m === undefined) return WasmResult.NotFound;
-  const v = BigInt.asUintN(64, value);
-  m.value = m.type === MetricType.Counter ? m.value + v : v;
-  return WasmResult.Ok;
+  return vm.metrics.record(id, value);
 }
 
 function proxy_get_metric(vm: WasmVm, id: number, retValue: number): number {
-  if (((id >>> 0) & 3) === MetricType.Histogram) return WasmResult.BadArgument;
-  const m = metric(vm, id);
-  if (m === undefined) return WasmResult.NotFound;
-  return vm.memory.setU64(retValue, m.value) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
+  const { result, value } = vm.metrics.get(id);
+  if (result !== WasmResult.Ok) return result;
+  return vm.memory.setU64(retValue, value) ? WasmResult.Ok : WasmResult.InvalidMemoryAccess;
 }
 
 // -------------------------------------------------------------------------------- callouts

@@ -7,6 +7,8 @@
 // newStream() per request and drives the stream in Envoy's order (docs/specs.md ABI §1.3):
 // requestHeaders → requestBody* → responseHeaders → responseBody* → end().
 
+import type { CustomStats } from './metrics';
+
 /**
  * A header map as Envoy presents it: lowercase names, in order, duplicates kept. Request maps
  * start with the pseudo-headers `:authority`, `:path` (with the query), `:method`, `:scheme`;
@@ -100,6 +102,9 @@ export interface HttpFilterFactory {
   newStream(info: StreamInfo): HttpFilterStream;
   /** Root context shutdown (proxy_on_done / proxy_on_delete of the root, §1.3). */
   shutdown(): Promise<void>;
+  /** Optional: the plugin's custom metrics (proxy_define_metric) as Envoy's stats store holds
+   * them, for the admin interface and the origin's /metrics (host-glue/envoy/edge-stats.ts). */
+  readonly stats?: CustomStats;
 }
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'critical';
@@ -119,7 +124,7 @@ export interface PluginSpec {
   vmConfiguration: Uint8Array;
   pluginConfiguration: Uint8Array;
   failurePolicy: FailurePolicy;
-  /** Log sink: Envoy's line `wasm log <name> <root_id> <vm_id>: <msg>` and its level; default stderr. */
+  /** Log sink: Envoy's lines (`wasm log<prefix>: <msg>`, log.ts) and their level; default stderr. */
   log?: (level: LogLevel, line: string) => void;
   /** Threshold reported by proxy_get_log_level and applied to proxy_log; default info. */
   logLevel?: LogLevel;

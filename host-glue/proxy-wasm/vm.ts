@@ -14,6 +14,7 @@
 
 import { FailState, MALLOC_ALLOWED, START_ALLOWED, type ModuleFunctionName } from './abi';
 import { RootContext, VmContext, type ContextBase, type PluginInfo } from './context';
+import { MetricIds } from './metrics';
 import { ENV_HOSTCALLS, type Hostcall } from './hostcalls';
 import type { CheckedModule } from './loader';
 import { functionAt } from './wasm-binary';
@@ -184,6 +185,8 @@ export class WasmVm {
   reachesResponses = true;
   memory: GuestMemory = new GuestMemory(new WebAssembly.Memory({ initial: 0 }));
   readonly vmContext: VmContext;
+  /** This VM's custom metric ids (proxy_define_metric), naming stats of the plugin's store. */
+  readonly metrics: MetricIds;
   private root: RootContext | null = null;
   private nextContextId = 1;
   private current: ContextBase | null = null;
@@ -199,6 +202,7 @@ export class WasmVm {
     readonly plugin: PluginInfo,
   ) {
     this.vmContext = new VmContext(this, plugin);
+    this.metrics = new MetricIds(plugin.stats);
   }
 
   get rootContext(): RootContext {

@@ -28,7 +28,7 @@ function fd_write(vm: WasmVm, fd: number, iovs: number, iovsLen: number, nwritte
   const all = Buffer.concat(parts);
   if (all.length > 0) {
     const text = utf8.decode(all);
-    vm.plugin.log.wasmLog(level, text.endsWith('\n') ? text.slice(0, -1) : text);
+    vm.plugin.log.wasmLog(level, vm.context.logPrefix, text.endsWith('\n') ? text.slice(0, -1) : text);
   }
   return vm.memory.setU32(nwrittenPtr, all.length) ? Errno.Success : Errno.Fault;
 }

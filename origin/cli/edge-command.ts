@@ -1,12 +1,17 @@
 // `origin edge --config envoy-config/envoy.yaml [--port 8080] [--upstream URL]`: the embedded
 // edge. It reads the bootstrap a user gives Envoy (listener, wasm filter, routes, clusters),
 // loads the filter's module through the proxy-wasm host (host-glue/proxy-wasm/host.ts, the same checks and
-// call order as Envoy) and proxies to the origin (host-glue/envoy/edge-proxy.ts).
+// call order as Envoy) and proxies to the origin (host-glue/envoy/edge-proxy.ts). With
+// --admin-port it also opens the admin listener with the plugin's metrics
+// (host-glue/envoy/edge-admin.ts).
 
 import { createHash } from 'node:crypto';
 import { EdgeConfigError, LoadedEdgeConfig, loadEdgeConfig } from '../../host-glue/envoy/envoy-config';
 import { RunningEdge, startEdgeProxy } from '../../host-glue/envoy/edge-proxy';
 import { CreatePlugin, HttpFilterFactory, LogLevel, PluginLoadError } from '../../host-glue/proxy-wasm/http-filter';
+import { Registry } from 'prom-client';
+import { RunningAdmin, startEdgeAdmin } from '../../host-glue/envoy/edge-admin';
+import { registerPluginStats } from '../../host-glue/envoy/edge-stats';
 import { eachArg, logLevelArg, UsageError } from './args';
 
 export const EDGE_USAGE = `Usage: origin edge --config <envoy.yaml> [options]
@@ -25,6 +30,10 @@ Options:
   --host <address>      listen on this address instead of the listener's address
   --upstream <url>      send every route to this origin (http://host:port) instead of the
                         endpoints of the clusters in the file
+  --admin-port <n>      open the admin listener on this port (0 = any free port), on the
+                        bootstrap's admin address (127.0.0.1 without one): the plugin's
+                        metrics at /stats/prometheus and /metrics, as Envoy's admin
+                        interface has them; without this option there is none
   --log-level <level>   the plugin's log threshold (proxy_get_log_level, proxy_log):
                         trace, debug, info, warn, error, critical (default info)
   -q, --quiet           no request log on stderr (plugin logs and errors still print)
@@ -40,6 +49,8 @@ export interface EdgeArgs {
   port: number | undefined;
   host: string | undefined;
   upstream: URL | undefined;
+  /** --admin-port: the admin listener's port; undefined = no admin listener. */
+  adminPort?: number | undefined;
   logLevel: LogLevel;
   quiet: boolean;
   help: boolean;
@@ -51,6 +62,7 @@ export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
     port: undefined,
     host: undefined,
     upstream: undefined,
+    adminPort: undefined,
     logLevel: 'info',
     quiet: false,
     help: false,
@@ -69,12 +81,12 @@ export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
       case '-c': // Envoy's own spelling
         a.config = value();
         break;
-      case '--port': {
-        const v = value();
-        if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`--port must be 0..65535, not "${v}"`);
-        a.port = Number(v);
+      case '--port':
+        a.port = portArg(flag, value());
         break;
-      }
+      case '--admin-port':
+        a.adminPort = portArg(flag, value());
+        break;
       case '--host':
         a.host = value();
         break;
@@ -91,6 +103,11 @@ export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
   if (!a.help && a.config === '')
     throw new UsageError('--config <envoy.yaml> is required (the repository has envoy-config/envoy.yaml)');
   return a;
+}
+
+function portArg(flag: string, v: string): number {
+  if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`${flag} must be 0..65535, not "${v}"`);
+  return Number(v);
 }
 
 function parseUpstream(v: string): URL {
@@ -112,6 +129,10 @@ export interface StartedEdge {
   edge: RunningEdge;
   config: LoadedEdgeConfig;
   factory: HttpFilterFactory;
+  /** The plugin's metrics, named as Envoy's /stats/prometheus names them (edge-stats.ts). */
+  registry: Registry;
+  /** The admin listener (--admin-port); undefined without one. */
+  admin: RunningAdmin | undefined;
   /** Stops the proxy, then the plugin (root context shutdown). */
   close(): Promise<void>;
 }
@@ -175,25 +196,46 @@ export async function startEdge(a: EdgeArgs, o: StartEdgeOptions = {}): Promise<
     });
   } catch (e) {
     await factory.shutdown();
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-      throw new EdgeConfigError(
-        `cannot listen on ${config.listener.host}:${config.listener.port}: ${code}${code === 'EADDRINUSE' ? ' (something already listens there: pick another with --port)' : ''}`,
-        config.file,
-        undefined,
-      );
+    throw listenError(e, config.listener.host, config.listener.port, config.file, '--port');
+  }
+  const registry = new Registry();
+  registerPluginStats(registry, factory, config.stats, { warn: o.log });
+  let admin: RunningAdmin | undefined;
+  if (a.adminPort !== undefined) {
+    const host = config.admin?.host ?? '127.0.0.1';
+    try {
+      admin = await startEdgeAdmin({ host, port: a.adminPort, registry, log: o.log });
+    } catch (e) {
+      await edge.close();
+      await factory.shutdown();
+      throw listenError(e, host, a.adminPort, config.file, '--admin-port');
     }
-    throw e;
   }
   return {
     edge,
     config,
     factory,
+    registry,
+    admin,
     close: async () => {
+      await admin?.close();
       await edge.close();
       await factory.shutdown();
     },
   };
+}
+
+/** A listening failure as the configuration error it is (exit 1), or the error itself. */
+function listenError(e: unknown, host: string, port: number, file: string, option: string): unknown {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return new EdgeConfigError(
+      `cannot listen on ${host}:${port}: ${code}${code === 'EADDRINUSE' ? ` (something already listens there: pick another with ${option})` : ''}`,
+      file,
+      undefined,
+    );
+  }
+  return e;
 }
 
 function defaultHost(): CreatePlugin {
@@ -232,6 +274,9 @@ export function describeEdge(s: StartedEdge, a: EdgeArgs): string[] {
     `  configuration  ${p.pluginConfigurationType}, ${p.pluginConfiguration.byteLength} bytes`,
     `  routes         ${routes.join('; ')}`,
     `  clusters       ${clusters.join('; ')}`,
+    ...(s.admin !== undefined
+      ? [`  admin          ${s.admin.url}/stats/prometheus and /metrics (the plugin's metrics)`]
+      : []),
   ];
 }
 

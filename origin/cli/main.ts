@@ -1,7 +1,8 @@
 // `origin <command> ...`: the one CLI of the product. Exit codes: 0 success, 1 the input or the
-// environment is wrong (file missing, not an MP4, ...), 2 the command line is wrong, 3 the
+// environment is wrong (file missing, not an MP4, a key server failing, ...), 2 the command line is wrong, 3 the
 // feature is not available yet.
 
+import { KeyServerError } from '../drm/key-server-error';
 import { isOriginError } from '../errors';
 import { VERSION } from '../version';
 import { UsageError } from './args';
@@ -13,6 +14,7 @@ const USAGE = `Usage: origin <command> [arguments]
 
 Commands:
   package   write a server manifest (.ism) from fragmented MP4 files (origin package --help)
+  keys      ask a key server for the drm_a key pair and print its options (origin keys --help)
   serve     serve presentations over HTTP as Smooth, DASH, HLS and HDS (origin serve --help)
   filter    show which tracks of a server manifest a filter expression keeps (origin filter --help)
   edge      run the edge plugin in front of the origin from an Envoy config (origin edge --help)
@@ -28,6 +30,7 @@ type Command = (argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS
 const COMMANDS: Record<string, Command> = {
   package: runPackage,
   filter: runFilter,
+  keys: (argv, out, err) => (require('./keys-command') as typeof import('./keys-command')).runKeys(argv, out, err),
   // Loaded on use: the packaging and filter commands need none of the HTTP stack.
   serve: (argv, out, err) => (require('./serve-command') as typeof import('./serve-command')).runServe(argv, out, err),
   edge: (argv, out, err) => (require('./edge-command') as typeof import('./edge-command')).runEdge(argv, out, err),
@@ -68,7 +71,7 @@ export async function main(
       err.write(`origin ${name}: ${e.message}\n`);
       return 3;
     }
-    if (isOriginError(e)) {
+    if (isOriginError(e) || e instanceof KeyServerError) {
       err.write(`origin ${name}: error: ${e.message}\n`);
       return 1;
     }

@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { FilterSyntaxError, filterEngine } from '../../host-glue/filter/filter-engine';
 import { OriginError } from '../errors';
 import { writeServerManifest } from '../ism/server-manifest';
-import { applyCliOption, OPTIONS, optionByCli, StreamOptions } from '../options/registry';
+import { KEY_SERVER_OPTIONS } from '../options/key-server-options';
+import { applyCliOption, OPTIONS, OptionSpec, optionByCli, StreamOptions } from '../options/registry';
 import {
   buildServerManifest,
   checkOutput,
@@ -14,7 +15,11 @@ import {
   TrackTypeOption,
   writeServerManifestFile,
 } from '../package/packager';
+import { acquiredKeyOptions } from '../drm/key-request';
+import { protectionOf } from '../drm/protection';
+import { storeCpixDocument } from '../package/cpix-input';
 import { closest, UsageError } from './args';
+import { acquire, KeyServerArgs } from './key-server-args';
 import { showFilterError } from './filter-command';
 
 export const PACKAGE_USAGE = `Usage: origin package -o <output>.ism <input> [--track_type=video|audio|text] <input> ... [options]
@@ -37,21 +42,27 @@ Options:
 `;
 
 export function packageHelp(): string {
-  const lines = OPTIONS.filter((o) => o.stored).map((o) => {
-    const shape =
-      o.type === 'boolean'
-        ? '[=true|false]'
-        : o.type === 'enum'
-          ? `=${o.values!.join('|')}`
-          : o.type === 'integer'
-            ? '=<integer>'
-            : o.type === 'rational'
-              ? '=<seconds>'
-              : '=<text>';
-    const dflt = o.default !== undefined ? ` (default ${o.default})` : '';
-    return `  --${o.cli}${shape}${o.repeatable ? ' (repeatable)' : ''}\n      ${o.description}${dflt}`;
-  });
-  return `${PACKAGE_USAGE}\nStream options (stored as <meta> in the server manifest head; most may also be query parameters):\n${lines.join('\n')}\n`;
+  const lines = OPTIONS.filter((o) => o.stored).map(optionHelp);
+  return (
+    `${PACKAGE_USAGE}\nStream options (stored as <meta> in the server manifest head; most may also be query parameters):\n${lines.join('\n')}\n` +
+    `\nKey acquisition (never stored; origin keys takes the same options; docs/guide/drm.md):\n${KEY_SERVER_OPTIONS.map(optionHelp).join('\n')}\n`
+  );
+}
+
+/** One option as --help lists it: its shape, then its description (and default). */
+export function optionHelp(o: OptionSpec): string {
+  const shape =
+    o.type === 'boolean'
+      ? '[=true|false]'
+      : o.type === 'enum'
+        ? `=${o.values!.join('|')}`
+        : o.type === 'integer'
+          ? '=<integer>'
+          : o.type === 'rational'
+            ? '=<seconds>'
+            : '=<text>';
+  const dflt = o.default !== undefined && o.default !== '' ? ` (default ${o.default})` : '';
+  return `  --${o.cli}${shape}${o.repeatable ? ' (repeatable)' : ''}\n      ${o.description}${dflt}`;
 }
 
 interface ParsedPackageArgs {
@@ -61,6 +72,8 @@ interface ParsedPackageArgs {
   quiet: boolean;
   help: boolean;
   showKeys: boolean;
+  /** Key acquisition options: the drm_a key pair is asked for before anything is written. */
+  keys: KeyServerArgs;
 }
 
 const TRACK_TYPES: readonly TrackTypeOption[] = ['video', 'audio', 'text'];
@@ -73,6 +86,7 @@ export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
     quiet: false,
     help: false,
     showKeys: false,
+    keys: new KeyServerArgs(),
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -101,9 +115,14 @@ export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
         last.trackType = value as TrackTypeOption;
         continue;
       }
+      if (KeyServerArgs.isOption(flag)) {
+        parsed.keys.take(flag, value ?? argv[++i]);
+        continue;
+      }
       const spec = optionByCli(flag);
       if (spec === undefined) {
         const names = ['track_type', ...OPTIONS.filter((o) => o.stored).map((o) => o.cli)];
+        names.push(...KEY_SERVER_OPTIONS.map((o) => o.cli));
         const guess = closest(flag, names);
         throw new UsageError(
           `unknown option --${flag}${guess ? `; did you mean --${guess}?` : ''} (see origin package --help)`,
@@ -123,6 +142,13 @@ export function parsePackageArgs(argv: readonly string[]): ParsedPackageArgs {
     } else {
       parsed.inputs.push({ path: arg, trackType: undefined });
     }
+  }
+  if (parsed.keys.given) {
+    for (const name of ['drm_a_key', 'drm_a_drm_specific_data'])
+      if (parsed.options.isSet(name))
+        throw new UsageError(
+          `--${name.replace('drm_a_', 'drm_a.')} is what the key server gives: give it or --key_server_url, not both`,
+        );
   }
   return parsed;
 }
@@ -151,10 +177,21 @@ export async function runPackage(
   }
   if (args.output === undefined) throw new UsageError('no output: give -o <output>.ism or -o stdout:');
   const progress = args.quiet ? () => {} : (line: string) => err.write(`${line}\n`);
+  // --cpix=<file or URL> is read now and stored as the document (origin/package/cpix-input.ts).
+  if (args.options.isSet('cpix')) {
+    if (args.keys.given)
+      throw new UsageError('--cpix and a key server cannot be combined: the CPIX document gives the keys');
+    await storeCpixDocument(args.options);
+  }
 
   checkOutput({ output: args.output, inputs: args.inputs, options: args.options });
   const first = args.inputs[0];
-  if (first !== undefined && /\.isml?$/i.test(first.path)) return renderClientManifest(args, out);
+  if (first !== undefined && /\.isml?$/i.test(first.path)) {
+    if (args.keys.given) throw new UsageError('key acquisition options make a server manifest, not a client manifest');
+    return renderClientManifest(args, out);
+  }
+  // The key first: nothing is written unless the key server answered with a usable key pair.
+  if (args.keys.given) await addAcquiredKey(args, progress);
 
   const manifest = await buildServerManifest(
     { output: args.output, inputs: args.inputs, options: args.options },
@@ -168,6 +205,16 @@ export async function runPackage(
     progress(`wrote ${args.output}: ${manifest.tracks.length} tracks`);
   }
   return 0;
+}
+
+/** Asks the key server and adds its answer as the drm_a options; checks they go with the others. */
+async function addAcquiredKey(args: ParsedPackageArgs, progress: (line: string) => void): Promise<void> {
+  const key = await acquire(args.keys, progress);
+  for (const { cli, value } of acquiredKeyOptions(key))
+    applyCliOption(args.options, optionByCli(cli)!, value, `--${cli} (from the key server)`);
+  // What the presentation will check when it loads (a different --iss.key, say), refused now
+  // (no tracks yet: the checks of the options alone).
+  protectionOf(args.options, [], args.output!);
 }
 
 const SECRET = new Set(OPTIONS.filter((o) => o.secret).map((o) => o.name));

@@ -41,6 +41,10 @@ Options:
                                    within that; 0: by the next request)
   --manifest-cache-bytes <n>       bound of the rendered-manifest cache per worker
                                    (default ${DEFAULT_MANIFEST_CACHE_BYTES}; 0 disables it)
+  --encrypted-segment-cache-bytes <n>
+                                   keep encrypted segments, least recently used out, up to
+                                   n bytes per worker (default 0: none, each request
+                                   encrypts its segment)
   --edge-config <envoy.yaml>       run the edge's wasm filter in this process: every
                                    request goes through the filter of this Envoy bootstrap
                                    (module, configuration, failure policy, server header)
@@ -81,6 +85,8 @@ export interface ServeArgs {
   workers?: number;
   /** Bound of the rendered-manifest cache; 0 disables it (default DEFAULT_MANIFEST_CACHE_BYTES). */
   manifestCacheBytes?: number;
+  /** Bound of the encrypted-segment cache (default 0: none). */
+  encryptedSegmentCacheBytes?: number;
   /** ms a file's stat is trusted (default 0). */
   statTtlMs?: number;
   /** An envoy.yaml whose wasm filter runs in this process. */
@@ -166,6 +172,9 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
       case '--manifest-cache-bytes':
         a.manifestCacheBytes = integer(flag, value(), 0, 2 ** 40);
         break;
+      case '--encrypted-segment-cache-bytes':
+        a.encryptedSegmentCacheBytes = integer(flag, value(), 0, 2 ** 40);
+        break;
       case '--warm-up-rounds':
         a.warmUpRounds = integer(flag, value(), 0, 100);
         break;
@@ -245,6 +254,7 @@ export async function serve(
     playerPage: a.playerPage,
     serveSources: a.serveSources === true,
     manifestCacheBytes: a.manifestCacheBytes,
+    encryptedSegmentCacheBytes: a.encryptedSegmentCacheBytes ?? 0,
     statTtlMs: a.statTtlMs ?? DEFAULT_LIMITS.statTtlMs,
     warmUpRounds: a.warmUpRounds ?? WARM_UP_ROUNDS,
     logger,

@@ -11,12 +11,20 @@
 // - drm_a and PlayReady when their key is the HLS key: their pssh as a data: URI;
 // - otherwise identity: URI = `--hls.license_server_url`, the key file.
 // The constant IV of cbcs is in every init segment's `tenc`: no IV attribute is written.
+//
+// MPEG-TS and packed audio get Apple's SAMPLE-AES (origin/drm/sample-aes-ts.ts) with the same key,
+// which players decrypt themselves, outside EME: only FairPlay's line (Apple devices) and the
+// identity line (the key file at `--hls.license_server_url`: hls.js, ffmpeg) apply, never the
+// ClearKey, drm_a or PlayReady lines (EME key systems, fMP4 only). Without one of those two, TS is
+// refused (drm/refusals.ts). Every TS key line carries the IV (hls.js takes SAMPLE-AES without one
+// for clear): `--hls.key_iv`, else one derived from the key (drm/ivs.ts), the same for every segment.
 
 import { originError } from '../errors';
 import type { StreamOptions } from '../options/registry';
 import type { CencProtection, ContentKey, DrmSystem, HlsKeyLine, HlsProtection } from '../model/protection';
 import { drmAPsshData, playReadyObject, psshBox } from './pssh';
 import { COMMON, DRM_A, PLAYREADY } from './systems';
+import { sampleAesTsIv } from './ivs';
 
 /** `hls`: the `--hls.key` value; `cenc`: the DRM keys of DASH, whose signalling HLS shares when the KID is the same. */
 export function hlsProtection(
@@ -64,7 +72,7 @@ export function hlsProtection(
       licenseUrl: undefined,
     },
   ];
-  const drmAPssh = psshBox(DRM_A, drmAPsshData(key.kid, scheme));
+  const drmAPssh = psshBox(DRM_A, drmAPsshData([key.kid], scheme));
   if (drmA) systems.push({ systemId: DRM_A, pssh: drmAPssh, playReadyObject: undefined, licenseUrl: undefined });
   const pro = playReadyObject(key.kid, key.key, scheme, options.str('iss_license_server_url'));
   if (playReady)
@@ -79,19 +87,39 @@ export function hlsProtection(
   };
 
   const method = scheme === 'cbcs' ? 'SAMPLE-AES' : 'SAMPLE-AES-CTR';
+  const fairPlayLine: HlsKeyLine | undefined = fairPlay
+    ? {
+        method: 'SAMPLE-AES',
+        uri: licenseUrl?.startsWith('skd://') ? licenseUrl : `skd://${Buffer.from(key.kid).toString('hex')}`,
+        keyFormat: 'com.apple.streamingkeydelivery',
+        keyId: undefined,
+      }
+    : undefined;
+  const tsLine: HlsKeyLine | undefined =
+    fairPlayLine ??
+    (licenseUrl === undefined
+      ? undefined
+      : { method: 'SAMPLE-AES', uri: licenseUrl, keyFormat: undefined, keyId: undefined });
+  const ts = {
+    ts: tsLine === undefined ? undefined : { key: key.key, iv: fmp4.constantIv ?? sampleAesTsIv(key), keys: [tsLine] },
+    tsRefusal:
+      tsLine === undefined
+        ? 'SAMPLE-AES MPEG-TS needs a key players fetch themselves: --hls.license_server_url (the key file) or ' +
+          'FairPlay (--hls.playout=sample_aes_streamingkeydelivery); ClearKey, drm_a and PlayReady are EME key ' +
+          'systems, which decrypt fMP4 only: request hls_fmp4=true'
+        : undefined,
+  };
   const clearKey = options.str('clearkey_license_server_url');
   if (clearKey !== undefined) {
     return {
       method: 'SAMPLE-AES',
       fmp4,
       keys: [{ method, uri: clearKey, keyFormat: 'org.w3.clearkey', keyId: key.kid }],
+      ...ts,
     };
   }
   const keys: HlsKeyLine[] = [];
-  if (fairPlay) {
-    const uri = licenseUrl?.startsWith('skd://') ? licenseUrl : `skd://${Buffer.from(key.kid).toString('hex')}`;
-    keys.push({ method: 'SAMPLE-AES', uri, keyFormat: 'com.apple.streamingkeydelivery', keyId: undefined });
-  }
+  if (fairPlayLine !== undefined) keys.push(fairPlayLine);
   if (drmA) {
     const uri = `data:text/plain;base64,${Buffer.from(drmAPssh).toString('base64')}`;
     keys.push({ method, uri, keyFormat: `urn:uuid:${DRM_A}`, keyId: key.kid });
@@ -106,7 +134,7 @@ export function hlsProtection(
     }
     keys.push({ method, uri: licenseUrl!, keyFormat: undefined, keyId: undefined });
   }
-  return { method: 'SAMPLE-AES', fmp4, keys };
+  return { method: 'SAMPLE-AES', fmp4, keys, ...ts };
 }
 
 const hex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, 'hex'));

@@ -6,12 +6,16 @@
 // - cenc, 8-byte IVs (ISO/IEC 23001-7 §9.2: a counter block per IV): sample k of source fragment f
 //   gets base + f × 2^12 + k (mod 2^64), so a track spans about f × 4096 values of the 2^64 and
 //   no counter block repeats inside it (a fragment holds under 4096 samples; more is refused);
-// - cbcs: one constant 16-byte IV per track (§10.4.1), from the same HMAC.
+// - cbcs: one constant 16-byte IV per track (§10.4.1), from the same HMAC;
+// - SAMPLE-AES MPEG-TS: one 16-byte IV for every segment of the presentation (the key lines carry
+//   it; the IV restarts at every NAL unit and audio frame anyway, Apple's MPEG-2 stream encryption
+//   §2.1), an HMAC of the key over its key id. One IV, not one per segment: ffmpeg's HLS demuxer
+//   decrypts a segment's last video frame with the next segment's IV (measured).
 // The HMAC is keyed with the content key, so the IVs, which are public, say nothing about it.
 
 import { createHmac } from 'node:crypto';
 import { originError } from '../errors';
-import type { CencProtection } from '../model/protection';
+import type { CencProtection, ContentKey } from '../model/protection';
 import type { PresentationTrack } from '../model/presentation';
 
 /** Samples a fragment may hold for its IVs to stay apart (2^12). */
@@ -20,8 +24,16 @@ export const MAX_SAMPLES_PER_FRAGMENT = 4096;
 export interface TrackIvs {
   /** The 8-byte IV of sample `k` of source fragment `fragment` (cenc). */
   sampleIv(fragment: number, k: number): Uint8Array;
+  /** The IVs of samples 0 … count-1 of source fragment `fragment`, 8 bytes each back to back (cenc). */
+  fragmentIvs(fragment: number, count: number): Uint8Array;
   /** The constant IV (cbcs). */
   constantIv: Uint8Array;
+}
+
+/** The IV of SAMPLE-AES MPEG-TS and packed audio under `key` when `--hls.key_iv` gives none. */
+export function sampleAesTsIv(key: ContentKey): Uint8Array {
+  const mac = createHmac('sha256', key.key).update('streaming-origin sample-aes ts iv\0').update(key.kid);
+  return Uint8Array.from(mac.digest().subarray(0, 16));
 }
 
 const cache = new WeakMap<PresentationTrack, WeakMap<CencProtection, TrackIvs>>();
@@ -51,19 +63,38 @@ function derive(track: PresentationTrack, p: CencProtection): TrackIvs {
       ? digest.readBigUInt64BE(0)
       : (Buffer.from(p.ivBase).readBigUInt64BE(0) + (BigInt(track.index) << 40n)) & 0xffffffffffffffffn;
   const constantIv = p.constantIv ?? Uint8Array.from(digest.subarray(8, 24));
+  const tooMany = (fragment: number): Error =>
+    originError(
+      'unsupported-media',
+      `fragment ${fragment} holds more than ${MAX_SAMPLES_PER_FRAGMENT} samples: too many to encrypt with distinct IVs`,
+      { subject: track.src },
+    );
+  const first = (fragment: number): bigint => (base + (BigInt(fragment) << 12n)) & 0xffffffffffffffffn;
   return {
     constantIv,
     sampleIv(fragment: number, k: number): Uint8Array {
-      if (k >= MAX_SAMPLES_PER_FRAGMENT) {
-        throw originError(
-          'unsupported-media',
-          `fragment ${fragment} holds more than ${MAX_SAMPLES_PER_FRAGMENT} samples: too many to encrypt with distinct IVs`,
-          { subject: track.src },
-        );
-      }
+      if (k >= MAX_SAMPLES_PER_FRAGMENT) throw tooMany(fragment);
       const iv = Buffer.alloc(8);
-      iv.writeBigUInt64BE((base + (BigInt(fragment) << 12n) + BigInt(k)) & 0xffffffffffffffffn);
+      iv.writeBigUInt64BE((first(fragment) + BigInt(k)) & 0xffffffffffffffffn);
       return iv;
+    },
+    fragmentIvs(fragment: number, count: number): Uint8Array {
+      if (count > MAX_SAMPLES_PER_FRAGMENT) throw tooMany(fragment);
+      // first + k (mod 2^64) in two 32-bit halves: one BigInt a fragment, not several a sample.
+      const start = first(fragment);
+      let hi = Number(start >> 32n);
+      let lo = Number(start & 0xffffffffn);
+      const out = new Uint8Array(8 * count);
+      const view = new DataView(out.buffer);
+      for (let k = 0; k < count; k++) {
+        view.setUint32(8 * k, hi);
+        view.setUint32(8 * k + 4, lo);
+        if (++lo > 0xffffffff) {
+          lo = 0;
+          hi = (hi + 1) >>> 0;
+        }
+      }
+      return out;
     },
   };
 }

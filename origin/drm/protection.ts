@@ -1,23 +1,36 @@
 // What a presentation's DRM options (origin/options/drm-options.ts) mean together: which formats
 // are encrypted, with which key, scheme and IVs, and which DRM systems are signalled. Decided
 // once when the presentation is built; a combination that cannot work is a bad-option error that
-// names the options, and never echoes a key.
+// names the options, and never echoes a key. A CPIX document (the `cpix` option) replaces the key
+// options and gives each track its own key: drm/cpix-protection.ts.
 
 import { originError } from '../errors';
 import type { StreamOptions } from '../options/registry';
+import type { PresentationTrack } from '../model/presentation';
 import type { CencProtection, ContentKey, DrmSystem, ProtectedFormat, Protection } from '../model/protection';
 import { drmAPsshData, playReadyObject, psshBox } from './pssh';
 import { CLEARKEY, COMMON, DRM_A, PLAYREADY } from './systems';
 import { hlsProtection } from './hls-protection';
+import { isEncryptedTrack } from './encrypted-tracks';
+import { cpixProtection } from './cpix-protection';
 
 /** The protection of a presentation, or undefined when no DRM option is set. */
-export function protectionOf(options: StreamOptions, subject: string): Protection | undefined {
-  const drmA = keyPair(options.str('drm_a_key'));
-  const iss = keyPair(options.str('iss_key'));
-  const hls = options.str('hls_key');
+export function protectionOf(
+  options: StreamOptions,
+  tracks: readonly PresentationTrack[],
+  subject: string,
+): Protection | undefined {
   const bad = (message: string): never => {
     throw originError('bad-option', message, { subject });
   };
+  if (options.isSet('cpix')) {
+    const mixed = keyOptionsBesideCpix(options);
+    if (mixed.length > 0) bad(`--cpix cannot be combined with ${mixed.join(', ')}: the CPIX document gives the keys`);
+    return cpixProtection(options, tracks, subject);
+  }
+  const drmA = keyPair(options.str('drm_a_key'));
+  const iss = keyPair(options.str('iss_key'));
+  const hls = options.str('hls_key');
   for (const name of ['drm_a_drm_specific_data', 'drm_a_license_server_url']) {
     if (options.isSet(name) && drmA === undefined) bad(`${dotted(name)} needs --drm_a.key`);
   }
@@ -41,9 +54,37 @@ export function protectionOf(options: StreamOptions, subject: string): Protectio
   if (formats.size === 0) return undefined;
   const dash =
     cencKey === undefined ? undefined : dashProtection(options, cencKey, drmA !== undefined, iss !== undefined);
+  // One key for every encrypted track.
+  const dashTracks =
+    dash === undefined ? undefined : new Map(tracks.filter(isEncryptedTrack).map((t) => [t.index, dash]));
   const hlsFmp4 = hls === undefined ? undefined : hlsProtection(options, hls, { drmA, iss }, subject);
-  return { formats, dash, smooth: iss === undefined ? undefined : smoothProtection(options, iss), hls: hlsFmp4 };
+  return {
+    formats,
+    dash: dashTracks,
+    smooth: iss === undefined ? undefined : smoothProtection(options, iss),
+    hls: hlsFmp4,
+    clearKeyLicense: options.str('clearkey_license_server_url'),
+  };
 }
+
+/** The options of the one-key form that are set (as `--name`): a CPIX document replaces them all. */
+export function keyOptionsBesideCpix(options: StreamOptions): string[] {
+  return KEY_OPTIONS.filter((n) => options.isSet(n)).map(dotted);
+}
+
+const KEY_OPTIONS = [
+  'drm_a_key',
+  'drm_a_drm_specific_data',
+  'drm_a_license_server_url',
+  'iss_key',
+  'iss_key_iv',
+  'iss_license_server_url',
+  'hls_key',
+  'hls_key_iv',
+  'hls_license_server_url',
+  'hls_playout',
+  'hls_protection_scheme',
+];
 
 /** Smooth: PIFF sample encryption is cenc; its manifest carries the PlayReady header (MS-SSTR §2.2.2.2). */
 function smoothProtection(options: StreamOptions, key: ContentKey): CencProtection {
@@ -75,7 +116,7 @@ function dashProtection(options: StreamOptions, key: ContentKey, drmA: boolean, 
     const given = options.str('drm_a_drm_specific_data');
     systems.push({
       systemId: DRM_A,
-      pssh: given === undefined ? psshBox(DRM_A, drmAPsshData(key.kid, scheme)) : givenPssh(given),
+      pssh: given === undefined ? psshBox(DRM_A, drmAPsshData([key.kid], scheme)) : givenPssh(given),
       playReadyObject: undefined,
       licenseUrl: options.str('drm_a_license_server_url'),
     });

@@ -34,13 +34,29 @@ export function psshBox(systemId: string, data: Uint8Array, kids?: readonly Uint
   return out;
 }
 
+/**
+ * The system-specific data of a whole `pssh` box (§8.1.1: after the KIDs of a version 1 box), or
+ * undefined when its sizes do not add up to the box.
+ */
+export function psshData(box: Uint8Array): Uint8Array | undefined {
+  const b = Buffer.from(box.buffer, box.byteOffset, box.byteLength);
+  if (b.byteLength < 32 || b.readUInt32BE(0) !== b.byteLength) return undefined;
+  const at = b[8]! >= 1 ? 32 + 16 * b.readUInt32BE(28) : 28;
+  if (at + 4 > b.byteLength) return undefined;
+  const size = b.readUInt32BE(at);
+  return at + 4 + size === b.byteLength ? box.subarray(at + 4) : undefined;
+}
+
 /** A FourCC as the big-endian integer protobuf fields and `schm` carry ('cenc' = 0x63656e63). */
 export function fourccInt(fourcc: string): number {
   return Buffer.from(fourcc, 'latin1').readUInt32BE(0);
 }
 
-/** `drm_a`'s pssh data: key_id (field 2, bytes) and protection_scheme (field 9, varint). */
-export function drmAPsshData(kid: Uint8Array, scheme: CencScheme): Uint8Array {
+/**
+ * `drm_a`'s pssh data: key_id (field 2, bytes, repeated: one per key of a multi-key presentation,
+ * as shaka-packager lists them) and protection_scheme (field 9, varint).
+ */
+export function drmAPsshData(kids: readonly Uint8Array[], scheme: CencScheme): Uint8Array {
   const varint: number[] = [];
   for (let v = fourccInt(scheme); ; v = Math.floor(v / 128)) {
     if (v < 128) {
@@ -49,7 +65,7 @@ export function drmAPsshData(kid: Uint8Array, scheme: CencScheme): Uint8Array {
     }
     varint.push((v % 128) | 0x80);
   }
-  return Uint8Array.from([0x12, kid.byteLength, ...kid, 0x48, ...varint]);
+  return Uint8Array.from([...kids.flatMap((kid) => [0x12, kid.byteLength, ...kid]), 0x48, ...varint]);
 }
 
 /** A KID as the little-endian GUID PlayReady writes (the first three fields byte-swapped). */

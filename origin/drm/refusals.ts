@@ -20,13 +20,23 @@ const KEY_OPTIONS: Record<ProtectedFormat, string> = {
 /** Formats whose encrypted output this version writes. */
 const IMPLEMENTED: ReadonlySet<ProtectedFormat> = new Set(['dash', 'hls', 'smooth']);
 
+/** Why a format has no key when a CPIX document gives the keys (drm/cpix-protection.ts). */
+const CPIX_REASONS: Record<ProtectedFormat, string> = {
+  dash: 'the CPIX document gives it none',
+  smooth: 'Smooth Streaming has one ProtectionHeader, and the CPIX document gives its tracks several keys or cbcs',
+  hls: 'a CPIX document encrypts DASH and Smooth Streaming in this version, not HLS',
+  hds: 'HDS output is never encrypted',
+};
+
 export function checkFormatProtected(p: Presentation, format: ProtectedFormat): void {
   const protection = p.protection;
   if (protection === undefined) return;
   if (!protection.formats.has(format)) {
     throw originError(
       'protected-format',
-      `this presentation is encrypted and ${NAMES[format]} has no key configured (${KEY_OPTIONS[format]})`,
+      p.options.isSet('cpix')
+        ? `this presentation is encrypted and ${NAMES[format]} has no key: ${CPIX_REASONS[format]}`
+        : `this presentation is encrypted and ${NAMES[format]} has no key configured (${KEY_OPTIONS[format]})`,
     );
   }
   if (!IMPLEMENTED.has(format)) {
@@ -35,20 +45,23 @@ export function checkFormatProtected(p: Presentation, format: ProtectedFormat): 
 }
 
 /**
- * HLS of a protected presentation, once the request's view is known: SAMPLE-AES is written with
- * fMP4 segments only (SAMPLE-AES MPEG-TS comes next; AES-128 covers every kind), and there are no
- * I-frame playlists (their keyframe segments are not encrypted yet).
+ * HLS of a protected presentation, once the request's view is known: SAMPLE-AES MPEG-TS and packed
+ * audio only with a key line players decrypt them with (drm/hls-protection.ts says why not); I-frame
+ * playlists with fMP4 segments (their keyframes encrypted as in the media segments) and with
+ * AES-128 (the I-frame segments of either kind encrypted whole), never with SAMPLE-AES MPEG-TS.
  */
 export function checkHlsProtected(view: PlayoutView, routeKind: string): void {
   const protection = view.presentation.protection;
   if (protection === undefined) return;
-  if (protection.hls?.method === 'SAMPLE-AES' && !view.options.bool('hls_fmp4')) {
+  const hls = protection.hls;
+  if (hls?.method === 'SAMPLE-AES' && hls.ts === undefined && !view.options.bool('hls_fmp4')) {
+    throw originError('protected-format', hls.tsRefusal ?? 'SAMPLE-AES MPEG-TS is not available');
+  }
+  const sampleAesTs = !view.options.bool('hls_fmp4') || routeKind === 'hls-iframe-ts';
+  if (routeKind.startsWith('hls-iframe') && protection.hls?.method === 'SAMPLE-AES' && sampleAesTs) {
     throw originError(
       'protected-format',
-      'SAMPLE-AES HLS is written with fMP4 segments in this version: request hls_fmp4=true',
+      'SAMPLE-AES I-frame playlists are written with fMP4 segments only (hls_fmp4=true)',
     );
-  }
-  if (routeKind.startsWith('hls-iframe')) {
-    throw originError('protected-format', 'an encrypted presentation has no I-frame playlists in this version');
   }
 }

@@ -18,6 +18,18 @@ export interface Subsample {
   protected: number;
 }
 
+const parsedSets = new WeakMap<readonly Uint8Array[], ParameterSets>();
+
+/**
+ * The parameter sets of a track's avcC for one run of samples (a fragment): parsed once per track
+ * header, handed out as a fork so that the in-band SPS/PPS of one run never reach another.
+ */
+export function avcParameterSets(avcC: readonly Uint8Array[]): ParameterSets {
+  let base = parsedSets.get(avcC);
+  if (base === undefined) parsedSets.set(avcC, (base = new ParameterSets(avcC)));
+  return base.fork();
+}
+
 /** BytesOfClearData is 16 bits (§7.2.2). */
 const MAX_CLEAR = 0xffff;
 

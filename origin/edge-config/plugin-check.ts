@@ -60,8 +60,10 @@ export async function checkWithPlugin(
     await plugin.shutdown();
   } catch (e) {
     if (!(e instanceof PluginLoadError)) throw e;
-    // The plugin's own lines (proxy_log: `wasm log <name> <root_id> <vm_id>: <message>`), not the host's summary.
-    const reasons = errors.filter((l) => l.startsWith('wasm log ')).map((l) => l.replace(/^wasm log [^:]*: /, ''));
+    // The plugin's own lines (proxy_log: `wasm log<prefix>: <message>`, the root context's prefix
+    // ` <root_id> <vm_id>` in on_configure; host-glue/proxy-wasm/log.ts), not the host's summary.
+    const own = /^wasm log(?: [^:]*)?: /;
+    const reasons = errors.filter((l) => own.test(l)).map((l) => l.replace(own, ''));
     throw new EdgeConfigFileError(
       `the plugin refuses the configuration: ${[...new Set(reasons.map((r) => withMapLine(r, built.maps)))].join('; ') || e.message}`,
     );

@@ -80,7 +80,7 @@ export async function buildPresentation(
     tracks,
     origin,
     durationSeconds,
-    protection: asServerError(() => protectionOf(options, fileName), fileName),
+    protection: asServerError(() => protectionOf(options, tracks, fileName), fileName),
   };
 }
 

@@ -13,11 +13,12 @@ export const CENC_NS = 'urn:mpeg:cenc:2013';
 export const MSPR_NS = 'urn:microsoft:playready';
 export const DASHIF_NS = 'https://dashif.org/CPS';
 
-/** The namespace declarations the descriptors of `p` use, for the MPD element. */
-export function protectionNamespaces(p: CencProtection): Array<[string, string]> {
+/** The namespace declarations the descriptors of `ps` (one per content key) use, for the MPD element. */
+export function protectionNamespaces(ps: readonly CencProtection[]): Array<[string, string]> {
+  const systems = ps.flatMap((p) => p.systems);
   const out: Array<[string, string]> = [['xmlns:cenc', CENC_NS]];
-  if (p.systems.some((s) => s.systemId === PLAYREADY)) out.push(['xmlns:mspr', MSPR_NS]);
-  if (p.systems.some((s) => s.licenseUrl !== undefined && s.systemId !== PLAYREADY))
+  if (systems.some((s) => s.systemId === PLAYREADY)) out.push(['xmlns:mspr', MSPR_NS]);
+  if (systems.some((s) => s.licenseUrl !== undefined && s.systemId !== PLAYREADY))
     out.push(['xmlns:dashif', DASHIF_NS]);
   return out;
 }

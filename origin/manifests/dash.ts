@@ -6,6 +6,10 @@
 // AdaptationSet holds the tracks of one type, codec, language and role whose segments share one
 // timeline, so that `segmentAlignment="true"` is true (§5.3.3.2) and the template can be shared;
 // a track whose fragment times differ (29.97 fps next to 24 fps) gets an AdaptationSet of its own.
+// Tracks encrypted with different keys (a CPIX document's SD and HD keys) never share one: "every
+// representation in an adaptation set SHALL be protected using the same content key" (DASH-IF
+// content protection guidelines, the cenc:default_KID is the set's); sets split only by their key
+// list each other in an adaptation-set-switching property (§5.3.3.5), as those guidelines ask.
 //
 // Times are output times (Segment.time: what `tfdt` says, 0 = the presentation origin), exact
 // 64-bit integers in each track's own timescale.
@@ -19,15 +23,22 @@ import { derived } from '../model/view-derived';
 import { TrackProperties } from '../model/media';
 import { xmlAttr } from './xml';
 import { contentProtection, protectionNamespaces } from './dash-protection';
-import { isEncryptedTrack } from '../drm/encrypted-tracks';
+import type { CencProtection } from '../model/protection';
 
 type Attr = [string, string | number | undefined];
 type DashType = 'audio' | 'text' | 'video';
+type TrackKeys = ReadonlyMap<number, CencProtection> | undefined;
 
 interface AdaptationGroup {
   type: DashType;
   members: ViewTrack[];
+  /** The members' common encryption (one key per set); undefined: clear. */
+  protection: CencProtection | undefined;
+  /** Ids of the sets this one differs from only by its key (adaptation-set-switching). */
+  switchWith: number[];
 }
+
+const SWITCHING_SCHEME = 'urn:mpeg:dash:adaptation-set-switching:2016';
 
 const PROFILE = 'urn:mpeg:dash:profile:isoff-live:2011';
 const ROLE_SCHEME = 'urn:mpeg:dash:role:2011';
@@ -43,14 +54,15 @@ const HOISTED = ['sar', 'frameRate', 'audioSamplingRate', 'codecs'];
 export function writeMpd(view: PlayoutView): string {
   const start = viewStart(view);
   // Per view (model/view-derived.ts): what compares or walks every segment.
-  const groups = derived(view.tracks, 'dash groups', () => adaptationGroups(view.tracks));
+  const keys = view.presentation.protection?.dash;
+  const groups = derived(view.tracks, 'dash groups', () => adaptationGroups(view.tracks, keys));
   const maxSegment = maxSegmentMs(view.tracks);
-  const protection = view.presentation.protection?.dash;
+  const protections = [...new Set(groups.flatMap((g) => (g.protection === undefined ? [] : [g.protection])))];
   const lines = ['<?xml version="1.0" encoding="utf-8"?>', '<!-- Created with Streaming Origin -->'];
   lines.push(
     `<MPD${attributes([
       ['xmlns', 'urn:mpeg:dash:schema:mpd:2011'],
-      ...(protection === undefined ? [] : protectionNamespaces(protection)),
+      ...(protections.length === 0 ? [] : protectionNamespaces(protections)),
       ['type', 'static'],
       ['mediaPresentationDuration', isoDuration(presentationMs(view.tracks, start))],
       ['maxSegmentDuration', isoDuration(maxSegment)],
@@ -88,15 +100,25 @@ function viewStart(view: PlayoutView): Instant {
 }
 
 /** Tracks into AdaptationSets (see the header), in reference order, then server-manifest order. */
-function adaptationGroups(tracks: ViewTrack[]): AdaptationGroup[] {
+function adaptationGroups(tracks: ViewTrack[], keys: TrackKeys): AdaptationGroup[] {
   const groups: AdaptationGroup[] = [];
   for (const t of tracks) {
     const type = dashType(t.track.properties);
-    const g = groups.find((x) => x.type === type && sameSet(x.members[0]!, t));
+    const protection = keys?.get(t.track.index);
+    const g = groups.find((x) => x.type === type && x.protection === protection && sameSet(x.members[0]!, t));
     if (g !== undefined) g.members.push(t);
-    else groups.push({ type, members: [t] });
+    else groups.push({ type, members: [t], protection, switchWith: [] });
   }
-  return TYPE_ORDER.flatMap((type) => groups.filter((g) => g.type === type));
+  const ordered = TYPE_ORDER.flatMap((type) => groups.filter((g) => g.type === type));
+  ordered.forEach((g) => {
+    // AdaptationSet@id is the position + 1 (adaptationSet()).
+    g.switchWith = ordered.flatMap((o, j) =>
+      o !== g && o.type === g.type && o.protection !== g.protection && sameSet(o.members[0]!, g.members[0]!)
+        ? [j + 1]
+        : [],
+    );
+  });
+  return ordered;
 }
 
 function dashType(p: TrackProperties): DashType {
@@ -153,9 +175,14 @@ function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start:
   const out = [`    <AdaptationSet${attributes(attrs)}>`];
   // Element order of AdaptationSetType: RepresentationBase children, then Role, then SegmentTemplate.
   if (channels !== undefined) out.push(`      ${channelConfiguration(channels)}`);
-  const protection = view.presentation.protection?.dash;
-  if (protection !== undefined && g.members.some((m) => isEncryptedTrack(m.track))) {
-    out.push(...contentProtection(protection, '      '));
+  if (g.protection !== undefined) out.push(...contentProtection(g.protection, '      '));
+  if (g.switchWith.length > 0) {
+    out.push(
+      `      <SupplementalProperty${attributes([
+        ['schemeIdUri', SWITCHING_SCHEME],
+        ['value', g.switchWith.join(',')],
+      ])} />`,
+    );
   }
   for (const r of roles(p))
     out.push(

@@ -24,13 +24,15 @@
 //   in the master (EXT-X-BYTERANGE, the other version-4 feature, is never written);
 // - fMP4 needs 6 for EXT-X-MAP in a playlist that is not I-frames-only, so hls_fmp4 raises every
 //   playlist of the presentation to at least 6;
-// - 5 (SAMPLE-AES, KEYFORMAT) and 7 (INSTREAM-ID "SERVICE" values) change nothing: none is
-//   written; neither are PROGRAM-ID (removed in 6) nor EXT-X-ALLOW-CACHE (removed in 7).
+// - encrypted presentations: 2 for the IV attribute (AES-128), 5 for METHOD=SAMPLE-AES and
+//   KEYFORMAT (manifests/hls-keys.ts), for every playlist of the presentation, as with fMP4;
+// - 7 (INSTREAM-ID "SERVICE" values) changes nothing: none is written; neither are PROGRAM-ID
+//   (removed in 6) nor EXT-X-ALLOW-CACHE (removed in 7).
 // EXT-X-MEDIA and the AUDIO/SUBTITLES attributes are written at every version: §7 makes them
 // backward compatible to version 1.
 
 import { originError } from '../errors';
-import { findRendition, Rendition, rendition, segmentKind, videoOf } from '../model/rendition';
+import { findRendition, Rendition, rendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
 import { hlsSegmentUrlParts, hlsUrls } from './urls';
 import { PlayoutView, trackKey, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
@@ -46,8 +48,7 @@ import {
   renditionSeries,
   targetSeconds,
 } from './hls-rates';
-import { aes128KeyLine, keyLines, sessionKeyLines, VERSION_IV } from './hls-keys';
-import { INIT_SECTION_IV, sequenceIv } from '../drm/aes128';
+import { mediaKeyLines, sessionKeyLines, VERSION_IV, VERSION_SAMPLE_AES } from './hls-keys';
 import { isEncryptedTrack } from '../drm/encrypted-tracks';
 import { MediaGroup, planVariants, Variant, VariantPlan, VariantTrack } from './hls-variants';
 
@@ -71,7 +72,7 @@ export function writeMasterPlaylist(view: PlayoutView): string {
   const lines = [...header(version), '#EXT-X-INDEPENDENT-SEGMENTS'];
   // §4.3.4.5: the keys up front, so that a player sets up its key systems before the first segment.
   const hls = view.presentation.protection?.hls;
-  if (hls !== undefined) lines.push(...sessionKeyLines(hls));
+  if (hls !== undefined) lines.push(...sessionKeyLines(hls, view.options.bool('hls_fmp4')));
   const used = (type: MediaGroup['type']): MediaGroup[] => {
     const ids = new Set(plan.variants.flatMap((v) => [v.audio, v.text]).filter((g) => g !== undefined));
     return [...ids]
@@ -85,8 +86,8 @@ export function writeMasterPlaylist(view: PlayoutView): string {
   if (text.length > 0) lines.push('', '# SUBTITLES groups', ...text.flatMap((g) => mediaTags(view, plan, g)));
   lines.push('', '# variants');
   for (const v of plan.variants) lines.push(...streamInf(view, plan, v, rates));
-  // An encrypted presentation has no I-frame playlists yet (drm/refusals.ts).
-  if (version >= VERSION_IFRAMES && hls === undefined) {
+  // SAMPLE-AES MPEG-TS has no I-frame playlists (drm/refusals.ts); fMP4 and AES-128 have.
+  if (version >= VERSION_IFRAMES && !(hls?.method === 'SAMPLE-AES' && packaging(view) !== 'fmp4')) {
     const videos = [...new Set(plan.variants.map((v) => v.video).filter((i) => i !== undefined))];
     if (videos.length > 0) lines.push('', '# keyframes', ...videos.map((i) => iframeStreamInf(view, view.tracks[i]!)));
   }
@@ -117,22 +118,17 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
     '#EXT-X-INDEPENDENT-SEGMENTS',
   ];
   // §4.3.2.4: a key applies to the segments and the Media Initialization Section that follow it.
-  // WebVTT segments stay clear. AES-128 without a fixed IV: one key line per segment, its IV the
-  // segment's media sequence number (drm/aes128.ts), and IV 0 for the init section.
-  const hls = view.presentation.protection?.hls;
-  const encrypted = hls !== undefined && kind !== 'webvtt' && rend.tracks.some((t) => isEncryptedTrack(t.track));
-  const aes = encrypted && hls.method === 'AES-128' ? hls : undefined;
-  if (encrypted && hls.method === 'SAMPLE-AES') lines.push(...keyLines(hls.keys, 'EXT-X-KEY'));
-  if (aes !== undefined && (aes.iv !== undefined || kind === 'm4s')) {
-    lines.push(aes128KeyLine(aes.uri, aes.iv ?? INIT_SECTION_IV));
-  }
+  // WebVTT segments stay clear.
+  const keys = encrypted(view, rend, kind) ? mediaKeyLines(view.presentation.protection!.hls!, kind) : { first: [] };
+  lines.push(...keys.first);
   if (kind === 'm4s') lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.init(view, rend.key))}"`);
-  const perSegmentKey = aes !== undefined && aes.iv === undefined ? aes.uri : undefined;
+  const perSegment = keys.perSegment;
+  const perSegmentKey = perSegment === undefined ? '' : perSegment(0).join('\n');
   const [before, after] = hlsSegmentUrlParts(view, rend.key, kind);
   // The segment lines depend on the main track and on the key below only: built once per view
   // (model/view-derived.ts). uri() escapes per character, so escaping the URL's parts around the
   // number is escaping the URL.
-  const list = derived(main, `hls segment lines\n${version}\n${before}\n${after}\n${perSegmentKey ?? ''}`, () => {
+  const list = derived(main, `hls segment lines\n${version}\n${before}\n${after}\n${perSegmentKey}`, () => {
     const out: string[] = [];
     const extinf = new Map<bigint, string>(); // durations repeat: each distinct one formatted once
     const b = uri(before);
@@ -146,7 +142,7 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
         extinf.set(ticks, d);
       }
       const n = main.firstNumber + i;
-      if (perSegmentKey !== undefined) out.push(aes128KeyLine(perSegmentKey, sequenceIv(n)));
+      if (perSegment !== undefined) out.push(...perSegment(n));
       out.push(d, b + n + a);
     }
     return out.join('\n');
@@ -154,6 +150,15 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   if (list !== '') lines.push(list);
   lines.push('#EXT-X-ENDLIST', '');
   return lines.join('\n');
+}
+
+/** Whether a rendition's segments are encrypted: audio or video of a protected presentation, never WebVTT. */
+function encrypted(view: PlayoutView, r: Rendition, kind: SegmentKind): boolean {
+  return (
+    view.presentation.protection?.hls !== undefined &&
+    kind !== 'webvtt' &&
+    r.tracks.some((t) => isEncryptedTrack(t.track))
+  );
 }
 
 /**
@@ -188,12 +193,20 @@ export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): s
     '#EXT-X-PLAYLIST-TYPE:VOD',
     '#EXT-X-I-FRAMES-ONLY',
   ];
+  // The key lines of the media playlists (writeMediaPlaylist): SAMPLE-AES's before the init
+  // section; AES-128's before it with IV 0 and, without a fixed IV, one per entry whose IV is the
+  // entry's number n (the segment URL's; drm/aes128.ts sequenceIv), what the segment is encrypted with.
+  const hls = isEncryptedTrack(video.track) ? view.presentation.protection?.hls : undefined;
+  const keys = hls === undefined ? undefined : mediaKeyLines(hls, fmp4 ? 'm4s' : 'ts');
+  lines.push(...(keys?.first ?? []));
   if (fmp4) lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.iframeInit(view, rend.key))}"`);
-  for (const e of entries)
+  for (const e of entries) {
+    lines.push(...(keys?.perSegment?.(e.n) ?? []));
     lines.push(
       `#EXTINF:${duration(e.duration, timescale, version)},`,
       uri(hlsUrls.iframeSegment(view, rend.key, e.n, fmp4 ? 'm4s' : 'ts')),
     );
+  }
   lines.push('#EXT-X-ENDLIST', '');
   return lines.join('\n');
 }
@@ -399,9 +412,10 @@ class RateBook {
 /** The version every playlist of this view carries: the requested one, at least 6 with fMP4. */
 export function playlistVersion(view: PlayoutView): number {
   const requested = view.options.int('hls_client_manifest_version') ?? 1;
-  // Encrypted playlists: at least the version of every key attribute written (IV: 2; KEYFORMAT: 5,
-  // below fMP4's 6), whatever the request asks for (docs/guide/drm.md).
-  const keys = view.presentation.protection?.hls === undefined ? 1 : VERSION_IV;
+  // Encrypted playlists: at least the version of every key attribute written (IV: 2; SAMPLE-AES
+  // and KEYFORMAT: 5, below fMP4's 6), whatever the request asks for (docs/guide/drm.md).
+  const hls = view.presentation.protection?.hls;
+  const keys = hls === undefined ? 1 : hls.method === 'SAMPLE-AES' ? VERSION_SAMPLE_AES : VERSION_IV;
   return Math.max(view.options.bool('hls_fmp4') ? VERSION_MAP : 1, requested, keys);
 }
 

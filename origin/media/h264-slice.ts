@@ -71,6 +71,17 @@ export class ParameterSets {
     for (const nal of nals) this.add(nal);
   }
 
+  /**
+   * A copy to add in-band parameter sets to, the parsed ones shared (they are never changed, only
+   * replaced): what a track's avcC gives, parsed once, while each copy follows its own stream.
+   */
+  fork(): ParameterSets {
+    const copy = new ParameterSets([]);
+    for (const [id, s] of this.sps) copy.sps.set(id, s);
+    for (const [id, p] of this.pps) copy.pps.set(id, p);
+    return copy;
+  }
+
   /** Adds an SPS or PPS (in-band ones replace the avcC's of the same id); other NALs are ignored. */
   add(nal: Uint8Array): void {
     const type = nal[0]! & 0x1f;

@@ -39,8 +39,16 @@ export interface SpsSliceFields {
   frameMbsOnly: boolean;
 }
 
-/** §7.4.1: removes emulation_prevention_three_byte (00 00 03 → 00 00). */
+/**
+ * §7.4.1: removes emulation_prevention_three_byte (00 00 03 → 00 00). Without one (most slice
+ * header prefixes), `nal` itself: the caller only reads it, and a copy per slice is garbage.
+ */
 export function unescapeRbsp(nal: Uint8Array): Uint8Array {
+  // The first 00 00 03 is the first emulation prevention byte (the zeros before it are not a
+  // removed byte's). A plain scan for it: a loop carrying the state below costs 8 times as much.
+  let at = 2;
+  while (at < nal.byteLength && !(nal[at] === 3 && nal[at - 1] === 0 && nal[at - 2] === 0)) at++;
+  if (at >= nal.byteLength) return nal;
   const out = new Uint8Array(nal.byteLength);
   let n = 0;
   let zeros = 0;

@@ -191,6 +191,23 @@ export function runLength(run: SourceTrun, defaultSize: number | undefined): num
   return run.sampleCount * defaultSize;
 }
 
+/** The size of every sample of a traf's runs, in order: per-sample sizes, else the tfhd default, else `defaultSize` (trex). */
+export function trafSampleSizes(traf: SourceTraf, defaultSize: number | undefined): number[] {
+  const out: number[] = [];
+  const fallback = traf.tfhd.defaultSampleSize ?? defaultSize;
+  for (const run of traf.truns) {
+    if (!(run.flags & TRUN.size)) {
+      if (run.sampleCount > 0 && fallback === undefined) runLength(run, undefined); // its error
+      for (let i = 0; i < run.sampleCount; i++) out.push(fallback!);
+      continue;
+    }
+    const at = run.flags & TRUN.duration ? 4 : 0;
+    const view = new DataView(run.table.buffer, run.table.byteOffset, run.table.byteLength);
+    for (let i = 0; i < run.sampleCount; i++) out.push(view.getUint32(i * run.entrySize + at));
+  }
+  return out;
+}
+
 /** Track-timescale ticks a run lasts: per-sample durations, else the tfhd or trex default. */
 export function runDuration(run: SourceTrun, defaultDuration: number | undefined): number {
   if (run.flags & TRUN.duration) return sumField(run, []);

@@ -51,19 +51,49 @@ export interface HlsKeyLine {
 }
 
 /**
+ * SAMPLE-AES of MPEG-TS and packed-audio segments (Apple's MPEG-2 stream encryption,
+ * origin/drm/sample-aes-ts.ts) with the HLS key: the key lines of the DRMs whose players decrypt
+ * it themselves, each written with an IV.
+ */
+export interface SampleAesTs {
+  key: Uint8Array;
+  /** The IV of every segment, on every key line: `--hls.key_iv`, else derived from the key (drm/ivs.ts). */
+  iv: Uint8Array;
+  keys: HlsKeyLine[];
+}
+
+/**
  * HLS: either AES-128 whole-segment encryption (RFC 8216 §4.3.2.4, the default of `--hls.key`)
  * of every segment kind, or SAMPLE-AES (`--hls.playout`): common encryption of fMP4 segments
- * with the key lines of each DRM.
+ * with the key lines of each DRM, and Apple's SAMPLE-AES of MPEG-TS and packed audio when a DRM
+ * signalled has a key line for it (else `tsRefusal` says why not).
  */
 export type HlsProtection =
   | { method: 'AES-128'; key: Uint8Array; iv: Uint8Array | undefined; uri: string }
-  | { method: 'SAMPLE-AES'; fmp4: CencProtection; keys: HlsKeyLine[] };
+  | {
+      method: 'SAMPLE-AES';
+      fmp4: CencProtection;
+      keys: HlsKeyLine[];
+      ts: SampleAesTs | undefined;
+      tsRefusal: string | undefined;
+    };
 
 export interface Protection {
   /** The formats the DRM options encrypt; a protected presentation refuses every other format. */
   formats: ReadonlySet<ProtectedFormat>;
-  dash: CencProtection | undefined;
+  /**
+   * DASH: the common encryption of each encrypted track, by PresentationTrack.index. One object
+   * per content key, shared by the tracks it encrypts: the same one for every track with the key
+   * options, one per key with a CPIX document (drm/cpix-protection.ts). Tracks left clear (text)
+   * have no entry.
+   */
+  dash: ReadonlyMap<number, CencProtection> | undefined;
   /** Smooth Streaming (PIFF, always cenc) with the PlayReady header: `--iss.key`. */
   smooth: CencProtection | undefined;
   hls: HlsProtection | undefined;
+  /**
+   * The W3C ClearKey license server the manifests signal (`--clearkey.license_server_url`), for
+   * pages that offer it: known from the options alone, as the index page reads them.
+   */
+  clearKeyLicense: string | undefined;
 }

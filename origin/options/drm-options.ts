@@ -74,7 +74,7 @@ export const DRM_OPTIONS: readonly OptionSpec[] = [
     pattern: /^(0x)?[0-9a-fA-F]{32}$/,
     patternHint: 'give 32 hexadecimal digits (a 128-bit IV)',
     description:
-      'AES-128: the IV of every segment (default: each segment its media sequence number); SAMPLE-AES cbcs: the constant IV (default: derived from the key and the track).',
+      'AES-128: the IV of every segment (default: each segment its media sequence number); SAMPLE-AES cbcs: the constant IV (default: derived from the key and the track); SAMPLE-AES MPEG-TS and packed audio: the IV of every key line (default: derived from the key).',
   }),
   drmOption('hls.license_server_url', {
     formats: ['hls'],
@@ -109,6 +109,16 @@ export const DRM_OPTIONS: readonly OptionSpec[] = [
     patternHint: 'give an absolute URL',
     description:
       'Signal W3C ClearKey: the MPD gets a ClearKey `ContentProtection` with this license URL (`dashif:Laurl`).',
+  }),
+  drmOption('cpix', {
+    formats: ['dash', 'smooth'],
+    secret: true,
+    // Base64 of a CPIX document of up to 1 MiB (drm/cpix.ts MAX_CPIX_BYTES). No pattern: when
+    // packaging the value given is a file or URL (package/cpix-input.ts reads it and stores the
+    // document); drm/cpix-protection.ts checks the stored form.
+    maxLength: 1_400_000,
+    description:
+      'Keys and DRM signalling per track from a CPIX 2.2/2.3 document: `origin package --cpix=<file or http(s) URL>` reads it and stores it (Base64). Its usage rules (video pixels and frame rate, audio channels, bitrate, label = track name) give each audio and video track its key; DASH is encrypted, Smooth only with one key; no key rotation. Not combinable with the key options above.',
   }),
   drmOption('clear_lead', {
     formats: ['dash', 'hls'],

@@ -37,6 +37,8 @@ export interface OptionSpec {
   stored: boolean;
   /** A key or IV: its value never appears in a message, a log or a dry run (unless --show-keys). */
   secret?: boolean;
+  /** Longest value in characters (default MAX_OPTION_VALUE); only a stored document needs more. */
+  maxLength?: number;
   description: string;
 }
 
@@ -300,7 +302,8 @@ export function parseOptionValue(spec: OptionSpec, raw: string | undefined, show
   const bad = (why: string): never => {
     throw originError('bad-option', why, { subject: shownAs });
   };
-  if (raw !== undefined && raw.length > MAX_OPTION_VALUE) bad(`value is longer than ${MAX_OPTION_VALUE} characters`);
+  const max = spec.maxLength ?? MAX_OPTION_VALUE;
+  if (raw !== undefined && raw.length > max) bad(`value is longer than ${max} characters`);
   switch (spec.type) {
     case 'boolean': {
       if (raw === undefined || raw === '' || raw === 'true' || raw === '1') return true;

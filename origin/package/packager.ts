@@ -13,6 +13,7 @@ import { readMediaFile } from '../media/media-file';
 import { FileSource } from '../io/source';
 import { MediaTrack, TrackProperties, TrackType } from '../model/media';
 import { optionsToMeta, StreamOptions } from '../options/registry';
+import { checkCpixTracks } from './cpix-input';
 import { VERSION } from '../version';
 
 export type TrackTypeOption = 'video' | 'audio' | 'text';
@@ -81,6 +82,7 @@ export async function buildServerManifest(req: PackageRequest, progress: Progres
   }
   assignTrackNames(chosen.map((c) => c.track.properties));
   const written = applyTrackFilterOption(chosen, req.options, progress);
+  if (req.options.isSet('cpix')) checkCpixTracks(written, req.options, progress);
   return {
     meta: optionsToMeta(req.options),
     paramGroups: [],

@@ -15,6 +15,9 @@
 import { OriginError, originError } from '../errors';
 import { box, field, fullBox, serialize, Writable } from './box-writer';
 import { mdatHeaderSize } from './fmp4/media-segment';
+import { AuxOffsets, auxInfoBoxes, patchSaio } from './fmp4/encryption-boxes';
+import { encryptKeyframe } from './fmp4/encrypted-segment';
+import type { CencProtection } from '../model/protection';
 import { TFHD, TRUN } from '../media/traf-layout';
 import { openFile, SourceOpener, withSource } from '../io/source';
 import { ViewTrack, PlayoutView } from '../model/view';
@@ -31,6 +34,8 @@ import {
   writeTsSegment,
 } from './mpegts/mpegts';
 import { packedAudioSegment, PackedCodec } from './packed-audio';
+import { keepContinuity, sampleAesStreamInput } from './mpegts/sample-aes-streams';
+import { audioSetupInformation, encryptAudioFrames, SampleAesKey } from '../drm/sample-aes-ts';
 import { ReadLease } from '../io/buffers';
 import { audioOf, Rendition, videoOf } from '../model/rendition';
 import { TextSample, webvttSegment } from './webvtt/webvtt';
@@ -102,17 +107,24 @@ function attach(ts: TsSample[], data: readonly Uint8Array[]): void {
   for (let i = 0; i < ts.length; i++) ts[i]!.data = data[i]!;
 }
 
+/** How a TS segment is made beyond its samples. */
+export interface TsSegmentOptions {
+  /** Gives the output buffer (writeTsSegment); by default a new one. */
+  allocate?: (size: number) => Uint8Array;
+  /** SAMPLE-AES (origin/drm/sample-aes-ts.ts): the key and this segment's IV; undefined: clear. */
+  sampleAes?: SampleAesKey;
+}
+
 /**
  * MPEG-TS segment `index` (0-based) of a rendition with video. Each source is opened once and its
  * fragments' byte range read once (withFragmentSpan): moofs and sample data come from that read.
- * `allocate` gives the output buffer (writeTsSegment); by default a new one.
  */
 export async function tsSegment(
   view: PlayoutView,
   r: Rendition,
   index: number,
   open: SourceOpener = openFile,
-  allocate?: (size: number) => Uint8Array,
+  { allocate, sampleAes }: TsSegmentOptions = {},
 ): Promise<Uint8Array> {
   const p = view.presentation;
   const v = videoOf(r);
@@ -169,7 +181,17 @@ export async function tsSegment(
         cc: audioCounter(pieces, range.first, range.end, lo),
       });
     }
-    const plan = planTsSegment(input);
+    // SAMPLE-AES changes samples (and sizes) and PMT entries before the plan, and pads the plan to
+    // the clear one's continuity counters (mpegts/sample-aes-streams.ts); the clear path skips it.
+    let plan = planTsSegment(input);
+    if (sampleAes !== undefined) {
+      const clear = plan;
+      input.streams = input.streams.map((s) =>
+        sampleAesStreamInput(s, sampleAes, s.stream.role === 'video' ? v.track.src : a!.track.src),
+      );
+      plan = planTsSegment(input);
+      keepContinuity(plan, clear);
+    }
     if (plan.size > MAX_GENERATED_SEGMENT_BYTES) throw tooLarge(`TS segment ${index + 1} of ${r.key}`, plan.size);
     return writeTsSegment(input, plan, allocate);
   } finally {
@@ -260,12 +282,16 @@ async function readMuxedAudio(
   return ts;
 }
 
-/** Packed audio segment `index` (0-based) of an audio-only rendition. */
+/**
+ * Packed audio segment `index` (0-based) of an audio-only rendition; with `sampleAes`, its frames
+ * encrypted and the audio setup information in its ID3 tag (origin/drm/sample-aes-ts.ts).
+ */
 export async function packedAudio(
   view: PlayoutView,
   r: Rendition,
   index: number,
   open: SourceOpener = openFile,
+  sampleAes?: SampleAesKey,
 ): Promise<Uint8Array> {
   const t = r.tracks[0]!;
   const seg = t.segments.segment(index);
@@ -286,11 +312,11 @@ export async function packedAudio(
       throw originError('corrupt-media', `segment ${index + 1} has no samples`, { subject: what });
     const pts =
       to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
-    return packedAudioSegment(
-      codec,
-      pts,
-      samples.map((s) => s.data),
-    );
+    const frames = samples.map((s) => s.data);
+    if (sampleAes === undefined) return packedAudioSegment(codec, pts, frames);
+    const setup = audioSetupInformation(config, first.data, what);
+    const where = samples.map((s) => ({ file: t.track.src, offset: s.offset }));
+    return packedAudioSegment(codec, pts, encryptAudioFrames(codec.kind, frames, sampleAes, where), setup);
   } finally {
     lease.release();
   }
@@ -356,15 +382,29 @@ const SYNC_SAMPLE_FLAGS = 0x02000000;
 /**
  * An I-frame segment as fMP4 (for hls_fmp4; the init segment is the track's `hls/…m4s`): one
  * moof (mfhd, traf with tfhd default-base-is-moof, tfdt v1, a one-sample trun v1) and its mdat
- * (ISO/IEC 14496-12 §8.8.4–8.8.12).
+ * (ISO/IEC 14496-12 §8.8.4–8.8.12). With `protection` (SAMPLE-AES), the keyframe encrypted as in
+ * its media segment (fmp4/encrypted-segment.ts encryptKeyframe), the tfhd naming the sample entry
+ * and the traf carrying its saiz/saio/senc (ISO/IEC 23001-7 §7.2), as a media segment's do.
  */
 export async function keyframeFmp4(
   view: PlayoutView,
   v: ViewTrack,
   n: number,
   open: SourceOpener = openFile,
+  protection?: CencProtection,
 ): Promise<Uint8Array> {
   const k = await keyframe(view, v, n, open);
+  let data = k.data;
+  let encryption: ReturnType<typeof encryptKeyframe>;
+  if (protection !== undefined) {
+    const at = v.segments.holding(k.index);
+    if (at < 0) throw originError('internal', `fragment ${k.index} is in no segment`, { subject: 'keyframeFmp4' });
+    // Encrypted in a copy: the bytes read may be a view of a buffer the reader shares.
+    data = Uint8Array.from(k.data);
+    encryption = encryptKeyframe(v.track, v.segments.segment(at), protection, k.index, data);
+  }
+  const aux: AuxOffsets = { saioField: 0, sencStart: 0 };
+  const sampleAux = encryption?.aux === undefined ? [] : auxInfoBoxes([encryption.aux], aux);
   const trackId = trackHeaderOf(v.track).trackID;
   const mdatHeader = mdatHeaderSize(k.size);
   let moofSize = 0;
@@ -375,7 +415,15 @@ export async function keyframeFmp4(
     fullBox('mfhd', 0, 0, field.u32(k.index + 1)),
     box(
       'traf',
-      fullBox('tfhd', 0, TFHD.defaultBaseIsMoof, field.u32(trackId)),
+      encryption === undefined
+        ? fullBox('tfhd', 0, TFHD.defaultBaseIsMoof, field.u32(trackId))
+        : fullBox(
+            'tfhd',
+            0,
+            TFHD.defaultBaseIsMoof | TFHD.sampleDescriptionIndex,
+            field.u32(trackId),
+            field.u32(encryption.sampleDescriptionIndex),
+          ),
       fullBox('tfdt', 1, 0, field.u64(k.time)),
       fullBox(
         'trun',
@@ -388,10 +436,14 @@ export async function keyframeFmp4(
         field.u32(SYNC_SAMPLE_FLAGS),
         field.i32(k.compositionOffset),
       ),
+      ...sampleAux,
     ),
   );
   moofSize = moof.size;
-  return serialize(moof, box('mdat', field.bytes(k.data)));
+  // The moof comes first: saio's offsets, relative to it, are offsets in the whole.
+  const out = serialize(moof, box('mdat', field.bytes(data)));
+  if (sampleAux.length > 0) patchSaio(out, [aux]);
+  return out;
 }
 
 /**

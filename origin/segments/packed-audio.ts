@@ -6,12 +6,18 @@
 // ID3v2.4 (id3.org ID3v2.4.0-structure): a 10-byte header ("ID3", version 4.0, flags 0,
 // syncsafe size of what follows), then frames with a 10-byte header (id, syncsafe size, flags);
 // PRIV (ID3v2.4.0-frames §4.27) is the owner identifier, NUL-terminated, then the private data.
+//
+// SAMPLE-AES packed audio (Apple, "MPEG-2 Stream Encryption Format for HTTP Live Streaming"
+// §2.3.4): the same tag carries a second PRIV frame, owned by `com.apple.streaming.audioDescription`,
+// whose data is the audio setup information (origin/drm/sample-aes-ts.ts), and the frames come
+// encrypted. ffmpeg's HLS demuxer reads the codec of encrypted AC-3 and E-AC-3 from it.
 
 import { originError } from '../errors';
 import { ADTS_HEADER_SIZE, AdtsConfig, writeAdtsHeader } from './mpegts/adts';
 import { TIMESTAMP_WRAP } from './mpegts/ts-packets';
 
 export const TIMESTAMP_OWNER = 'com.apple.streaming.transportStreamTimestamp';
+export const AUDIO_DESCRIPTION_OWNER = 'com.apple.streaming.audioDescription';
 const ID3_HEADER = 10;
 const FRAME_HEADER = 10;
 const PRIV_DATA = TIMESTAMP_OWNER.length + 1 + 8;
@@ -28,29 +34,52 @@ function writeSyncsafe(out: Uint8Array, at: number, value: number): void {
   out[at + 3] = value & 0x7f;
 }
 
-/** The ID3 tag with the transport stream timestamp `pts` (90 kHz; taken modulo 2^33). */
-export function timestampTag(pts: bigint): Uint8Array {
-  const out = new Uint8Array(TIMESTAMP_TAG_SIZE);
+/**
+ * The ID3 tag with the transport stream timestamp `pts` (90 kHz; taken modulo 2^33) and, for
+ * SAMPLE-AES, the audio setup information.
+ */
+export function timestampTag(pts: bigint, audioDescription?: Uint8Array): Uint8Array {
+  const extra = audioDescription === undefined ? 0 : FRAME_HEADER + AUDIO_DESCRIPTION_OWNER.length + 1;
+  const out = new Uint8Array(TIMESTAMP_TAG_SIZE + extra + (audioDescription?.byteLength ?? 0));
   out.set([0x49, 0x44, 0x33, 4, 0, 0]); // "ID3", v2.4.0, no flags
-  writeSyncsafe(out, 6, FRAME_HEADER + PRIV_DATA);
-  out.set([0x50, 0x52, 0x49, 0x56], ID3_HEADER); // "PRIV"
-  writeSyncsafe(out, ID3_HEADER + 4, PRIV_DATA);
-  // frame flags: 0, 0
-  let at = ID3_HEADER + FRAME_HEADER;
-  for (let i = 0; i < TIMESTAMP_OWNER.length; i++) out[at++] = TIMESTAMP_OWNER.charCodeAt(i);
-  out[at++] = 0;
+  writeSyncsafe(out, 6, out.byteLength - ID3_HEADER);
   const wrapped = ((pts % TIMESTAMP_WRAP) + TIMESTAMP_WRAP) % TIMESTAMP_WRAP;
-  new DataView(out.buffer).setBigUint64(at, wrapped);
+  const stamp = new Uint8Array(8);
+  new DataView(stamp.buffer).setBigUint64(0, wrapped);
+  let at = writePriv(out, ID3_HEADER, TIMESTAMP_OWNER, stamp);
+  if (audioDescription !== undefined) at = writePriv(out, at, AUDIO_DESCRIPTION_OWNER, audioDescription);
+  if (at !== out.byteLength)
+    throw originError('internal', `ID3 tag wrote ${at} of ${out.byteLength} bytes`, { subject: 'id3' });
   return out;
 }
 
-/** The segment: the timestamp tag, then every frame (with its ADTS header for AAC). */
-export function packedAudioSegment(codec: PackedCodec, firstPts: bigint, frames: readonly Uint8Array[]): Uint8Array {
+/** A PRIV frame (frame flags 0) at out[at]; returns the offset after it. */
+function writePriv(out: Uint8Array, at: number, owner: string, data: Uint8Array): number {
+  out.set([0x50, 0x52, 0x49, 0x56], at); // "PRIV"
+  writeSyncsafe(out, at + 4, owner.length + 1 + data.byteLength);
+  at += FRAME_HEADER;
+  for (let i = 0; i < owner.length; i++) out[at++] = owner.charCodeAt(i);
+  out[at++] = 0;
+  out.set(data, at);
+  return at + data.byteLength;
+}
+
+/**
+ * The segment: the timestamp tag (with the audio setup information when given: SAMPLE-AES), then
+ * every frame (with its ADTS header for AAC).
+ */
+export function packedAudioSegment(
+  codec: PackedCodec,
+  firstPts: bigint,
+  frames: readonly Uint8Array[],
+  audioDescription?: Uint8Array,
+): Uint8Array {
+  const tag = timestampTag(firstPts, audioDescription);
   const perFrame = codec.kind === 'aac' ? ADTS_HEADER_SIZE : 0;
-  const size = TIMESTAMP_TAG_SIZE + frames.reduce((s, f) => s + perFrame + f.byteLength, 0);
+  const size = tag.byteLength + frames.reduce((s, f) => s + perFrame + f.byteLength, 0);
   const out = new Uint8Array(size);
-  out.set(timestampTag(firstPts), 0);
-  let at = TIMESTAMP_TAG_SIZE;
+  out.set(tag, 0);
+  let at = tag.byteLength;
   for (const f of frames) {
     if (codec.kind === 'aac') {
       writeAdtsHeader(out, at, codec.adts, f.byteLength);

@@ -11,15 +11,21 @@ import { writeHdsManifest } from '../manifests/hds';
 import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
-import { inClearLead, readEncryptedSegment, trackEncryption } from '../segments/fmp4/encrypted-segment';
+import {
+  encryptedSegmentCost,
+  inClearLead,
+  readEncryptedSegment,
+  trackEncryption,
+} from '../segments/fmp4/encrypted-segment';
 import { checkFormatProtected, checkHlsProtected } from '../drm/refusals';
 import { aes128Encrypt, INIT_SECTION_IV, sequenceIv } from '../drm/aes128';
+import type { SampleAesKey } from '../drm/sample-aes-ts';
 import { isEncryptedTrack } from '../drm/encrypted-tracks';
 import { assembleSegment } from '../segments/fmp4/media-segment';
 import { SourceOpener, withSource } from '../io/source';
 import { trackHeaderOf } from '../media/moov';
 import { canonicalViewKey, ManifestOutcome, RenderedManifest } from '../cache/manifest-cache';
-import { Presentation } from '../model/presentation';
+import { Presentation, PresentationTrack } from '../model/presentation';
 import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
@@ -251,12 +257,14 @@ async function generatedHlsSegment(call: RouteCall, wanted: SegmentKind): Promis
   // and WebVTT are small.
   let loan: BufferLoan | undefined;
   const lend = (size: number): Uint8Array => (loan = BufferLoan.take(segmentReadBuffers, size)).bytes;
+  // SAMPLE-AES (drm/sample-aes-ts.ts) is written by the segment writers; WebVTT stays clear.
+  const sampleAes = kind === 'webvtt' ? undefined : sampleAesOf(view);
   const generated =
     kind === 'webvtt'
       ? await webvttText(view, r, index, open)
       : kind === 'ts'
-        ? await tsSegment(view, r, index, open, lend)
-        : await packedAudio(view, r, index, open);
+        ? await tsSegment(view, r, index, open, { allocate: lend, sampleAes })
+        : await packedAudio(view, r, index, open, sampleAes);
   // AES-128 (drm/aes128.ts): the segment encrypted into a new buffer; the lent one goes back.
   let content = generated;
   if (kind !== 'webvtt' && aes128Of(view) !== undefined && typeof generated !== 'string') {
@@ -299,8 +307,14 @@ async function generatedIFrameSegment(call: RouteCall, kind: 'ts' | 'm4s'): Prom
   // keyframeTs/keyframeFmp4 count the view's fragments from 1.
   const n = numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
   const sources = new SourceSizes(ctx.open);
-  const content =
-    kind === 'ts' ? await keyframeTs(view, video, n, sources.open) : await keyframeFmp4(view, video, n, sources.open);
+  // SAMPLE-AES: fMP4 only (drm/refusals.ts), the keyframe encrypted as in its media segment.
+  // AES-128: the I-frame segment whole, IV its number (the one its I-frame playlist's key line gives).
+  const protection = kind === 'm4s' ? cencOf(call, video.track) : undefined;
+  let content =
+    kind === 'ts'
+      ? await keyframeTs(view, video, n, sources.open)
+      : await keyframeFmp4(view, video, n, sources.open, protection);
+  if (aes128Of(view) !== undefined && isEncryptedTrack(video.track)) content = aes128(view, Number(nText), content);
   return generatedReplyWithEtag(
     req,
     view,
@@ -366,7 +380,7 @@ function generatedReplyHashingContent(
 
 function initReply(call: RouteCall, t: ViewTrack): Reply {
   const { req, view } = call;
-  const protection = cencOf(call);
+  const protection = cencOf(call, t.track);
   const encryption = protection === undefined ? undefined : trackEncryption(t.track, protection);
   const init = writeInitSegment(trackHeaderOf(t.track), encryption === undefined ? {} : { encryption });
   const aesInit = req.route.format === 'hls' && aes128Of(view) !== undefined && isEncryptedTrack(t.track);
@@ -381,18 +395,28 @@ function initReply(call: RouteCall, t: ViewTrack): Reply {
   };
 }
 
-/** The common encryption of this route's fMP4 output, if the presentation is protected. */
-function cencOf(call: RouteCall) {
+/** The common encryption of `track` in this route's fMP4 output, if the presentation is protected. */
+function cencOf(call: RouteCall, track: PresentationTrack) {
   const protection = call.presentation.protection;
   if (call.req.route.format === 'hls')
     return protection?.hls?.method === 'SAMPLE-AES' ? protection.hls.fmp4 : undefined;
-  return call.req.route.format === 'dash' ? protection?.dash : undefined;
+  return call.req.route.format === 'dash' ? protection?.dash?.get(track.index) : undefined;
 }
 
 /** HLS AES-128 whole-segment encryption of this presentation (drm/aes128.ts), if any. */
 function aes128Of(view: PlayoutView): { key: Uint8Array; iv: Uint8Array | undefined } | undefined {
   const hls = view.presentation.protection?.hls;
   return hls?.method === 'AES-128' ? hls : undefined;
+}
+
+/** SAMPLE-AES of MPEG-TS and packed audio: the key and the key lines' IV (drm/hls-protection.ts), if any. */
+function sampleAesOf(view: PlayoutView): SampleAesKey | undefined {
+  const hls = view.presentation.protection?.hls;
+  if (hls?.method !== 'SAMPLE-AES') return undefined;
+  // drm/refusals.ts answers 403 before this; never clear segments of an encrypted presentation.
+  if (hls.ts === undefined)
+    throw originError('protected-format', hls.tsRefusal ?? 'SAMPLE-AES MPEG-TS is not available');
+  return { key: hls.ts.key, iv: hls.ts.iv };
 }
 
 /** `bytes` encrypted for the HLS segment with media sequence number `n` (0: the init section). */
@@ -417,14 +441,23 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
       cacheClass: 'segment',
     };
   }
-  const protection = mode === 'fmp4' ? cencOf(call) : p.protection?.smooth;
+  const protection = mode === 'fmp4' ? cencOf(call, t.track) : p.protection?.smooth;
   if (protection !== undefined && trackEncryption(t.track, protection) !== undefined) {
-    // Encrypted bytes are made per request (no segment cache: drm/ivs.ts keeps the key material).
-    const { bytes, fileSize } = await readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode });
+    // Encrypted bytes are made per request, as parts in memory (the new boxes and views of the one
+    // buffer read and encrypted), or taken from the encrypted-segment cache when it has a bound:
+    // keyed by everything the bytes depend on besides the presentation object (whose keys and
+    // sources a change of the .ism or a source replaces), concurrent misses encrypting once.
+    const key = `${req.route.format}\n${mode}\n${t.track.index}\n${segment.first}\n${segment.count}\n${segment.time}\n${segment.sourceTime - segment.smoothTime}`;
+    const { parts, length, fileSize } = await ctx.encrypted.getAsync(
+      p,
+      key,
+      () => readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode }),
+      encryptedSegmentCost,
+    );
     const variant = `${protection.scheme}${inClearLead(t.track, segment, protection) ? '-clear-lead' : ''}`;
     return {
       contentType: req.route.contentType,
-      body: { type: 'bytes', bytes },
+      body: { type: 'parts', file: t.track.src, parts, length },
       lastModified: new Date(p.mtimeMs),
       etag: sourceSegmentEtag({ presentation: p, track: t.track, fileSize, mode, segment, variant }),
       cacheClass: 'segment',

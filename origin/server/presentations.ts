@@ -53,7 +53,8 @@ export async function protectionAt(root: string, urlPath: string): Promise<Prote
     if (stat.size > MAX_ISM_BYTES) return undefined;
     const name = path.basename(file);
     const manifest = parseServerManifest(await fs.readFile(file, 'utf8'), name);
-    return protectionOf(optionsFromManifest(manifest.meta, name), name);
+    // Without the tracks (the sources are not read for the index): what the options alone say.
+    return protectionOf(optionsFromManifest(manifest.meta, name), [], name);
   } catch {
     return undefined;
   }

@@ -13,6 +13,7 @@ import { SourceOpener } from '../io/source';
 import { segmentSources } from '../io/storage';
 import type { SegmentPart as Part } from '../segments/fmp4/media-segment';
 import type { SegmentParts } from '../segments/fmp4/segment-parts';
+import type { EncryptedSegment } from '../segments/fmp4/encrypted-segment';
 import type { PresentationRequest } from './routes';
 
 export type { Part, SegmentParts };
@@ -48,6 +49,11 @@ export interface PlayoutContext {
   views: PresentationMemo<PlayoutView>;
   /** The rewritten boxes and file ranges of a segment: no re-read or re-parse of its moofs. */
   segments: PresentationMemo<SegmentParts>;
+  /**
+   * Encrypted segments, whole, by request identity (`--encrypted-segment-cache-bytes`; a bound of
+   * 0, the default, keeps none and every request encrypts).
+   */
+  encrypted: PresentationMemo<EncryptedSegment>;
   /** Source handles kept for the store's stat TTL: segment streaming and the segment writers read through them. */
   files: FileHandles;
   /** How every segment reader opens sources: the store's storage, through `files` on the file system (io/storage.ts). */
@@ -58,6 +64,7 @@ export function newPlayoutContext(
   store: PresentationStore,
   select: TrackSelector,
   manifestCacheBytes = 64 << 20,
+  encryptedSegmentCacheBytes = 0,
 ): PlayoutContext {
   const ids = new PresentationIds();
   const files = new FileHandles(store.statTtlMs);
@@ -67,6 +74,7 @@ export function newPlayoutContext(
     manifests: new ManifestCache(manifestCacheBytes),
     views: new PresentationMemo(ids, 32 << 20),
     segments: new PresentationMemo(ids, 32 << 20),
+    encrypted: new PresentationMemo(ids, encryptedSegmentCacheBytes),
     files,
     open: segmentSources(store.storage, files),
   };

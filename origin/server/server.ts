@@ -47,6 +47,8 @@ export interface ServerOptions {
   serveSources?: boolean;
   /** Bound of the rendered-manifest cache in bytes (default DEFAULT_MANIFEST_CACHE_BYTES); 0 disables it. */
   manifestCacheBytes?: number;
+  /** Bound of the cache of encrypted segments in bytes (default 0: none, every request encrypts). */
+  encryptedSegmentCacheBytes?: number;
   /** How long a file's stat (and an open handle of a source) is trusted, ms (default DEFAULT_LIMITS.statTtlMs; 0: every request sees a change). */
   statTtlMs?: number;
   /** Log lines in the human format (tests, `origin demo`); `logger` takes precedence. */
@@ -109,7 +111,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const root = path.resolve(opts.root);
   const statTtlMs = opts.statTtlMs ?? DEFAULT_LIMITS.statTtlMs ?? 0;
   const store = new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs });
-  const ctx = newPlayoutContext(store, opts.select, opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES);
+  const ctx = newPlayoutContext(
+    store,
+    opts.select,
+    opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES,
+    opts.encryptedSegmentCacheBytes ?? 0,
+  );
   const logger = opts.logger ?? (opts.log === undefined ? undefined : humanLogger(opts.log));
   const metrics = opts.metrics === false ? undefined : (opts.metrics ?? new OriginMetrics(ROUTES.map((r) => r.kind)));
   const requestLog = logger?.requests === true ? logger : undefined;
@@ -227,6 +234,7 @@ function metricSources(state: Origin): MetricSources {
         'media-index': figures(store.media, true),
         view: figures(ctx.views.counts(), true),
         'segment-boxes': figures(ctx.segments.counts(), true),
+        'encrypted-segment': figures(ctx.encrypted.counts(), true),
       };
     },
     coalesced: () => state.coalescer.joined,

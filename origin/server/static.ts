@@ -20,7 +20,6 @@ import { sendBytes, startBody, unsatisfiable } from './http';
 import { listPresentations, protectionAt } from './presentations';
 import { DRM_OPTIONS } from '../options/drm-options';
 import type { Protection } from '../model/protection';
-import { CLEARKEY } from '../drm/systems';
 
 /** What the player page requests: everything but the Dolby audio browsers cannot decode. */
 export const BROWSER_FILTER = 'FourCC!="ac-3"&&FourCC!="ec-3"';
@@ -100,9 +99,7 @@ export function linksOf(name: string, protection: Protection | undefined): Prese
   const all = { smooth: `${name}/Manifest${q}`, dash: `${name}/.mpd${q}`, hls: `${name}/.m3u8${q}` };
   if (protection === undefined) return { name, urls: all };
   const hls = protection.hls;
-  const clearKey =
-    protection.dash?.systems.find((s) => s.systemId === CLEARKEY)?.licenseUrl ??
-    (hls?.method === 'SAMPLE-AES' ? hls.keys.find((k) => k.keyFormat === 'org.w3.clearkey')?.uri : undefined);
+  const clearKey = protection.clearKeyLicense;
   return {
     name,
     urls: {

@@ -17,7 +17,16 @@ const BLOCK = /<!-- help: ([a-z-]*) -->\n```\n([\s\S]*?)```\n<!-- \/help -->/g;
 const blocks = [...DOC.matchAll(BLOCK)].map((m) => ({ command: m[1]!, text: m[2]! }));
 
 test('docs/reference/cli.md has the help of origin and of every command it lists', () => {
-  expect(blocks.map((b) => b.command)).toEqual(['', 'package', 'serve', 'filter', 'edge', 'edge-config', 'sign-url']);
+  expect(blocks.map((b) => b.command)).toEqual([
+    '',
+    'package',
+    'keys',
+    'serve',
+    'filter',
+    'edge',
+    'edge-config',
+    'sign-url',
+  ]);
 });
 
 async function helpOf(command: string): Promise<string> {

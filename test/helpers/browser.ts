@@ -223,3 +223,107 @@ export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<
     ...(opts.subtitles === true ? { cues: maxCues } : {}),
   };
 }
+
+export interface FrameOptions {
+  /** The frame shown at this time (seconds) is hashed. */
+  atSeconds: number;
+  /** Give up after this long (page load included). */
+  timeoutMs: number;
+  /** Screenshot name: test-artifacts/players/<screenshot>.png, saved once the frame is hashed or given up. */
+  screenshot: string;
+  /** As PlayOptions's: the page errors that stop the wait (default: all). */
+  counted?: PlayOptions['counted'];
+}
+
+export interface FrameResult {
+  /** SHA-256 (hex) of the RGBA pixels of the frame at `atSeconds`; undefined: never got there. */
+  hash: string | undefined;
+  /** When it never got there: the hash of the picture the <video> shows when the page is left (undefined: none). */
+  shown: string | undefined;
+  /** video.currentTime when the page was left. */
+  currentTime: number;
+  /** As PlayResult's: the page's own errors, then console errors and uncaught page errors. */
+  errors: string[];
+  errorTimes: number[];
+}
+
+/**
+ * The picture a player shows at `atSeconds`, as a hash: plays until half a second past it (or an
+ * error, or the timeout), pauses, seeks to exactly `atSeconds`, waits for the seek and a composited
+ * frame, draws the <video> into a canvas of its intrinsic size and hashes the pixels. The same
+ * stream decoded by the same browser gives the same hash, so two pages can be compared (a
+ * decrypted stream against its clear source).
+ */
+export async function frameHash(pageUrl: string, opts: FrameOptions): Promise<FrameResult> {
+  const { ctx } = await browser();
+  const page = await ctx.newPage();
+  const pageErrors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => pageErrors.push(`uncaught: ${e.message}`));
+  const deadline = Date.now() + opts.timeoutMs;
+  let hook: TestHook | undefined;
+  let hash: string | undefined;
+  let shown: string | undefined;
+  try {
+    await page.goto(pageUrl, { waitUntil: 'load', timeout: opts.timeoutMs });
+    // The shown picture's pixels, hashed (undefined: no picture yet).
+    await page.evaluate(() => {
+      (window as unknown as { __frameHash: () => Promise<string | undefined> }).__frameHash = async () => {
+        const video = document.getElementById('video') as HTMLVideoElement;
+        if (video.videoWidth === 0) return undefined;
+        const canvas = document.createElement('canvas');
+        canvas.width = video.videoWidth;
+        canvas.height = video.videoHeight;
+        const g = canvas.getContext('2d')!;
+        g.drawImage(video, 0, 0);
+        const pixels = g.getImageData(0, 0, canvas.width, canvas.height).data;
+        const digest = await crypto.subtle.digest('SHA-256', pixels);
+        return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+      };
+    });
+    for (;;) {
+      hook = await readHook(page);
+      const counted = opts.counted ? opts.counted({ errors: hook.errors, errorTimes: hook.errorTimes }) : hook.errors;
+      if (hook.currentTime > opts.atSeconds + 0.5 || counted.length > 0 || Date.now() >= deadline) break;
+      await sleep(POLL_MS);
+    }
+    if (hook.currentTime > opts.atSeconds + 0.5) {
+      hash = await page.evaluate(async (at) => {
+        const video = document.getElementById('video') as HTMLVideoElement;
+        video.pause();
+        await new Promise<void>((resolve) => {
+          video.addEventListener('seeked', () => resolve(), { once: true });
+          video.currentTime = at;
+        });
+        // The seeked frame reaches the compositor a moment later: wait for it to be presented.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 1000);
+          video.requestVideoFrameCallback(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        return (window as unknown as { __frameHash: () => Promise<string> }).__frameHash();
+      }, opts.atSeconds);
+      hook = await readHook(page);
+    } else
+      shown = await page.evaluate(() => (window as unknown as { __frameHash: () => Promise<string> }).__frameHash());
+  } catch (e) {
+    pageErrors.push(`harness: ${(e as Error).message}`);
+  } finally {
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${opts.screenshot}.png`) }).catch((e: Error) => {
+      pageErrors.push(`screenshot: ${e.message}`);
+    });
+    await page.close();
+  }
+  return {
+    hash,
+    shown,
+    currentTime: hook?.currentTime ?? 0,
+    errors: [...(hook?.errors ?? []), ...pageErrors],
+    errorTimes: hook?.errorTimes ?? [],
+  };
+}

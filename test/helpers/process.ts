@@ -9,10 +9,13 @@ export interface Ran {
   stderr: string;
 }
 
-/** Runs a tool without blocking the event loop: for tools that ask an origin living in this process. */
-export function run(cmd: string, args: string[]): Promise<Ran> {
+/**
+ * Runs a tool without blocking the event loop: for tools that ask an origin living in this process.
+ * `env` is added to this process's environment.
+ */
+export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));

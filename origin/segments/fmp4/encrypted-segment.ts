@@ -1,25 +1,39 @@
 // Protected fMP4 media segments (ISO/IEC 23001-7 over ISO/IEC 23009-1 §6.3.4 DASH): the clear
 // segment's boxes (media-segment.ts) with `saiz`/`saio`/`senc` in each traf, and the sample bytes
 // read into memory and encrypted (drm/sample-cipher.ts) instead of streamed from the file. One
-// segment is buffered per request; nothing is cached but the key material (drm/ivs.ts).
+// segment is buffered per request; nothing is kept here but the key material (drm/ivs.ts) and the
+// parsed avcC (drm/subsamples.ts): the optional cache of whole segments is the server's
+// (server/handlers.ts, PlayoutContext.encrypted). The keyframes of HLS I-frame segments are
+// encrypted here too, as in their media segments (encryptKeyframe).
 // Which tracks are encrypted: video (H.264) and audio (AAC, AC-3, E-AC-3); text never is.
+//
+// The cost is the cipher's and one read (docs/design/drm.md "Cost and caching"): the segment's
+// fragments are read in one go into a buffer of their own, each moof is parsed once, the sample
+// data is encrypted where it lies in that buffer, and the reply is the new boxes and views of it
+// (parts), not a joined copy.
 
 import { originError } from '../../errors';
-import { ByteSource, canReadInto, SourceOpener, withSource } from '../../io/source';
-import { ParameterSets } from '../../media/h264-slice';
-import { parseSourceMoof } from '../../media/traf-layout';
-import { samplesOfMoof } from '../../media/samples';
+import { ByteSource, canReadInto, SourceOpener, SpanSource, withSource } from '../../io/source';
 import { trackHeaderOf } from '../../media/moov';
+import { ByteRange, trafSampleSizes } from '../../media/traf-layout';
 import type { CencProtection } from '../../model/protection';
 import { Presentation, PresentationTrack, ticksIn } from '../../model/presentation';
 import type { Segment } from '../../model/timeline';
-import { avcSubsamples } from '../../drm/subsamples';
+import { avcParameterSets, avcSubsamples } from '../../drm/subsamples';
 import { isEncryptedTrack } from '../../drm/encrypted-tracks';
-import { cbcsEncrypt, cencEncryptSamples, CencSample, Pattern } from '../../drm/sample-cipher';
+import { cbcsEncryptSamples, CbcsSample, cencEncryptSamples, CencSample, Pattern } from '../../drm/sample-cipher';
 import { trackIvs, TrackIvs } from '../../drm/ivs';
 import { SampleAuxInfo, TrackEncryption } from './encryption-boxes';
 import { brandBox, serialize } from '../box-writer';
-import { mdatHeader, readFragmentMoof, reboxFragment, STYP_COMPATIBLE_BRANDS, STYP_MAJOR_BRAND } from './media-segment';
+import {
+  mdatHeader,
+  parseTrackFragment,
+  readFragmentMoof,
+  SegmentPart,
+  STYP_COMPATIBLE_BRANDS,
+  STYP_MAJOR_BRAND,
+  writeTrackFragment,
+} from './media-segment';
 
 const VIDEO_PATTERN: Pattern = { crypt: 1, skip: 9 };
 const WHOLE_BLOCKS: Pattern = { crypt: 0, skip: 0 };
@@ -43,25 +57,64 @@ export function inClearLead(track: PresentationTrack, segment: Segment, p: CencP
   return p.clearLeadSeconds > 0 && Number(segment.time) / track.properties.TimeScale < p.clearLeadSeconds;
 }
 
-/** The protected fMP4 media segment `segment` of `track`, whole, and the source's size when read. */
 /** How a segment is encrypted and boxed: DASH/HLS fMP4 or Smooth (PIFF). */
 export interface EncryptedAs {
   protection: CencProtection;
   mode: 'smooth' | 'fmp4';
 }
 
+/** A protected media segment: its bytes as parts in memory (no file ranges), and the source's size when read. */
+export interface EncryptedSegment {
+  parts: SegmentPart[];
+  length: number;
+  fileSize: number;
+}
+
+/** The protected fMP4 media segment `segment` of `track`. */
 export function readEncryptedSegment(
   open: SourceOpener,
   track: PresentationTrack,
   segment: Segment,
   presentation: Presentation,
   as: EncryptedAs,
-): Promise<{ bytes: Uint8Array; fileSize: number }> {
+): Promise<EncryptedSegment> {
   return withSource(open, track.src, async (source) => ({
-    bytes: await encryptedSegment(source, track, segment, presentation, as),
+    ...(await encryptedSegment(source, track, segment, presentation, as)),
     fileSize: source.size,
   }));
 }
+
+/**
+ * Bytes an encrypted segment keeps alive (the encrypted-segment cache's cost): every buffer its
+ * parts are views of, whole (the read buffer also holds the source's moofs), once each.
+ */
+export function encryptedSegmentCost(s: EncryptedSegment): number {
+  const buffers = new Set<ArrayBufferLike>();
+  let n = 256;
+  for (const p of s.parts) {
+    n += 64;
+    if (p.kind === 'bytes' && !buffers.has(p.bytes.buffer)) {
+      buffers.add(p.bytes.buffer);
+      n += p.bytes.buffer.byteLength;
+    }
+  }
+  return n;
+}
+
+/** The parts of an encrypted segment joined into one buffer (tests, tools). */
+export function joinedParts(parts: readonly SegmentPart[]): Uint8Array {
+  return Buffer.concat(
+    parts.map((x) => {
+      if (x.kind !== 'bytes') throw originError('internal', 'an encrypted segment has no file parts');
+      return x.bytes;
+    }),
+  );
+}
+
+/** Above this a segment's fragments are not read in one go (reads then go range by range). */
+const MAX_SPAN_BYTES = 64 << 20;
+
+let stypBytes: Uint8Array | undefined;
 
 async function encryptedSegment(
   source: ByteSource,
@@ -69,7 +122,7 @@ async function encryptedSegment(
   s: Segment,
   p: Presentation,
   { protection, mode }: EncryptedAs,
-): Promise<Uint8Array> {
+): Promise<{ parts: SegmentPart[]; length: number }> {
   const f = track.fragments;
   // Smooth keeps the source's tfxd, on its own timeline (segment-parts.ts does the same in clear).
   const smoothShift = s.sourceTime - s.smoothTime;
@@ -77,12 +130,17 @@ async function encryptedSegment(
   const shift = ticksIn(p.origin, track.properties.TimeScale);
   const encryption = trackEncryption(track, protection);
   const clear = encryption === undefined || inClearLead(track, s, protection);
-  const cipher = encryption === undefined ? undefined : new SampleEncryptor(track, protection);
-  const fragments = [];
-  const payloads: Uint8Array[] = [];
+  const cipher = clear ? undefined : new SampleEncryptor(track, protection);
+  const trexSize = trackHeaderOf(track).trexDefaults.defaultSampleSize;
+  const reader = new FragmentReader(source, await readSpan(source, track, s));
+  const parts: SegmentPart[] = [];
+  let length = 0;
+  // Smooth fragments have no styp (MS-SSTR §2.2.4: moof + mdat).
+  let head: Uint8Array[] =
+    mode === 'smooth' ? [] : [(stypBytes ??= serialize(brandBox('styp', STYP_MAJOR_BRAND, 0, STYP_COMPATIBLE_BRANDS)))];
   for (let i = s.first; i < s.first + s.count; i++) {
     const offset = f.offsets[i]!;
-    const moof = await readFragmentMoof(source, offset);
+    const moof = await reader.moof(offset);
     const time = mode === 'smooth' ? f.times[i]! - smoothShift : f.times[i]! - shift;
     const common = {
       sequenceNumber: i + 1,
@@ -93,59 +151,110 @@ async function encryptedSegment(
       fileSize: source.size,
       fileName: track.src,
     };
-    const plain = reboxFragment(moof, offset, trackId, common);
-    const payload = await readRanges(source, plain.data);
-    payloads.push(payload);
-    if (cipher === undefined) {
-      fragments.push(plain);
-      continue;
-    }
-    const samples = samplesOfMoof(moof, offset, {
-      trackId,
-      trex: trackHeaderOf(track).trexDefaults,
-      baseTime: f.times[i]!,
-      fragment: i,
-      shift,
-      fileSize: source.size,
-    });
-    const perTraf = parseSourceMoof(moof, offset)
-      .filter((t) => t.tfhd.trackId === trackId)
-      .map((t) => t.truns.reduce((n, r) => n + r.sampleCount, 0));
-    const aux = clear ? undefined : cipher.encrypt(payload, samples, i);
-    const trafs = perTraf.map((count, t) => {
-      if (aux === undefined) return undefined;
-      const before = perTraf.slice(0, t).reduce((a, b) => a + b, 0);
-      return aux.slice(before, before + count);
-    });
-    const description = clear ? 2 : 1;
-    const piff = mode === 'smooth';
-    fragments.push(
-      reboxFragment(moof, offset, trackId, {
-        ...common,
-        encryption: { sampleDescriptionIndex: description, trafs, piff },
-      }),
+    const parsed = parseTrackFragment(moof, offset, trackId, common);
+    const payload = await reader.payload(
+      parsed.data,
+      parsed.total,
+      { offset, length: moof.byteLength },
+      offset + f.sizes[i]!,
     );
+    const sizes = cipher === undefined ? [] : parsed.trafs.map(({ traf }) => trafSampleSizes(traf, trexSize));
+    const trafs = cipher?.encrypt(payload, sizes, i) ?? parsed.trafs.map(() => undefined);
+    const piff = mode === 'smooth';
+    const opts =
+      encryption === undefined
+        ? common
+        : { ...common, encryption: { sampleDescriptionIndex: clear ? 2 : 1, trafs, piff } };
+    head.push(writeTrackFragment(parsed, opts), mdatHeader(payload.byteLength));
+    const bytes = Buffer.concat(head);
+    parts.push({ kind: 'bytes', bytes }, { kind: 'bytes', bytes: payload });
+    length += bytes.byteLength + payload.byteLength;
+    head = [];
   }
-  // Smooth fragments have no styp (MS-SSTR §2.2.4: moof + mdat).
-  const pieces = mode === 'smooth' ? [] : [serialize(brandBox('styp', STYP_MAJOR_BRAND, 0, STYP_COMPATIBLE_BRANDS))];
-  fragments.forEach((x, j) => pieces.push(x.moof, mdatHeader(payloads[j]!.byteLength), payloads[j]!));
-  return Buffer.concat(pieces);
+  return { parts, length };
 }
 
-/** Concatenates reads of `ranges` into one new buffer (never a view of a shared read buffer). */
-async function readRanges(
-  source: ByteSource,
-  ranges: ReadonlyArray<{ offset: number; length: number }>,
-): Promise<Uint8Array> {
-  const out = new Uint8Array(ranges.reduce((n, r) => n + r.length, 0));
-  let at = 0;
-  for (const r of ranges) {
-    // Straight into the buffer when the source can (the server's kept handles): one copy less.
-    if (canReadInto(source)) await source.readInto(out.subarray(at, at + r.length), r.offset, r.length);
-    else out.set(await source.read(r.offset, r.length), at);
-    at += r.length;
+/** A segment's fragments (moofs and media data, by the fragment table), read at once into a buffer of its own. */
+interface Span {
+  start: number;
+  bytes: Uint8Array;
+}
+
+/**
+ * The span of segment `s`, or undefined (reads then go to the source range by range): when it
+ * is over MAX_SPAN_BYTES, or when the table's fragments [offset, offset + size) are not in order
+ * and apart, which FragmentReader's views rely on.
+ */
+async function readSpan(source: ByteSource, track: PresentationTrack, s: Segment): Promise<Span | undefined> {
+  const f = track.fragments;
+  const last = s.first + s.count - 1;
+  if (!(s.count > 0 && s.first >= 0 && last < f.count)) return undefined;
+  for (let i = s.first; i <= last; i++) {
+    const [offset, size] = [f.offsets[i]!, f.sizes[i]!];
+    if (!(Number.isSafeInteger(offset) && Number.isSafeInteger(size) && offset >= 0 && size > 0)) return undefined;
+    if (i > s.first && offset < f.offsets[i - 1]! + f.sizes[i - 1]!) return undefined;
   }
-  return out;
+  const start = f.offsets[s.first]!;
+  const end = f.offsets[last]! + f.sizes[last]!;
+  if (end > source.size || end - start > MAX_SPAN_BYTES) return undefined;
+  const length = end - start;
+  const owned = Buffer.allocUnsafe(length);
+  // A plain view: Buffer#subarray costs more, and the ciphers take a view per sample.
+  const bytes = new Uint8Array(owned.buffer, owned.byteOffset, length);
+  // Never a view of the source's own buffer (an in-memory source): the samples are encrypted in place.
+  if (canReadInto(source)) await source.readInto(bytes, start, length);
+  else bytes.set(await source.read(start, length));
+  return { start, bytes };
+}
+
+/**
+ * The reads of one segment's fragments. The sample data of a fragment is handed out as a view of
+ * the span, to be encrypted in place, only when it is one range inside that fragment's own
+ * [moof end, offset + size): nothing read later (the next moofs, the next fragments' data) lies
+ * there. Anything else (data in several ranges, or outside its fragment) is copied from the source,
+ * as range-by-range reads would give it.
+ */
+class FragmentReader {
+  constructor(
+    private readonly source: ByteSource,
+    private readonly span: Span | undefined,
+  ) {}
+
+  /** The moof at `offset` (readFragmentMoof's checks and errors). */
+  moof(offset: number): Promise<Uint8Array> {
+    const span = this.span;
+    return readFragmentMoof(
+      span === undefined ? this.source : new SpanSource(this.source, span.start, span.bytes),
+      offset,
+    );
+  }
+
+  /**
+   * The sample data `data` (`total` bytes) of the fragment whose moof is `moof` and whose bytes
+   * are [moof.offset, end) by the fragment table: bytes the caller may change.
+   */
+  async payload(data: readonly ByteRange[], total: number, moof: ByteRange, end: number): Promise<Uint8Array> {
+    const span = this.span;
+    const one = data.length === 1 ? data[0]! : undefined;
+    if (
+      span !== undefined &&
+      one !== undefined &&
+      one.offset >= moof.offset + moof.length &&
+      one.offset + one.length <= end
+    ) {
+      const at = one.offset - span.start;
+      return span.bytes.subarray(at, at + one.length);
+    }
+    const out = new Uint8Array(total);
+    let at = 0;
+    for (const r of data) {
+      const into = out.subarray(at, at + r.length);
+      if (canReadInto(this.source)) await this.source.readInto(into, r.offset, r.length);
+      else into.set(await this.source.read(r.offset, r.length));
+      at += r.length;
+    }
+    return out;
+  }
 }
 
 /** Encrypts the samples of a track's fragments, keeping what every sample needs once. */
@@ -158,38 +267,88 @@ class SampleEncryptor {
     private readonly p: CencProtection,
   ) {
     this.ivs = trackIvs(track, p);
-    const codec = trackHeaderOf(track).codec;
-    this.video = codec?.kind === 'avc' ? codec : undefined;
+    const h = trackHeaderOf(track);
+    this.video = h.codec?.kind === 'avc' ? h.codec : undefined;
   }
 
-  /** Encrypts `payload` (the fragment's samples back to back) in place; the aux info of each sample. */
-  encrypt(payload: Uint8Array, samples: ReadonlyArray<{ size: number }>, fragment: number): SampleAuxInfo[] {
+  /**
+   * Encrypts `payload` (the samples of source fragment `index` back to back, `sizes` per traf, or
+   * its first ones) in place; the aux info of each sample, per traf. Sample k of the fragment
+   * (counted across its trafs) gets IV k (drm/ivs.ts).
+   */
+  encrypt(payload: Uint8Array, sizes: ReadonlyArray<readonly number[]>, index: number): SampleAuxInfo[][] {
     const { key } = this.p.key;
-    const sets = this.video === undefined ? undefined : new ParameterSets(this.video.parameterSets);
-    const out: SampleAuxInfo[] = [];
-    const batch: CencSample[] = [];
-    let at = 0;
-    samples.forEach((s, k) => {
-      const sample = payload.subarray(at, at + s.size);
-      at += s.size;
-      const subsamples =
-        this.video === undefined ? undefined : avcSubsamples(sample, this.video.lengthSize, sets!, this.p.scheme);
-      if (this.p.scheme === 'cenc') {
-        const iv8 = this.ivs.sampleIv(fragment, k);
-        batch.push({ sample, iv8, subsamples });
-        out.push({ iv: iv8, subsamples });
-      } else {
-        const pattern = this.video === undefined ? WHOLE_BLOCKS : VIDEO_PATTERN;
-        cbcsEncrypt(key, this.ivs.constantIv, sample, pattern, subsamples);
-        out.push({ iv: new Uint8Array(0), subsamples });
-      }
-    });
-    if (batch.length > 0) cencEncryptSamples(key, batch);
-    if (at !== payload.byteLength) {
-      throw originError('corrupt-media', `samples of ${at} bytes in a ${payload.byteLength}-byte fragment payload`, {
+    const total = sizes.reduce((n, list) => list.reduce((a, b) => a + b, n), 0);
+    if (total !== payload.byteLength) {
+      throw originError('corrupt-media', `samples of ${total} bytes in a ${payload.byteLength}-byte fragment payload`, {
         subject: this.track.src,
       });
     }
+    // The avcC's sets, parsed once per track; in-band SPS/PPS count from here to the fragment's end.
+    const sets = this.video === undefined ? undefined : avcParameterSets(this.video.parameterSets);
+    const cenc: CencSample[] = [];
+    const cbcs: CbcsSample[] = [];
+    const ivs =
+      this.p.scheme === 'cenc'
+        ? this.ivs.fragmentIvs(
+            index,
+            sizes.reduce((n, l) => n + l.length, 0),
+          )
+        : NO_IV;
+    let at = 0;
+    let k = 0;
+    const out = sizes.map((list) =>
+      list.map((size): SampleAuxInfo => {
+        const sample = payload.subarray(at, at + size);
+        at += size;
+        const subsamples =
+          this.video === undefined ? undefined : avcSubsamples(sample, this.video.lengthSize, sets!, this.p.scheme);
+        if (this.p.scheme === 'cbcs') {
+          cbcs.push({ sample, subsamples });
+          return { iv: NO_IV, subsamples };
+        }
+        const iv8 = ivs.subarray(8 * k, 8 * ++k);
+        cenc.push({ sample, iv8, subsamples });
+        return { iv: iv8, subsamples };
+      }),
+    );
+    if (cenc.length > 0) cencEncryptSamples(key, cenc);
+    if (cbcs.length > 0) {
+      cbcsEncryptSamples(key, this.ivs.constantIv, cbcs, this.video === undefined ? WHOLE_BLOCKS : VIDEO_PATTERN);
+    }
     return out;
   }
+}
+
+const NO_IV = new Uint8Array(0);
+
+/** How an I-frame segment's keyframe is encrypted (encryptKeyframe). */
+export interface KeyframeEncryption {
+  /** tfhd sample_description_index: 1, or 2 for the clear entry of a clear lead. */
+  sampleDescriptionIndex: number;
+  /** Its `senc` entry; undefined: left clear (the clear lead). */
+  aux: SampleAuxInfo | undefined;
+}
+
+/**
+ * The keyframe of an I-frame segment, the first sample of source fragment `fragment`, encrypted
+ * in place exactly as in the media segment `segment` that holds that fragment: the same IV (sample
+ * 0 of the fragment: drm/ivs.ts), the same subsamples (the avcC's parameter sets and the sample's
+ * own in-band ones, as it opens its fragment), clear when that segment is in the clear lead. So a
+ * player's I-frame and media segments are one encryption of the same bytes. Undefined: the track
+ * is not encrypted.
+ */
+export function encryptKeyframe(
+  track: PresentationTrack,
+  segment: Segment,
+  protection: CencProtection,
+  fragment: number,
+  sample: Uint8Array,
+): KeyframeEncryption | undefined {
+  if (trackEncryption(track, protection) === undefined) return undefined;
+  if (inClearLead(track, segment, protection)) return { sampleDescriptionIndex: 2, aux: undefined };
+  const [[aux]] = new SampleEncryptor(track, protection).encrypt(sample, [[sample.byteLength]], fragment) as [
+    [SampleAuxInfo],
+  ];
+  return { sampleDescriptionIndex: 1, aux };
 }

@@ -88,14 +88,60 @@ export function reboxFragment(
   opts: ReboxOptions,
 ): ReboxedFragment {
   try {
-    return rebox(moof, moofOffset, trackID, opts);
+    checkOptions(opts);
+    const parsed = parseTrackFragment(moof, moofOffset, trackID, opts);
+    return { moof: writeMoof(parsed, opts), data: parsed.data };
   } catch (e) {
     throw opts.fileName !== undefined ? inFile(e, opts.fileName) : e;
   }
 }
 
-function rebox(moof: Uint8Array, moofOffset: number, trackID: number, opts: ReboxOptions): ReboxedFragment {
-  checkOptions(opts);
+/**
+ * One track's trafs of a source moof, parsed and located once: what reboxing needs and what the
+ * encrypted path (encrypted-segment.ts) reads its sample sizes from, without a second parse.
+ */
+export interface TrackFragment {
+  trackID: number;
+  /** The track's trafs in moof order, each with the file range of each of its runs. */
+  trafs: ReadonlyArray<{ traf: SourceTraf; runs: ByteRange[] }>;
+  /** The sample data, absolute file ranges in mdat order, contiguous ranges merged. */
+  data: ByteRange[];
+  /** Bytes of sample data. */
+  total: number;
+  /** The track's trex defaults, if the caller gave its headers. */
+  trex: TrexDefaults | undefined;
+}
+
+/** Parses the trafs of `trackID` in a source moof (whose first byte is at `moofOffset`). */
+export function parseTrackFragment(
+  moof: Uint8Array,
+  moofOffset: number,
+  trackID: number,
+  opts: Pick<ReboxOptions, 'headers' | 'fileSize' | 'fileName'>,
+): TrackFragment {
+  try {
+    return parse(moof, moofOffset, trackID, opts);
+  } catch (e) {
+    throw opts.fileName !== undefined ? inFile(e, opts.fileName) : e;
+  }
+}
+
+/** The new moof of a parsed track fragment (reboxFragment without the parse). */
+export function writeTrackFragment(parsed: TrackFragment, opts: ReboxOptions): Uint8Array {
+  try {
+    checkOptions(opts);
+    return writeMoof(parsed, opts);
+  } catch (e) {
+    throw opts.fileName !== undefined ? inFile(e, opts.fileName) : e;
+  }
+}
+
+function parse(
+  moof: Uint8Array,
+  moofOffset: number,
+  trackID: number,
+  opts: Pick<ReboxOptions, 'headers' | 'fileSize'>,
+): TrackFragment {
   const trafs = parseSourceMoof(moof, moofOffset);
   const trex = (id: number): TrexDefaults | undefined => opts.headers?.get(id)?.trexDefaults;
   const where = { offset: moofOffset, length: moof.byteLength };
@@ -120,8 +166,7 @@ function rebox(moof: Uint8Array, moofOffset: number, trackID: number, opts: Rebo
       `track ${trackID} claims ${total} bytes of sample data, over the ${MAX_FRAGMENT_DATA_BYTES}-byte limit`,
     );
   }
-  const written = writeMoof(mine, trackID, total, opts, trex(trackID));
-  return { moof: written, data: mergeRanges(runs) };
+  return { trackID, trafs: mine, data: mergeRanges(runs), total, trex: trex(trackID) };
 }
 
 function checkOptions(opts: ReboxOptions): void {
@@ -141,13 +186,7 @@ function checkOptions(opts: ReboxOptions): void {
   }
 }
 
-function writeMoof(
-  mine: Array<{ traf: SourceTraf; runs: ByteRange[] }>,
-  trackID: number,
-  total: number,
-  opts: ReboxOptions,
-  trex: TrexDefaults | undefined,
-): Uint8Array {
+function writeMoof({ trafs: mine, trackID, total, trex }: TrackFragment, opts: ReboxOptions): Uint8Array {
   // data_offset = bytes from the moof's first byte (default-base-is-moof) to the run's data in
   // the new mdat; it needs the moof size, known once the tree is built and before it is written.
   let moofSize = 0;

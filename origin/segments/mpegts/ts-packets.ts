@@ -204,6 +204,11 @@ export interface PesPackets {
  * never more than all the headers, so every move goes towards the start of the span and ends
  * before the next payload's source begins. One copy of the payload into the span plus one
  * memmove per packet, no per-packet allocation.
+ *
+ * `packets` may exceed pesPacketCount (SAMPLE-AES pads a stream's packet count, see
+ * sample-aes-streams.ts): every packet still carries at least one payload byte, the ones beyond
+ * the minimum at the end, the rest of each filled with adaptation-field stuffing (§2.4.3.5). With
+ * the minimum count every packet but the last is full, as before.
  */
 export function packetizePes(out: Uint8Array, at: number, p: PesPackets): void {
   const end = at + p.packets * TS_PACKET_SIZE;
@@ -218,9 +223,10 @@ export function packetizePes(out: Uint8Array, at: number, p: PesPackets): void {
     const first = i === 0;
     const fieldBytes = first ? firstField : 0;
     const room = TS_PAYLOAD - fieldBytes;
-    const take = room < left ? room : left;
+    const most = left - (p.packets - i - 1); // a byte for each packet after this one
+    const take = room < most ? room : most;
     if (take <= 0) throw originError('internal', 'PES payload shorter than planned', { subject: 'ts' });
-    // Stuffing only in the last packet (§2.4.3.5: PES data cannot be padded with 0xFF payload).
+    // Stuffing only in the last packet(s) (§2.4.3.5: PES data cannot be padded with 0xFF payload).
     const adaptation = fieldBytes + room - take;
     const dest = at + TS_HEADER + adaptation;
     if (dest !== src) out.copyWithin(dest, src, src + take);

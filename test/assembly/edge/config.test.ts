@@ -190,8 +190,8 @@ describe('refused configurations name the member', () => {
     expect(
       line!.startsWith(
         message.startsWith('edge: ')
-          ? '[error] wasm log edge edge edge: '
-          : '[error] wasm log edge edge edge: edge: configuration refused: ',
+          ? '[error] wasm log edge edge: '
+          : '[error] wasm log edge edge: edge: configuration refused: ',
       ),
     ).toBe(true);
     for (const l of logs) expect(l).not.toContain('TOPSECRET');
@@ -201,10 +201,10 @@ describe('refused configurations name the member', () => {
 describe('accepted configurations', () => {
   test('none at all, and {}: only path normalisation', async () => {
     const empty = await loadEdge('');
-    expect(empty.logs).toContain('[info] wasm log edge edge edge: edge: no configuration, using {}');
+    expect(empty.logs).toContain('[info] wasm log edge edge: edge: no configuration, using {}');
     const braces = await loadEdge('{}');
     expect(braces.logs).toContain(
-      '[info] wasm log edge edge edge: edge: no locations: paths are normalised, no location rules',
+      '[info] wasm log edge edge: edge: no locations: paths are normalised, no location rules',
     );
     expect((await send(braces.plugin, '/a/../b')).status).toBe(400);
   });
@@ -228,7 +228,7 @@ describe('accepted configurations', () => {
     };
     const { logs } = await loadEdge(JSON.stringify(config, null, 2));
     expect(logs.filter((l) => l.startsWith('[info]'))).toContain(
-      '[info] wasm log edge edge edge: edge: 3 locations: /secure/ [auth_basic (2 users)]; /raw [nothing]; / [auth_token /token/, rewrite, validate_filter]',
+      '[info] wasm log edge edge: edge: 3 locations: /secure/ [auth_basic (2 users)]; /raw [nothing]; / [auth_token /token/, rewrite, validate_filter]',
     );
     for (const l of logs) expect(l).not.toContain('TOPSECRET');
   });

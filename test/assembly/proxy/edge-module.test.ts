@@ -198,7 +198,8 @@ describe('lifecycle against the stub host', () => {
     host.calls = [];
     host.call('proxy_on_context_create', 2, 1);
     expect(host.call('proxy_on_request_headers', 2, 2, 1)).toBe(0);
-    expect(host.calls).toEqual(['proxy_get_header_map_value', 'proxy_get_log_level']); // :path only (issue 7 reads it)
+    // :path only (issue 7 reads it), the request counter, the log level
+    expect(host.calls).toEqual(['proxy_get_header_map_value', 'proxy_increment_metric', 'proxy_get_log_level']);
   });
 
   test('callbacks for unknown or deleted contexts are harmless', () => {
@@ -210,6 +211,83 @@ describe('lifecycle against the stub host', () => {
     expect(host.call('proxy_on_request_headers', 9, 0, 0)).toBe(0);
     host.call('proxy_on_delete', 9);
     host.call('proxy_on_delete', 1);
+  });
+
+  const REASONS = [
+    'bad_path',
+    'url_too_long',
+    'bad_query',
+    'bad_filter',
+    'token_malformed',
+    'token_expired',
+    'token_mismatch',
+    'token_future',
+    'basic_auth_missing',
+    'basic_auth_failed',
+    'rewrite_bad_path',
+  ];
+
+  /** One request with this :path on a new stream context; the action returned. */
+  const send = (host: StubHost, id: number, target: string): number => {
+    host.requestHeaders = [
+      [':path', target],
+      [':method', 'GET'],
+    ];
+    host.call('proxy_on_context_create', id, 1);
+    const action = host.call('proxy_on_request_headers', id, 2, 1);
+    host.call('proxy_on_delete', id);
+    return action;
+  };
+
+  test('its counters are defined in proxy_on_vm_start, once per VM, from a closed set of names', () => {
+    const host = start('{}');
+    expect([...host.metrics.values()].map((m) => m.name)).toEqual([
+      'edge_requests_total',
+      ...REASONS.map((r) => `edge_refusals_total.reason.${r}`),
+      'edge_rewrites_total',
+      'edge_filter_checks_total.cache.hit',
+      'edge_filter_checks_total.cache.miss',
+    ]);
+    expect(host.logs).toEqual([]);
+    // A second root context in the same VM (another plugin sharing it) defines nothing more.
+    host.call('proxy_on_context_create', 2, 0);
+    expect(host.call('proxy_on_vm_start', 2, 0)).toBe(1);
+    expect(host.metrics.size).toBe(15);
+  });
+
+  test('a request counts once, a refusal by its reason; nothing else moves', () => {
+    const host = start('{}');
+    configure(host);
+    expect(send(host, 3, '/vod/a.ism/Manifest')).toBe(0);
+    expect(send(host, 4, '/a/../b')).toBe(1);
+    expect(send(host, 5, `/${'a'.repeat(9000)}`)).toBe(1);
+    const values = Object.fromEntries([...host.metrics.values()].map((m) => [m.name, Number(m.value)]));
+    expect(Object.entries(values).filter(([, v]) => v !== 0)).toEqual([
+      ['edge_requests_total', 3],
+      ['edge_refusals_total.reason.bad_path', 1],
+      ['edge_refusals_total.reason.url_too_long', 1],
+    ]);
+  });
+
+  test('a host that refuses the counters: one warning each, and the plugin works on without them', () => {
+    const host = new StubHost();
+    host.refuseMetrics = true;
+    host.instantiate(wasmModule);
+    host.call('_initialize');
+    host.call('proxy_on_context_create', 1, 0);
+    expect(host.call('proxy_on_vm_start', 1, 0)).toBe(1);
+    expect(host.logs).toHaveLength(15);
+    expect(host.logs[0]).toEqual({
+      level: 3,
+      message: 'edge: the host refused the counter edge_requests_total; the plugin goes on without it',
+    });
+    host.logs = [];
+    host.pluginConfiguration = Buffer.from('{}');
+    expect(configure(host)).toBe(1);
+    expect(send(host, 2, '/a/../b')).toBe(1);
+    expect(host.localResponses.map((r) => r.status)).toEqual([400]);
+    expect(send(host, 3, '/fine')).toBe(0);
+    expect(host.calls).not.toContain('proxy_increment_metric');
   });
 
   test('many requests: memory stays bounded (contexts are freed)', () => {

@@ -10,6 +10,7 @@ export const OK = 0;
 export const NOT_FOUND = 1;
 export const BAD_ARGUMENT = 2;
 export const INVALID_MEMORY_ACCESS = 6;
+export const INTERNAL_FAILURE = 10;
 export const UNIMPLEMENTED = 12;
 
 export type Pairs = Array<[string, string]>;
@@ -84,6 +85,10 @@ export class StubHost {
   continued: number[] = [];
   /** Last set_buffer_bytes call. */
   bufferWrites: Array<{ type: number; start: number; size: number; data: string }> = [];
+  /** Counters by id (ids as Envoy hands them out: 4, 8, …); `refuseMetrics` answers every
+   * definition INTERNAL_FAILURE, as Envoy does for a capability the configuration withholds. */
+  metrics = new Map<number, { name: string; value: bigint }>();
+  refuseMetrics = false;
   private instance: WebAssembly.Instance | null = null;
 
   /** Instantiates `module` against this host (does not call _initialize). */
@@ -283,6 +288,21 @@ export class StubHost {
           return OK;
         },
       ),
+      proxy_define_metric: record('proxy_define_metric', (type: number, ptr: number, size: number, ret: number) => {
+        if (this.refuseMetrics) return INTERNAL_FAILURE;
+        if (type !== 0) return UNIMPLEMENTED;
+        const id = 4 * (this.metrics.size + 1);
+        this.metrics.set(id, { name: this.text(ptr, size), value: 0n });
+        this.view().setUint32(ret, id, true);
+        return OK;
+      }),
+      proxy_increment_metric: record('proxy_increment_metric', (id: number, delta: bigint) => {
+        const m = this.metrics.get(id);
+        if (m === undefined) return NOT_FOUND;
+        if (delta <= 0n) return BAD_ARGUMENT;
+        m.value += delta;
+        return OK;
+      }),
       proxy_continue_stream: record('proxy_continue_stream', (type: number) => {
         if (type > 3) return BAD_ARGUMENT;
         this.continued.push(type);

@@ -153,7 +153,7 @@ export interface EdgeUnderTest extends StartedEdge {
 /** `origin edge --config <yaml> --port 0 --upstream <url>`, in-process, with a given host or the real one. */
 export async function startTestEdge(
   upstream: string | undefined,
-  o: { config?: string; createPlugin?: CreatePlugin; logLevel?: LogLevel } = {},
+  o: { config?: string; createPlugin?: CreatePlugin; logLevel?: LogLevel; adminPort?: number } = {},
 ): Promise<EdgeUnderTest> {
   const logs: string[] = [];
   const pluginLogs: Array<[LogLevel, string]> = [];
@@ -163,6 +163,7 @@ export async function startTestEdge(
       port: 0,
       host: '127.0.0.1',
       upstream: upstream === undefined ? undefined : new URL(upstream),
+      adminPort: o.adminPort,
       logLevel: o.logLevel ?? 'info',
       quiet: false,
       help: false,

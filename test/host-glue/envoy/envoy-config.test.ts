@@ -53,6 +53,15 @@ describe('the shipped envoy-config/envoy.yaml', () => {
     ]);
     expect(c.server).toEqual({ name: 'envoy', transformation: 'OVERWRITE' });
     expect([c.generateRequestId, c.suppressEnvoyHeaders, c.plugin.reloadBackoffMs]).toEqual([true, false, undefined]);
+    expect(c.admin).toEqual({ host: '127.0.0.1', port: 9901 });
+    // The plugin's counters carry reason and cache in their names (assembly/edge/metrics.ts).
+    expect(c.stats).toEqual({
+      tags: [
+        { name: 'reason', regex: '^wasmcustom\\.edge_[a-z_]+(\\.reason\\.([a-z_]+))$' },
+        { name: 'cache', regex: '^wasmcustom\\.edge_[a-z_]+(\\.cache\\.([a-z_]+))$' },
+      ],
+      useAllDefaultTags: true,
+    });
     expect(c.warnings).toEqual([]);
   });
 
@@ -154,6 +163,60 @@ function errorOf(yaml: string): EdgeConfigError {
 }
 
 const lineOf = (yaml: string, text: string): number => yaml.slice(0, yaml.indexOf(text)).split('\n').length;
+
+describe('admin and stats_config', () => {
+  const STATS = /stats_config:\n(?: .*\n|#.*\n)*/;
+
+  test('no admin: none; no stats_config: no tags, the default extractors on', () => {
+    const c = parseEnvoyConfig(variant(/admin:\n(?: .*\n)*/, '').replace(STATS, ''), 'v.yaml');
+    expect([c.admin, c.stats]).toEqual([undefined, { tags: [], useAllDefaultTags: true }]);
+  });
+
+  test('fixed_value, a tag without regex that Envoy knows, use_all_default_tags as a BoolValue', () => {
+    const c = parseEnvoyConfig(
+      variant(
+        STATS,
+        'stats_config:\n  use_all_default_tags: { value: false }\n  stats_tags:\n  - { tag_name: pod, fixed_value: edge-1 }\n  - { tag_name: envoy.response_code }\n',
+      ),
+      'v.yaml',
+    );
+    expect(c.stats).toEqual({
+      tags: [{ name: 'pod', fixedValue: 'edge-1' }, { name: 'envoy.response_code' }],
+      useAllDefaultTags: false,
+    });
+  });
+
+  test('fields origin edge reads past are warnings', () => {
+    const c = parseEnvoyConfig(variant(STATS, 'stats_config:\n  stats_matcher: { reject_all: true }\n'), 'v.yaml');
+    expect(c.warnings).toEqual([
+      "stats_config.stats_matcher: origin edge exports every plugin stat with Envoy's defaults",
+    ]);
+  });
+
+  test.each([
+    [
+      '  stats_tags:\n  - { tag_name: reason }\n',
+      "No regex specified for tag specifier and no default regex for name: 'reason'",
+    ],
+    ['  stats_tags:\n  - { regex: "^a(b)" }\n', 'tag_name cannot be empty'],
+    ['  stats_tags:\n  - { tag_name: t, regex: "^a(b", fixed_value: x }\n', 'regex and fixed_value are one of a kind'],
+    ['  stats_tags:\n  - { tag_name: t, regex: "^a(b" }\n', 'a regex does not compile: Invalid regular expression'],
+    ['  stats_tags:\n  - { tag_name: t, rgx: "^a(b)" }\n', 'unknown field of envoy.config.metrics.v3.TagSpecifier'],
+    ['  sinks: []\n', 'unknown field of envoy.config.metrics.v3.StatsConfig'],
+  ])('stats_config %j: refused like Envoy (%s)', (body, message) => {
+    const yaml = variant(STATS, `stats_config:\n${body}`);
+    const e = errorOf(yaml);
+    expect(e.message).toContain(message);
+    expect(e.message).toMatch(/^envoy-config\/envoy\.yaml:\d+: stats_config/);
+  });
+
+  test('a regex over 1024 bytes is refused (Envoy validates max_bytes)', () => {
+    const e = errorOf(
+      variant(STATS, `stats_config:\n  stats_tags:\n  - { tag_name: t, regex: "^(${'a'.repeat(1030)})" }\n`),
+    );
+    expect(e.message).toContain('stats_config.stats_tags[0].regex: at most 1024 bytes');
+  });
+});
 
 describe('errors name the file, the line and the field', () => {
   test.each([

@@ -67,3 +67,27 @@ test('build/edge.wasm lets the response of a request it lets through pass (it ha
     await plugin.shutdown();
   }
 });
+
+test("build/edge.wasm's lines carry Envoy's prefixes: root without the plugin name, streams with it", async () => {
+  const logs = new LogCapture();
+  const plugin = await createProxyWasmPlugin({
+    ...spec({ wasm: new Uint8Array(readFileSync(EDGE)), logLevel: 'debug' }, logs),
+    pluginConfiguration: bytes('{}'),
+  });
+  try {
+    for (const target of ['/video/a.ism/Manifest', '/a/../b']) {
+      const s = plugin.newStream(INFO);
+      await s.requestHeaders(request(target), true);
+      s.end();
+    }
+    // on_configure runs on the root context (canary and worker); the request lines on streams.
+    expect(logs.text()).toEqual([
+      'wasm log test_root test_vm: edge: no locations: paths are normalised, no location rules',
+      'wasm log test_root test_vm: edge: no locations: paths are normalised, no location rules',
+      'wasm log test_plugin test_root test_vm: edge: GET /video/a.ism/Manifest',
+      'wasm log test_plugin test_root test_vm: edge: GET /a/../b -> 400 edge_bad_path: dot segment (. or ..) in the path',
+    ]);
+  } finally {
+    await plugin.shutdown();
+  }
+});

@@ -1,6 +1,7 @@
 // Call order and context ids (§1.3, §6 items 6, 7, 14), logging (§6.22, §6.23), shutdown.
 
-import { bytes, closeAll, INFO, load, PREFIX, request, response } from './helpers/harness';
+import { bytes, closeAll, INFO, load, LogCapture, PREFIX, request, response, spec } from './helpers/harness';
+import { createProxyWasmPlugin } from '../../../host-glue/proxy-wasm/host';
 import { ContextTable } from '../../../host-glue/proxy-wasm/vm';
 import type { ContextBase } from '../../../host-glue/proxy-wasm/context';
 
@@ -209,6 +210,47 @@ describe("Envoy's wasm log (§2.3, §6.22, §6.23)", () => {
       { level: 'warn', line: `${PREFIX}careful` },
       { level: 'error', line: `${PREFIX}broken` },
       { level: 'critical', line: `${PREFIX}fatal` },
+    ]);
+  });
+
+  test('root-context lines carry ` <root_id> <vm_id>`, stream lines ` <name> <root_id> <vm_id>`', async () => {
+    // cpp-host context.h log_prefix(): a root context uses makeRootLogPrefix (no plugin name),
+    // every other context the plugin's makeLogPrefix; fd_write lines follow the same rule.
+    const { plugin, logs } = await load({
+      script:
+        'configure log 2 from-root\nconfigure stdout root-out\nrequest_headers log 2 from-stream\nrequest_headers stdout stream-out',
+    });
+    const s = plugin.newStream(INFO);
+    await s.requestHeaders(request(), true);
+    s.end();
+    const plain = logs.text().filter((l) => !l.includes('#'));
+    // the canary and the worker VM each configure
+    expect(plain).toEqual([
+      'wasm log test_root test_vm: from-root',
+      'wasm log test_root test_vm: root-out',
+      'wasm log test_root test_vm: from-root',
+      'wasm log test_root test_vm: root-out',
+      `${PREFIX}from-stream`,
+      `${PREFIX}stream-out`,
+    ]);
+    expect(PREFIX).toBe('wasm log test_plugin test_root test_vm: ');
+  });
+
+  test('empty parts are left out of both prefixes', async () => {
+    const logs = new LogCapture();
+    const plugin = await createProxyWasmPlugin({
+      ...spec({ script: 'configure log 2 r\nrequest_headers log 2 s' }, logs),
+      rootId: '',
+      vmId: '',
+    });
+    const s = plugin.newStream(INFO);
+    await s.requestHeaders(request(), true);
+    s.end();
+    await plugin.shutdown();
+    expect(logs.text().filter((l) => !l.includes('#'))).toEqual([
+      'wasm log: r',
+      'wasm log: r',
+      'wasm log test_plugin: s',
     ]);
   });
 

@@ -18,6 +18,7 @@ test('--help names every option, and `origin --help` lists the command', async (
     '--port <n>',
     '--host <address>',
     '--upstream <url>',
+    '--admin-port <n>',
     '--log-level <level>',
     '-q, --quiet',
     '-h, --help',
@@ -31,6 +32,7 @@ test.each([
   [[], /--config <envoy\.yaml> is required/],
   [['--config'], /--config needs a value/],
   [['--config', 'x.yaml', '--port', '70000'], /--port must be 0\.\.65535, not "70000"/],
+  [['--config', 'x.yaml', '--admin-port', '-1'], /--admin-port must be 0\.\.65535, not "-1"/],
   [
     ['--config', 'x.yaml', '--upstream', 'https://origin:443'],
     /--upstream: origin edge speaks plain HTTP to the origin, not https/,
@@ -63,12 +65,14 @@ test('options parse in both spellings, -c as Envoy spells it', () => {
       '--log-level',
       'debug',
       '-q',
+      '--admin-port=9902',
     ]),
   ).toEqual({
     config: 'e.yaml',
     port: 0,
     host: '::1',
     upstream: new URL('http://[::1]:9000'),
+    adminPort: 9902,
     logLevel: 'debug',
     quiet: true,
     help: false,
@@ -104,7 +108,7 @@ test("a configuration the plugin refuses (invalid JSON): exit 1 with Envoy's rea
   );
   const r = await runOrigin(['edge', '--config', file, '--port', '0']);
   expect(r.code).toBe(1);
-  expect(r.stderr).toMatch(/wasm log edge edge edge: edge: invalid JSON configuration at byte \d+/);
+  expect(r.stderr).toMatch(/wasm log edge edge: edge: invalid JSON configuration at byte \d+/);
   expect(r.stderr).toContain(
     `origin edge: error: ${file}: the wasm filter does not load: Failed to configure base Wasm plugin\n`,
   );
@@ -125,7 +129,7 @@ test('with the real host: listens, prints what it loaded, proxies, a busy port i
   const cwd = process.cwd();
   process.chdir(ROOT); // the module path in envoy.yaml is relative to the working directory, as in Envoy
   const running = main(
-    ['edge', '--config', 'envoy-config/envoy.yaml', '--port', '0', '--upstream', upstream.url],
+    ['edge', '--config', 'envoy-config/envoy.yaml', '--port', '0', '--upstream', upstream.url, '--admin-port', '0'],
     out,
     err,
   );
@@ -137,6 +141,24 @@ test('with the real host: listens, prints what it loaded, proxies, a busy port i
     expect(out.text).toContain('  configuration  StringValue, 3 bytes');
     expect(out.text).toContain(`  clusters       origin → 127.0.0.1:${upstream.port} (--upstream)`);
     expect((await request(url, '/x.ism/Manifest')).body.toString()).toBe('origin saw /x.ism/Manifest');
+    const admin =
+      /admin {10}(http:\/\/127\.0\.0\.1:\d+)\/stats\/prometheus and \/metrics \(the plugin's metrics\)/.exec(
+        out.text,
+      )![1]!;
+    expect((await request(admin, '/metrics')).body.toString()).toContain('\nedge_requests_total 1\n');
+    const adminBusy = await runOrigin([
+      'edge',
+      '--config',
+      'envoy-config/envoy.yaml',
+      '--port',
+      '0',
+      '--admin-port',
+      new URL(admin).port,
+    ]);
+    expect(adminBusy.code).toBe(1);
+    expect(adminBusy.stderr).toMatch(
+      /cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE \(something already listens there: pick another with --admin-port\)/,
+    );
     const busy = await runOrigin(['edge', '--config', 'envoy-config/envoy.yaml', '--port', new URL(url).port]);
     expect(busy.code).toBe(1);
     expect(busy.stderr).toMatch(

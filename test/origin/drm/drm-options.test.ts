@@ -25,8 +25,9 @@ test('the key options are stored in the server manifest head', async () => {
   expect(text).toContain(`<meta name="drm_a_key" content="${KID}:${KEY}" />`);
   expect(text).toContain('<meta name="mpd_protection_scheme" content="cbcs" />');
   const p = await loadPresentation(r.ism);
-  expect(p.protection?.dash?.scheme).toBe('cbcs');
-  expect(p.protection?.dash?.clearLeadSeconds).toBe(4);
+  // One key: the same protection for the video track (index 0).
+  expect(p.protection?.dash?.get(0)?.scheme).toBe('cbcs');
+  expect(p.protection?.dash?.get(0)?.clearLeadSeconds).toBe(4);
   expect([...p.protection!.formats]).toEqual(['dash']);
 });
 
@@ -74,6 +75,6 @@ test('a whole pssh box given as drm_a data is used as it is', async () => {
   const box = Buffer.from('0000002070737368' + '00000000' + 'edef8ba979d64acea3c827dcd51d21ed' + '00000000', 'hex');
   const r = await pack(`--drm_a.key=${KID}:${KEY}`, `--drm_a.drm_specific_data=${box.toString('base64')}`);
   const p = await loadPresentation(r.ism);
-  const drmA = p.protection!.dash!.systems.find((s) => s.systemId.startsWith('edef8ba9'))!;
+  const drmA = p.protection!.dash!.get(0)!.systems.find((s) => s.systemId.startsWith('edef8ba9'))!;
   expect(Buffer.from(drmA.pssh!).equals(box)).toBe(true);
 });

@@ -1,7 +1,8 @@
 // SAMPLE-AES HLS (--hls.playout, fMP4 segments): every fragment of every segment, with its init segment, decrypts
 // with ffmpeg (one fragment per file, as ffmpeg requires) to the clear presentation's packets (cbcs and cenc); the playlists carry the key lines each DRM
 // needs (ClearKey alone, FairPlay, drm_a and PlayReady, identity), EXT-X-SESSION-KEY in the master,
-// no I-frame playlists; MPEG-TS and I-frame requests are refused, never served clear.
+// I-frame playlists with the same key lines (hls-iframes.test.ts decrypts them); MPEG-TS is refused
+// where no key line serves it (hls-sample-aes-ts.test.ts has SAMPLE-AES MPEG-TS), never served clear.
 
 import { rmSync } from 'node:fs';
 import { tempDir } from '../../helpers/fixtures';
@@ -100,7 +101,7 @@ describe.each(['cbcs', 'cenc'])('%s', (name) => {
     const method = name === 'cbcs' ? 'SAMPLE-AES' : 'SAMPLE-AES-CTR';
     const master = await text(`/${name}.ism/.m3u8?hls_fmp4=true`);
     expect(master).toContain(`#EXT-X-SESSION-KEY:METHOD=${method},URI="${KEYS}"\n`);
-    expect(master).not.toContain('EXT-X-I-FRAME-STREAM-INF');
+    expect(master).toContain('#EXT-X-I-FRAME-STREAM-INF:');
     for (const [uri, list] of await mediaPlaylists(name)) {
       const subtitles = list.includes('.webvtt') || uri.includes('textstream');
       if (subtitles) expect(list).not.toContain('EXT-X-KEY');
@@ -162,9 +163,10 @@ test('drm_a and PlayReady sharing the HLS key: their pssh as data: URIs', async 
 });
 
 test.each([
-  ['/cbcs.ism/.m3u8', 'request hls_fmp4=true'],
-  ['/cbcs.ism/.m3u8?hls_fmp4=false', 'request hls_fmp4=true'],
-  ['/cbcs.ism/keyframes/cbcs-video_eng=1600000.m3u8?hls_fmp4=true', 'I-frame'],
+  ['/ck.ism/.m3u8', 'request hls_fmp4=true'],
+  ['/multi.ism/.m3u8?hls_fmp4=false', 'needs a key players fetch themselves'],
+  ['/ck.ism/ck-video_eng=1600000.m3u8', 'ClearKey'],
+  ['/cbcs.ism/keyframes/cbcs-video_eng=1600000-1.ts?hls_fmp4=true', 'I-frame'],
   ['/cbcs.ism/.mpd', 'DASH has no key configured'],
 ])('%s → 403 protected-format', async (url, message) => {
   const r = await get(origin.url, url);

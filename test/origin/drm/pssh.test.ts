@@ -3,7 +3,7 @@
 // checksum a PlayReady client verifies the key with.
 
 import { createCipheriv } from 'node:crypto';
-import { drmAPsshData, guidLittleEndian, playReadyObject, psshBox } from '../../../origin/drm/pssh';
+import { drmAPsshData, guidLittleEndian, playReadyObject, psshBox, psshData } from '../../../origin/drm/pssh';
 import { COMMON, DRM_A, PLAYREADY } from '../../../origin/drm/systems';
 
 const KID = Buffer.from('00112233445566778899aabbccddeeff', 'hex');
@@ -31,10 +31,33 @@ test('a version 0 box: system id, data size, data', () => {
 });
 
 test("drm_a's data: key_id (field 2) and protection_scheme (field 9) as protobuf", () => {
-  const data = Buffer.from(drmAPsshData(KID, 'cenc'));
+  const data = Buffer.from(drmAPsshData([KID], 'cenc'));
   // 0x12 = field 2, length-delimited; 0x48 = field 9, varint; 'cenc' = 0x63656e63 = 1667591779.
   expect(data.toString('hex')).toBe('1210' + KID.toString('hex') + '48' + 'e3dc959b06');
-  expect(Buffer.from(drmAPsshData(KID, 'cbcs')).subarray(18).toString('hex')).toBe('48f3c6899b06');
+  expect(
+    Buffer.from(drmAPsshData([KID], 'cbcs'))
+      .subarray(18)
+      .toString('hex'),
+  ).toBe('48f3c6899b06');
+});
+
+test("drm_a's data with several keys: one key_id field each, as shaka-packager writes it", () => {
+  // shaka-packager 3.4.2, raw keys labelled SD, HD, AUDIO (KIDs 11…, 22…, 33…), cenc: its
+  // edef8ba9 pssh data is EhAzMzMz…SOPclZsG, the KIDs in the order it listed them.
+  const kids = ['33', '22', '11'].map((b) => Buffer.from(b.repeat(16), 'hex'));
+  expect(Buffer.from(drmAPsshData(kids, 'cenc')).toString('base64')).toBe(
+    'EhAzMzMzMzMzMzMzMzMzMzMzEhAiIiIiIiIiIiIiIiIiIiIiEhARERERERERERERERERERERSOPclZsG',
+  );
+});
+
+test('the data of a pssh box, version 0 and 1; undefined when the sizes do not add up', () => {
+  const data = Uint8Array.of(1, 2, 3);
+  expect([...psshData(psshBox(DRM_A, data))!]).toEqual([1, 2, 3]);
+  expect([...psshData(psshBox(DRM_A, data, [KID, KID]))!]).toEqual([1, 2, 3]);
+  const box = Buffer.from(psshBox(DRM_A, data));
+  expect(psshData(box.subarray(0, box.length - 1))).toBeUndefined(); // box size says one byte more
+  box.writeUInt32BE(4, 28); // data size one byte past the box
+  expect(psshData(box)).toBeUndefined();
 });
 
 test('PlayReady: the KID as a little-endian GUID, base64 as the notes give it', () => {

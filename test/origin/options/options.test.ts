@@ -9,10 +9,12 @@ import {
   optionByName,
   OPTIONS,
   optionsFromManifest,
+  OptionSpec,
   optionsToMeta,
   StreamOptions,
 } from '../../../origin/options/registry';
 import { parseQuery } from '../../../origin/options/query';
+import { KEY_SERVER_OPTIONS } from '../../../origin/options/key-server-options';
 import { parsePackageArgs } from '../../../origin/cli/package-command';
 
 const REQUIRED = [
@@ -183,27 +185,45 @@ test('docs/reference/options.md documents every option in the registry', () => {
     expect(readme).toContain(`\`${o.name}\``);
     if (o.stored) expect(readme).toContain(`\`--${o.cli}\``);
   }
+  for (const o of KEY_SERVER_OPTIONS) expect(readme).toContain(`| \`--${o.cli}\` |`);
 });
+
+test('key acquisition options are neither stream options nor stored', () => {
+  for (const o of KEY_SERVER_OPTIONS) {
+    expect([o.cli, o.stored, o.query, optionByName(o.name), optionByCli(o.cli)]).toEqual([
+      o.cli,
+      false,
+      false,
+      undefined,
+      undefined,
+    ]);
+  }
+});
+
+/** An option's value column. */
+function valueOf(o: OptionSpec): string {
+  switch (o.type) {
+    case 'boolean':
+      return 'boolean';
+    case 'integer':
+      return o.min !== undefined && o.max !== undefined ? `integer ${o.min}–${o.max}` : 'integer';
+    case 'rational':
+      return 'seconds (integer or rational)';
+    case 'enum':
+      return (o.values ?? []).join(' \\| ');
+    case 'string':
+      return 'text';
+  }
+}
+
+const defaultOf = (o: OptionSpec): string =>
+  o.default === undefined ? 'unset' : o.default === '' ? 'empty' : `\`${String(o.default)}\``;
 
 /** The option table as docs/reference/options.md prints it, rendered from the registry. */
 function optionsMarkdown(): string {
-  const value = (o: (typeof OPTIONS)[number]): string => {
-    switch (o.type) {
-      case 'boolean':
-        return 'boolean';
-      case 'integer':
-        return o.min !== undefined && o.max !== undefined ? `integer ${o.min}–${o.max}` : 'integer';
-      case 'rational':
-        return 'seconds (integer or rational)';
-      case 'enum':
-        return (o.values ?? []).join(' \\| ');
-      case 'string':
-        return 'text';
-    }
-  };
   const rows = OPTIONS.map(
     (o) =>
-      `| ${o.stored ? `\`--${o.cli}\`` : '—'} | \`${o.name}\` | ${value(o)} | ` +
+      `| ${o.stored ? `\`--${o.cli}\`` : '—'} | \`${o.name}\` | ${valueOf(o)} | ` +
       `${o.default === undefined ? 'unset' : `\`${String(o.default)}\``} | ${o.query ? 'yes' : '**no**'} | ` +
       `${o.description} |`,
   );
@@ -214,12 +234,21 @@ function optionsMarkdown(): string {
   ].join('\n');
 }
 
-test('docs/reference/options.md prints the option table of the registry (UPDATE_GOLDEN=1 rewrites it)', () => {
+/** The key acquisition table: CLI only, never stored or queried. */
+function keyServerMarkdown(): string {
+  const rows = KEY_SERVER_OPTIONS.map((o) => `| \`--${o.cli}\` | ${valueOf(o)} | ${defaultOf(o)} | ${o.description} |`);
+  return ['| CLI | value | default | what it does |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+test.each([
+  ['option-table', optionsMarkdown],
+  ['key-server-table', keyServerMarkdown],
+])('docs/reference/options.md prints the %s of the registry (UPDATE_GOLDEN=1 rewrites it)', (marker, render) => {
   let doc = readFileSync(OPTIONS_DOC, 'utf8');
-  const table = /(<!-- option-table -->\n)([\s\S]*?)(\n<!-- \/option-table -->)/;
+  const table = new RegExp(`(<!-- ${marker} -->\\n)([\\s\\S]*?)(\\n<!-- \\/${marker} -->)`);
   if (process.env.UPDATE_GOLDEN === '1') {
-    doc = doc.replace(table, (_, open: string, _old: string, close: string) => open + optionsMarkdown() + close);
+    doc = doc.replace(table, (_, open: string, _old: string, close: string) => open + render() + close);
     writeFileSync(OPTIONS_DOC, doc);
   }
-  expect(table.exec(doc)?.[2]).toBe(optionsMarkdown());
+  expect(table.exec(doc)?.[2]).toBe(render());
 });

@@ -53,6 +53,10 @@ export declare function proxy_set_shared_data(keyPtr: usize, keySize: usize, val
 export declare function proxy_define_metric(type: u32, namePtr: usize, nameSize: usize, retId: usize): u32;
 @external("env", "proxy_increment_metric")
 export declare function proxy_increment_metric(id: u32, delta: i64): u32;
+@external("env", "proxy_record_metric")
+export declare function proxy_record_metric(id: u32, value: u64): u32;
+@external("env", "proxy_get_metric")
+export declare function proxy_get_metric(id: u32, retValue: usize): u32;
 @external("wasi_snapshot_preview1", "fd_write")
 export declare function fd_write(fd: u32, iovs: usize, iovsLen: usize, retWritten: usize): u32;
 @external("wasi_snapshot_preview1", "proc_exit")

@@ -22,7 +22,7 @@ import {
   proxy_replace_header_map_value, proxy_remove_header_map_value, proxy_get_header_map_size,
   proxy_send_local_response, proxy_continue_stream, proxy_close_stream, proxy_set_effective_context,
   proxy_get_property, proxy_set_property, proxy_done, proxy_get_shared_data, proxy_set_shared_data,
-  proxy_define_metric, proxy_increment_metric, fd_write, proc_exit
+  proxy_define_metric, proxy_increment_metric, proxy_record_metric, proxy_get_metric, fd_write, proc_exit
 } from './imports';
 
 // ------------------------------------------------------------------------------- plumbing
@@ -396,6 +396,23 @@ function exec(action: string, a: string[], ctx: u32): i64 {
     const st = proxy_define_metric(0, changetype<usize>(n), n.byteLength, RET + 8);
     const inc = proxy_increment_metric(load<u32>(RET + 8), 1);
     report(ctx, "counter " + a[0] + " define=" + st.toString() + " increment=" + inc.toString());
+  } else if (action == "metric_define") {
+    // metric_define <type> <name>: the id the host hands out
+    const n = rawBytes(a[1]);
+    store<u32>(RET + 8, 0xffffffff);
+    const st = proxy_define_metric(<u32>num(a[0]), changetype<usize>(n), n.byteLength, RET + 8);
+    report(ctx, "metric_define " + a[1] + " status=" + st.toString() + " id=" + load<u32>(RET + 8).toString());
+  } else if (action == "metric_increment") {
+    // metric_increment <id> <delta> (delta may be negative)
+    const st = proxy_increment_metric(<u32>num(a[0]), <i64>parseFloat(a[1]));
+    report(ctx, "metric_increment " + a[0] + " " + a[1] + " status=" + st.toString());
+  } else if (action == "metric_record") {
+    const st = proxy_record_metric(<u32>num(a[0]), <u64>parseFloat(a[1]));
+    report(ctx, "metric_record " + a[0] + " " + a[1] + " status=" + st.toString());
+  } else if (action == "metric_get") {
+    store<u64>(RET, 0);
+    const st = proxy_get_metric(<u32>num(a[0]), RET);
+    report(ctx, "metric_get " + a[0] + " status=" + st.toString() + (st == 0 ? " value=" + load<u64>(RET).toString() : ""));
   } else if (action == "stdout" || action == "stderr") {
     const d = rawBytes(a[0]);
     store<u32>(RET + 16, changetype<usize>(d));
