@@ -16,6 +16,7 @@ export type ErrorKind =
   | 'forbidden'
   | 'method-not-allowed' // only GET and HEAD exist
   | 'too-long' // a URL beyond the bound we read
+  | 'unavailable' // the origin cannot answer this now (the primary of its workers did not answer)
   | 'internal';
 
 /** The one mapping of kinds to HTTP status. */
@@ -28,6 +29,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorKind, number>> = {
   'too-long': 414,
   'corrupt-media': 500,
   io: 500,
+  unavailable: 503,
   internal: 500,
 };
 
@@ -57,6 +59,7 @@ export type ErrorCode =
   | 'bad-track-filter'
   | 'io'
   | 'missing-source'
+  | 'unavailable'
   | 'internal'
   | 'clip-numbering';
 
@@ -132,6 +135,11 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   },
   io: { kind: 'io', meaning: 'storage could not be read or written (e.g. a file shrank while being read)' },
   'missing-source': { kind: 'io', meaning: 'a source the server manifest names cannot be read' },
+  unavailable: {
+    kind: 'unavailable',
+    meaning:
+      "`/metrics` of a worker whose primary process did not answer in time (`origin serve --workers`): the workers' sum cannot be made now",
+  },
   internal: {
     kind: 'internal',
     meaning: "a check of the origin's own invariants failed, or an error that is not an `OriginError`",

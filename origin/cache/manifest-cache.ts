@@ -41,7 +41,15 @@ export interface ManifestCacheStats {
   /** Documents held, and their cost in bytes. */
   documents: number;
   bytes: number;
+  /** Documents dropped to stay within the byte bound. */
+  evictions: number;
 }
+
+/**
+ * How a request's document was found: `hit`, by its request line (forRequest, also the hot path);
+ * `view-hit`, rendered before for another spelling of the same view; `miss`, rendered now.
+ */
+export type ManifestOutcome = 'hit' | 'view-hit' | 'miss';
 
 /** Bytes of a request key entry besides its text (map entry, strings' headers). */
 const ENTRY_OVERHEAD = 96;
@@ -74,7 +82,7 @@ export class ManifestCache {
    * too. `view` is the object the text is a pure function of (with the canonical key's route and
    * tail): its text's ETag is hashed once per view and canonical key, so that with the cache off
    * (or a document evicted) a render costs the render and the encode, not a hash of the text
-   * again. The ETag stays the hash of the very text sent.
+   * again. The ETag stays the hash of the very text sent. With it, whether it was rendered now.
    */
   async get(
     p: Presentation,
@@ -82,7 +90,7 @@ export class ManifestCache {
     canonicalKey: string,
     render: () => string,
     view?: object,
-  ): Promise<RenderedManifest> {
+  ): Promise<{ doc: RenderedManifest; outcome: Exclude<ManifestOutcome, 'hit'> }> {
     const renderNow = (): RenderedManifest => {
       this.counts.renders++;
       const text = render();
@@ -91,7 +99,7 @@ export class ManifestCache {
       // The canonical key names the text: its hash once per view (model/view-derived.ts).
       return { text, bytes, etag: derived(view, `etag\n${canonicalKey}`, () => etagOf(bytes)) };
     };
-    if (this.maxBytes === 0) return renderNow();
+    if (this.maxBytes === 0) return { doc: renderNow(), outcome: 'miss' };
     const identity = this.identity(p);
     let fresh = false;
     const doc = this.byCanonical.get(canonicalKey, identity, async () => {
@@ -107,11 +115,12 @@ export class ManifestCache {
       value: canonicalKey,
       cost: (id.length + canonicalKey.length) * 2 + ENTRY_OVERHEAD,
     }));
-    return value;
+    return { doc: value, outcome: fresh ? 'miss' : 'view-hit' };
   }
 
   stats(): ManifestCacheStats {
-    return { ...this.counts, documents: this.byCanonical.size, bytes: this.byCanonical.cost };
+    const { entries, cost, evictions } = this.byCanonical.counts();
+    return { ...this.counts, documents: entries, bytes: cost, evictions };
   }
 
   private identity(p: Presentation): string {

@@ -22,19 +22,38 @@ interface Entry<T> {
   settled?: { value: T };
 }
 
+/** A cache's counts since it was made (the origin's /metrics, origin/ops/metrics.ts). */
+export interface CacheCounts {
+  /** Lookups answered from the cache. */
+  hits: number;
+  /** Lookups that loaded (absent, or held for an older version). */
+  misses: number;
+  /** Entries dropped to stay within the bound. */
+  evictions: number;
+  /** Entries held, and their summed cost (bytes, for the byte-bounded caches). */
+  entries: number;
+  cost: number;
+}
+
 /** A small LRU with a cost bound; values are promises so concurrent misses coalesce. */
 export class CostLru<T> {
   private readonly map = new Map<string, Entry<T>>();
   private total = 0;
+  // Plain fields, read by /metrics: an increment per lookup.
+  private hits = 0;
+  private misses = 0;
+  private evictions = 0;
   constructor(private readonly maxCost: number) {}
 
   get(id: string, key: string, load: () => Promise<{ value: T; cost: number }>): Promise<T> {
     const hit = this.map.get(id);
     if (hit !== undefined && hit.key === key) {
+      this.hits++;
       this.map.delete(id);
       this.map.set(id, hit);
       return hit.value;
     }
+    this.misses++;
     if (hit !== undefined) this.remove(id);
     const entry: Entry<T> = { key, cost: 0, value: Promise.resolve() as unknown as Promise<T> };
     entry.value = load().then(
@@ -61,6 +80,7 @@ export class CostLru<T> {
   peek(id: string, key: string): T | undefined {
     const hit = this.map.get(id);
     if (hit === undefined || hit.key !== key || hit.settled === undefined) return undefined;
+    this.hits++;
     this.map.delete(id);
     this.map.set(id, hit);
     return hit.settled.value;
@@ -82,7 +102,19 @@ export class CostLru<T> {
     for (const id of this.map.keys()) {
       if (this.total <= this.maxCost || this.map.size <= 1) break;
       this.remove(id);
+      this.evictions++;
     }
+  }
+
+  /** Its counts (a peek that finds nothing is no lookup: its caller goes on to get()). */
+  counts(): CacheCounts {
+    return {
+      hits: this.hits,
+      misses: this.misses,
+      evictions: this.evictions,
+      entries: this.map.size,
+      cost: this.total,
+    };
   }
 
   get size(): number {
@@ -132,6 +164,10 @@ export class PresentationStore {
   private readonly stats = new Map<string, StatEntry>();
   /** peek()'s answers, each trusted until the earliest expiry of the stats it rests on. */
   private readonly peeked = new Map<string, { presentation: Presentation; until: number }>();
+  /** peek()'s answers from `peeked` (the presentation cache's other hits). */
+  private peekedHits = 0;
+  /** Told of each presentation built, with the milliseconds its load took (the server's debug log line). */
+  onLoad?: (p: Presentation, ms: number) => void;
 
   constructor(
     limits: StoreLimits = DEFAULT_LIMITS,
@@ -177,7 +213,10 @@ export class PresentationStore {
     // once expired), so it is remembered until then: one lookup per request instead of a key
     // string per file.
     const known = this.peeked.get(ismPath);
-    if (known !== undefined && known.until > now) return known.presentation;
+    if (known !== undefined && known.until > now) {
+      this.peekedHits++;
+      return known.presentation;
+    }
     let until = Infinity;
     const key = (path: string): string | undefined => {
       const e = this.stats.get(path);
@@ -223,10 +262,21 @@ export class PresentationStore {
         subject: ismPath,
       });
     return this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
+      const started = performance.now();
       const text = await this.storage.readText(ismPath);
       const value = await buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));
+      this.onLoad?.(value, performance.now() - started);
       return { value, cost: 1 };
     });
+  }
+
+  /** The counts of the presentation cache (its cost is entries) and of the media-index cache (bytes). */
+  counts(): { presentations: CacheCounts; media: CacheCounts } {
+    const presentations = this.presentations.counts();
+    return {
+      presentations: { ...presentations, hits: presentations.hits + this.peekedHits },
+      media: this.media.counts(),
+    };
   }
 
   async mediaFile(absolutePath: string): Promise<MediaFile> {

@@ -3,7 +3,7 @@
 // .ism or a source changes (presentation-store.ts), so keying by the object's generation makes every entry of
 // an older version unreachable at once; the byte bounds then evict them.
 
-import { CostLru } from './presentation-store';
+import { CacheCounts, CostLru } from './presentation-store';
 import { Presentation } from '../model/presentation';
 
 /** A small number per presentation object, for cache keys (weakly held). */
@@ -59,6 +59,10 @@ export class PresentationMemo<T> {
 
   get size(): number {
     return this.lru.size;
+  }
+
+  counts(): CacheCounts {
+    return this.lru.counts();
   }
 
   get cost(): number {

@@ -1,6 +1,6 @@
 // `origin serve --root <dir> [--host 127.0.0.1] [--port 8081] [...]`: the HTTP origin.
 
-import cluster, { Worker } from 'node:cluster';
+import cluster from 'node:cluster';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -9,7 +9,12 @@ import { wasmTrackSelector } from '../server/select';
 import { WARM_UP_ROUNDS } from '../server/warm-up';
 import { eachArg, logLevelArg, UsageError } from './args';
 import { DEFAULT_LIMITS } from '../cache/presentation-store';
-import type { HttpFilterFactory, LogLevel } from '../../host-glue/proxy-wasm/http-filter';
+import { ROUTES } from '../server/routes';
+import { OriginMetrics } from '../ops/metrics';
+import { defaultLogFormat, humanLogger, LOG_LEVELS, LogFormat, LogLevel, makeLogger, OriginLogger } from '../ops/log';
+import type { HttpFilterFactory, LogLevel as PluginLogLevel } from '../../host-glue/proxy-wasm/http-filter';
+
+export const DEFAULT_DRAIN_SECONDS = 10;
 
 export const SERVE_USAGE = `Usage: origin serve --root <dir> [options]
 
@@ -52,8 +57,18 @@ Options:
                                    2-hour presentations in memory, so that the first
                                    client request runs compiled code (default ${WARM_UP_ROUNDS}:
                                    about 0.3 s of start-up; 0 starts at once)
-  -q, --quiet                      no request log on stderr
+  --log-format <format>            json (one JSON object a line) or human (default: human
+                                   on a terminal, json otherwise); the log goes to stderr
+  --log-level <level>              trace, debug, info, warn, error, fatal or silent
+                                   (default info; request lines are info)
+  -q, --quiet                      no request lines (the rest of the log stays)
+  --no-metrics                     count nothing and answer /metrics with 404
+  --drain-seconds <n>              on SIGTERM or SIGINT, stop taking connections and let the
+                                   responses in flight finish for up to n seconds, then exit
+                                   (default ${DEFAULT_DRAIN_SECONDS}; a second signal exits at once)
   -h, --help                       this text
+
+/metrics (Prometheus), /healthz and /readyz are the origin's own: docs/guide/operations.md.
 `;
 
 export interface ServeArgs {
@@ -76,9 +91,17 @@ export interface ServeArgs {
   statTtlMs?: number;
   /** An envoy.yaml whose wasm filter runs in this process. */
   edgeConfig?: string;
-  edgeLogLevel?: LogLevel;
+  edgeLogLevel?: PluginLogLevel;
   /** Rounds of the start-up warm-up (default WARM_UP_ROUNDS; 0: none). */
   warmUpRounds?: number;
+  /** json or human (default: human on a terminal). */
+  logFormat?: LogFormat;
+  /** The log threshold (default info). */
+  logLevel?: LogLevel;
+  /** Count requests and answer /metrics (default true). */
+  metrics?: boolean;
+  /** How long SIGTERM waits for the responses in flight (default DEFAULT_DRAIN_SECONDS). */
+  drainSeconds?: number;
 }
 
 /** The CPUs this process may use (os.availableParallelism honours affinity masks). */
@@ -155,6 +178,26 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
       case '--warm-up-rounds':
         a.warmUpRounds = integer(flag, value(), 0, 100);
         break;
+      case '--log-format': {
+        const v = value();
+        if (v !== 'json' && v !== 'human')
+          throw new UsageError(`--log-format must be json or human, not "${v.slice(0, 32)}"`);
+        a.logFormat = v;
+        break;
+      }
+      case '--log-level': {
+        const v = value();
+        if (!(LOG_LEVELS as readonly string[]).includes(v))
+          throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${v.slice(0, 32)}"`);
+        a.logLevel = v as LogLevel;
+        break;
+      }
+      case '--no-metrics':
+        a.metrics = false;
+        break;
+      case '--drain-seconds':
+        a.drainSeconds = integer(flag, value(), 0, 3600);
+        break;
       default:
         throw new UsageError(`unknown argument "${arg}" (origin serve --help)`);
     }
@@ -176,8 +219,18 @@ function headerValue(flag: string, v: string): string {
   return v;
 }
 
-/** Starts the server; resolves once listening. The CLI keeps the process alive while it runs. */
-export async function serve(a: ServeArgs, log: (line: string) => void): Promise<RunningServer> {
+/**
+ * Starts the server; resolves once listening. The CLI keeps the process alive while it runs.
+ * `log`: the log, or a function taking human lines. `metrics`: the ones to count into (a worker's,
+ * set up to scrape through its primary); by default a new set with the process's series, unless
+ * `--no-metrics`. Another registry's series join /metrics through `server.metrics?.include()`.
+ */
+export async function serve(
+  a: ServeArgs,
+  log: OriginLogger | ((line: string) => void),
+  metrics: OriginMetrics | undefined = a.metrics === false ? undefined : cliMetrics(),
+): Promise<RunningServer> {
+  const logger = typeof log === 'function' ? humanLogger(log, { requests: !a.quiet, level: a.logLevel }) : log;
   const root = path.resolve(a.root);
   const stat = await fs.stat(root).catch(() => undefined);
   if (stat === undefined || !stat.isDirectory()) throw new UsageError(`--root ${a.root} is not a directory`);
@@ -188,7 +241,7 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
     const { loadEdgeFilter } = require('./edge-command') as typeof import('./edge-command');
     edge = await loadEdgeFilter(a.edgeConfig, {
       logLevel: a.edgeLogLevel ?? 'info',
-      pluginLog: (_level, line) => log(line),
+      pluginLog: (level, line) => logger.log(PLUGIN_LEVELS[level], line),
     });
   }
   const server = await startServer({
@@ -204,7 +257,8 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
     encryptedSegmentCacheBytes: a.encryptedSegmentCacheBytes ?? 0,
     statTtlMs: a.statTtlMs ?? DEFAULT_LIMITS.statTtlMs,
     warmUpRounds: a.warmUpRounds ?? WARM_UP_ROUNDS,
-    log: a.quiet ? undefined : log,
+    logger,
+    metrics: metrics ?? false,
     ...(edge !== undefined
       ? {
           edge: {
@@ -220,25 +274,43 @@ export async function serve(a: ServeArgs, log: (line: string) => void): Promise<
     throw e;
   });
   if (edge === undefined) return server;
-  for (const w of edge.config.warnings) log(`origin serve: warning: ${w}`);
+  for (const w of edge.config.warnings) logger.log('warn', `origin serve: warning: ${w}`);
   const factory = edge.factory;
+  const shutDown = async <T>(closed: T): Promise<T> => {
+    await factory.shutdown();
+    return closed;
+  };
   return {
     ...server,
-    close: async () => {
-      await server.close();
-      await factory.shutdown();
-    },
+    close: async () => shutDown(await server.close()),
+    drain: async (boundMs) => shutDown(await server.drain(boundMs)),
   };
 }
 
-/** `origin serve`'s exit for an --edge-config that does not load: Envoy's reason, status 1. */
-function edgeLoadFailure(e: unknown, a: ServeArgs, err: NodeJS.WritableStream): number | undefined {
+/** The metrics of `origin serve`: the origin's, with the process's (CPU, memory, descriptors, GC). */
+export function cliMetrics(): OriginMetrics {
+  const m = new OriginMetrics(ROUTES.map((r) => r.kind));
+  m.includeProcessMetrics();
+  return m;
+}
+
+/** The plugin's log levels (proxy_log) as the origin's. */
+const PLUGIN_LEVELS: Record<PluginLogLevel, Exclude<LogLevel, 'silent'>> = {
+  trace: 'trace',
+  debug: 'debug',
+  info: 'info',
+  warn: 'warn',
+  error: 'error',
+  critical: 'error',
+};
+
+/** Why an --edge-config does not load (Envoy's reason), or undefined for any other error. */
+export function edgeLoadFailure(e: unknown, a: ServeArgs): string | undefined {
   const name = (e as Error)?.name;
-  if (name === 'EdgeConfigError') err.write(`origin serve: error: ${(e as Error).message}\n`);
-  else if (name === 'PluginLoadError')
-    err.write(`origin serve: error: ${a.edgeConfig}: the wasm filter does not load: ${(e as Error).message}\n`);
-  else return undefined;
-  return 1;
+  if (name === 'EdgeConfigError') return `origin serve: error: ${(e as Error).message}`;
+  if (name === 'PluginLoadError')
+    return `origin serve: error: ${a.edgeConfig}: the wasm filter does not load: ${(e as Error).message}`;
+  return undefined;
 }
 
 export async function runServe(
@@ -251,89 +323,40 @@ export async function runServe(
     out.write(SERVE_USAGE);
     return 0;
   }
-  const log = (line: string): void => void err.write(`${line}\n`);
-  if (cluster.isWorker) return runWorker(a, log);
-  if ((a.workers ?? 1) > 1) return runPrimary(a, out, log);
+  const logger = makeLogger(a.logFormat ?? defaultLogFormat(err), err, { level: a.logLevel, requests: !a.quiet });
+  const { runPrimary, runWorker } = require('./serve-cluster') as typeof import('./serve-cluster');
+  if (cluster.isWorker) return runWorker(a, logger);
+  if ((a.workers ?? 1) > 1) return runPrimary(a, out, logger);
   let server: RunningServer;
   try {
-    server = await serve(a, log);
+    server = await serve(a, logger);
   } catch (e) {
-    const code = edgeLoadFailure(e, a, err);
-    if (code !== undefined) return code;
-    throw e;
+    const why = edgeLoadFailure(e, a);
+    if (why === undefined) throw e;
+    err.write(`${why}\n`);
+    return 1;
   }
   out.write(`origin serving ${path.resolve(a.root)} at ${server.url}/ (Ctrl-C stops)\n`);
   await untilSignal();
-  await server.close();
+  await stopServing(server, a, logger);
   return 0;
 }
 
-// Multi-core: node:cluster. The workers share nothing but the listening port (the primary
-// accepts and hands connections round-robin, cluster.SCHED_RR, Node's default on Linux); each
-// has its own presentation and manifest caches. A worker that dies is restarted with a log line.
-// `startServer()` stays single-process: workers exist only through this command.
-
-interface WorkerReady {
-  origin: 'ready';
-  url: string;
-}
-
-/** A worker: serve, tell the primary where, stop on a signal or when the primary goes. */
-async function runWorker(a: ServeArgs, log: (line: string) => void): Promise<number> {
-  let server: RunningServer;
-  try {
-    server = await serve(a, log);
-  } catch (e) {
-    const code = edgeLoadFailure(e, a, process.stderr);
-    if (code !== undefined) return code;
-    throw e;
-  }
-  process.send!({ origin: 'ready', url: server.url } satisfies WorkerReady);
-  await new Promise<void>((resolve) => {
-    process.once('disconnect', resolve);
-    void untilSignal().then(resolve);
-  });
-  await server.close();
-  // The IPC channel would keep this process alive.
-  if (process.connected) process.disconnect();
-  return 0;
-}
-
-async function runPrimary(a: ServeArgs, out: NodeJS.WritableStream, log: (line: string) => void): Promise<number> {
-  let stopping = false;
-  const fork = (): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const w: Worker = cluster.fork();
-      const onExit = (code: number | null, signal: string | null): void =>
-        reject(new Error(`worker ${w.process.pid} exited (${signal ?? code}) before listening`));
-      w.once('exit', onExit);
-      w.on('message', (m: WorkerReady) => {
-        if (m?.origin !== 'ready') return;
-        w.off('exit', onExit);
-        w.once('exit', (code, signal) => {
-          if (stopping) return;
-          log(`origin: worker ${w.process.pid} died (${signal ?? `exit ${code}`}); starting another`);
-          fork().catch((e: unknown) => log(`origin: could not restart a worker: ${(e as Error).message}`));
-        });
-        resolve(m.url);
-      });
-    });
-  const urls = await Promise.all(Array.from({ length: a.workers ?? 1 }, fork));
-  out.write(`origin serving ${path.resolve(a.root)} at ${urls[0]}/ with ${a.workers} workers (Ctrl-C stops)\n`);
-  await untilSignal();
-  stopping = true;
-  const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
-  await Promise.all(
-    workers.map(
-      (w) =>
-        new Promise<void>((resolve) => {
-          if (w.isDead()) return resolve();
-          w.once('exit', () => resolve());
-          w.process.kill('SIGTERM');
-        }),
-    ),
-  );
-  return 0;
+/**
+ * After SIGTERM or SIGINT: the responses in flight finish within --drain-seconds (a second signal
+ * cuts them off), then the log is flushed.
+ */
+export async function stopServing(server: RunningServer, a: ServeArgs, logger: OriginLogger): Promise<void> {
+  const boundMs = (a.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000;
+  logger.log('info', `origin: draining (at most ${boundMs / 1000} s)`);
+  const again = (): void => void server.close();
+  process.once('SIGTERM', again);
+  process.once('SIGINT', again);
+  const clean = await server.drain(boundMs);
+  process.off('SIGTERM', again);
+  process.off('SIGINT', again);
+  if (!clean) logger.log('warn', `origin: responses still in flight after ${boundMs / 1000} s were cut off`);
+  logger.flush();
 }
 
 export function untilSignal(): Promise<void> {

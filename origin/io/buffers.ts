@@ -32,7 +32,8 @@ const MAX_IDLE_BYTES = 32 << 20;
 /** Buffers by power-of-two size class. */
 export class BufferPool {
   private readonly idle: Uint8Array[][] = [];
-  private idleBytes = 0;
+  private idleTotal = 0;
+  private lentTotal = 0;
   /** Buffers handed out and not yet returned (tests). */
   outstanding = 0;
 
@@ -44,10 +45,14 @@ export class BufferPool {
   take(length: number): Uint8Array {
     const bits = classBits(length);
     this.outstanding++;
-    if (bits === undefined) return new Uint8Array(length);
+    if (bits === undefined) {
+      this.lentTotal += length;
+      return new Uint8Array(length);
+    }
+    this.lentTotal += 1 << bits;
     const b = this.idle[bits]?.pop();
     if (b !== undefined) {
-      this.idleBytes -= b.byteLength;
+      this.idleTotal -= b.byteLength;
       return b;
     }
     const raw = Buffer.allocUnsafeSlow(1 << bits);
@@ -56,14 +61,29 @@ export class BufferPool {
   }
 
   give(b: Uint8Array): void {
-    this.outstanding--;
+    this.drop(b);
     const bits = classBits(b.byteLength);
     if (bits === undefined || 1 << bits !== b.byteLength) return;
     const list = (this.idle[bits] ??= []);
-    if (list.length < this.keepPerClass && this.idleBytes + b.byteLength <= this.maxIdleBytes) {
+    if (list.length < this.keepPerClass && this.idleTotal + b.byteLength <= this.maxIdleBytes) {
       list.push(b);
-      this.idleBytes += b.byteLength;
+      this.idleTotal += b.byteLength;
     }
+  }
+
+  /** A buffer taken that will not come back (left to the GC): no longer counted as lent. */
+  drop(b: Uint8Array): void {
+    this.outstanding--;
+    this.lentTotal -= b.byteLength;
+  }
+
+  /** Bytes of the idle buffers kept, and of the buffers handed out and not back (/metrics). */
+  get idleBytes(): number {
+    return this.idleTotal;
+  }
+
+  get lentBytes(): number {
+    return this.lentTotal;
   }
 
   /** Idle buffers (tests). */

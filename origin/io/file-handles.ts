@@ -37,6 +37,8 @@ export class FileHandles {
   private readonly open = new Map<string, Entry>();
   /** Next time idle expired handles are swept (a handle nobody asks for again is still closed). */
   private nextSweep = 0;
+  /** Descriptors open now: kept, in use, or retired and not yet closed (/metrics). */
+  private descriptors = 0;
 
   /**
    * @param ttlMs how long an opened handle is reused (0: one open per lease)
@@ -49,8 +51,8 @@ export class FileHandles {
 
   async acquire(file: string): Promise<Lease> {
     if (this.ttlMs <= 0) {
-      const { handle, size } = await openRegularFile(file);
-      return { handle, size, release: () => void handle.close().catch(() => undefined) };
+      const { handle, size } = await this.openCounted(file);
+      return { handle, size, release: () => this.closeCounted(handle) };
     }
     const now = performance.now();
     this.sweep(now);
@@ -60,7 +62,7 @@ export class FileHandles {
       entry = undefined;
     }
     if (entry === undefined) {
-      entry = { handle: openRegularFile(file), opened: now, refs: 0, retired: false };
+      entry = { handle: this.openCounted(file), opened: now, refs: 0, retired: false };
       const e = entry;
       this.open.set(file, e);
       // A failed open is not kept: the next request tries again.
@@ -90,7 +92,7 @@ export class FileHandles {
         if (released) return;
         released = true;
         e.refs--;
-        if (e.retired && e.refs === 0) closeQuietly(e);
+        if (e.retired && e.refs === 0) this.closeEntry(e);
       },
     };
   }
@@ -118,6 +120,26 @@ export class FileHandles {
     return this.open.size;
   }
 
+  /** Descriptors open now, kept or still in use after being retired. */
+  get openDescriptors(): number {
+    return this.descriptors;
+  }
+
+  private async openCounted(file: string): Promise<Opened> {
+    const opened = await openRegularFile(file);
+    this.descriptors++;
+    return opened;
+  }
+
+  private closeCounted(handle: fs.FileHandle): void {
+    this.descriptors--;
+    handle.close().catch(() => undefined);
+  }
+
+  private closeEntry(e: Entry): void {
+    e.handle.then((o) => this.closeCounted(o.handle)).catch(() => undefined);
+  }
+
   /** Closes every kept handle (those in use once released): the owner is done with them. */
   close(): void {
     for (const [file, e] of this.open) this.retire(file, e);
@@ -133,7 +155,7 @@ export class FileHandles {
   private retire(file: string, e: Entry): void {
     if (this.open.get(file) === e) this.open.delete(file);
     e.retired = true;
-    if (e.refs === 0) closeQuietly(e);
+    if (e.refs === 0) this.closeEntry(e);
   }
 
   private trim(): void {
@@ -188,8 +210,4 @@ async function readInto(
     if (bytesRead === 0) throw originError('io', `file shrank while reading at ${offset + done}`, { subject: name });
     done += bytesRead;
   }
-}
-
-function closeQuietly(e: Entry): void {
-  e.handle.then((o) => o.handle.close()).catch(() => undefined);
 }

@@ -42,6 +42,24 @@ export async function statFile(p: string): Promise<FileStat> {
 }
 
 /**
+ * Whether the served root can be listed (a directory entry read through opendir): /readyz's check
+ * that storage is reachable. Undefined when it can, else the reason (an error code, never a path).
+ */
+export async function rootReadable(root: string): Promise<string | undefined> {
+  try {
+    const dir = await fs.opendir(root);
+    try {
+      await dir.read();
+    } finally {
+      await dir.close();
+    }
+    return undefined;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException)?.code ?? 'unreadable';
+  }
+}
+
+/**
  * The sources segment requests read from `storage`. On the file system they are kept handles
  * (`files`, io/file-handles.ts: one open per file and stat TTL, reads straight into pooled
  * buffers); any other storage opens its own sources (its open is the seam).

@@ -26,6 +26,13 @@ export class Coalescer {
    * whose work that cost is nothing.
    */
   private readonly inflight = Object.create(null) as Record<string, Pending | undefined>;
+  /** Requests that joined a reply being made (/metrics: origin_coalesced_requests_total). */
+  joined = 0;
+
+  /** Whether a reply for `key` is being made (reply() would join it). */
+  pending(key: string): boolean {
+    return this.inflight[key] !== undefined;
+  }
 
   /** The reply being made for `key`, joined, or a new one from `make`. */
   reply(key: string, make: () => Promise<Reply>): Promise<Reply> {
@@ -33,6 +40,7 @@ export class Coalescer {
     const joined = inflight[key];
     if (joined !== undefined) {
       joined.users++;
+      this.joined++;
       return joined.reply;
     }
     const entry: Pending = { reply: make(), users: 1 };

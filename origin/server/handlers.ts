@@ -24,7 +24,7 @@ import { isEncryptedTrack } from '../drm/encrypted-tracks';
 import { assembleSegment } from '../segments/fmp4/media-segment';
 import { SourceOpener, withSource } from '../io/source';
 import { trackHeaderOf } from '../media/moov';
-import { canonicalViewKey, RenderedManifest } from '../cache/manifest-cache';
+import { canonicalViewKey, ManifestOutcome, RenderedManifest } from '../cache/manifest-cache';
 import { Presentation, PresentationTrack } from '../model/presentation';
 import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
@@ -66,7 +66,7 @@ export function cachedManifest(
   const p = ctx.store.peek(absoluteIsm);
   if (p === undefined) return undefined;
   const hit = ctx.manifests.forRequest(p, requestKey(req, rawQuery));
-  return hit === undefined ? undefined : manifestReply(req, p, hit);
+  return hit === undefined ? undefined : manifestReply(req, p, hit, 'hit');
 }
 
 /** `absoluteIsm` is the file; `req.ismPath` the URL path shown in messages. */
@@ -87,7 +87,7 @@ export async function handlePlayout(
   checkFormatProtected(p, req.route.format);
   // Fast path: this exact request line was answered before (no query parse, no filter, no render).
   const hit = req.route.cacheClass === 'manifest' ? ctx.manifests.forRequest(p, requestKey(req, rawQuery)) : undefined;
-  if (hit !== undefined) return manifestReply(req, p, hit);
+  if (hit !== undefined) return manifestReply(req, p, hit, 'hit');
   const view = ctx.views.get(
     p,
     `${req.route.format}\n${rawQuery}`,
@@ -148,17 +148,23 @@ async function manifest(call: RouteCall, render: () => string): Promise<Reply> {
   const canonical = derived(view, `canonical key\n${req.route.kind}\n${req.tail}`, () =>
     canonicalViewKey(view, req.route.kind, req.tail),
   );
-  const doc = await ctx.manifests.get(p, requestKey(req, rawQuery), canonical, render, view);
-  return manifestReply(req, p, doc);
+  const { doc, outcome } = await ctx.manifests.get(p, requestKey(req, rawQuery), canonical, render, view);
+  return manifestReply(req, p, doc, outcome);
 }
 
-function manifestReply(req: PresentationRequest, p: Presentation, doc: RenderedManifest): Reply {
+function manifestReply(
+  req: PresentationRequest,
+  p: Presentation,
+  doc: RenderedManifest,
+  cache: ManifestOutcome,
+): Reply {
   return {
     contentType: req.route.contentType,
     body: { type: 'text', text: doc.text, bytes: doc.bytes },
     lastModified: new Date(p.mtimeMs),
     etag: doc.etag,
     cacheClass: 'manifest',
+    cache,
   };
 }
 

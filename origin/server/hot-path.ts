@@ -9,6 +9,8 @@ import { cachedManifest } from './handlers';
 import { CacheControls, corsHeaders, pushReplyHeaders } from './http';
 import { PlayoutContext } from './route-handler';
 import { PresentationRequest } from './routes';
+import { notedHot, Observer } from './observe';
+import type { OriginLogger } from '../ops/log';
 
 /**
  * Work run in the event loop's check phase, after the poll phase has read every ready socket:
@@ -65,11 +67,14 @@ export class RouteMemo {
 
 const ROUTE_MEMO_ENTRIES = 4096;
 
-/** What the hot path reads: the handlers' context, the route memo, the Cache-Control values and the log. */
+/** What the hot path reads: the handlers' context, the route memo, the Cache-Control values, the log and metrics. */
 export interface HotPath {
   ctx: PlayoutContext;
   routes: RouteMemo;
-  opts: CacheControls & { log?: (line: string) => void };
+  opts: CacheControls;
+  logger: OriginLogger | undefined;
+  /** Where answered requests are noted (observe.ts); undefined with metrics and request lines off. */
+  observer: Observer | undefined;
 }
 
 /**
@@ -77,17 +82,23 @@ export interface HotPath {
  * (those go through send()): true when answered (in the check phase), false when the request
  * takes the long way. Written with its headers as one array (no per-header setHeader).
  */
-export function tryCachedManifest(req: http.IncomingMessage, res: http.ServerResponse, hot: HotPath): boolean {
+export function tryCachedManifest(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  hot: HotPath,
+  started: number,
+): boolean {
   const method = req.method;
   if (method !== 'GET' && method !== 'HEAD') return false;
   const rawUrl = req.url ?? '/';
   const q = rawUrl.indexOf('?');
   const remembered = hot.routes.get(q < 0 ? rawUrl : rawUrl.slice(0, q));
   if (remembered === undefined) return false;
-  const reply = cachedManifest(hot.ctx, remembered.request, remembered.ism, q < 0 ? '' : rawUrl.slice(q + 1));
-  if (reply === undefined || reply.body.type !== 'text' || reply.body.bytes === undefined) return false;
+  // Before the lookup, which counts a hit (/metrics) that the long way would count again.
   const headers = req.headers;
   if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) return false;
+  const reply = cachedManifest(hot.ctx, remembered.request, remembered.ism, q < 0 ? '' : rawUrl.slice(q + 1));
+  if (reply === undefined || reply.body.type !== 'text' || reply.body.bytes === undefined) return false;
   const bytes = reply.body.bytes;
   const opts = hot.opts;
   inCheckPhase(() => {
@@ -97,9 +108,12 @@ export function tryCachedManifest(req: http.IncomingMessage, res: http.ServerRes
       res.writeHead(200, head);
       res.end(method === 'HEAD' ? undefined : bytes);
     } catch (e) {
-      opts.log?.(`internal: ${(e as Error)?.stack ?? String(e)}`);
+      hot.logger?.log('error', 'internal', { err: (e as Error)?.stack ?? String(e) });
       res.destroy();
+      return;
     }
+    if (hot.observer !== undefined)
+      notedHot(hot.observer, req, remembered.request, method === 'HEAD' ? 0 : bytes.byteLength, started);
   });
   return true;
 }

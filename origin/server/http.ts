@@ -8,6 +8,7 @@ import { FileHandles, Lease } from '../io/file-handles';
 import { BufferPool } from '../io/buffers';
 import { Part, Reply } from './route-handler';
 import { ifNoneMatchHits, notModifiedSince, parseRange, RangeResult } from './http-util';
+import type { OriginLogger } from '../ops/log';
 
 /** Cache-Control for manifests and for segments; '' sends none. */
 export interface CacheControls {
@@ -72,10 +73,10 @@ export function preflight(res: http.ServerResponse): void {
 }
 
 /**
- * The one place errors become HTTP: status by kind, a one-line reason, a stable code. `log`
+ * The one place errors become HTTP: status by kind, a one-line reason, a stable code. `logger`
  * receives server-side failures (5xx) with their detail.
  */
-export function sendError(res: http.ServerResponse, e: unknown, log?: (line: string) => void): void {
+export function sendError(res: http.ServerResponse, e: unknown, logger?: OriginLogger): void {
   const status = httpStatusOf(e);
   const isOriginError = e instanceof OriginError;
   // Server-side failures keep their detail in the log; the client gets a line without paths.
@@ -85,7 +86,7 @@ export function sendError(res: http.ServerResponse, e: unknown, log?: (line: str
       : status === 500 && isOriginError
         ? `${e.kind}: the origin could not produce this response`
         : 'internal error';
-  if (status >= 500) log?.(`error ${status}: ${(e as Error)?.stack ?? String(e)}`);
+  if (status >= 500) logger?.log('error', `error ${status}`, { err: (e as Error)?.stack ?? String(e) });
   if (res.headersSent) {
     res.destroy();
     return;
@@ -200,14 +201,21 @@ async function streamParts(
           lease ??= await io.files.acquire(file);
           const want = Math.min(READ_CHUNK, to - pos);
           const buffer = io.buffers.take(READ_CHUNK);
-          const { bytesRead } = await lease.handle.read(buffer, 0, want, part.offset + (pos - at));
+          const { bytesRead } = await lease.handle
+            .read(buffer, 0, want, part.offset + (pos - at))
+            .catch((e: unknown) => {
+              io.buffers.give(buffer); // the read has settled: nothing lands in it any more
+              throw e;
+            });
           if (bytesRead === 0) {
             io.buffers.give(buffer);
             throw originError('io', `${file} ended before byte ${part.offset + (pos - at)}`, { subject: file });
           }
           pos += bytesRead;
+          // A buffer whose write failed is not reused (libuv may not be done with it): dropped.
           ok = res.write(buffer.subarray(0, bytesRead), (err) => {
-            if (!err) io.buffers.give(buffer);
+            if (err) io.buffers.drop(buffer);
+            else io.buffers.give(buffer);
           });
         }
         if (!ok) await drained(res);

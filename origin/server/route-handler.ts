@@ -3,7 +3,7 @@
 // the HTTP layer sends: http.ts). No HTTP types here.
 
 import { PresentationStore } from '../cache/presentation-store';
-import { ManifestCache } from '../cache/manifest-cache';
+import { ManifestCache, ManifestOutcome } from '../cache/manifest-cache';
 import { PresentationIds, PresentationMemo } from '../cache/request-caches';
 import { Presentation } from '../model/presentation';
 import { PlayoutView, TrackSelector } from '../model/view';
@@ -35,6 +35,8 @@ export interface Reply {
   /** Strong validator: a hash of the manifest text, or of the segment's identity. */
   etag: string;
   cacheClass: 'manifest' | 'segment';
+  /** How the rendered-manifest cache answered (manifests only): the request log's `cache` field. */
+  cache?: ManifestOutcome;
 }
 
 /** Per-server state the handlers read: the stores and caches of presentations, views, manifests and segments. */

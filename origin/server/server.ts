@@ -1,26 +1,34 @@
 // `origin serve`: the server's wiring and the path of a request. Methods and CORS are decided
 // here; the hot path (hot-path.ts) answers cached manifests; other presentation URLs are matched
 // (routes.ts), coalesced (coalesce.ts), answered by their route's handler (handlers.ts) and sent
-// (http.ts, which also maps errors to statuses); the rest are player pages and files (static.ts).
+// (http.ts, which also maps errors to statuses); the rest are the origin's own endpoints
+// (ops-endpoints.ts), player pages and files (static.ts). Every request is noted for /metrics and
+// the log (observe.ts); drain.ts stops the server without cutting responses off.
 
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { originError } from '../errors';
-import { DEFAULT_LIMITS, PresentationStore } from '../cache/presentation-store';
+import { CacheCounts, DEFAULT_LIMITS, PresentationStore } from '../cache/presentation-store';
 import { ManifestCacheStats } from '../cache/manifest-cache';
 import { TrackSelector } from '../model/view';
 import { handlePlayout } from './handlers';
-import { newPlayoutContext, PlayoutContext } from './route-handler';
-import { decodePath, matchPresentationRoute } from './routes';
+import { newPlayoutContext } from './route-handler';
+import { decodePath, matchPresentationRoute, ROUTES } from './routes';
 import { warmUp } from './warm-up';
 import { FileHandles } from '../io/file-handles';
-import { BufferPool } from '../io/buffers';
+import { BufferPool, segmentReadBuffers } from '../io/buffers';
 import { inlineEdge, InlineEdgeOptions } from '../../host-glue/envoy/edge-inline';
+import { CacheFigures, MetricSources, OriginMetrics } from '../ops/metrics';
+import { humanLogger, OriginLogger } from '../ops/log';
 import { corsHeaders, preflight, READ_CHUNK, send, sendError, setHeaders } from './http';
-import { checkPhase, RouteMemo, tryCachedManifest } from './hot-path';
+import { checkPhase, HotPath, RouteMemo, tryCachedManifest } from './hot-path';
 import { Coalescer, holdUntilClosed } from './coalesce';
 import { serveStatic, servePlayer } from './static';
+import { Noted, noteOnClose } from './observe';
+import { OPS_PATHS, OpsState, serveOps } from './ops-endpoints';
+import { drain } from './drain';
 
 export interface ServerOptions {
   root: string;
@@ -43,7 +51,15 @@ export interface ServerOptions {
   encryptedSegmentCacheBytes?: number;
   /** How long a file's stat (and an open handle of a source) is trusted, ms (default DEFAULT_LIMITS.statTtlMs; 0: every request sees a change). */
   statTtlMs?: number;
+  /** Log lines in the human format (tests, `origin demo`); `logger` takes precedence. */
   log?: (line: string) => void;
+  /** The log (origin/ops/log.ts): request lines, warnings, errors. */
+  logger?: OriginLogger;
+  /**
+   * The metrics of /metrics (origin/ops/metrics.ts): a new set when undefined; false turns them off
+   * (`--no-metrics`: nothing counted, /metrics is 404).
+   */
+  metrics?: OriginMetrics | false;
   /**
    * Rounds of the start-up warm-up (warm-up.ts) run before the server listens: manifests of
    * synthetic presentations, so the first client request runs compiled code. Default 0 (none);
@@ -64,34 +80,46 @@ export const DEFAULT_CACHE_CONTROL = { manifest: 'public, max-age=60', segment: 
 export interface RunningServer {
   url: string;
   port: number;
+  /** Closes at once, cutting off what is in flight. */
   close(): Promise<void>;
+  /**
+   * Stops taking requests and lets those in flight finish, for at most `boundMs` (drain.ts), then
+   * closes; resolves true when none was cut off.
+   */
+  drain(boundMs: number): Promise<boolean>;
   /** Counters of the rendered-manifest cache (tests and benchmarks). */
   manifestCacheStats(): ManifestCacheStats;
+  /** Its metrics (undefined when off): include() adds another registry's series to /metrics. */
+  metrics: OriginMetrics | undefined;
 }
 
 /**
  * Per-server state, read by every request: the handlers' context, kept file handles and recycled
  * read buffers (io/file-handles.ts), remembered routes, replies being made.
  */
-interface Origin {
+interface Origin extends HotPath {
   root: string;
   opts: ServerOptions;
-  ctx: PlayoutContext;
   files: FileHandles;
   buffers: BufferPool;
-  routes: RouteMemo;
   coalescer: Coalescer;
+  /** /metrics, /healthz, /readyz (ops-endpoints.ts): readiness and draining. */
+  ops: OpsState;
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const root = path.resolve(opts.root);
   const statTtlMs = opts.statTtlMs ?? DEFAULT_LIMITS.statTtlMs ?? 0;
+  const store = new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs });
   const ctx = newPlayoutContext(
-    new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }),
+    store,
     opts.select,
     opts.manifestCacheBytes ?? DEFAULT_MANIFEST_CACHE_BYTES,
     opts.encryptedSegmentCacheBytes ?? 0,
   );
+  const logger = opts.logger ?? (opts.log === undefined ? undefined : humanLogger(opts.log));
+  const metrics = opts.metrics === false ? undefined : (opts.metrics ?? new OriginMetrics(ROUTES.map((r) => r.kind)));
+  const requestLog = logger?.requests === true ? logger : undefined;
   const state: Origin = {
     root,
     opts,
@@ -100,11 +128,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     buffers: new BufferPool(16, 16 * READ_CHUNK),
     routes: new RouteMemo(),
     coalescer: new Coalescer(),
+    logger,
+    observer: metrics === undefined && requestLog === undefined ? undefined : { metrics, logger: requestLog },
+    ops: { root, metrics, ready: false, draining: false },
   };
+  metrics?.bind(metricSources(state));
+  if (logger?.enabled('debug'))
+    store.onLoad = (p, ms) =>
+      logger.log('debug', `loaded ${p.path}`, { tracks: p.tracks.length, protected: p.protection !== undefined, ms });
   const origin = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     handle(req, res, state).catch((e: unknown) => {
       // Last resort: handle() maps its own errors; this only runs if writing the error failed.
-      opts.log?.(`internal: ${(e as Error)?.stack ?? String(e)}`);
+      logger?.log('error', 'internal', { err: (e as Error)?.stack ?? String(e) });
       res.destroy();
     });
   };
@@ -113,58 +148,122 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let server: http.Server;
   if (opts.edge === undefined) server = http.createServer(origin);
   else {
-    const edge = inlineEdge({ ...opts.edge, log: opts.log }, origin);
+    const edgeLog = logger === undefined ? undefined : (line: string) => logger.log('warn', line);
+    const edge = inlineEdge({ ...opts.edge, log: edgeLog }, origin);
+    // The origin's own endpoints are answered before the filter (ops-endpoints.ts).
+    const listener = (req: http.IncomingMessage, res: http.ServerResponse): void =>
+      isOpsUrl(req.url) ? origin(req, res) : edge.listener(req, res);
     server = http.createServer(
       { maxHeaderSize: 60 * 1024, ServerResponse: edge.ServerResponse },
-      edge.listener,
+      listener,
     ) as unknown as http.Server;
   }
   server.keepAliveTimeout = 65_000;
-  if ((opts.warmUpRounds ?? 0) > 0) {
-    try {
-      const w = await warmUp(opts.select, opts.warmUpRounds);
-      opts.log?.(
-        `warm-up: ${w.requests} manifests of ${opts.warmUpRounds} synthetic 2-hour presentations in ${w.ms.toFixed(0)} ms`,
-      );
-    } catch (e) {
-      // Never a reason not to serve: the first requests are only slower. Said even with --quiet.
-      (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(
-        `warm-up failed (serving anyway): ${(e as Error)?.stack ?? String(e)}`,
-      );
-    }
-  }
+  if ((opts.warmUpRounds ?? 0) > 0) await warmUpBeforeListening(opts, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => resolve());
   });
+  state.ops.ready = true;
   const port = (server.address() as AddressInfo).port;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  const closed = (): void => {
+    ctx.files.close();
+    metrics?.close();
+  };
   return {
     url: `http://${host}:${port}`,
     port,
+    metrics,
     manifestCacheStats: () => ctx.manifests.stats(),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {
-          ctx.files.close();
+          closed();
           resolve();
         });
         server.closeAllConnections();
       }),
+    drain: async (boundMs) => {
+      state.ops.draining = true;
+      const clean = await drain(server, boundMs);
+      closed();
+      return clean;
+    },
   };
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, state: Origin): Promise<void> {
-  const { root, opts } = state;
-  if (opts.log !== undefined) {
-    const started = process.hrtime.bigint();
-    const log = opts.log;
-    res.once('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log(`${req.method} ${String(req.url).slice(0, 512)} ${res.statusCode} ${ms.toFixed(1)} ms`);
-    });
+async function warmUpBeforeListening(opts: ServerOptions, logger: OriginLogger | undefined): Promise<void> {
+  try {
+    const w = await warmUp(opts.select, opts.warmUpRounds);
+    logger?.log(
+      'info',
+      `warm-up: ${w.requests} manifests of ${opts.warmUpRounds} synthetic 2-hour presentations in ${w.ms.toFixed(0)} ms`,
+    );
+  } catch (e) {
+    // Never a reason not to serve: the first requests are only slower. Said even with --quiet.
+    const line = `warm-up failed (serving anyway): ${(e as Error)?.stack ?? String(e)}`;
+    if (logger !== undefined) logger.log('warn', line);
+    else process.stderr.write(`${line}\n`);
   }
-  if (tryCachedManifest(req, res, state)) return;
+}
+
+/** What /metrics reads of a server: its caches, coalescer, handles and buffer pools. */
+function metricSources(state: Origin): MetricSources {
+  const { ctx } = state;
+  const figures = (c: CacheCounts, bytes: boolean): CacheFigures => ({
+    hits: c.hits,
+    misses: c.misses,
+    evictions: c.evictions,
+    entries: c.entries,
+    bytes: bytes ? c.cost : undefined,
+  });
+  return {
+    caches: () => {
+      const m = ctx.manifests.stats();
+      const store = ctx.store.counts();
+      return {
+        manifest: {
+          hits: m.requestHits + m.canonicalHits,
+          misses: m.renders,
+          evictions: m.evictions,
+          entries: m.documents,
+          bytes: m.bytes,
+        },
+        presentation: figures(store.presentations, false),
+        'media-index': figures(store.media, true),
+        view: figures(ctx.views.counts(), true),
+        'segment-boxes': figures(ctx.segments.counts(), true),
+        'encrypted-segment': figures(ctx.encrypted.counts(), true),
+      };
+    },
+    coalesced: () => state.coalescer.joined,
+    sourceHandles: () => ctx.files.openDescriptors,
+    pools: () => ({
+      segment: { idle: segmentReadBuffers.idleBytes, lent: segmentReadBuffers.lentBytes },
+      stream: { idle: state.buffers.idleBytes, lent: state.buffers.lentBytes },
+    }),
+  };
+}
+
+/** Whether a raw URL is one of the origin's own endpoints (its path exactly, any query). */
+function isOpsUrl(rawUrl: string | undefined): boolean {
+  if (rawUrl === undefined) return false;
+  const q = rawUrl.indexOf('?');
+  return OPS_PATHS.has(q < 0 ? rawUrl : rawUrl.slice(0, q));
+}
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, state: Origin): Promise<void> {
+  const { root, opts, observer } = state;
+  // While draining, every response closes its connection (drain.ts).
+  if (state.ops.draining) res.shouldKeepAlive = false;
+  const started = observer === undefined ? 0 : performance.now();
+  if (tryCachedManifest(req, res, state, started)) return;
+  let noted: Noted | undefined;
+  if (observer !== undefined) {
+    noted = new Noted(started);
+    noteOnClose(observer, req, res, noted);
+  }
   setHeaders(res, corsHeaders());
   try {
     if (req.method === 'OPTIONS') return preflight(res);
@@ -176,13 +275,23 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
     const q = rawUrl.indexOf('?');
     const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
     const rawQuery = q < 0 ? '' : rawUrl.slice(q + 1);
+    if (OPS_PATHS.has(rawPath)) {
+      if (noted !== undefined) noted.kind = 'ops';
+      return await serveOps(req, res, rawPath, state.ops);
+    }
     const remembered = state.routes.get(rawPath);
     const segments = remembered === undefined ? decodePath(rawPath) : [];
     const route = remembered?.request ?? matchPresentationRoute(segments);
     if (route !== undefined) {
+      if (noted !== undefined) {
+        noted.kind = route.route.kind;
+        noted.presentation = route.ismPath;
+      }
       const ism = remembered?.ism ?? path.join(root, ...route.ismPath.split('/'));
       if (remembered === undefined) state.routes.set(rawPath, route, ism);
+      const joining = noted !== undefined && state.coalescer.pending(rawUrl);
       const reply = await state.coalescer.reply(rawUrl, () => handlePlayout(state.ctx, route, ism, rawQuery));
+      if (noted !== undefined) noted.cache = joining ? 'coalesced' : reply.cache;
       holdUntilClosed(res, reply);
       // Answer in the event loop's check phase, after the poll phase has read every ready socket,
       // not from inside the read callback: answered within the read callback, a cached manifest
@@ -191,9 +300,13 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
       return await send(req, res, reply, state);
     }
     const at = { root, segments, rawQuery };
+    if (noted !== undefined) noted.kind = 'player';
     if (opts.playerPage && (await servePlayer(req, res, at))) return;
+    if (noted !== undefined) noted.kind = 'static';
     await serveStatic(req, res, at, opts.serveSources === true);
   } catch (e) {
-    sendError(res, e, opts.log);
+    // A client that went away in the middle of a file is no server error (its request line says aborted).
+    if (res.destroyed && (e as NodeJS.ErrnoException)?.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+    sendError(res, e, state.logger);
   }
 }

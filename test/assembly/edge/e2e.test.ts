@@ -101,6 +101,8 @@ afterAll(async () => {
 });
 
 const pathOf = (u: string): string => new URL(u).pathname + new URL(u).search;
+// The origin's request log keeps query parameter names, not their values (origin/ops/redact.ts):
+// the requests below are told apart by their names.
 const originSaw = (fragment: string): boolean => origin.logs.some((l) => l.includes(fragment));
 
 /** Fetches through the edge; fails the test with the edge's answer unless it is 200. */
@@ -198,35 +200,35 @@ describe('refused at the edge, never seen by the origin', () => {
     const ts = hex8(nowSeconds());
     expect((await request(edge.url, `/token/${'f'.repeat(32)}/${ts}/vod/p.ism/.mpd?forged=1`)).status).toBe(403);
     expect((await request(edge.url, '/token/vod/p.ism/.mpd?bare=1')).status).toBe(401);
-    for (const q of ['expired=1', 'forged=1', 'bare=1']) expect(originSaw(q)).toBe(false);
+    for (const q of ['expired=', 'forged=', 'bare=']) expect(originSaw(q)).toBe(false);
   });
 
   test("an invalid filter: 400 from the edge with the origin's text; a valid one arrives canonical", async () => {
-    const r = await request(edge.url, '/p.ism/.mpd?filter=type%3D%22audio%22&marker=bad');
+    const r = await request(edge.url, '/p.ism/.mpd?filter=type%3D%22audio%22&bad_marker=1');
     expect([r.status, r.headers['x-origin-error'], r.body.toString()]).toEqual([
       400,
       'bad-filter',
       'filter: unexpected "=" at 4: did you mean "=="?\n',
     ]);
-    expect(originSaw('marker=bad')).toBe(false);
+    expect(originSaw('bad_marker=')).toBe(false);
     const direct = await request(origin.url, '/p.ism/.mpd?filter=type%3D%22audio%22');
     expect(direct.body.toString()).toBe(r.body.toString()); // the same words the origin would have said
-    const good = await request(edge.url, '/p.ism/.mpd?filter=(type%20==%20"audio")&marker=good');
+    const good = await request(edge.url, '/p.ism/.mpd?filter=(type%20==%20"audio")&good_marker=1');
     expect(good.status).toBe(200);
-    expect(origin.logs.some((l) => l.startsWith('GET /p.ism/.mpd?filter=type%3D%3D%22audio%22&marker=good 200'))).toBe(
-      true,
-    );
+    expect(
+      origin.logs.some((l) => l.startsWith('GET /p.ism/.mpd?filter=type%3D%3D%22audio%22&good_marker=[redacted] 200')),
+    ).toBe(true);
   });
 
   test('a path trick: 400 at the edge', async () => {
     expect((await request(edge.url, '/p.ism/%2e%2e/secure/p.ism/.mpd?trick=1')).status).toBe(400);
-    expect(originSaw('trick=1')).toBe(false);
+    expect(originSaw('trick=')).toBe(false);
   });
 
   test('basic auth: 401 with the challenge, then 200 with credentials; other paths open', async () => {
     const none = await request(edge.url, '/secure/p.ism/.mpd?who=nobody');
     expect([none.status, none.headers['www-authenticate']]).toEqual([401, 'Basic realm="Origin"']);
-    expect(originSaw('who=nobody')).toBe(false);
+    expect(originSaw('who=')).toBe(false);
     const [name, value] = basicHeader('alice', 'wonderland');
     expect((await request(edge.url, '/secure/p.ism/.mpd?who=alice', { headers: { [name]: value } })).status).toBe(200);
     expect((await request(edge.url, '/p.ism/.mpd')).status).toBe(200);

@@ -1,17 +1,14 @@
 // `origin serve --workers N`: N processes behind one port (node:cluster), a dead worker replaced,
-// a clean stop on SIGTERM. Runs the built CLI (bin/origin.js → dist/, made by `npm test`'s build).
-// Which process holds a connection is read from /proc (Linux): the server adds nothing to its
-// answers for the test's sake.
+// a clean stop on SIGTERM. Runs the built CLI (cli-origin.ts). Which process holds a connection
+// is read from /proc (Linux): the server adds nothing to its answers for the test's sake. Signals,
+// drain and restarts with backoff: lifecycle.test.ts.
 
-import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import * as http from 'node:http';
-import * as path from 'node:path';
-import { ROOT } from '../../helpers/fixtures';
 import { parseServeArgs } from '../../../origin/cli/serve-command';
+import { childrenOf, linux, startCli, stopCli, waitFor } from './cli-origin';
 import { get, startTestOrigin, TestOrigin } from './server-helpers';
 
-const linux = existsSync('/proc/self/task');
 const maybe = linux ? test : test.skip;
 
 let origin: TestOrigin;
@@ -22,40 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await origin.server.close();
 });
-
-interface Cli {
-  child: ChildProcess;
-  url: string;
-  stderr: () => string;
-}
-
-function startCli(args: string[]): Promise<Cli> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'origin.js'), 'serve', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`origin serve exited (${code}): ${err}`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      if (m !== null) {
-        child.removeAllListeners('exit');
-        resolve({ child, url: m[1]!, stderr: () => err });
-      }
-    });
-  });
-}
-
-function childrenOf(pid: number): number[] {
-  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter((x) => x !== '')
-    .map(Number);
-}
 
 /** Inodes of established TCP sockets whose local port is `port` (/proc/net/tcp, state 01). */
 function establishedInodes(port: number): Set<string> {
@@ -84,21 +47,6 @@ function connectionsOf(pid: number, inodes: Set<string>): number {
     }
   }
   return n;
-}
-
-const waitFor = async (what: () => boolean, ms = 10_000): Promise<void> => {
-  const until = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
-
-function stopCli(cli: Cli): Promise<number | null> {
-  return new Promise((resolve) => {
-    cli.child.once('exit', (code) => resolve(code));
-    cli.child.kill('SIGTERM');
-  });
 }
 
 test('--workers and --manifest-cache-bytes parse; the default is the CPU count', () => {
