@@ -275,6 +275,16 @@ export async function serve(
   });
   if (edge === undefined) return server;
   for (const w of edge.config.warnings) logger.log('warn', `origin serve: warning: ${w}`);
+  if (server.metrics !== undefined) {
+    // The plugin's own counters (proxy-wasm metrics ABI) next to the origin's, named as Envoy
+    // names them (host-glue/envoy/edge-stats.ts); under --workers the primary sums them too.
+    const { Registry } = require('prom-client') as typeof import('prom-client');
+    const { addEdgeMetrics } =
+      require('../../host-glue/envoy/edge-stats') as typeof import('../../host-glue/envoy/edge-stats');
+    const registry = new Registry();
+    addEdgeMetrics(registry, edge, { warn: (line) => logger.log('warn', `origin serve: ${line}`) });
+    server.metrics.include(registry);
+  }
   const factory = edge.factory;
   const shutDown = async <T>(closed: T): Promise<T> => {
     await factory.shutdown();

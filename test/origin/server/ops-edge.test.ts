@@ -44,9 +44,13 @@ test('the origin paths bypass the filter; the rest does not', async () => {
         expect([p, r.status, r.headers.server]).toEqual([p, 200, undefined]);
       }
       expect((await request(server.url, '/healthz')).body.toString()).toBe('ok\n');
-      // The refused request never reached the origin: only the probes are counted.
+      // The refused request never reached the origin: only the probes are counted. The plugin's
+      // own counters (host-glue/envoy/edge-stats.ts) show it: one request, refused for its token.
       const e = parseExposition((await request(server.url, '/metrics')).body.toString());
       expect(valueOf(e, 'origin_http_requests_total', { kind: 'dash-mpd', status: '401' })).toBeUndefined();
+      expect(valueOf(e, 'edge_requests_total', {})).toBe(1);
+      const refusals = e.samples.filter((x) => x.name === 'edge_refusals_total' && x.value > 0);
+      expect(refusals.map((x) => [x.labels, x.value])).toEqual([[{ reason: expect.stringMatching(/^token/) }, 1]]);
       expect(valueOf(e, 'origin_http_requests_total', { kind: 'ops', status: '200' })).toBeGreaterThanOrEqual(3);
     } finally {
       await server.close();
