@@ -34,6 +34,8 @@ Options:
   --serve-sources                  serve media sources (.ismv, .isma, .ismt, .mp4, .cmf?) and
                                    server manifests as static files; only for roots of clear
                                    content (a server manifest with DRM options never is)
+  --follow-symlinks                serve static files through symbolic links that resolve
+                                   outside --root (default: such a file is 404)
   --workers <n>                    worker processes sharing the port (default: the number
                                    of CPUs, ${defaultWorkers()} here); 1 serves in this process
   --stat-ttl-ms <n>                trust a file's stat (and reuse its open handle) for
@@ -79,6 +81,8 @@ export interface ServeArgs {
   segmentCacheControl: string;
   playerPage: boolean;
   serveSources?: boolean;
+  /** --follow-symlinks: static files through links that resolve outside the root. */
+  followSymlinks?: boolean;
   quiet: boolean;
   help: boolean;
   /** Worker processes (default: the CPUs); only runServe reads it. */
@@ -153,6 +157,9 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
         break;
       case '--serve-sources':
         a.serveSources = true;
+        break;
+      case '--follow-symlinks':
+        a.followSymlinks = true;
         break;
       case '--no-player':
         a.playerPage = false;
@@ -253,6 +260,7 @@ export async function serve(
     select: wasmTrackSelector,
     playerPage: a.playerPage,
     serveSources: a.serveSources === true,
+    followSymlinks: a.followSymlinks === true,
     manifestCacheBytes: a.manifestCacheBytes,
     encryptedSegmentCacheBytes: a.encryptedSegmentCacheBytes ?? 0,
     statTtlMs: a.statTtlMs ?? DEFAULT_LIMITS.statTtlMs,

@@ -45,6 +45,11 @@ export interface ServerOptions {
    * (`--serve-sources`); off, they are 404 (static.ts: no clear copy of encrypted content).
    */
   serveSources?: boolean;
+  /**
+   * Serve static files through symbolic links that resolve outside the root (`--follow-symlinks`);
+   * off, such a file is 404 (static.ts).
+   */
+  followSymlinks?: boolean;
   /** Bound of the rendered-manifest cache in bytes (default DEFAULT_MANIFEST_CACHE_BYTES); 0 disables it. */
   manifestCacheBytes?: number;
   /** Bound of the cache of encrypted segments in bytes (default 0: none, every request encrypts). */
@@ -303,7 +308,10 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
     if (noted !== undefined) noted.kind = 'player';
     if (opts.playerPage && (await servePlayer(req, res, at))) return;
     if (noted !== undefined) noted.kind = 'static';
-    await serveStatic(req, res, at, opts.serveSources === true);
+    await serveStatic(req, res, at, {
+      serveSources: opts.serveSources === true,
+      followSymlinks: opts.followSymlinks === true,
+    });
   } catch (e) {
     // A client that went away in the middle of a file is no server error (its request line says aborted).
     if (res.destroyed && (e as NodeJS.ErrnoException)?.code === 'ERR_STREAM_PREMATURE_CLOSE') return;

@@ -111,6 +111,16 @@ export function linksOf(name: string, protection: Protection | undefined): Prese
   };
 }
 
+/** Whether the file, its symbolic links resolved, is under the root (itself resolved). */
+async function insideRoot(root: string, file: string): Promise<boolean> {
+  try {
+    const [realRoot, real] = await Promise.all([fs.realpath(root), fs.realpath(file)]);
+    return real.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep);
+  } catch {
+    return false;
+  }
+}
+
 /** Media sources (ISO BMFF, CMAF) and server manifests: never static files unless asked for. */
 const SOURCE_FILE = /\.(ismv|isma|ismt|mp4|m4v|m4a|cmf[vatm]|ism|isml)$/i;
 
@@ -124,8 +134,9 @@ export async function serveStatic(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   at: StaticRequest,
-  serveSources = false,
+  o: { serveSources: boolean; followSymlinks: boolean },
 ): Promise<void> {
+  const serveSources = o.serveSources;
   const { root, segments } = at;
   const file = path.join(root, ...segments);
   // decodePath refused dot segments and encoded slashes; this guards the join anyway.
@@ -149,6 +160,11 @@ export async function serveStatic(
     throw originError('unknown-url', `nothing at /${segments.join('/').slice(0, 256)}`);
   }
   if (!stat.isFile()) throw originError('unknown-url', `nothing at /${segments.join('/').slice(0, 256)}`);
+  // A symbolic link under the root may point anywhere (/etc/passwd): what it resolves to must be
+  // under the root too, unless the operator allows links out (--follow-symlinks).
+  if (!o.followSymlinks && !(await insideRoot(root, file))) {
+    throw originError('unknown-url', `nothing at /${segments.join('/').slice(0, 256)}`);
+  }
   const etag = `"${stat.size.toString(36)}-${Math.floor(stat.mtimeMs).toString(36)}"`;
   res.setHeader('Content-Type', STATIC_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream');
   res.setHeader('Last-Modified', stat.mtime.toUTCString());
