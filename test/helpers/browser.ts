@@ -149,6 +149,15 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** Opens a player page and polls until the video passes `untilSeconds`, the page reports an error
  * (plus a short grace for the errors that follow it) or the timeout. */
+/** Saves test-artifacts/players/<name>.png (a failure to is one more page error) and closes the page. */
+async function screenshotAndClose(page: Page, name: string, pageErrors: string[]): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) }).catch((e: Error) => {
+    pageErrors.push(`screenshot: ${e.message}`);
+  });
+  await page.close();
+}
+
 export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<PlayResult> {
   const { ctx } = await browser();
   const page = await ctx.newPage();
@@ -206,11 +215,7 @@ export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<
   } catch (e) {
     pageErrors.push(`harness: ${(e as Error).message}`);
   } finally {
-    mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${opts.screenshot}.png`) }).catch((e: Error) => {
-      pageErrors.push(`screenshot: ${e.message}`);
-    });
-    await page.close();
+    await screenshotAndClose(page, opts.screenshot, pageErrors);
   }
   return {
     currentTime: hook.currentTime,
@@ -313,11 +318,7 @@ export async function frameHash(pageUrl: string, opts: FrameOptions): Promise<Fr
   } catch (e) {
     pageErrors.push(`harness: ${(e as Error).message}`);
   } finally {
-    mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${opts.screenshot}.png`) }).catch((e: Error) => {
-      pageErrors.push(`screenshot: ${e.message}`);
-    });
-    await page.close();
+    await screenshotAndClose(page, opts.screenshot, pageErrors);
   }
   return {
     hash,

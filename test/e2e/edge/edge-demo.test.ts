@@ -2,19 +2,9 @@
 // through the edge and the origin's own address, every printed URL answers through the edge as
 // it answers direct, and Ctrl-C stops both. Run in-process on free ports.
 
-import { Writable } from 'node:stream';
-import { main } from '../../../origin/cli/main';
 import { DEMO_ENCRYPTED, parseDemoArgs } from '../../../origin/cli/demo-command';
-import { tempDir } from '../../helpers/fixtures';
+import { startDemo } from '../../helpers/demo';
 import { request } from '../../host-glue/envoy/edge-helpers';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
 
 test('--edge-port and --no-edge parse; the edge listens on 8080 by default, the origin on 8081', () => {
   expect(parseDemoArgs([])).toMatchObject({ port: 8081, edgePort: 8080, noEdge: false });
@@ -29,16 +19,8 @@ test('--clearkey-port parses; the demo license server listens on 8082 by default
 });
 
 test('origin demo serves through the edge and prints the edge URLs and the direct one', async () => {
-  const out = new Capture();
-  const err = new Capture();
-  const running = main(
-    ['demo', '--port', '0', '--edge-port', '0', '--clearkey-port', '0', '--out', tempDir('edge-demo-')],
-    out,
-    err,
-  );
+  const { out, err, running, edge } = await startDemo();
   try {
-    for (let i = 0; i < 1200 && !out.text.includes('Ctrl-C stops'); i++) await new Promise((r) => setTimeout(r, 25));
-    const edge = /through the edge {2}(http:\/\/127\.0\.0\.1:\d+)\//.exec(out.text)![1]!;
     const direct = /origin, direct {4}(http:\/\/127\.0\.0\.1:\d+)\//.exec(out.text)![1]!;
     expect(edge).not.toBe(direct);
     expect(out.text).toContain(`player page (every presentation, every format):  ${edge}/`);
@@ -66,16 +48,8 @@ test('origin demo serves through the edge and prints the edge URLs and the direc
 // signalled with the demo license server, which answers the player page's origin (CORS); neither
 // its server manifest (the keys) nor its clear sources are one GET away.
 test('origin demo serves the encrypted presentation with its ClearKey license server', async () => {
-  const out = new Capture();
-  const err = new Capture();
-  const running = main(
-    ['demo', '--port', '0', '--edge-port', '0', '--clearkey-port', '0', '--out', tempDir('edge-demo-')],
-    out,
-    err,
-  );
+  const { out, err, running, edge } = await startDemo();
   try {
-    for (let i = 0; i < 1200 && !out.text.includes('Ctrl-C stops'); i++) await new Promise((r) => setTimeout(r, 25));
-    const edge = /through the edge {2}(http:\/\/127\.0\.0\.1:\d+)\//.exec(out.text)![1]!;
     const license = /license server (http:\/\/127\.0\.0\.1:\d+\/license)\)/.exec(out.text)![1]!;
     const { kid, key, files } = DEMO_ENCRYPTED;
 

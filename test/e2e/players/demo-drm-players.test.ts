@@ -2,20 +2,10 @@
 // through the edge, keys from the demo's ClearKey license server): shaka 5 the DASH cenc one,
 // hls.js the HLS fMP4 cbcs one, each past 6 s without a player error.
 
-import { Writable } from 'node:stream';
-import { main } from '../../../origin/cli/main';
-import { tempDir } from '../../helpers/fixtures';
+import { Capture, startDemo } from '../../helpers/demo';
 import { closeBrowser, playAndCheck, playerTestsEnabled } from '../../helpers/browser';
 import { hlsjsAware } from '../../helpers/hlsjs-notices';
 import { PlayerName } from '../../../origin/player/player-page';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
 
 const out = new Capture();
 const err = new Capture();
@@ -32,13 +22,7 @@ describePlayers('the encrypted demo on the player page', () => {
   let links: Map<string, string>;
 
   beforeAll(async () => {
-    running = main(
-      ['demo', '--port', '0', '--edge-port', '0', '--clearkey-port', '0', '--out', tempDir('demo-drm-')],
-      out,
-      err,
-    );
-    for (let i = 0; i < 2400 && !out.text.includes('Ctrl-C stops'); i++) await new Promise((r) => setTimeout(r, 25));
-    edge = /through the edge {2}(http:\/\/127\.0\.0\.1:\d+)\//.exec(out.text)![1]!;
+    ({ running, edge } = await startDemo(out, err));
     const index = await (await fetch(`${edge}/`)).text();
     const from = index.indexOf('<h2>/encrypted.ism</h2>');
     const section = index.slice(from, index.indexOf('<h2>', from + 1));
