@@ -97,7 +97,7 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
       "a `variant_set` syntax error, or a set that keeps none of the request's tracks (the message names the set)",
   },
   'bad-time': { kind: 'bad-request', meaning: 'a malformed `t`/`vbegin`, end not after start, both given' },
-  'bad-parameter': { kind: 'bad-request', meaning: 'a bad `/play` page parameter' },
+  'bad-parameter': { kind: 'bad-request', meaning: 'a bad player-page parameter (`/play`, `/_filter`)' },
   forbidden: { kind: 'forbidden', meaning: 'storage refused to read a file (permission denied)' },
   'protected-format': {
     kind: 'forbidden',

@@ -1,8 +1,9 @@
 // `origin demo` (what `npm start` runs): packages the sample content in fixtures/media into the
 // device-class server manifests (docs/guide/packaging.md), serves them on loopback, starts the embedded edge in
 // front of the origin (`origin edge --config envoy-config/envoy.yaml`, the plugin in the
-// proxy-wasm host) and prints one URL per format through the edge, the player page, and the
-// origin's own address. One presentation is encrypted (docs/guide/drm.md): a W3C ClearKey
+// proxy-wasm host) and prints, per device class, its URLs through the edge (direct, aliases, a
+// freshly signed one, the Basic-auth one: demo-examples.ts), each with its player page link, and
+// the origin's own address. One presentation is encrypted (docs/guide/drm.md): a W3C ClearKey
 // license server, demo-only, runs on its own port and hands its published key to the player page.
 
 import { promises as fs } from 'node:fs';
@@ -14,6 +15,8 @@ import { projectRoot } from '../../host-glue/filter/filter-module';
 import { UsageError } from './args';
 import { startClearKeyServer } from '../drm/clearkey-server';
 import { PlayerName, playHref } from '../player/player-page';
+import { BROWSER_FILTER } from '../server/static';
+import { classUrls, DemoLocations, demoLocations, demoPlayHref, edgeExamples } from './demo-examples';
 
 /** The repository (fixtures/media, envoy-config/), from dist/origin/cli or from the sources. */
 const ROOT = projectRoot(__dirname);
@@ -201,6 +204,13 @@ export async function runDemo(
   const encrypted = { ...DEMO_ENCRYPTED, options: demoDrmOptions(licenseUrl) };
   await packageDemo(encrypted, mediaDir, a.outDir, out);
   if (a.noServe) return 0;
+  // Known once the edge runs; the index page asks for its examples on each request (fresh tokens).
+  let locations: DemoLocations | undefined;
+  const classes = Object.entries(DEMO_CLASSES).map(([name, files]) => ({
+    name,
+    browserQuery: files.some((f) => /ac3|eac3/.test(f)) ? `filter=${encodeURIComponent(BROWSER_FILTER)}` : '',
+  }));
+  const now = (): number => Math.floor(Date.now() / 1000);
   const { serve, untilSignal } = require('./serve-command') as typeof import('./serve-command');
   const server = await serve(
     {
@@ -210,6 +220,7 @@ export async function runDemo(
       manifestCacheControl: 'no-cache',
       segmentCacheControl: 'no-cache',
       playerPage: true,
+      playerExamples: () => (locations === undefined ? [] : edgeExamples(classes, locations, now())),
       quiet: true,
       help: false,
     },
@@ -260,11 +271,20 @@ export async function runDemo(
     out.write(`  origin, direct    ${direct}/\n\n`);
   } else out.write(`  origin            ${direct}/   (no edge: --no-edge)\n\n`);
   out.write(`  player page (every presentation, every format):  ${base}/\n`);
-  for (const name of Object.keys(DEMO_CLASSES)) {
-    out.write(`\n  ${name}\n`);
-    out.write(`    Smooth Streaming  ${base}/${name}.ism/Manifest\n`);
-    out.write(`    DASH              ${base}/${name}.ism/.mpd\n`);
-    out.write(`    HLS (fMP4)        ${base}/${name}.ism/.m3u8?hls_fmp4=true\n`);
+  if (edge !== undefined) {
+    locations = demoLocations(Buffer.from(edge.config.plugin.pluginConfiguration).toString('utf8'));
+    out.write(
+      '  (the signed and Basic-auth URLs use the demo-only secret and user of envoy-config/maps/edge-config.yaml)\n',
+    );
+  }
+  const signedAt = now();
+  for (const c of classes) {
+    out.write(`\n  ${c.name}\n`);
+    for (const u of classUrls(c.name, c.browserQuery, locations, signedAt)) {
+      const shown = u.auth === undefined ? `${base}${u.url}` : `${base.replace('://', `://${u.auth}@`)}${u.url}`;
+      out.write(`    ${u.label.padEnd(31)} ${shown}\n`);
+      out.write(`    ${''.padEnd(31)} play: ${base}${demoPlayHref(u)}\n`);
+    }
   }
   const play = (player: PlayerName, url: string): string => `${base}${playHref(player, url, licenseUrl)}`;
   const dash = `/${DEMO_ENCRYPTED.name}.ism/.mpd`;

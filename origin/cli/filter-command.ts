@@ -11,7 +11,7 @@ import { originError } from '../errors';
 import { ismTrackToProperties } from '../ism/ism-tracks';
 import { parseServerManifest } from '../ism/server-manifest';
 import { TrackProperties } from '../model/media';
-import { formatRational } from '../rational';
+import { rowDetails, trackRow } from '../ism/track-table';
 import { UsageError } from './args';
 
 export const FILTER_USAGE = `Usage: origin filter '<expression>' <x.ism> [--json]
@@ -26,24 +26,6 @@ Options:
 Exit codes: 0 tracks kept, 1 no track kept (a request would get 400) or the file cannot be
 read, 2 a bad expression (the message points at its position) or command line.
 `;
-
-/** Properties shown after the common columns, per track type, in the filter's own spelling. */
-const DETAIL: Record<TrackProperties['type'], ReadonlyArray<keyof TrackProperties>> = {
-  video: [
-    'avc_profile',
-    'avc_level',
-    'MaxWidth',
-    'MaxHeight',
-    'DisplayWidth',
-    'DisplayHeight',
-    'FrameRate',
-    'ScanType',
-  ],
-  audio: ['Channels', 'SamplingRate', 'BitsPerSample', 'AudioTag'],
-  textstream: [],
-  data: [],
-};
-const COMMON_DETAIL: ReadonlyArray<keyof TrackProperties> = ['Roles', 'trackID', 'TimeScale'];
 
 export async function runFilter(
   argv: readonly string[],
@@ -163,12 +145,6 @@ function trackFilterContext(
   }
 }
 
-function shown(p: TrackProperties, key: keyof TrackProperties): string | undefined {
-  const v = p[key];
-  if (v === undefined || v === '') return undefined;
-  return typeof v === 'object' ? formatRational(v) : String(v);
-}
-
 function trackTable(tracks: TrackProperties[], keep: boolean[]): string {
   const rows = tracks.map((p, i) => [
     String(i + 1),
@@ -178,12 +154,7 @@ function trackTable(tracks: TrackProperties[], keep: boolean[]): string {
     p.FourCC,
     String(p.systemBitrate),
     p.systemLanguage,
-    [...DETAIL[p.type], ...COMMON_DETAIL]
-      .flatMap((k) => {
-        const v = shown(p, k);
-        return v === undefined ? [] : [`${k}=${v}`];
-      })
-      .join(' '),
+    rowDetails(trackRow(p, i)).join(' '),
   ]);
   const header = ['#', 'filter', 'trackName', 'type', 'FourCC', 'systemBitrate', 'systemLanguage', 'properties'];
   const rightAligned = new Set([0, 5]);
@@ -201,20 +172,8 @@ function trackTable(tracks: TrackProperties[], keep: boolean[]): string {
 }
 
 function trackJson(p: TrackProperties, index: number, keep: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    index,
-    keep,
-    trackName: p.trackName,
-    type: p.type,
-    FourCC: p.FourCC,
-    systemBitrate: p.systemBitrate,
-    systemLanguage: p.systemLanguage,
-  };
-  for (const k of [...DETAIL[p.type], ...COMMON_DETAIL]) {
-    const v = p[k];
-    if (v !== undefined) out[k] = typeof v === 'object' ? formatRational(v) : v;
-  }
-  return out;
+  const { index: at, ...rest } = trackRow(p, index);
+  return { index: at, keep, ...rest };
 }
 
 /**

@@ -80,6 +80,8 @@ export interface ServeArgs {
   manifestCacheControl: string;
   segmentCacheControl: string;
   playerPage: boolean;
+  /** The edge's example URLs for the index page (origin demo's). */
+  playerExamples?: () => readonly import('../player/index-page').EdgeExample[];
   serveSources?: boolean;
   /** --follow-symlinks: static files through links that resolve outside the root. */
   followSymlinks?: boolean;
@@ -259,6 +261,7 @@ export async function serve(
     segmentCacheControl: a.segmentCacheControl,
     select: wasmTrackSelector,
     playerPage: a.playerPage,
+    ...(a.playerExamples === undefined ? {} : { playerExamples: a.playerExamples }),
     serveSources: a.serveSources === true,
     followSymlinks: a.followSymlinks === true,
     manifestCacheBytes: a.manifestCacheBytes,

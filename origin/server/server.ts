@@ -26,6 +26,7 @@ import { corsHeaders, preflight, READ_CHUNK, send, sendError, setHeaders } from 
 import { checkPhase, HotPath, RouteMemo, tryCachedManifest } from './hot-path';
 import { Coalescer, holdUntilClosed } from './coalesce';
 import { serveStatic, servePlayer } from './static';
+import type { EdgeExample } from '../player/index-page';
 import { Noted, noteOnClose } from './observe';
 import { OPS_PATHS, OpsState, serveOps } from './ops-endpoints';
 import { drain } from './drain';
@@ -40,6 +41,8 @@ export interface ServerOptions {
   select: TrackSelector;
   /** Serve `/`, `/play` and `/_players/` (the player page). */
   playerPage: boolean;
+  /** The edge's example URLs the index page offers (`npm start`: freshly signed on each call). */
+  playerExamples?: () => readonly EdgeExample[];
   /**
    * Serve media sources (.ismv, .isma, ...) and clear server manifests as static files
    * (`--serve-sources`); off, they are 404 (static.ts: no clear copy of encrypted content).
@@ -306,7 +309,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
     }
     const at = { root, segments, rawQuery };
     if (noted !== undefined) noted.kind = 'player';
-    if (opts.playerPage && (await servePlayer(req, res, at))) return;
+    if (opts.playerPage && (await servePlayer(req, res, at, opts.playerExamples))) return;
     if (noted !== undefined) noted.kind = 'static';
     await serveStatic(req, res, at, {
       serveSources: opts.serveSources === true,

@@ -1,15 +1,15 @@
 // Files under the root that are not presentation URLs (served as they are, with validators and
-// Range), and the player pages: `/` (the index of presentations), `/play` and `/_players/`.
+// Range), and the player pages: `/` (the index of presentations), `/play`, `/_players/` and the
+// filter box's `/_filter` (filter-explain.ts).
 
 import { createReadStream, promises as fs } from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { originError } from '../errors';
+import { EdgeExample, indexPage, PresentationLinks } from '../player/index-page';
 import {
   ClearKeySettings,
-  PresentationLinks,
-  indexPage,
   isPlayerName,
   PLAYER_ASSET_CONTENT_TYPE,
   playerAssetFile,
@@ -17,7 +17,9 @@ import {
 } from '../player/player-page';
 import { ifNoneMatchHits, notModifiedSince, parseRange } from './http-util';
 import { sendBytes, startBody, unsatisfiable } from './http';
-import { listPresentations, protectionAt } from './presentations';
+import { listPresentations, protectionAt, tracksAt } from './presentations';
+import { explainFilter } from './filter-explain';
+import { trackRow } from '../ism/track-table';
 import { DRM_OPTIONS } from '../options/drm-options';
 import type { Protection } from '../model/protection';
 
@@ -44,11 +46,12 @@ export interface StaticRequest {
   rawQuery: string;
 }
 
-/** The player pages; false when the path is none of them. */
+/** The player pages; false when the path is none of them. `examples`: the edge's, for `/`. */
 export async function servePlayer(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   at: StaticRequest,
+  examples?: () => readonly EdgeExample[],
 ): Promise<boolean> {
   const { root, segments, rawQuery } = at;
   const urlPath = '/' + segments.join('/');
@@ -61,8 +64,24 @@ export async function servePlayer(
   };
   if (urlPath === '/') {
     const list = await listPresentations(root);
-    const links = await Promise.all(list.map(async (p) => linksOf(p, await protectionAt(root, p))));
-    html(indexPage(links));
+    const links = await Promise.all(
+      list.map(async (p) => {
+        const [protection, tracks] = await Promise.all([protectionAt(root, p), tracksAt(root, p)]);
+        return { ...linksOf(p, protection), ...(tracks === undefined ? {} : { tracks: tracks.map(trackRow) }) };
+      }),
+    );
+    html(indexPage(links, examples === undefined ? {} : { examples: examples() }));
+    return true;
+  }
+  if (urlPath === '/_filter') {
+    const { status, body } = await explainFilter(root, rawQuery);
+    const text = `${JSON.stringify(body)}\n`;
+    res.statusCode = status;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Cache-Control', 'no-store');
+    if (status === 400) res.setHeader('X-Origin-Error', 'bad-filter');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.end(req.method === 'HEAD' ? undefined : text);
     return true;
   }
   if (urlPath === '/play') {
@@ -73,7 +92,7 @@ export async function servePlayer(
       throw originError('bad-parameter', `unknown player "${player.slice(0, 32)}"`, { subject: 'player' });
     if (url === '' || url.length > 2048)
       throw originError('bad-parameter', 'url must be a manifest URL of at most 2048 characters', { subject: 'url' });
-    html(playerPage(player, url, clearKeySettings(params)));
+    html(playerPage(player, url, clearKeySettings(params), basicAuth(params)));
     return true;
   }
   if (urlPath.startsWith('/_players/')) {
@@ -220,4 +239,19 @@ function clearKeySettings(params: URLSearchParams): ClearKeySettings | undefined
     });
   }
   return { keys: Object.fromEntries(list.map((p) => p.toLowerCase().split(':') as [string, string])) };
+}
+
+/** `/play`'s `auth=<user>:<password>` (Basic-auth credentials the player sends to this origin). */
+function basicAuth(params: URLSearchParams): string | undefined {
+  const auth = params.get('auth') ?? undefined;
+  if (auth !== undefined && !/^[\x21-\x39\x3b-\x7e]{1,64}:[\x20-\x7e]{0,128}$/.test(auth)) {
+    throw originError(
+      'bad-parameter',
+      'auth must be <user>:<password>, printable ASCII, at most 64 and 128 characters',
+      {
+        subject: 'auth',
+      },
+    );
+  }
+  return auth;
 }

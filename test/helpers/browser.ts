@@ -57,6 +57,12 @@ function browser(): Promise<{ ctx: BrowserContext; profile: string }> {
   return context;
 }
 
+/** A new page of the file's browser (the caller closes it, e.g. with screenshotAndClose). */
+export async function newPage(): Promise<Page> {
+  const { ctx } = await browser();
+  return ctx.newPage();
+}
+
 export async function closeBrowser(): Promise<void> {
   if (context === undefined) return;
   const { ctx, profile } = await context;
@@ -93,6 +99,8 @@ export interface PlayOptions {
    * about its own behaviour (see test/e2e/players/hls-players.test.ts), never a blanket filter.
    */
   counted?: (r: { errors: string[]; errorTimes: number[]; switchedAt?: number }) => string[];
+  /** Reads the page once polling stopped, before the screenshot (the result's `inspected`). */
+  inspect?: (page: Page) => Promise<unknown>;
 }
 
 export interface PlayResult {
@@ -110,6 +118,8 @@ export interface PlayResult {
   switchedAt?: number;
   /** With subtitles: the most cues any text track of the <video> held. */
   cues?: number;
+  /** What `inspect` returned. */
+  inspected?: unknown;
 }
 
 interface TestHook {
@@ -147,10 +157,8 @@ async function readHook(page: Page): Promise<TestHook> {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Opens a player page and polls until the video passes `untilSeconds`, the page reports an error
- * (plus a short grace for the errors that follow it) or the timeout. */
 /** Saves test-artifacts/players/<name>.png (a failure to is one more page error) and closes the page. */
-async function screenshotAndClose(page: Page, name: string, pageErrors: string[]): Promise<void> {
+export async function screenshotAndClose(page: Page, name: string, pageErrors: string[]): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) }).catch((e: Error) => {
     pageErrors.push(`screenshot: ${e.message}`);
@@ -158,6 +166,8 @@ async function screenshotAndClose(page: Page, name: string, pageErrors: string[]
   await page.close();
 }
 
+/** Opens a player page and polls until the video passes `untilSeconds`, the page reports an error
+ * (plus a short grace for the errors that follow it) or the timeout. */
 export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<PlayResult> {
   const { ctx } = await browser();
   const page = await ctx.newPage();
@@ -179,6 +189,7 @@ export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<
   let switchedAt: number | undefined;
   let maxCues = 0;
   let textShown = false;
+  let inspected: unknown;
   try {
     await page.goto(pageUrl, { waitUntil: 'load', timeout: opts.timeoutMs });
     let firstErrorAt: number | undefined;
@@ -212,12 +223,14 @@ export async function playAndCheck(pageUrl: string, opts: PlayOptions): Promise<
       if (firstErrorAt !== undefined && now - firstErrorAt >= ERROR_GRACE_MS) break;
       await sleep(POLL_MS);
     }
+    if (opts.inspect !== undefined) inspected = await opts.inspect(page);
   } catch (e) {
     pageErrors.push(`harness: ${(e as Error).message}`);
   } finally {
     await screenshotAndClose(page, opts.screenshot, pageErrors);
   }
   return {
+    ...(opts.inspect !== undefined ? { inspected } : {}),
     currentTime: hook.currentTime,
     errors: [...hook.errors, ...pageErrors],
     errorTimes: hook.errorTimes,

@@ -6,13 +6,13 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import {
   escapeHtml,
-  indexPage,
   PLAYER_ASSETS,
   PLAYER_NAMES,
   playerAssetFile,
   playerPage,
   PLAYERS_BY_FORMAT,
 } from '../../../origin/player/player-page';
+import { indexPage } from '../../../origin/player/index-page';
 
 const HOSTILE = `"'><img src=x onerror=alert(1)></script><script>alert(2)</script>\u2028&amp;`;
 

@@ -8,7 +8,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { testPlugin } from '../proxy-wasm/helpers/test-plugins';
 import { tempDir } from '../../helpers/fixtures';
-import { EdgeUnderTest, ENVOY_YAML, request, startTestEdge, startUpstream, Upstream } from './edge-helpers';
+import { EdgeUnderTest, emptiedEnvoyYaml, request, startTestEdge, startUpstream, Upstream } from './edge-helpers';
 
 let upstream: Upstream;
 const edges: EdgeUnderTest[] = [];
@@ -24,7 +24,7 @@ afterAll(async () => {
 
 /** The shipped envoy.yaml with the test plugin inline, this script as its configuration, this policy. */
 async function edgeWith(script: string, policy: string, extra = ''): Promise<EdgeUnderTest> {
-  const shipped = await fs.readFile(ENVOY_YAML, 'utf8');
+  const shipped = await emptiedEnvoyYaml();
   const wasm = Buffer.from(testPlugin('script-plugin')).toString('base64');
   const yaml = shipped
     .replace('local: { filename: build/edge.wasm }', `local: { inline_bytes: ${wasm} }`)

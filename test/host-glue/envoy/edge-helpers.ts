@@ -2,6 +2,7 @@
 // otherwise) for the proxy mechanics, upstream servers the tests control, the edge started from
 // envoy-config/envoy.yaml, and raw HTTP requests with or without keep-alive.
 
+import { promises as fs } from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { AddressInfo, Socket } from 'node:net';
@@ -17,9 +18,18 @@ import {
   ResponseHeadersVerdict,
   StreamInfo,
 } from '../../../host-glue/proxy-wasm/http-filter';
+import { writeConfiguration } from '../../../origin/edge-config/envoy-yaml';
 import { ROOT } from '../../helpers/fixtures';
 
 export const ENVOY_YAML = path.join(ROOT, 'envoy-config', 'envoy.yaml');
+
+/**
+ * The shipped envoy.yaml with its plugin configuration (the demo's locations) emptied to `{}`,
+ * for the tests that put their own configuration (or module) in its place.
+ */
+export async function emptiedEnvoyYaml(): Promise<string> {
+  return writeConfiguration(await fs.readFile(ENVOY_YAML, 'utf8'), ENVOY_YAML, '{}').text;
+}
 
 /** One stream as the proxy drove it: every call in order, and how often end() came. */
 export interface RecordedStream {

@@ -8,6 +8,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { EdgeConfigError, loadEdgeConfig, parseEnvoyConfig, TYPE_URL } from '../../../host-glue/envoy/envoy-config';
+import { writeConfiguration } from '../../../origin/edge-config/envoy-yaml';
 import { ROOT, tempDir } from '../../helpers/fixtures';
 import { ENVOY_YAML } from './edge-helpers';
 
@@ -107,9 +108,12 @@ describe('the shipped envoy-config/envoy.yaml', () => {
 });
 
 /** The shipped file with one edit (a string replacement that must apply). */
+/** The shipped file with its plugin configuration (the demo's locations) emptied to `{}`. */
+const EMPTIED = writeConfiguration(SHIPPED, 'envoy.yaml', '{}').text;
+
 function variant(from: string | RegExp, to: string): string {
-  const out = SHIPPED.replace(from, to);
-  if (out === SHIPPED) throw new Error(`variant: ${String(from)} not found`);
+  const out = EMPTIED.replace(from, to);
+  if (out === EMPTIED) throw new Error(`variant: ${String(from)} not found`);
   return out;
 }
 
@@ -118,7 +122,9 @@ const configuration = (yaml: string): string =>
 
 describe('configurations and failure policy (docs/specs.md ABI §5.1)', () => {
   test('StringValue reaches the plugin raw, Struct as JSON, BytesValue decoded from base64, none as 0 bytes', () => {
-    expect(configuration(SHIPPED)).toBe('{}\n');
+    // The shipped value is the demo's JSON object, a block scalar read as written.
+    expect(JSON.parse(configuration(SHIPPED)).locations).toHaveLength(3);
+    expect(configuration(EMPTIED)).toBe('{}\n');
     const struct = variant(
       /"@type": type\.googleapis\.com\/google\.protobuf\.StringValue\n\s+value: \|\n\s+\{\}\n/,
       '"@type": type.googleapis.com/google.protobuf.Struct\n                  value:\n                    aliases: { "/old": "/new" }\n                    ttl: 60\n',

@@ -7,8 +7,9 @@ import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '../../../origin/cli/main';
 import { parseEdgeArgs } from '../../../origin/cli/edge-command';
+import { parseEnvoyConfig } from '../../../host-glue/envoy/envoy-config';
 import { ROOT, runOrigin, tempDir } from '../../helpers/fixtures';
-import { ENVOY_YAML, request, startUpstream } from '../../host-glue/envoy/edge-helpers';
+import { emptiedEnvoyYaml, ENVOY_YAML, request, startUpstream } from '../../host-glue/envoy/edge-helpers';
 
 test('--help names every option, and `origin --help` lists the command', async () => {
   const r = await runOrigin(['edge', '--help']);
@@ -102,7 +103,7 @@ test("a configuration the plugin refuses (invalid JSON): exit 1 with Envoy's rea
   const file = path.join(dir, 'envoy.yaml');
   await fs.writeFile(
     file,
-    (await fs.readFile(ENVOY_YAML, 'utf8'))
+    (await emptiedEnvoyYaml())
       .replace(/value: \|\n(\s+)\{\}\n/, 'value: |\n$1{"aliases": \n')
       .replace('build/edge.wasm', path.join(ROOT, 'build', 'edge.wasm')),
   );
@@ -138,7 +139,9 @@ test('with the real host: listens, prints what it loaded, proxies, a busy port i
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+)\//.exec(out.text)![1]!;
     expect(out.text).toContain('  plugin         name "edge", root_id "edge", vm_id "edge", FAIL_CLOSED');
     expect(out.text).toContain(`  module         ${path.join(ROOT, 'build', 'edge.wasm')} (`);
-    expect(out.text).toContain('  configuration  StringValue, 3 bytes');
+    // The demo's locations (envoy-config/maps/edge-config.yaml), as the block scalar holds them.
+    const shipped = parseEnvoyConfig(await fs.readFile(ENVOY_YAML, 'utf8'), ENVOY_YAML).plugin.pluginConfiguration;
+    expect(out.text).toContain(`  configuration  StringValue, ${shipped.byteLength} bytes`);
     expect(out.text).toContain(`  clusters       origin → 127.0.0.1:${upstream.port} (--upstream)`);
     expect((await request(url, '/x.ism/Manifest')).body.toString()).toBe('origin saw /x.ism/Manifest');
     const admin =

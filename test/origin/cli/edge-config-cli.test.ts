@@ -58,11 +58,14 @@ describe('map files', () => {
   test('the demo maps parse, and the demo description builds the plugin JSON the engine accepts', async () => {
     const built = await buildConfiguration(DESCRIPTION);
     expect(built.maps.map((m) => [m.member, path.relative(ROOT, m.file), m.entries.map((e) => e.key)])).toEqual([
-      ['locations[0].rewrite.maps.filter', 'envoy-config/maps/filter.map', ['avc', 'sd', 'audio']],
-      ['locations[0].rewrite.maps.timeline', 'envoy-config/maps/timeline.map', ['intro', 'late']],
-      ['locations[0].rewrite.maps.alter', 'envoy-config/maps/alter.map', ['fmp4', 'ts']],
+      ['locations[2].rewrite.maps.filter', 'envoy-config/maps/filter.map', ['avc', 'sd', 'audio']],
+      ['locations[2].rewrite.maps.timeline', 'envoy-config/maps/timeline.map', ['intro', 'late']],
+      ['locations[2].rewrite.maps.alter', 'envoy-config/maps/alter.map', ['fmp4', 'ts']],
     ]);
-    expect(built.value).toEqual({
+    // The aliases are the last location, after the demo's /token/ and /secure/ (edge-config-demo.test.ts).
+    const locations = (built.value as { locations: Array<{ prefix: string; rewrite: unknown }> }).locations;
+    expect(locations.map((l) => l.prefix)).toEqual(['/token/', '/secure/', '/']);
+    expect({ locations: [locations[2]] }).toEqual({
       locations: [
         {
           prefix: '/',
@@ -82,28 +85,31 @@ describe('map files', () => {
               },
             },
           },
+          validate_filter: true,
         },
       ],
     });
     expect(JSON.parse(built.json)).toEqual(built.value);
     const engine = new RewriteEngine();
-    expect(engine.configure((built.value as { locations: Array<{ rewrite: unknown }> }).locations[0]!.rewrite)).toBe(
-      '',
-    );
+    expect(engine.configure(locations[2]!.rewrite)).toBe('');
     expect(engine.rewrite('/tablets.ism/fmp4/avc@intro.m3u8')?.query).toBe(
       'hls_fmp4=true&hls_client_manifest_version=7&filter=FourCC==%22AVC1%22%7C%7CFourCC==%22AACL%22&presentation_name=intro&suppress_query_parameters',
     );
   });
 });
 
-/** A scratch directory with a copy of the shipped envoy.yaml (module path made absolute) and the demo maps. */
+/**
+ * A scratch directory with a copy of the shipped envoy.yaml (module path made absolute, the
+ * plugin configuration emptied to `{}`) and the demo maps.
+ */
 async function scratch(): Promise<{ dir: string; yaml: string; original: string; description: string }> {
   const dir = tempDir('edge-config-');
   const yaml = path.join(dir, 'envoy.yaml');
-  const original = (await fs.readFile(ENVOY_YAML, 'utf8')).replace(
+  const shipped = (await fs.readFile(ENVOY_YAML, 'utf8')).replace(
     'filename: build/edge.wasm',
     `filename: ${path.join(ROOT, 'build', 'edge.wasm')}`,
   );
+  const original = writeConfiguration(shipped, 'envoy.yaml', '{}').text;
   await fs.writeFile(yaml, original);
   for (const f of ['filter.map', 'timeline.map', 'alter.map', 'edge-config.yaml'])
     await fs.copyFile(path.join(ROOT, 'envoy-config', 'maps', f), path.join(dir, f));
@@ -200,7 +206,7 @@ describe('origin edge-config', () => {
     const line =
       (await fs.readFile(path.join(s.dir, 'filter.map'), 'utf8')).split('\n').indexOf('hd-only filter=true') + 1;
     expect(r.stderr).toBe(
-      `origin edge-config: error: the plugin refuses the configuration: edge: configuration refused: locations[0].rewrite.maps.filter.hd-only: no rule can look this key up: the parts that read map filter (<bundle> (name: no '-', '@' or '/'), <dir> (name: no '-', '@' or '/')) cannot hold it (${path.join(s.dir, 'filter.map')}:${line})\n`,
+      `origin edge-config: error: the plugin refuses the configuration: edge: configuration refused: locations[2].rewrite.maps.filter.hd-only: no rule can look this key up: the parts that read map filter (<bundle> (name: no '-', '@' or '/'), <dir> (name: no '-', '@' or '/')) cannot hold it (${path.join(s.dir, 'filter.map')}:${line})\n`,
     );
     expect(await fs.readFile(s.yaml, 'utf8')).toBe(s.original);
     // --no-check writes what the plugin would refuse (the lead's call, e.g. before a build).
@@ -229,7 +235,7 @@ describe('origin edge-config', () => {
       'a missing map file',
       async (s: { dir: string }) => fs.rm(path.join(s.dir, 'alter.map')),
       (s: { dir: string }) =>
-        `origin edge-config: error: ${path.join(s.dir, 'edge-config.yaml')}: locations[0].rewrite.maps.alter: cannot read the map file ${path.join(s.dir, 'alter.map')}: ENOENT\n`,
+        `origin edge-config: error: ${path.join(s.dir, 'edge-config.yaml')}: locations[2].rewrite.maps.alter: cannot read the map file ${path.join(s.dir, 'alter.map')}: ENOENT\n`,
     ],
     [
       'a description that is not YAML',

@@ -19,6 +19,11 @@ test.each([
   [`/t/${'a'.repeat(32)}/0badc0de/p.ism/.mpd`, `/t/${REDACTED}/p.ism/.mpd`],
   [`/t/${'a'.repeat(32)}/0badc0de`, `/t/${REDACTED}`],
   [`/t/${'a'.repeat(33)}/0badc0de/x`, `/t/${'a'.repeat(33)}/0badc0de/x`], // not the token's shape
+  // The player page's Basic-auth credentials and the manifest URL it plays (a signed one, maybe).
+  [
+    '/play?player=hlsjs&url=%2Fsecure%2Fp.ism%2F.m3u8&auth=demo%3Ademo-only',
+    `/play?player=${REDACTED}&url=${REDACTED}&auth=${REDACTED}`,
+  ],
 ])('%s is logged as %s', (raw, logged) => {
   expect(loggedUrl(raw)).toBe(logged);
 });

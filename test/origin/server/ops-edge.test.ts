@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { parseServeArgs, serve } from '../../../origin/cli/serve-command';
 import { ROOT, tempDir } from '../../helpers/fixtures';
 import { parseExposition, valueOf } from '../../helpers/prometheus';
-import { ENVOY_YAML, request } from '../../host-glue/envoy/edge-helpers';
+import { emptiedEnvoyYaml, request } from '../../host-glue/envoy/edge-helpers';
 import { startTestOrigin, TestOrigin } from './server-helpers';
 
 /** Every path needs a signed URL (assembly/edge/token.ts): anything else is 401 at the filter. */
@@ -27,7 +27,7 @@ afterAll(() => origin?.server.close());
 test('the origin paths bypass the filter; the rest does not', async () => {
   const dir = tempDir('ops-edge-');
   const yaml = path.join(dir, 'envoy.yaml');
-  const text = await fs.readFile(ENVOY_YAML, 'utf8');
+  const text = await emptiedEnvoyYaml();
   expect(text).toMatch(/value: \|\n\s+\{\}\n/);
   await fs.writeFile(yaml, text.replace(/(value: \|\n\s+)\{\}\n/, `$1${TOKENS_EVERYWHERE}\n`));
   const cwd = process.cwd();
