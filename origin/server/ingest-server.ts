@@ -12,6 +12,8 @@
 // refused from its header. The next chunk is read only when the previous one is archived.
 
 import { timingSafeEqual } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { originError } from '../errors';
@@ -75,6 +77,9 @@ export async function startIngestServer(o: IngestServerOptions): Promise<Running
     now: o.now,
     sync: o.sync,
   });
+  // A restart continues every channel at once: torn tails cut, the status rewritten (no encoder
+  // is connected to a process that just started), before any encoder comes back.
+  for (const isml of await archivedChannels(o.root)) await channels.get(isml).catch(() => undefined);
   const headersTimeout = o.headersTimeoutMs ?? 60_000;
   const server = http.createServer({
     requestTimeout: 0,
@@ -150,15 +155,15 @@ async function ingest(req: http.IncomingMessage, res: http.ServerResponse, ctx: 
       throw originError('ingest-media-type', `Content-Type ${type.slice(0, 64)} is not fragmented MP4 (video/mp4)`);
     channel = await ctx.channels.get(live.isml);
     channel.requestOpened();
-    let graceful: string[] = [];
+    let result: { ends: string[]; summary: string } | undefined;
     try {
-      const result = await consume(req, channel, live.stream, ctx);
-      graceful = result.ends;
-      respond(res, 200, result.summary);
-      ctx.logger?.log('info', `ingest ${live.isml} Streams(${live.stream}): ${result.summary}`);
+      result = await consume(req, res, channel, live.stream, ctx);
     } finally {
-      await channel.requestClosed(graceful);
+      // The status file says what this request did before it is answered.
+      await channel.requestClosed(result?.ends ?? []);
     }
+    respond(res, 200, result.summary);
+    ctx.logger?.log('info', `ingest ${live.isml} Streams(${live.stream}): ${result.summary}`);
   } catch (e) {
     ctx.logger?.log('warn', `ingest ${(req.url ?? '').slice(0, 256)}: ${(e as Error)?.message ?? String(e)}`);
     closeAfter(req, res);
@@ -173,6 +178,7 @@ async function ingest(req: http.IncomingMessage, res: http.ServerResponse, ctx: 
  */
 async function consume(
   req: http.IncomingMessage,
+  res: http.ServerResponse,
   channel: Channel,
   stream: string,
   ctx: IngestContext,
@@ -182,11 +188,20 @@ async function consume(
   let keys: string[] = [];
   const counts = { archived: 0, duplicate: 0, late: 0 };
   req.setTimeout(ctx.idleMs, () => {
+    // Answered first (408), then the body is given up, which ends the loop below with the error.
     const e = originError('ingest-idle', `nothing received for ${ctx.idleMs / 1000} s`);
-    req.destroy(e);
+    if (res.headersSent) return void req.destroy(e);
+    closeAfter(req, res);
+    res.once('finish', () => req.destroy(e));
+    sendError(res, e, ctx.logger);
   });
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    for (const box of splitter.push(chunk)) {
+  // Not for-await: leaving that loop on an error would destroy the request, and with it the
+  // socket the error's answer goes out on.
+  const chunks = (req as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await chunks.next();
+    if (next.done === true) break;
+    for (const box of splitter.push(next.value)) {
       const ev = parser.push(box);
       if (ev === undefined) continue;
       if (ev.kind === 'header') keys = await channel.header(stream, ev.header);
@@ -218,9 +233,11 @@ function respond(res: http.ServerResponse, status: number, text: string): void {
 function closeAfter(req: http.IncomingMessage, res: http.ServerResponse): void {
   if (req.complete) return;
   res.shouldKeepAlive = false;
+  const socket = req.socket;
+  if (socket === null) return;
   res.once('finish', () => {
-    req.socket.end();
-    setTimeout(() => req.socket.destroy(), 1000).unref();
+    socket.end();
+    setTimeout(() => socket.destroy(), 1000).unref();
   });
 }
 
@@ -239,4 +256,25 @@ function authorize(req: http.IncomingMessage, res: http.ServerResponse, credenti
   const given = Buffer.from(m[1]!, 'base64');
   const ok = credentials.some((c) => c.byteLength === given.byteLength && timingSafeEqual(c, given));
   if (!ok) throw originError('ingest-forbidden', 'credentials not accepted');
+}
+
+/** Directories searched below the root for channel archives at start-up. */
+const MAX_SCAN_DEPTH = 6;
+
+/** The `.isml` URL paths under `root` that have an archive (`<name>.isml.archive/`). */
+async function archivedChannels(root: string, rel: string[] = []): Promise<string[]> {
+  if (rel.length > MAX_SCAN_DEPTH) return [];
+  let entries;
+  try {
+    entries = await fs.readdir(path.join(root, ...rel), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const e of entries) {
+    if (!e.isDirectory() || e.name.startsWith('.')) continue;
+    if (/\.isml\.archive$/i.test(e.name)) out.push('/' + [...rel, e.name.slice(0, -'.archive'.length)].join('/'));
+    else out.push(...(await archivedChannels(root, [...rel, e.name])));
+  }
+  return out;
 }

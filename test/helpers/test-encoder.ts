@@ -200,7 +200,7 @@ export class Push {
 
 export class TestEncoder {
   private readonly o: EncoderOptions;
-  private push: Push | undefined;
+  push: Push | undefined;
   /** Global indexes of the fragments sent, per track, in order. */
   readonly sent = new Map<number, number[]>();
 
