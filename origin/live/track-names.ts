@@ -3,7 +3,6 @@
 // params); CMAF ingest in the stream name (`Streams(video-640x360-800k.cmfv)`, the convention of
 // the DASH-IF ingest spec's examples), read by the caller.
 
-import { parseServerManifest } from '../ism/server-manifest';
 import { IngestHeader } from './ingest-parser';
 
 export interface LiveTrackName {
@@ -11,24 +10,31 @@ export interface LiveTrackName {
   systemBitrate: number | undefined;
 }
 
-/** By track ID, what the header's Live Server Manifest says; empty without one or when it does not parse. */
+/**
+ * By track ID, what the header's Live Server Manifest says; empty without one. Read leniently (the
+ * elements and their params only): ffmpeg's has no `src`, which a server manifest needs.
+ */
 export function liveTrackNames(h: IngestHeader): Map<number, LiveTrackName> {
   const out = new Map<number, LiveTrackName>();
-  if (h.serverManifest === undefined) return out;
-  let manifest;
-  try {
-    manifest = parseServerManifest(h.serverManifest, 'Live Server Manifest Box');
-  } catch {
-    return out; // the names are a nicety; the media does not depend on them
-  }
-  for (const t of manifest.tracks) {
-    const param = (n: string): string | undefined => t.params.find((p) => p.name === n)?.value;
-    const id = Number(param('trackID'));
+  const text = h.serverManifest;
+  if (text === undefined || text.length > MAX_MANIFEST_CHARS) return out;
+  for (const m of text.matchAll(/<(video|audio|textstream)\b([^>]{0,4096})>([\s\S]{0,65536}?)<\/\1>/g)) {
+    const attrs = m[2]!;
+    const params = new Map<string, string>();
+    for (const p of m[3]!.matchAll(/<param\s+name="([^"]{1,64})"\s+value="([^"]{0,4096})"/g)) params.set(p[1]!, p[2]!);
+    const id = Number(params.get('trackID'));
     if (!Number.isInteger(id)) continue;
-    out.set(id, { trackName: param('trackName'), systemBitrate: t.systemBitrate || undefined });
+    const bitrate = Number(/\bsystemBitrate="(\d{1,12})"/.exec(attrs)?.[1] ?? params.get('systemBitrate'));
+    out.set(id, {
+      trackName: params.get('trackName'),
+      systemBitrate: Number.isFinite(bitrate) && bitrate > 0 ? bitrate : undefined,
+    });
   }
   return out;
 }
+
+/** The Live Server Manifest is a few kB; more is not read. */
+const MAX_MANIFEST_CHARS = 1 << 20;
 
 /** A bitrate written in a CMAF stream name (`…-800k.cmfv`, `…-64k.cmfa`), in bit/s. */
 export function bitrateOfStreamName(stream: string): number | undefined {

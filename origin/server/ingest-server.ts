@@ -87,6 +87,11 @@ export async function startIngestServer(o: IngestServerOptions): Promise<Running
     // How often Node checks the headers timeout: its default (30 s) would let a short one run long.
     connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(headersTimeout / 4))),
   });
+  // ffmpeg half-closes its side right after the last chunk, before reading the answer. Node's
+  // default then aborts the request (its body may still sit unread behind our backpressure):
+  // an HTTP server that allows half-open connections reads on and answers (lib/_http_server.js,
+  // socketOnEnd).
+  (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   const ctx: IngestContext = {
     channels,
     credentials,
@@ -157,7 +162,7 @@ async function ingest(req: http.IncomingMessage, res: http.ServerResponse, ctx: 
     channel.requestOpened();
     let result: { ends: string[]; summary: string } | undefined;
     try {
-      result = await consume(req, res, channel, live.stream, ctx);
+      result = await consume(req, channel, live.stream, ctx);
     } finally {
       // The status file says what this request did before it is answered.
       await channel.requestClosed(result?.ends ?? []);
@@ -178,7 +183,6 @@ async function ingest(req: http.IncomingMessage, res: http.ServerResponse, ctx: 
  */
 async function consume(
   req: http.IncomingMessage,
-  res: http.ServerResponse,
   channel: Channel,
   stream: string,
   ctx: IngestContext,
@@ -187,19 +191,17 @@ async function consume(
   const parser = new IngestParser(channel.knownHeader(stream));
   let keys: string[] = [];
   const counts = { archived: 0, duplicate: 0, late: 0 };
-  req.setTimeout(ctx.idleMs, () => {
-    // Answered first (408), then the body is given up, which ends the loop below with the error.
-    const e = originError('ingest-idle', `nothing received for ${ctx.idleMs / 1000} s`);
-    if (res.headersSent) return void req.destroy(e);
-    closeAfter(req, res);
-    res.once('finish', () => req.destroy(e));
-    sendError(res, e, ctx.logger);
-  });
+  // A silent body ends the loop below with ingest-idle; the request is closed in the channel and
+  // then answered 408 like any other error (the socket's inactivity timer, reset by every chunk).
+  let idle!: (e: Error) => void;
+  const silent = new Promise<never>((_, reject) => (idle = reject));
+  silent.catch(() => undefined);
+  req.setTimeout(ctx.idleMs, () => idle(originError('ingest-idle', `nothing received for ${ctx.idleMs / 1000} s`)));
   // Not for-await: leaving that loop on an error would destroy the request, and with it the
   // socket the error's answer goes out on.
   const chunks = (req as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   for (;;) {
-    const next = await chunks.next();
+    const next = await Promise.race([chunks.next(), silent]);
     if (next.done === true) break;
     for (const box of splitter.push(next.value)) {
       const ev = parser.push(box);

@@ -85,12 +85,16 @@ export async function startLiveOrigin(
   };
 }
 
-/** Waits until `f` holds (the status file is written just after each change), at most `ms`. */
+/**
+ * What `f` gives once `ok` holds of it (the status file is written just after each change); fails
+ * with the last value after `ms`.
+ */
 export async function eventually<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const v = await f();
-    if (ok(v) || Date.now() > until) return v;
+    if (ok(v)) return v;
+    if (Date.now() > until) throw new Error(`not reached within ${ms} ms; last: ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
