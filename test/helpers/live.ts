@@ -24,6 +24,7 @@ export interface LiveState {
   status: number;
   channel: string;
   state: 'idle' | 'started' | 'stopped';
+  updated: string;
   encoders: number;
   tracks: Array<{
     track: string;
@@ -31,6 +32,7 @@ export interface LiveState {
     systemBitrate: number;
     fragments: number;
     lastTime: string | null;
+    lastTimeUtc: string | null;
     gaps: number;
     duplicatesDropped: number;
     lateDropped: number;

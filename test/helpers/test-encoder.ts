@@ -262,6 +262,11 @@ export class TestEncoder {
     return this.push!.end();
   }
 
+  /** Sends nothing for `ms` with the connection open (an encoder that stalls). */
+  stall(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
   /** The connection drops (no end of the chunked body). */
   drop(): void {
     this.push?.abort();
