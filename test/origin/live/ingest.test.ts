@@ -171,3 +171,25 @@ test('the ingest listener takes PUT as POST, and answers GET with 405', async ()
   expect(again.status).toBe(403); // stopped, and no restart_on_encoder_reconnect
   expect(again.headers['x-origin-error']).toBe('channel-stopped');
 });
+
+test('archive_length purges old media a file at a time (files of archive_segment_length)', async () => {
+  await createChannel(origin.root, 'short', ['--archiving', '--archive_length=4', '--archive_segment_length=2']);
+  const enc = new TestEncoder({
+    channelUrl: origin.channelUrl('short'),
+    stream: 'v',
+    fixture: video,
+    anchorSeconds: NOW,
+  });
+  await enc.open();
+  await enc.send(0, 10); // 20 s of 2 s fragments, one file each
+  expect((await enc.close()).status).toBe(200);
+  const { json } = await origin.archive('short');
+  // The newest end is NOW + 20 s: files ending before NOW + 16 s are gone.
+  expect(json.tracks[0]!.ranges).toEqual([
+    expect.objectContaining({
+      start: String(BigInt(NOW + 16) * 10_000_000n),
+      end: String(BigInt(NOW + 20) * 10_000_000n),
+    }),
+  ]);
+  expect((await origin.state('short')).tracks[0]!.fragments).toBe(2);
+});
