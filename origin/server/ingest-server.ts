@@ -143,7 +143,6 @@ interface IngestContext {
 const MEDIA_TYPES = /^(video|audio|application)\/(mp4|iso\.segment|octet-stream|vnd\.ms-sstr\+xml)$/i;
 
 async function ingest(req: http.IncomingMessage, res: http.ServerResponse, ctx: IngestContext): Promise<void> {
-  let channel: Channel | undefined;
   try {
     if (req.method !== 'POST' && req.method !== 'PUT') {
       res.setHeader('Allow', 'POST, PUT');
@@ -158,7 +157,7 @@ async function ingest(req: http.IncomingMessage, res: http.ServerResponse, ctx: 
     const type = req.headers['content-type']?.split(';')[0]?.trim();
     if (type !== undefined && type !== '' && !MEDIA_TYPES.test(type))
       throw originError('ingest-media-type', `Content-Type ${type.slice(0, 64)} is not fragmented MP4 (video/mp4)`);
-    channel = await ctx.channels.get(live.isml);
+    const channel = await ctx.channels.get(live.isml);
     channel.requestOpened();
     let result: { ends: string[]; summary: string } | undefined;
     try {
@@ -170,7 +169,9 @@ async function ingest(req: http.IncomingMessage, res: http.ServerResponse, ctx: 
     respond(res, 200, result.summary);
     ctx.logger?.log('info', `ingest ${live.isml} Streams(${live.stream}): ${result.summary}`);
   } catch (e) {
-    ctx.logger?.log('warn', `ingest ${(req.url ?? '').slice(0, 256)}: ${(e as Error)?.message ?? String(e)}`);
+    // The path only: a query could carry anything.
+    const where = (req.url ?? '').split('?')[0]!.slice(0, 256);
+    ctx.logger?.log('warn', `ingest ${where}: ${(e as Error)?.message ?? String(e)}`);
     closeAfter(req, res);
     sendError(res, e, ctx.logger);
   }
