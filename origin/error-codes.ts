@@ -17,7 +17,10 @@ export type ErrorKind =
   | 'method-not-allowed' // only GET and HEAD exist
   | 'too-long' // a URL beyond the bound we read
   | 'unavailable' // the origin cannot answer this now (the primary of its workers did not answer)
-  | 'internal';
+  | 'internal'
+  | 'unauthorized' // live ingest without credentials (401 with a Basic challenge)
+  | 'precondition-failed' // live ingest: media the channel cannot take yet or at all (DASH-IF ingest: 412)
+  | 'timeout'; // live ingest: a body idle past the ingest idle timeout
 
 /** The one mapping of kinds to HTTP status. */
 export const HTTP_STATUS: Readonly<Record<ErrorKind, number>> = {
@@ -31,6 +34,9 @@ export const HTTP_STATUS: Readonly<Record<ErrorKind, number>> = {
   io: 500,
   unavailable: 503,
   internal: 500,
+  unauthorized: 401,
+  'precondition-failed': 412,
+  timeout: 408,
 };
 
 /** Every `X-Origin-Error` value the origin sends. */
@@ -61,7 +67,18 @@ export type ErrorCode =
   | 'missing-source'
   | 'unavailable'
   | 'internal'
-  | 'clip-numbering';
+  | 'clip-numbering'
+  | 'unknown-channel'
+  | 'ingest-unauthorized'
+  | 'ingest-forbidden'
+  | 'channel-stopped'
+  | 'ingest-media-type'
+  | 'ingest-bad-box'
+  | 'ingest-box-too-large'
+  | 'ingest-not-utc'
+  | 'ingest-no-header'
+  | 'ingest-header-mismatch'
+  | 'ingest-idle';
 
 export interface ErrorCodeSpec {
   kind: ErrorKind;
@@ -147,6 +164,48 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   'clip-numbering': {
     kind: 'internal',
     meaning: "a sub-clip's segments do not fall in the unclipped presentation's segments (HLS numbering)",
+  },
+  // Live ingest (docs/guide/live.md; the statuses of the DASH-IF live media ingest spec).
+  'unknown-channel': {
+    kind: 'not-found',
+    meaning: 'ingest to, or the state of, a publishing point (`.isml`) that does not exist',
+  },
+  'ingest-unauthorized': {
+    kind: 'unauthorized',
+    meaning: 'ingest without credentials on a listener that requires them (with a Basic challenge)',
+  },
+  'ingest-forbidden': { kind: 'forbidden', meaning: 'ingest with wrong credentials' },
+  'channel-stopped': {
+    kind: 'forbidden',
+    meaning: 'ingest to a stopped channel whose publishing point lacks `restart_on_encoder_reconnect`',
+  },
+  'ingest-media-type': {
+    kind: 'unsupported-media',
+    meaning: 'an ingest body with a Content-Type that is not fragmented MP4, or media the origin cannot archive',
+  },
+  'ingest-bad-box': {
+    kind: 'bad-request',
+    meaning: 'an ingest body that does not parse as fragmented MP4 (a truncated or malformed box)',
+  },
+  'ingest-box-too-large': {
+    kind: 'bad-request',
+    meaning: 'an ingest box declaring more bytes than the ingest bound (refused before it is read)',
+  },
+  'ingest-not-utc': {
+    kind: 'bad-request',
+    meaning: 'ingest times that are not on the UTC (Unix epoch) timeline within a day of now',
+  },
+  'ingest-no-header': {
+    kind: 'precondition-failed',
+    meaning: 'a fragment for a track whose header (ftyp + moov, the CMAF header) was never sent',
+  },
+  'ingest-header-mismatch': {
+    kind: 'precondition-failed',
+    meaning: "an encoder header whose track differs from the channel's (another codec, timescale or configuration)",
+  },
+  'ingest-idle': {
+    kind: 'timeout',
+    meaning: 'an ingest body that sent nothing for longer than the ingest idle timeout',
   },
 };
 

@@ -20,6 +20,7 @@ import { PrimaryMetrics, scrapeThroughPrimary } from '../ops/cluster-metrics';
 import { OriginLogger } from '../ops/log';
 import { cliMetrics, DEFAULT_DRAIN_SECONDS, edgeLoadFailure, serve, ServeArgs, untilSignal } from './serve-command';
 import type { RunningServer } from '../server/server';
+import { startIngestFromArgs } from './serve-ingest';
 
 interface WorkerReady {
   origin: 'ready';
@@ -109,9 +110,17 @@ export async function runPrimary(a: ServeArgs, out: NodeJS.WritableStream, logge
     await stopWorkers(0);
     throw e;
   }
+  // The primary owns the live archive: it alone takes ingest; the workers read what it writes.
+  const ingest = await startIngestFromArgs(a, logger).catch(async (e: unknown) => {
+    stopping = true;
+    await stopWorkers(0);
+    throw e;
+  });
   out.write(`origin serving ${path.resolve(a.root)} at ${urls[0]}/ with ${a.workers} workers (Ctrl-C stops)\n`);
+  if (ingest !== undefined) out.write(`origin taking live ingest at ${ingest.url}/\n`);
   await untilSignal();
   stopping = true;
+  await ingest?.close();
   for (const t of pending) clearTimeout(t);
   const boundMs = (a.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000;
   logger.log('info', `origin: stopping ${live().length} workers (draining at most ${boundMs / 1000} s)`);

@@ -13,6 +13,7 @@ import { ROUTES } from '../server/routes';
 import { OriginMetrics } from '../ops/metrics';
 import { defaultLogFormat, humanLogger, LOG_LEVELS, LogFormat, LogLevel, makeLogger, OriginLogger } from '../ops/log';
 import type { HttpFilterFactory, LogLevel as PluginLogLevel } from '../../host-glue/proxy-wasm/http-filter';
+import { INGEST_USAGE, startIngestFromArgs } from './serve-ingest';
 
 export const DEFAULT_DRAIN_SECONDS = 10;
 
@@ -68,7 +69,7 @@ Options:
   --drain-seconds <n>              on SIGTERM or SIGINT, stop taking connections and let the
                                    responses in flight finish for up to n seconds, then exit
                                    (default ${DEFAULT_DRAIN_SECONDS}; a second signal exits at once)
-  -h, --help                       this text
+${INGEST_USAGE}  -h, --help                       this text
 
 /metrics (Prometheus), /healthz and /readyz are the origin's own: docs/guide/operations.md.
 `;
@@ -108,6 +109,12 @@ export interface ServeArgs {
   metrics?: boolean;
   /** How long SIGTERM waits for the responses in flight (default DEFAULT_DRAIN_SECONDS). */
   drainSeconds?: number;
+  /** --ingest-port: take live ingest there (cli/serve-ingest.ts). */
+  ingestPort?: number;
+  ingestHost?: string;
+  /** A file of `user:password` lines. */
+  ingestCredentials?: string;
+  ingestIdleSeconds?: number;
 }
 
 /** The CPUs this process may use (os.availableParallelism honours affinity masks). */
@@ -206,6 +213,18 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
         break;
       case '--drain-seconds':
         a.drainSeconds = integer(flag, value(), 0, 3600);
+        break;
+      case '--ingest-port':
+        a.ingestPort = integer(flag, value(), 0, 65535);
+        break;
+      case '--ingest-host':
+        a.ingestHost = value();
+        break;
+      case '--ingest-credentials':
+        a.ingestCredentials = value();
+        break;
+      case '--ingest-idle-timeout':
+        a.ingestIdleSeconds = integer(flag, value(), 1, 3600);
         break;
       default:
         throw new UsageError(`unknown argument "${arg}" (origin serve --help)`);
@@ -357,8 +376,14 @@ export async function runServe(
     err.write(`${why}\n`);
     return 1;
   }
+  const ingest = await startIngestFromArgs(a, logger).catch(async (e: unknown) => {
+    await server.close();
+    throw e;
+  });
   out.write(`origin serving ${path.resolve(a.root)} at ${server.url}/ (Ctrl-C stops)\n`);
+  if (ingest !== undefined) out.write(`origin taking live ingest at ${ingest.url}/\n`);
   await untilSignal();
+  await ingest?.close();
   await stopServing(server, a, logger);
   return 0;
 }

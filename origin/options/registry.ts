@@ -273,6 +273,30 @@ export const OPTIONS: readonly OptionSpec[] = [
     stored: true,
     description: 'Live: seconds of DVR window in client manifests.',
   },
+  {
+    name: 'restart_on_encoder_reconnect',
+    cli: 'restart_on_encoder_reconnect',
+    type: 'boolean',
+    default: false,
+    formats: ALL,
+    query: false,
+    stored: true,
+    description:
+      'Live: a stopped channel (its encoders ended the stream) starts again when an encoder pushes to it; without it such a push is refused (403 channel-stopped). Needs encoders on UTC times.',
+  },
+  {
+    name: 'lookahead_fragments',
+    cli: 'lookahead_fragments',
+    type: 'integer',
+    default: 2,
+    min: 0,
+    max: 16,
+    formats: ['smooth'],
+    query: false,
+    stored: true,
+    description:
+      'Live Smooth: a fragment is listed and served once this many later fragments of its track are archived (their times go in its `tfrf`).',
+  },
   ...DRM_OPTIONS,
 ];
 

@@ -30,6 +30,9 @@ import type { EdgeExample } from '../player/index-page';
 import { Noted, noteOnClose } from './observe';
 import { OPS_PATHS, OpsState, serveOps } from './ops-endpoints';
 import { drain } from './drain';
+import { matchLiveRoute } from '../live/live-routes';
+import { FILE_STORAGE } from '../io/storage';
+import { serveLiveStatus } from './live-status';
 
 export interface ServerOptions {
   root: string;
@@ -307,6 +310,9 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
       await checkPhase();
       return await send(req, res, reply, state);
     }
+    // Live channels (.isml): their state and archive; the .isml and its archive are never files.
+    const live = matchLiveRoute(segments);
+    if (live !== undefined) return await serveLiveStatus(req, res, live, rawQuery, { root, storage: FILE_STORAGE });
     const at = { root, segments, rawQuery };
     if (noted !== undefined) noted.kind = 'player';
     if (opts.playerPage && (await servePlayer(req, res, at, opts.playerExamples))) return;

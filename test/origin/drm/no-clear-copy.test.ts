@@ -1,7 +1,7 @@
 // No clear copy by the back door: the media sources and server manifests under the root are not
 // static files (an encrypted presentation's clear sources, or the keys in its .ism, would be one
 // GET away), unless `--serve-sources` asks for them, and even then never a server manifest with
-// DRM options. Keys never appear in an error.
+// DRM options, nor a live publishing point (`.isml`, issue 21). Keys never appear in an error.
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -20,19 +20,26 @@ beforeAll(async () => {
   await fs.copyFile(media('audio_eng_64k.isma'), path.join(origin.root, 'a.isma'));
   await fs.copyFile(media('video_baseline_400k.ismv'), path.join(origin.root, 'v.ismv'));
   await fs.writeFile(path.join(origin.root, 'notes.txt'), 'hello\n');
-  // .isml files (live server manifests) are not presentation URLs of a VOD root: static candidates.
+  // .isml files are publishing points (origin/live/live-routes.ts): never static files.
   await fs.copyFile(path.join(origin.root, 'clear.ism'), path.join(origin.root, 'clear.isml'));
   await fs.copyFile(path.join(origin.root, 'secret.ism'), path.join(origin.root, 'secret.isml'));
 }, 30_000);
 
 afterAll(() => origin?.server.close());
 
-const SOURCES = ['/a.isma', '/v.ismv', '/clear.isml', '/secret.isml', '/A.ISMA'];
+const SOURCES = ['/a.isma', '/v.ismv', '/A.ISMA'];
 
 test.each(SOURCES)('%s is not served by default (404 unknown-url)', async (url) => {
   const r = await get(origin.url, url);
   expect([r.status, r.headers['x-origin-error']]).toEqual([404, 'unknown-url']);
   expect(r.text).toContain('--serve-sources');
+  expect(r.text).not.toContain(KEY);
+});
+
+test.each(['/clear.isml', '/secret.isml'])('%s, a publishing point, is never a file (404 unknown-url)', async (url) => {
+  const r = await get(origin.url, url);
+  expect([r.status, r.headers['x-origin-error']]).toEqual([404, 'unknown-url']);
+  expect(r.text).toContain('never served as a file');
   expect(r.text).not.toContain(KEY);
 });
 
@@ -47,18 +54,19 @@ test('other files stay static files', async () => {
   expect([r.status, r.text]).toEqual([200, 'hello\n']);
 });
 
-test('--serve-sources serves sources and clear server manifests, never one with DRM options', async () => {
+test('--serve-sources serves sources, never a server manifest with DRM options nor a .isml', async () => {
   const logs: string[] = [];
   const server = await startServer({ ...testServerOptions(origin.root, logs), serveSources: true });
   try {
-    for (const url of ['/a.isma', '/v.ismv', '/clear.isml']) {
+    for (const url of ['/a.isma', '/v.ismv']) {
       expect([url, (await get(server.url, url)).status]).toEqual([url, 200]);
     }
     expect((await get(server.url, '/secret.ism')).status).toBe(404);
-    const r = await get(server.url, '/secret.isml');
-    expect([r.status, r.headers['x-origin-error']]).toEqual([404, 'unknown-url']);
-    expect(r.text).toContain('DRM options');
-    expect(r.text).not.toContain(KEY);
+    for (const url of ['/clear.isml', '/secret.isml']) {
+      const r = await get(server.url, url);
+      expect([url, r.status, r.headers['x-origin-error']]).toEqual([url, 404, 'unknown-url']);
+      expect(r.text).not.toContain(KEY);
+    }
   } finally {
     await server.close();
   }

@@ -1,0 +1,115 @@
+// The archive's index file, one per archive file of a track (origin/live/archive.ts): a 32-byte
+// header, then one 40-byte record per fragment, appended after the fragment's bytes are on disk.
+// Pure: bytes in, records out.
+//
+//   header  'OLIX' | version u32 = 1 | timescale u32 | init size u32 | reserved 16 bytes
+//   record  'OLFR' | time i64 | duration u64 | offset u64 | size u32 | flags u32 | crc32 u32
+//
+// Big-endian like the boxes it indexes. `time` is the fragment's decode time in the track
+// timescale, exact 64-bit (a UTC time at 10 MHz is past 2^53); `offset`/`size` locate its
+// moof+mdat (with a leading prft/styp) in the archive file; flags bit 0: starts with a sync sample.
+// The crc32 (ISO 3309, as zlib's) covers the record's first 36 bytes. A record is trusted only
+// when its magic and crc check and its bytes lie inside the media file: a crash between the
+// fragment's write and its record's, or in the middle of either, leaves a tail that fails one
+// of those, which reload drops (and cuts off both files).
+
+export const INDEX_HEADER_BYTES = 32;
+export const INDEX_RECORD_BYTES = 40;
+const HEADER_MAGIC = 0x4f4c4958; // 'OLIX'
+const RECORD_MAGIC = 0x4f4c4652; // 'OLFR'
+const VERSION = 1;
+
+export interface IndexHeader {
+  /** Ticks per second of every time and duration of the track. */
+  timescale: number;
+  /** Bytes of the init (ftyp + moov) at the start of the archive file. */
+  initSize: number;
+}
+
+export interface IndexRecord {
+  /** Decode time of the fragment's first sample, track timescale. */
+  time: bigint;
+  /** Track timescale units. */
+  duration: number;
+  /** Offset of the fragment's first byte in the archive file. */
+  offset: number;
+  size: number;
+  keyframe: boolean;
+}
+
+export function writeIndexHeader(h: IndexHeader): Uint8Array {
+  const b = new Uint8Array(INDEX_HEADER_BYTES);
+  const v = new DataView(b.buffer);
+  v.setUint32(0, HEADER_MAGIC);
+  v.setUint32(4, VERSION);
+  v.setUint32(8, h.timescale);
+  v.setUint32(12, h.initSize);
+  return b;
+}
+
+/** The header, or undefined when the bytes are not one (too short, another magic or version). */
+export function readIndexHeader(b: Uint8Array): IndexHeader | undefined {
+  if (b.byteLength < INDEX_HEADER_BYTES) return undefined;
+  const v = new DataView(b.buffer, b.byteOffset, INDEX_HEADER_BYTES);
+  if (v.getUint32(0) !== HEADER_MAGIC || v.getUint32(4) !== VERSION) return undefined;
+  const timescale = v.getUint32(8);
+  if (timescale === 0) return undefined;
+  return { timescale, initSize: v.getUint32(12) };
+}
+
+export function writeIndexRecord(r: IndexRecord): Uint8Array {
+  const b = new Uint8Array(INDEX_RECORD_BYTES);
+  const v = new DataView(b.buffer);
+  v.setUint32(0, RECORD_MAGIC);
+  v.setBigInt64(4, r.time);
+  v.setBigUint64(12, BigInt(r.duration));
+  v.setBigUint64(20, BigInt(r.offset));
+  v.setUint32(28, r.size);
+  v.setUint32(32, r.keyframe ? 1 : 0);
+  v.setUint32(36, crc32(b.subarray(0, 36)));
+  return b;
+}
+
+/**
+ * The records of an index file's body (the bytes after its header), in order, up to the first
+ * one that does not check (magic, crc, or bytes past `mediaSize`, the archive file's size, or
+ * not after the previous record's). `valid` is how many records were kept: the rest is a torn tail.
+ */
+export function readIndexRecords(body: Uint8Array, mediaSize: number): { records: IndexRecord[]; valid: number } {
+  const records: IndexRecord[] = [];
+  const v = new DataView(body.buffer, body.byteOffset, body.byteLength);
+  let end = -1;
+  for (let at = 0; at + INDEX_RECORD_BYTES <= body.byteLength; at += INDEX_RECORD_BYTES) {
+    if (v.getUint32(at) !== RECORD_MAGIC) break;
+    if (v.getUint32(at + 36) !== crc32(body.subarray(at, at + 36))) break;
+    const offset = Number(v.getBigUint64(at + 20));
+    const size = v.getUint32(at + 28);
+    if (offset < end || offset + size > mediaSize || size === 0) break;
+    end = offset + size;
+    records.push({
+      time: v.getBigInt64(at + 4),
+      duration: Number(v.getBigUint64(at + 12)),
+      offset,
+      size,
+      keyframe: (v.getUint32(at + 32) & 1) === 1,
+    });
+  }
+  return { records, valid: records.length };
+}
+
+const CRC_TABLE = ((): Uint32Array => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+
+/** CRC-32 (ISO 3309 / ITU-T V.42, reflected polynomial 0xEDB88320), as zlib computes it. */
+export function crc32(b: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < b.byteLength; i++) c = CRC_TABLE[(c ^ b[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}

@@ -1,0 +1,61 @@
+// How a serving worker sees a channel: through the read side of the storage seam only (stat,
+// readText, open), never by asking the ingest process. The ingest process publishes a fragment
+// by appending its index record after its bytes, and rewrites the channel's status file
+// atomically; a reader takes the status file, then each track's index files, and trusts only
+// records that check (archive-index.ts), so a read racing an append sees the fragment or not,
+// never half of it.
+
+import * as path from 'node:path';
+import { OriginError, originError } from '../errors';
+import { Storage } from '../io/storage';
+import { INDEX_HEADER_BYTES, readIndexHeader, readIndexRecords, IndexRecord } from './archive-index';
+import { indexPathOf } from './archive';
+import { STATUS_FILE } from './channel';
+import { archiveDirOf } from './channels';
+import { ChannelStatus, decodeStatus, TrackStatus } from './status';
+
+const EXTENSIONS: Record<string, string> = { video: 'cmfv', audio: 'cmfa', textstream: 'cmft', data: 'cmfm' };
+
+/** The status of the channel at a decoded `.isml` path; idle with no tracks before any ingest. */
+export async function readChannelStatus(storage: Storage, root: string, isml: string): Promise<ChannelStatus> {
+  const file = path.join(root, ...isml.split('/'));
+  try {
+    await storage.stat(file);
+  } catch (e) {
+    if (e instanceof OriginError && (e.kind === 'not-found' || e.kind === 'io'))
+      throw originError('unknown-channel', `no publishing point ${isml}`);
+    throw e;
+  }
+  const text = await storage.readText(path.join(archiveDirOf(file), STATUS_FILE)).catch(() => undefined);
+  const status = text === undefined ? undefined : decodeStatus(text);
+  return status ?? { state: 'idle', updated: new Date(0).toISOString(), encoders: 0, tracks: [] };
+}
+
+/** Every published fragment of one track, oldest file first, read from its index files. */
+export async function readTrackRecords(
+  storage: Storage,
+  root: string,
+  isml: string,
+  track: TrackStatus,
+): Promise<IndexRecord[]> {
+  const dir = path.join(archiveDirOf(path.join(root, ...isml.split('/'))), track.key);
+  const out: IndexRecord[] = [];
+  for (const start of track.files) {
+    const media = path.join(dir, `${start}.${EXTENSIONS[track.type] ?? 'cmfm'}`);
+    try {
+      const mediaSize = (await storage.stat(media)).size;
+      const src = await storage.open(indexPathOf(media));
+      try {
+        const bytes = await src.read(0, src.size);
+        if (readIndexHeader(bytes) === undefined) continue;
+        out.push(...readIndexRecords(bytes.subarray(INDEX_HEADER_BYTES), mediaSize).records);
+      } finally {
+        await src.close();
+      }
+    } catch {
+      // Purged between the status read and this one: its fragments are gone.
+      continue;
+    }
+  }
+  return out;
+}

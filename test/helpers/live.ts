@@ -1,0 +1,102 @@
+// A live origin for tests: a temporary root with publishing points made by `origin package`, the
+// ingest listener and the serving port, both real HTTP on loopback.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { RunningIngest, IngestServerOptions, startIngestServer } from '../../origin/server/ingest-server';
+import { RunningServer, startServer } from '../../origin/server/server';
+import { wasmTrackSelector } from '../../origin/server/select';
+import { runOrigin, tempDir } from './fixtures';
+import { httpGet } from './test-encoder';
+
+export interface LiveOrigin {
+  root: string;
+  ingest: RunningIngest;
+  serving: RunningServer;
+  /** Ingest URL of a channel: http://127.0.0.1:<ingest>/live/<name>.isml */
+  channelUrl(name: string): string;
+  state(name: string): Promise<LiveState>;
+  archive(name: string): Promise<{ status: number; json: ArchiveJson }>;
+  close(): Promise<void>;
+}
+
+export interface LiveState {
+  status: number;
+  channel: string;
+  state: 'idle' | 'started' | 'stopped';
+  updated: string;
+  encoders: number;
+  tracks: Array<{
+    track: string;
+    trackName: string;
+    systemBitrate: number;
+    fragments: number;
+    lastTime: string | null;
+    lastTimeUtc: string | null;
+    gaps: number;
+    duplicatesDropped: number;
+    lateDropped: number;
+  }>;
+}
+
+export interface ArchiveJson {
+  tracks: Array<{ track: string; timescale: number; ranges: Array<{ start: string; end: string }> }>;
+}
+
+/** `origin package -o <root>/live/<name>.isml <options>`. */
+export async function createChannel(root: string, name: string, options: string[] = []): Promise<string> {
+  fs.mkdirSync(path.join(root, 'live'), { recursive: true });
+  const isml = path.join(root, 'live', `${name}.isml`);
+  const r = await runOrigin(['package', '-q', '-o', isml, ...options]);
+  if (r.code !== 0) throw new Error(`origin package failed: ${r.stderr}`);
+  return isml;
+}
+
+export async function startLiveOrigin(
+  o: Partial<IngestServerOptions> = {},
+  root = tempDir('origin-live-'),
+): Promise<LiveOrigin> {
+  const ingest = await startIngestServer({ root, host: '127.0.0.1', port: 0, sync: false, ...o });
+  const serving = await startServer({
+    root,
+    host: '127.0.0.1',
+    port: 0,
+    manifestCacheControl: '',
+    segmentCacheControl: '',
+    select: wasmTrackSelector,
+    playerPage: false,
+    metrics: false,
+  });
+  return {
+    root,
+    ingest,
+    serving,
+    channelUrl: (name) => `${ingest.url}/live/${name}.isml`,
+    state: async (name) => {
+      const r = await httpGet(`${serving.url}/live/${name}.isml/state?format=json`);
+      return { status: r.status, ...(r.status === 200 ? JSON.parse(r.body) : {}) } as LiveState;
+    },
+    archive: async (name) => {
+      const r = await httpGet(`${serving.url}/live/${name}.isml/archive`);
+      return { status: r.status, json: (r.status === 200 ? JSON.parse(r.body) : { tracks: [] }) as ArchiveJson };
+    },
+    close: async () => {
+      await ingest.close();
+      await serving.close();
+    },
+  };
+}
+
+/**
+ * What `f` gives once `ok` holds of it (the status file is written just after each change); fails
+ * with the last value after `ms`.
+ */
+export async function eventually<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (ok(v)) return v;
+    if (Date.now() > until) throw new Error(`not reached within ${ms} ms; last: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,147 @@
+// The archive of a track on real files: the index codec, append and reload, purge by whole files,
+// and a torn tail (a crash between or inside the writes of a fragment and its index record)
+// detected and cut off on reload, after which appending continues.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { tempDir } from '../../helpers/fixtures';
+import { FILE_ARCHIVE_STORAGE } from '../../../origin/io/archive-storage';
+import { FILE_STORAGE } from '../../../origin/io/storage';
+import { ArchiveIo, TrackArchive } from '../../../origin/live/archive';
+import {
+  crc32,
+  INDEX_HEADER_BYTES,
+  INDEX_RECORD_BYTES,
+  readIndexHeader,
+  readIndexRecords,
+  writeIndexHeader,
+  writeIndexRecord,
+} from '../../../origin/live/archive-index';
+import { timeRanges } from '../../../origin/live/status';
+
+const io: ArchiveIo = { read: FILE_STORAGE, write: FILE_ARCHIVE_STORAGE };
+const TS = 10_000_000;
+const T0 = 17_956_855_590_000_000n; // a UTC time at 10 MHz: past 2^53
+const INIT = new Uint8Array(100).fill(7);
+const fragment = (
+  i: number,
+  seconds = 2,
+): { time: bigint; duration: number; keyframe: boolean; bytes: Uint8Array } => ({
+  time: T0 + BigInt(i * seconds * TS),
+  duration: seconds * TS,
+  keyframe: true,
+  bytes: new Uint8Array(1000 + i).fill(i & 0xff),
+});
+
+test('crc32 is zlib’s', () => {
+  expect(crc32(Buffer.from('123456789'))).toBe(0xcbf43926);
+});
+
+test('index records round-trip with exact 64-bit times; a flipped bit ends the index there', () => {
+  const records = [0, 1, 2].map((i) => ({
+    time: T0 + BigInt(i),
+    duration: TS * 2,
+    offset: 100 + i * 10,
+    size: 10,
+    keyframe: i !== 1,
+  }));
+  const body = Buffer.concat(records.map(writeIndexRecord));
+  expect(readIndexRecords(body, 1000)).toEqual({ records, valid: 3 });
+  expect(readIndexHeader(writeIndexHeader({ timescale: TS, initSize: 100 }))).toEqual({ timescale: TS, initSize: 100 });
+  const bad = Buffer.from(body);
+  bad[INDEX_RECORD_BYTES + 9]! ^= 1;
+  expect(readIndexRecords(bad, 1000).valid).toBe(1);
+  // A record pointing past the media file does not check either.
+  expect(readIndexRecords(body, 125).valid).toBe(2);
+});
+
+test('append, reload and continue', async () => {
+  const dir = path.join(tempDir('origin-archive-'), 'v-1');
+  const { archive } = await TrackArchive.open(io, dir, { type: 'video', timescale: TS }, { segmentSeconds: 0 });
+  for (let i = 0; i < 3; i++) await archive.append(INIT, fragment(i));
+  await archive.append(INIT, fragment(1)); // a duplicate is not written again
+  await archive.close();
+  const media = path.join(dir, `${T0}.cmfv`);
+  expect(fs.statSync(media).size).toBe(100 + 1000 + 1001 + 1002);
+  const again = await TrackArchive.open(io, dir, { type: 'video', timescale: TS }, { segmentSeconds: 0 });
+  expect(again.report).toEqual({ files: 1, fragments: 3, droppedRecords: 0, droppedBytes: 0 });
+  expect(Buffer.from((await again.archive.storedInit())!)).toEqual(Buffer.from(INIT));
+  await again.archive.append(INIT, fragment(3));
+  expect(again.archive.count).toBe(4);
+  expect(timeRanges(again.archive.files.flatMap((f) => f.records))).toEqual([{ start: T0, end: T0 + BigInt(8 * TS) }]);
+  await again.archive.close();
+});
+
+test('files of archive_segment_length; purge removes whole files older than the retention, never the newest', async () => {
+  const dir = path.join(tempDir('origin-archive-'), 'a-2');
+  const { archive } = await TrackArchive.open(io, dir, { type: 'audio', timescale: TS }, { segmentSeconds: 4 });
+  for (let i = 0; i < 6; i++) await archive.append(INIT, fragment(i));
+  expect(archive.files.map((f) => f.records.length)).toEqual([2, 2, 2]);
+  expect(await archive.purge(T0 + BigInt(8 * TS))).toBe(2);
+  expect(fs.readdirSync(dir).sort()).toEqual([`${T0 + BigInt(8 * TS)}.cmfa`, `${T0 + BigInt(8 * TS)}.idx`]);
+  expect(archive.has(T0)).toBe(false);
+  expect(archive.count).toBe(2);
+  expect(await archive.purge(T0 + BigInt(100 * TS))).toBe(0);
+  await archive.close();
+});
+
+describe('a torn tail is detected and cut off on reload', () => {
+  async function written(): Promise<{
+    dir: string;
+    media: string;
+    index: string;
+    goodMedia: number;
+    goodIndex: number;
+  }> {
+    const dir = path.join(tempDir('origin-archive-'), 'v-1');
+    const { archive } = await TrackArchive.open(io, dir, { type: 'video', timescale: TS }, { segmentSeconds: 0 });
+    for (let i = 0; i < 3; i++) await archive.append(INIT, fragment(i));
+    await archive.close();
+    const media = path.join(dir, `${T0}.cmfv`);
+    const index = path.join(dir, `${T0}.idx`);
+    return { dir, media, index, goodMedia: fs.statSync(media).size, goodIndex: fs.statSync(index).size };
+  }
+
+  const reopen = (dir: string) => TrackArchive.open(io, dir, { type: 'video', timescale: TS }, { segmentSeconds: 0 });
+
+  test('a fragment written without its index record (killed between the two writes)', async () => {
+    const w = await written();
+    fs.appendFileSync(w.media, Buffer.alloc(1500, 9));
+    const { archive, report } = await reopen(w.dir);
+    expect(report).toEqual({ files: 1, fragments: 3, droppedRecords: 0, droppedBytes: 1500 });
+    expect(fs.statSync(w.media).size).toBe(w.goodMedia);
+    await archive.append(INIT, fragment(3));
+    await archive.close();
+    const again = await reopen(w.dir);
+    expect(again.report.fragments).toBe(4);
+    await again.archive.close();
+  });
+
+  test('half an index record, and a fragment cut in the middle', async () => {
+    const w = await written();
+    fs.truncateSync(w.media, w.goodMedia - 300); // the third fragment lost its end
+    fs.appendFileSync(
+      w.index,
+      writeIndexRecord({ time: T0 + 99n, duration: 1, offset: w.goodMedia, size: 10, keyframe: true }).subarray(0, 17),
+    );
+    const { archive, report } = await reopen(w.dir);
+    expect(report).toEqual({ files: 1, fragments: 2, droppedRecords: 2, droppedBytes: 1002 - 300 });
+    expect(fs.statSync(w.index).size).toBe(INDEX_HEADER_BYTES + 2 * INDEX_RECORD_BYTES);
+    expect(archive.has(T0 + BigInt(4 * TS))).toBe(false);
+    // The lost fragment comes again (an encoder's resend) and is archived.
+    await archive.append(INIT, fragment(2));
+    expect(archive.count).toBe(3);
+    await archive.close();
+  });
+
+  test('an index whose header is torn: the file was never published, and is removed', async () => {
+    const dir = path.join(tempDir('origin-archive-'), 'v-1');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `${T0}.cmfv`), INIT.subarray(0, 50));
+    fs.writeFileSync(path.join(dir, `${T0}.idx`), writeIndexHeader({ timescale: TS, initSize: 100 }).subarray(0, 20));
+    const { archive, report } = await reopen(dir);
+    expect(report.files).toBe(0);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    await archive.close();
+  });
+});

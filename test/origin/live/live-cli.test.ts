@@ -1,0 +1,156 @@
+// `origin serve --workers 2 --ingest-port`, the built CLI: the primary takes ingest and owns the
+// archive, both workers answer the channel's state from it; killed with SIGKILL mid-stream and
+// started again, the origin reloads the archive (a torn tail dropped), lists every fragment it
+// had published, byte for byte, and the reconnecting encoder continues the timeline.
+
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { media, ROOT, tempDir } from '../../helpers/fixtures';
+import { ArchiveJson, createChannel, eventually, LiveState } from '../../helpers/live';
+import { httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
+import { readIndexRecords, writeIndexRecord, INDEX_HEADER_BYTES } from '../../../origin/live/archive-index';
+import { exited, linux } from '../server/cli-origin';
+
+const maybe = linux ? test : test.skip;
+const NOW = Math.floor(Date.now() / 1000);
+const muxed = loadFixture(media('muxed_av.ismv'));
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  ingest: string;
+}
+
+function serve(root: string): Promise<Served> {
+  const args = ['serve', '--root', root, '--port', '0', '--workers', '2', '--ingest-port', '0'];
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'origin.js'), ...args, '--warm-up-rounds', '0', '-q'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.once('exit', (code) => reject(new Error(`origin serve exited (${code}): ${err}`)));
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const s = /serving .* at (http:\/\/[\d.]+:\d+)\//.exec(out);
+      const i = /live ingest at (http:\/\/[\d.]+:\d+)\//.exec(out);
+      if (s !== null && i !== null) {
+        child.removeAllListeners('exit');
+        resolve({ child, url: s[1]!, ingest: i[1]! });
+      }
+    });
+  });
+}
+
+const state = async (o: Served): Promise<LiveState> =>
+  JSON.parse((await httpGet(`${o.url}/live/ch.isml/state?format=json`)).body) as LiveState;
+const archive = async (o: Served): Promise<ArchiveJson> =>
+  JSON.parse((await httpGet(`${o.url}/live/ch.isml/archive`)).body) as ArchiveJson;
+
+/** Every published fragment's bytes, read straight from the archive files: `<track>@<time>` → bytes. */
+function publishedBytes(root: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const dir = path.join(root, 'live', 'ch.isml.archive');
+  for (const track of fs.readdirSync(dir).filter((n) => !n.endsWith('.json'))) {
+    for (const idx of fs.readdirSync(path.join(dir, track)).filter((n) => n.endsWith('.idx'))) {
+      const mediaFile = fs
+        .readdirSync(path.join(dir, track))
+        .find((n) => n.startsWith(idx.replace('.idx', '.')) && !n.endsWith('.idx'))!;
+      const bytes = fs.readFileSync(path.join(dir, track, mediaFile));
+      const index = fs.readFileSync(path.join(dir, track, idx));
+      for (const r of readIndexRecords(index.subarray(INDEX_HEADER_BYTES), bytes.byteLength).records)
+        out.set(`${track}@${r.time}`, bytes.subarray(r.offset, r.offset + r.size));
+    }
+  }
+  return out;
+}
+
+maybe(
+  'two workers see the channel; SIGKILL mid-stream, a torn tail, restart: nothing published is lost, the encoder continues',
+  async () => {
+    const root = tempDir('origin-live-cli-');
+    await createChannel(root, 'ch', ['--archiving', '--archive_segment_length=4']);
+    let o = await serve(root);
+    try {
+      const enc = new TestEncoder({
+        channelUrl: `${o.ingest}/live/ch.isml`,
+        stream: 'ffmpeg',
+        fixture: muxed,
+        anchorSeconds: NOW,
+      });
+      await enc.open();
+      await enc.send(0, 8);
+      // Both workers answer from the primary's archive: several requests, one answer.
+      const seen = await eventually(
+        () => state(o),
+        (s) => s.tracks.reduce((n, t) => n + t.fragments, 0) === 8,
+      );
+      expect(seen).toMatchObject({ state: 'started', encoders: 1 });
+      for (let i = 0; i < 6; i++) expect((await state(o)).tracks.map((t) => t.fragments)).toEqual([4, 4]);
+      await enc.send(8, 10);
+      await eventually(
+        () => state(o),
+        (s) => s.tracks.reduce((n, t) => n + t.fragments, 0) === 10,
+      );
+      const before = await archive(o);
+      const bytesBefore = publishedBytes(root);
+      expect(bytesBefore.size).toBe(10);
+
+      o.child.kill('SIGKILL');
+      await exited(o.child);
+      enc.drop();
+      // A write cut short by the kill: half a fragment and half its index record at the end of the
+      // newest video file.
+      const dir = path.join(root, 'live', 'ch.isml.archive', 'ffmpeg-1');
+      const newest = fs
+        .readdirSync(dir)
+        .filter((n) => n.endsWith('.idx'))
+        .sort((a, b) => (BigInt(a.split('.')[0]!) < BigInt(b.split('.')[0]!) ? -1 : 1))
+        .pop()!;
+      const mediaFile = path.join(dir, newest.replace('.idx', '.cmfv'));
+      const size = fs.statSync(mediaFile).size;
+      fs.appendFileSync(mediaFile, enc.fragment(10).bytes.subarray(0, 700));
+      fs.appendFileSync(
+        path.join(dir, newest),
+        writeIndexRecord({ time: 1n, duration: 1, offset: size, size: 9999, keyframe: true }).subarray(0, 30),
+      );
+
+      o = await serve(root);
+      const after = await archive(o);
+      expect(after).toEqual(before);
+      const bytesAfter = publishedBytes(root);
+      expect([...bytesAfter.keys()]).toEqual([...bytesBefore.keys()]);
+      for (const [k, b] of bytesBefore) expect(Buffer.compare(bytesAfter.get(k)!, b)).toBe(0);
+      // Readers never trusted the torn tail; the ingest process cuts it when it opens the channel.
+      expect(await state(o)).toMatchObject({ state: 'started', encoders: 0 });
+
+      // The encoder comes back (a new process: the same header, the last two fragments again).
+      const back = new TestEncoder({
+        channelUrl: `${o.ingest}/live/ch.isml`,
+        stream: 'ffmpeg',
+        fixture: muxed,
+        anchorSeconds: NOW,
+      });
+      await back.open();
+      await back.send(8, 14);
+      expect((await back.close(true)).status).toBe(200);
+      const records = fs.readFileSync(path.join(dir, newest)).subarray(INDEX_HEADER_BYTES);
+      expect(readIndexRecords(records, fs.statSync(mediaFile).size).valid * 40).toBe(records.byteLength);
+      const end = await eventually(
+        () => state(o),
+        (s) => s.state === 'stopped',
+      );
+      expect(end.tracks.map((t) => [t.fragments, t.gaps, t.duplicatesDropped])).toEqual([
+        [7, 0, 1],
+        [7, 0, 1],
+      ]);
+      for (const t of (await archive(o)).tracks) expect(t.ranges).toHaveLength(1);
+    } finally {
+      o.child.kill('SIGTERM');
+      await exited(o.child);
+    }
+  },
+  60_000,
+);
