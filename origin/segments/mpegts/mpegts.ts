@@ -331,7 +331,7 @@ export function planTsSegment(input: TsSegmentInput): TsPlan {
     items.push({ kind: 'pes', stream: p.stream, unit: p.unit });
     if (p.unit.pcr) last = target;
   }
-  if (input.nextPcr !== undefined && last !== undefined) last = fillTo(last, input.nextPcr);
+  if (input.nextPcr !== undefined && last !== undefined) fillTo(last, input.nextPcr);
   const streamPackets = perStream.map((units) => units.reduce((s, u) => s + u.packets, 0));
   const packets = 2 + items.reduce((s, it) => s + (it.kind === 'pcr' ? 1 : it.unit.packets), 0);
   return { items, streamPackets, size: packets * TS_PACKET_SIZE };

@@ -67,7 +67,7 @@ function truncations(buf: Buffer, map: readonly BoxAt[], add: Add): void {
   }
   // And through the media data, at even steps.
   for (let i = 1; i < 12; i++) at.add(Math.floor((buf.length * i) / 12));
-  for (const n of [...at].filter((n) => n >= 0 && n < buf.length).sort((a, b) => a - b)) {
+  for (const n of [...at].filter((x) => x >= 0 && x < buf.length).sort((a, b) => a - b)) {
     add('truncation', `${n}`, buf.subarray(0, n));
   }
 }
