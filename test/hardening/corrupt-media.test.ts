@@ -183,7 +183,14 @@ maybe(
     await request(origin.url, `/p.ism/${tails.find((t) => t.startsWith('QualityLevels'))!}`);
     const rssEnd = origin.rss();
     const fdEnd = origin.fds();
-    const memory = await memoryFigures(origin.url);
+    let memory = await memoryFigures(origin.url);
+    if (process.env['HARDENING_HEAP_SNAPSHOT'] !== undefined) {
+      // With NODE_OPTIONS="--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=<dir>": a snapshot
+      // collects the garbage first, so the heap figures after it are what the origin retains.
+      process.kill(origin.pid, 'SIGUSR2');
+      await new Promise((r) => setTimeout(r, 15_000));
+      memory += `\nafter a heap snapshot (a full collection):\n${await memoryFigures(origin.url)}`;
+    }
     const summary = [...outcomes]
       .sort()
       .map(([k, n]) => `  ${k}: ${n}`)
