@@ -29,8 +29,13 @@ async function pack(ism: string, sources: string[]): Promise<void> {
 }
 
 export async function plantedRoot(token: string): Promise<PlantedRoot> {
-  const root = tempDir('hardening-root-');
-  const outside = tempDir('hardening-outside-');
+  // Siblings with fixed names: the escapes (`../outside/canary.txt`) are the same text in every
+  // run, so a seed replays the same requests (the mutator draws per character and digit).
+  const base = tempDir('hardening-');
+  const root = path.join(base, 'root');
+  const outside = path.join(base, 'outside');
+  await fs.mkdir(root);
+  await fs.mkdir(outside);
   for (const f of PLANTED_SOURCES) await fs.copyFile(media(f), path.join(root, f));
   await pack(
     path.join(root, 'p.ism'),
