@@ -10,6 +10,7 @@ import { originError } from '../errors';
 import { MediaFile } from '../model/media';
 import { readMediaFile } from '../media/media-file';
 import { FILE_STORAGE, FileStat, Storage } from '../io/storage';
+import type { RootConfinement } from '../io/confine';
 import { MAX_SERVER_MANIFEST_BYTES } from '../ism/server-manifest';
 import { buildPresentation } from '../ism/presentation-builder';
 import { Presentation } from '../model/presentation';
@@ -173,6 +174,11 @@ export class PresentationStore {
     limits: StoreLimits = DEFAULT_LIMITS,
     /** Where the .ism files and sources are (io/storage.ts); segment readers open theirs through it too. */
     readonly storage: Storage = FILE_STORAGE,
+    /**
+     * The served root's rule for symbolic links (io/confine.ts): a .ism or source under the root
+     * that resolves outside it is as if absent. Checked with each stat, so once per stat TTL.
+     */
+    private readonly confinement?: RootConfinement,
   ) {
     this.media = new CostLru(limits.mediaBytes);
     this.presentations = new CostLru(limits.presentations);
@@ -180,11 +186,11 @@ export class PresentationStore {
   }
 
   private stat(p: string): Promise<{ mtimeMs: number; size: number }> {
-    if (this.statTtlMs <= 0) return this.storage.stat(p);
+    if (this.statTtlMs <= 0) return this.confinedStat(p);
     const now = performance.now();
     const hit = this.stats.get(p);
     if (hit !== undefined && hit.until > now) return hit.stat;
-    const stat = this.storage.stat(p);
+    const stat = this.confinedStat(p);
     if (this.stats.size >= MAX_STATS) this.stats.clear();
     const entry: StatEntry = { until: now + this.statTtlMs, stat };
     this.stats.set(p, entry);
@@ -196,6 +202,12 @@ export class PresentationStore {
     stat.catch(() => {
       if (this.stats.get(p)?.stat === stat) this.stats.delete(p);
     });
+    return stat;
+  }
+
+  private async confinedStat(p: string): Promise<FileStat> {
+    const stat = await this.storage.stat(p);
+    await this.confinement?.check(p);
     return stat;
   }
 

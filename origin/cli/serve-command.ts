@@ -35,8 +35,9 @@ Options:
   --serve-sources                  serve media sources (.ismv, .isma, .ismt, .mp4, .cmf?) and
                                    server manifests as static files; only for roots of clear
                                    content (a server manifest with DRM options never is)
-  --follow-symlinks                serve static files through symbolic links that resolve
-                                   outside --root (default: such a file is 404)
+  --follow-symlinks                serve presentations and static files through symbolic
+                                   links under --root that resolve outside it (default: such
+                                   a .ism, source or file is as if absent)
   --workers <n>                    worker processes sharing the port (default: the number
                                    of CPUs, ${defaultWorkers()} here); 1 serves in this process
   --stat-ttl-ms <n>                trust a file's stat (and reuse its open handle) for
@@ -84,7 +85,7 @@ export interface ServeArgs {
   /** The edge's example URLs for the index page (origin demo's). */
   playerExamples?: () => readonly import('../player/index-page').EdgeExample[];
   serveSources?: boolean;
-  /** --follow-symlinks: static files through links that resolve outside the root. */
+  /** --follow-symlinks: presentations and static files through links that resolve outside the root. */
   followSymlinks?: boolean;
   quiet: boolean;
   help: boolean;

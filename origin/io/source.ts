@@ -91,7 +91,11 @@ export async function readFully(
 
 export function ioError(path: string, e: unknown): OriginError {
   const code = (e as NodeJS.ErrnoException)?.code;
-  if (code === 'ENOENT') return originError('not-found', 'no such file', { subject: path });
+  // ENOTDIR: a file where the path wants a directory (`/file.txt/x.ism`); ENAMETOOLONG: a segment
+  // past the file system's bound; ELOOP: links in a circle. Each is "no such file", not a storage
+  // failure (the URL fuzzing found `/file.txt/x.ism/...` answered 500 io).
+  if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG' || code === 'ELOOP')
+    return originError('not-found', 'no such file', { subject: path });
   if (code === 'EACCES' || code === 'EPERM') return originError('forbidden', 'permission denied', { subject: path });
   if (code === 'EISDIR') return originError('bad-request', 'is a directory, not a file', { subject: path });
   return originError('io', (e as Error)?.message ?? String(e), { subject: path });

@@ -5,7 +5,7 @@
 
 import * as path from 'node:path';
 import { OriginError, originError } from '../errors';
-import { MediaFile } from '../model/media';
+import { MediaFile, TrackType } from '../model/media';
 import { compareInstants, Instant, Presentation, PresentationTrack, ticksIn } from '../model/presentation';
 import { optionsFromManifest } from '../options/registry';
 import { protectionOf } from '../drm/protection';
@@ -54,6 +54,15 @@ export async function buildPresentation(
         { subject: fileName },
       );
     }
+    if (sameKind(track.properties.type) !== sameKind(properties.type)) {
+      // The .ism's element decides how a track is written (an MPEG-TS video stream, an audio
+      // group): it must be what the source holds, or every segment of it fails later.
+      throw originError(
+        'corrupt-media',
+        `${fileName} names trackID ${properties.trackID} of ${t.src}, a ${track.properties.type} track, as ${properties.type}`,
+        { subject: fileName },
+      );
+    }
     if (track.fragments.count === 0) {
       // The reference answers 415 FMP4_MISSING_TFRA for an empty input track (docs/specs.md, reference §8).
       throw originError('unsupported-media', `track ${properties.trackName} (${t.src}) has no fragments`, {
@@ -83,6 +92,9 @@ export async function buildPresentation(
     protection: asServerError(() => protectionOf(options, tracks, fileName), fileName),
   };
 }
+
+/** Text in a source is `textstream` or `data` (a `meta` handler): both are a .ism's textstream. */
+const sameKind = (t: TrackType): TrackType => (t === 'data' ? 'textstream' : t);
 
 /** Errors in the .ism are the operator's, not the client's: never a 400 for them. */
 function asServerError<T>(f: () => T, fileName: string): T {

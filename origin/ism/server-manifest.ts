@@ -117,7 +117,15 @@ function parseXml(text: string, fileName: string): Node[] {
       { subject: fileName },
     );
   }
-  return parser.parse(text) as Node[];
+  try {
+    return parser.parse(text) as Node[];
+  } catch (e) {
+    // Well-formed but refused by the parser: an external entity (XXE, never read), an entity
+    // expanding past the parser's bounds. The file's fault, not the origin's.
+    throw originError('bad-request', `not a server manifest the origin reads: ${(e as Error)?.message ?? String(e)}`, {
+      subject: fileName,
+    });
+  }
 }
 
 // The plain-SMIL reader. Validating and parsing a server manifest with fast-xml-parser was the

@@ -346,6 +346,16 @@ async function walkMoofs(source: ByteSource, tracks: MoovTrack[], afterMoov: num
 function addTraf(b: TrackBuilder, traf: TrafSummary, offset: number): void {
   const n = b.times.length;
   const time = traf.baseTime ?? (n === 0 ? 0n : b.times[n - 1]! + BigInt(b.durations[n - 1]!));
+  // A track's fragments ascend in time (ISO/IEC 14496-12 §8.8.12 tfdt, MS-SSTR §2.2.4.4 tfxd are
+  // the decode times of successive fragments): one that goes back (a tfxd of −2^63 in the last
+  // fragment) would give negative durations that every writer downstream trips over.
+  if (n > 0 && time <= b.times[n - 1]!) {
+    throw corruptAt(
+      `moof@${offset}`,
+      offset,
+      `fragment time ${time} of track ${traf.trackId} is not after the previous fragment's ${b.times[n - 1]!}`,
+    );
+  }
   b.times.push(time);
   b.durations.push(traf.duration);
   b.offsets.push(offset);

@@ -180,8 +180,6 @@ function readTrak(trak: Found, path: string, trexes: Map<number, TrexDefaults> |
     codecs: '',
     sampleEntry: entry.type,
   };
-  const properties = describe(base, entry, entryPath);
-  properties.trackName = `${properties.type}_${properties.systemLanguage}`;
   const handlerType = HANDLER_ALIASES[handler] ?? handler;
   if (!HANDLERS.includes(handlerType)) {
     throw originError(
@@ -190,6 +188,8 @@ function readTrak(trak: Found, path: string, trexes: Map<number, TrexDefaults> |
       { subject: `${mdiaPath}/hdlr` },
     );
   }
+  const properties = describe(base, entry, entryPath);
+  properties.trackName = `${properties.type}_${properties.systemLanguage}`;
   const header: TrackHeader = {
     ...tkhd,
     handler: handlerType as HandlerType,
@@ -258,9 +258,29 @@ function languageOf(packed: number, elng: Found | undefined): string {
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex').toUpperCase();
 const hex2 = (n: number): string => n.toString(16).toUpperCase().padStart(2, '0');
 
-/** The filter-visible properties of a sample entry. */
+/** The track type each sample entry belongs to (ISO/IEC 14496-12 §8.5.2.2: the entry follows the handler). */
+const ENTRY_TYPE: Record<string, readonly TrackType[]> = {
+  avc: ['video'],
+  aac: ['audio'],
+  ac3: ['audio'],
+  ec3: ['audio'],
+  stpp: ['textstream', 'data'],
+  wvtt: ['textstream', 'data'],
+};
+
+/**
+ * The filter-visible properties of a sample entry. A sample entry of another kind than the
+ * handler's (`avc1` under `soun`) is refused here: every later step trusts the type, and an MPEG-TS
+ * writer handed "video" samples of AAC would fail its own invariant checks instead.
+ */
 function describe(p: TrackProperties, entry: SampleEntry, path: string): TrackProperties {
   const codec = entry.codec;
+  const allowed = ENTRY_TYPE[codec?.kind ?? entry.type];
+  if (allowed !== undefined && !allowed.includes(p.type)) {
+    throw originError('corrupt-media', `sample entry ${printable(entry.type)} in a track of type ${p.type}`, {
+      subject: path,
+    });
+  }
   switch (codec?.kind) {
     case 'avc':
       return describeAvc(p, codec);

@@ -230,6 +230,9 @@ async function streamParts(
 }
 
 function drained(res: http.ServerResponse): Promise<void> {
+  // A client that went away while a read was awaited: its 'close' has been emitted already and
+  // would never come again; waiting for it held the source's lease (and descriptor) forever.
+  if (res.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = (): void => {
       res.off('drain', done);

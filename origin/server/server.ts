@@ -18,6 +18,8 @@ import { newPlayoutContext } from './route-handler';
 import { decodePath, matchPresentationRoute, ROUTES } from './routes';
 import { warmUp } from './warm-up';
 import { FileHandles } from '../io/file-handles';
+import { RootConfinement } from '../io/confine';
+import { FILE_STORAGE } from '../io/storage';
 import { BufferPool, segmentReadBuffers } from '../io/buffers';
 import { inlineEdge, InlineEdgeOptions } from '../../host-glue/envoy/edge-inline';
 import { CacheFigures, MetricSources, OriginMetrics } from '../ops/metrics';
@@ -31,7 +33,6 @@ import { Noted, noteOnClose } from './observe';
 import { OPS_PATHS, OpsState, serveOps } from './ops-endpoints';
 import { drain } from './drain';
 import { matchLiveRoute } from '../live/live-routes';
-import { FILE_STORAGE } from '../io/storage';
 import { serveLiveStatus } from './live-status';
 
 export interface ServerOptions {
@@ -52,8 +53,8 @@ export interface ServerOptions {
    */
   serveSources?: boolean;
   /**
-   * Serve static files through symbolic links that resolve outside the root (`--follow-symlinks`);
-   * off, such a file is 404 (static.ts).
+   * Serve presentations and static files through symbolic links under the root that resolve
+   * outside it (`--follow-symlinks`); off, such a file is as if absent (io/confine.ts).
    */
   followSymlinks?: boolean;
   /** Bound of the rendered-manifest cache in bytes (default DEFAULT_MANIFEST_CACHE_BYTES); 0 disables it. */
@@ -116,12 +117,16 @@ interface Origin extends HotPath {
   coalescer: Coalescer;
   /** /metrics, /healthz, /readyz (ops-endpoints.ts): readiness and draining. */
   ops: OpsState;
+  /** Undefined with --follow-symlinks. */
+  confinement: RootConfinement | undefined;
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const root = path.resolve(opts.root);
   const statTtlMs = opts.statTtlMs ?? DEFAULT_LIMITS.statTtlMs ?? 0;
-  const store = new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs });
+  // Links under the root that lead out of it are refused, for presentations and static files alike.
+  const confinement = opts.followSymlinks === true ? undefined : new RootConfinement(root);
+  const store = new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }, FILE_STORAGE, confinement);
   const ctx = newPlayoutContext(
     store,
     opts.select,
@@ -142,6 +147,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     logger,
     observer: metrics === undefined && requestLog === undefined ? undefined : { metrics, logger: requestLog },
     ops: { root, metrics, ready: false, draining: false },
+    confinement,
   };
   metrics?.bind(metricSources(state));
   if (logger?.enabled('debug'))
@@ -319,7 +325,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
     if (noted !== undefined) noted.kind = 'static';
     await serveStatic(req, res, at, {
       serveSources: opts.serveSources === true,
-      followSymlinks: opts.followSymlinks === true,
+      confinement: state.confinement,
     });
   } catch (e) {
     // A client that went away in the middle of a file is no server error (its request line says aborted).

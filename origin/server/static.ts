@@ -21,6 +21,7 @@ import { listPresentations, protectionAt, tracksAt } from './presentations';
 import { explainFilter } from './filter-explain';
 import { trackRow } from '../ism/track-table';
 import { DRM_OPTIONS } from '../options/drm-options';
+import type { RootConfinement } from '../io/confine';
 import type { Protection } from '../model/protection';
 
 /** What the player page requests: everything but the Dolby audio browsers cannot decode. */
@@ -130,16 +131,6 @@ export function linksOf(name: string, protection: Protection | undefined): Prese
   };
 }
 
-/** Whether the file, its symbolic links resolved, is under the root (itself resolved). */
-async function insideRoot(root: string, file: string): Promise<boolean> {
-  try {
-    const [realRoot, real] = await Promise.all([fs.realpath(root), fs.realpath(file)]);
-    return real.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep);
-  } catch {
-    return false;
-  }
-}
-
 /** Media sources (ISO BMFF, CMAF) and server manifests: never static files unless asked for. */
 const SOURCE_FILE = /\.(ismv|isma|ismt|mp4|m4v|m4a|cmf[vatm]|ism|isml)$/i;
 
@@ -153,7 +144,7 @@ export async function serveStatic(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   at: StaticRequest,
-  o: { serveSources: boolean; followSymlinks: boolean },
+  o: { serveSources: boolean; confinement: RootConfinement | undefined },
 ): Promise<void> {
   const serveSources = o.serveSources;
   const { root, segments } = at;
@@ -180,8 +171,8 @@ export async function serveStatic(
   }
   if (!stat.isFile()) throw originError('unknown-url', `nothing at /${segments.join('/').slice(0, 256)}`);
   // A symbolic link under the root may point anywhere (/etc/passwd): what it resolves to must be
-  // under the root too, unless the operator allows links out (--follow-symlinks).
-  if (!o.followSymlinks && !(await insideRoot(root, file))) {
+  // under the root too, unless the operator allows links out (--follow-symlinks; io/confine.ts).
+  if (o.confinement !== undefined && !(await o.confinement.holds(file))) {
     throw originError('unknown-url', `nothing at /${segments.join('/').slice(0, 256)}`);
   }
   const etag = `"${stat.size.toString(36)}-${Math.floor(stat.mtimeMs).toString(36)}"`;

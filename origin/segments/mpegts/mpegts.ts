@@ -57,6 +57,13 @@ export const AUDIO_PID = 0x101;
 
 /** §2.7.2: PCRs at most 100 ms apart (90 kHz units). */
 export const MAX_PCR_INTERVAL = 9000n;
+
+/**
+ * PCR-only packets one segment may need to bridge gaps without samples: an hour of them. More means
+ * times no stream has (a source whose timescale says 1 Hz for 10 MHz ticks: a 20-million-second gap
+ * took 200 million packets and every byte of memory); the plan refuses before it makes them.
+ */
+export const MAX_PCR_FILL = 36_000n;
 /** The PCR runs this far behind the decode time of the PES that carries it (90 kHz units). */
 export const PCR_LEAD = 9000n;
 /** Audio frames share a PES while their decode times lie within 100 ms of the first, and up to this many bytes. */
@@ -290,6 +297,25 @@ export function planTsSegment(input: TsSegmentInput): TsPlan {
         : (a.stream === pcrStream ? 0 : 1) - (b.stream === pcrStream ? 0 : 1),
   );
   const items: Item[] = [];
+  let fill = 0n;
+  /** Adds the PCR-only packets that keep `last` within 100 ms of `to`; returns the new `last`. */
+  const fillTo = (from: bigint, to: bigint): bigint => {
+    let at = from;
+    if (to - at > MAX_PCR_INTERVAL) {
+      fill += (to - at - 1n) / MAX_PCR_INTERVAL;
+      if (fill > MAX_PCR_FILL) {
+        throw originError(
+          'segment-too-large',
+          `a gap of ${(to - from) / 90000n} s without samples would take ${fill} PCR-only packets (at most ${MAX_PCR_FILL}): the times are not a stream's`,
+        );
+      }
+    }
+    while (to - at > MAX_PCR_INTERVAL) {
+      at += MAX_PCR_INTERVAL;
+      items.push({ kind: 'pcr', value: at });
+    }
+    return at;
+  };
   let last: bigint | undefined;
   // The next segment starts its clock at its smallest DTS − PCR_LEAD, which can be below the DTS of
   // this segment's last audio (video DTS run behind PTS by the decode delay): no PCR may pass it.
@@ -301,19 +327,11 @@ export function planTsSegment(input: TsSegmentInput): TsPlan {
       if (!p.unit.pcr) items.push({ kind: 'pcr', value: target });
       last = target;
     }
-    while (target - last > MAX_PCR_INTERVAL) {
-      last += MAX_PCR_INTERVAL;
-      items.push({ kind: 'pcr', value: last });
-    }
+    last = fillTo(last, target);
     items.push({ kind: 'pes', stream: p.stream, unit: p.unit });
     if (p.unit.pcr) last = target;
   }
-  if (input.nextPcr !== undefined && last !== undefined) {
-    while (input.nextPcr - last > MAX_PCR_INTERVAL) {
-      last += MAX_PCR_INTERVAL;
-      items.push({ kind: 'pcr', value: last });
-    }
-  }
+  if (input.nextPcr !== undefined && last !== undefined) fillTo(last, input.nextPcr);
   const streamPackets = perStream.map((units) => units.reduce((s, u) => s + u.packets, 0));
   const packets = 2 + items.reduce((s, it) => s + (it.kind === 'pcr' ? 1 : it.unit.packets), 0);
   return { items, streamPackets, size: packets * TS_PACKET_SIZE };

@@ -198,6 +198,12 @@ describe('bad server manifests are reported with where and why', () => {
       '<smil><body><switch><audio src="a.isma" systemBitrate="1"><param value="1"/></audio></switch></body></smil>',
       /<param> without name/,
     ],
+    [
+      // Found by the hardening corpus: the parser's own error escaped as a 500 `internal`.
+      'an external entity (never read)',
+      '<!DOCTYPE smil [<!ENTITY x SYSTEM "file:///etc/passwd">]><smil><head><meta name="x" content="&x;"/></head></smil>',
+      /not a server manifest the origin reads: External entities are not supported/,
+    ],
   ];
   test.each(cases)('%s', (_name, text, message) => {
     let error: unknown;

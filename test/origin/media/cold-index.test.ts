@@ -1,11 +1,12 @@
 // The cold-start index path (origin/media/media-file.ts fast mode, boxes.ts parseMfra): few
 // reads per source, one pass over the tfra entries, and the same fragment tables as the moof walk.
 
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseMfra } from '../../../origin/media/boxes';
 import { readMediaFile } from '../../../origin/media/media-file';
-import { ByteSource, FileSource } from '../../../origin/io/source';
+import { BufferSource, ByteSource, FileSource } from '../../../origin/io/source';
+import { OriginError } from '../../../origin/errors';
 import { MediaFile } from '../../../origin/model/media';
 import { FIXTURE_FILES, media } from '../../helpers/fixtures';
 import { box, concat, fullBox, i64, u32, u64 } from '../../helpers/mp4-builder';
@@ -174,5 +175,32 @@ describe('parseMfra columns (ISO/IEC 14496-12 §8.8.10)', () => {
     ]) {
       expect([t, parse([[t, 100]]).timesSafe]).toEqual([t, Number.isSafeInteger(Number(t)) && BigInt(Number(t)) === t]);
     }
+  });
+});
+
+describe('fragment times that go back', () => {
+  // Found by the hardening corpus (test/hardening/): the last fragment's tfxd set to −2^63 made the
+  // mfra path fall back to the walk, which took the time as it was and produced negative durations
+  // that an HDS bootstrap and fMP4 writers then refused as internal errors.
+  test('a tfxd time before the previous fragment is corrupt-media naming the moof', async () => {
+    const bytes = readFileSync(media('video_baseline_400k.ismv'));
+    const tfxd = Buffer.from('6d1d9b0542d544e680e2141daff757b2', 'hex');
+    const at: number[] = [];
+    for (let i = bytes.indexOf(tfxd); i >= 0; i = bytes.indexOf(tfxd, i + 1)) at.push(i);
+    expect(at.length).toBe(5);
+    // usertype, then version 1 and flags, then the 64-bit absolute time.
+    bytes.writeBigInt64BE(-(2n ** 63n), at[4]! + 16 + 4);
+    const source = new BufferSource('v.ismv', bytes);
+    let error: unknown;
+    try {
+      await readMediaFile(source, 'fast');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(OriginError);
+    expect((error as OriginError).kind).toBe('corrupt-media');
+    expect((error as Error).message).toMatch(
+      /moof@\d+: fragment time -9223372036854775808 of track 1 is not after the previous fragment's 60000000/,
+    );
   });
 });

@@ -222,6 +222,14 @@ describe('corrupt moovs name the box path and the file offset', () => {
     expect(failure(rename(original(), 'mvex', 'free')).kind).toBe('unsupported-media');
   });
 
+  test('a sample entry of another kind than its handler (avc1 in a sound track)', () => {
+    // Found by the hardening corpus (test/hardening/): accepted, the track reached the MPEG-TS
+    // writer as audio samples of H.264 and failed there as an internal error.
+    const e = failure(rename(original(), 'vide', 'soun'));
+    expect([e.kind, e.subject]).toEqual(['corrupt-media', 'v.ismv: moov/trak[0]/mdia/minf/stbl/stsd/avc1']);
+    expect(e.message).toMatch(/sample entry avc1 in a track of type audio/);
+  });
+
   test('a handler an fMP4 output cannot describe', () => {
     const e = failure(rename(original(), 'vide', 'hint'));
     expect([e.kind, e.subject]).toEqual(['unsupported-media', 'v.ismv: moov/trak[0]/mdia/hdlr']);

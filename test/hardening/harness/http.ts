@@ -1,0 +1,70 @@
+// HTTP requests of the hardening suite: the raw path as written (no URL normalisation, so `..`,
+// `%2e%2e` and NUL reach the origin), a bound on each answer's time (a hang is a failure, not a
+// stuck test), and kept-alive connections shared by a run.
+
+import * as http from 'node:http';
+
+export interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface RequestOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  agent?: http.Agent;
+  /** The answer must be complete within this (default 15 s). */
+  timeoutMs?: number;
+}
+
+/** GET (or `method`) of a raw path; rejects on a reset, a malformed answer or the time bound. */
+export function request(base: string, rawPath: string, o: RequestOptions = {}): Promise<Answer> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: rawPath,
+        method: o.method ?? 'GET',
+        headers: o.headers,
+        agent: o.agent ?? false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+        });
+        res.on('error', fail);
+      },
+    );
+    const fail = (e: Error): void => {
+      clearTimeout(timer);
+      reject(new Error(`${o.method ?? 'GET'} ${rawPath.slice(0, 200)}: ${e.message}`));
+    };
+    const timer = setTimeout(() => {
+      req.destroy(new Error(`no complete answer within ${o.timeoutMs ?? 15_000} ms`));
+    }, o.timeoutMs ?? 15_000);
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** Runs `work` over `items` with at most `concurrency` at a time, in order of start. */
+export async function eachLimited<T>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T, index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      await work(items[i]!, i);
+    }
+  });
+  await Promise.all(lanes);
+}
