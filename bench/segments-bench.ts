@@ -125,7 +125,8 @@ function measured(server: Server, paths: string[], connections: number, seconds:
   const r = wrk(server.proc.url, paths, connections, seconds);
   const cpu = cpuSecondsOf(server.proc.pid) - cpu0;
   const failed = Object.values(r.errors).reduce((a, b) => a + b, 0);
-  if (failed > 0) throw new Error(`${server.name} ${paths[0]}: ${failed} errors or non-2xx answers (${JSON.stringify(r.errors)})`);
+  if (failed > 0)
+    throw new Error(`${server.name} ${paths[0]}: ${failed} errors or non-2xx answers (${JSON.stringify(r.errors)})`);
   return { ...r, cpuMsPerRequest: Number(((cpu * 1000) / Math.max(1, r.requests)).toFixed(3)) };
 }
 

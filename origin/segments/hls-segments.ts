@@ -34,6 +34,7 @@ import {
   writeTsSegment,
 } from './mpegts/mpegts';
 import { packedAudioSegment, PackedCodec } from './packed-audio';
+import { overlappingFragments } from './mpegts/audio-window';
 import { keepContinuity, sampleAesStreamInput } from './mpegts/sample-aes-streams';
 import { audioSetupInformation, encryptAudioFrames, SampleAesKey } from '../drm/sample-aes-ts';
 import { ReadLease } from '../io/buffers';
@@ -237,23 +238,18 @@ async function readMuxedAudio(
   { p, open, lease }: SegmentReads,
 ): Promise<TsSample[]> {
   const range = fragmentRange(a);
-  const fa = a.track.fragments;
   const fv = v.track.fragments;
   const tsA = BigInt(a.track.properties.TimeScale);
   const tsV = BigInt(v.track.properties.TimeScale);
   const shiftA = outputShift(a.track, p.origin);
   const shiftV = outputShift(v.track, p.origin);
-  // Compared as audio ticks × tsV against video ticks × tsA.
-  const from = lo === undefined ? undefined : (fv.times[lo]! - shiftV) * tsA;
-  const to = hi === undefined ? undefined : (fv.times[hi]! - shiftV) * tsA;
-  const overlapping: number[] = [];
-  for (let i = range.first; i < range.end; i++) {
-    const start = (fa.times[i]! - shiftA) * tsV;
-    if (to !== undefined && start >= to) break; // fragments ascend in time
-    const end = start + BigInt(fa.durations[i]!) * tsV;
-    if (from !== undefined && end <= from) continue;
-    overlapping.push(i);
-  }
+  // Compared as audio ticks × tsV against video ticks × tsA (mpegts/audio-window.ts).
+  const overlapping = overlappingFragments(a.track.fragments, range.first, range.end, {
+    shift: shiftA,
+    tsV,
+    from: lo === undefined ? undefined : (fv.times[lo]! - shiftV) * tsA,
+    to: hi === undefined ? undefined : (fv.times[hi]! - shiftV) * tsA,
+  });
   const picked: SourceSample[] = [];
   const groups: number[] = [];
   const ts = await withSource(open, a.track.src, async (source) => {

@@ -119,11 +119,12 @@ export const hlsIFramePlaylist: RouteHandler = async (call) => {
 export const hdsManifest: RouteHandler = (call) =>
   manifest(call, () => writeHdsManifest(call.view, call.req.groups.stem!));
 
-export const hdsFragment: RouteHandler = async ({ ctx, req, view }) => {
-  const g = req.groups;
-  const bytes = await hdsFragmentRequest(view, g.stem!, g.segment!, g.fragment!, ctx.open);
-  return generatedReplyHashingContent(req, view, bytes);
-};
+export const hdsFragment: RouteHandler = ({ ctx, req, view }) =>
+  ctx.generation.run(async () => {
+    const g = req.groups;
+    const bytes = await hdsFragmentRequest(view, g.stem!, g.segment!, g.fragment!, ctx.open);
+    return generatedReplyHashingContent(req, view, bytes);
+  });
 
 /** DASH init and media segments, media by `$Time$` or (`mpd_segment_template=number`) `$Number$`. */
 export const dashSegment: RouteHandler = (call) =>
@@ -133,12 +134,12 @@ export const hlsFmp4Segment: RouteHandler = (call) => fmp4InitOrMediaSegment(cal
 
 /** MPEG-TS, packed audio or WebVTT segments: the route's extension names the kind it serves. */
 export function hlsSegment(kind: SegmentKind): RouteHandler {
-  return (call) => generatedHlsSegment(call, kind);
+  return (call) => call.ctx.generation.run(() => generatedHlsSegment(call, kind));
 }
 
 /** I-frame segments as MPEG-TS or as moof+mdat. */
 export function iframeSegment(kind: 'ts' | 'm4s'): RouteHandler {
-  return (call) => generatedIFrameSegment(call, kind);
+  return (call) => call.ctx.generation.run(() => generatedIFrameSegment(call, kind));
 }
 
 async function manifest(call: RouteCall, render: () => string): Promise<Reply> {
