@@ -231,8 +231,20 @@ export async function withFragmentSpan(
 ): Promise<ByteSource> {
   const f = track.fragments;
   if (!(first >= 0 && first <= last && last < f.count)) return source;
-  const start = f.offsets[first]!;
-  const end = f.offsets[last]! + f.sizes[last]!;
+  return withByteSpan(source, f.offsets[first]!, f.offsets[last]! + f.sizes[last]!, { maxBytes, lease });
+}
+
+/**
+ * `source` with bytes [start, end) read in one go (withFragmentSpan's read, for any range: the
+ * bytes of one sample, say): reads inside the range are answered from memory, others go to the
+ * source. A range that is implausible, past the source's end or over `maxBytes` is not pre-read.
+ */
+export async function withByteSpan(
+  source: ByteSource,
+  start: number,
+  end: number,
+  { maxBytes, lease }: SpanRead,
+): Promise<ByteSource> {
   if (!(
     Number.isSafeInteger(start) &&
     Number.isSafeInteger(end) &&

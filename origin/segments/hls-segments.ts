@@ -48,6 +48,7 @@ import {
   readSampleData,
   SampleWithData,
   SourceSample,
+  withByteSpan,
   withFragmentSpan,
 } from '../media/samples';
 import { trackHeaderOf } from '../media/moov';
@@ -108,9 +109,9 @@ function attach(ts: TsSample[], data: readonly Uint8Array[]): void {
   for (let i = 0; i < ts.length; i++) ts[i]!.data = data[i]!;
 }
 
-/** How a TS segment is made beyond its samples. */
+/** How a TS or packed audio segment is made beyond its samples. */
 export interface TsSegmentOptions {
-  /** Gives the output buffer (writeTsSegment); by default a new one. */
+  /** Gives the output buffer (writeTsSegment, packedAudioSegment); by default a new one. */
   allocate?: (size: number) => Uint8Array;
   /** SAMPLE-AES (origin/drm/sample-aes-ts.ts): the key and this segment's IV; undefined: clear. */
   sampleAes?: SampleAesKey;
@@ -287,7 +288,7 @@ export async function packedAudio(
   r: Rendition,
   index: number,
   open: SourceOpener = openFile,
-  sampleAes?: SampleAesKey,
+  { allocate, sampleAes }: TsSegmentOptions = {},
 ): Promise<Uint8Array> {
   const t = r.tracks[0]!;
   const seg = t.segments.segment(index);
@@ -309,10 +310,10 @@ export async function packedAudio(
     const pts =
       to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
     const frames = samples.map((s) => s.data);
-    if (sampleAes === undefined) return packedAudioSegment(codec, pts, frames);
+    if (sampleAes === undefined) return packedAudioSegment(codec, pts, frames, undefined, allocate);
     const setup = audioSetupInformation(config, first.data, what);
     const where = samples.map((s) => ({ file: t.track.src, offset: s.offset }));
-    return packedAudioSegment(codec, pts, encryptAudioFrames(codec.kind, frames, sampleAes, where), setup);
+    return packedAudioSegment(codec, pts, encryptAudioFrames(codec.kind, frames, sampleAes, where), setup, allocate);
   } finally {
     lease.release();
   }
@@ -323,7 +324,7 @@ async function keyframe(
   view: PlayoutView,
   v: ViewTrack,
   n: number,
-  open: SourceOpener,
+  { open, lease }: { open: SourceOpener; lease: ReadLease },
 ): Promise<SampleWithData & { index: number }> {
   const range = fragmentRange(v);
   const index = range.first + n - 1;
@@ -342,7 +343,12 @@ async function keyframe(
         `fragment ${n} of ${v.track.properties.trackName} does not start with a keyframe`,
       );
     }
-    const [withData] = await readSampleData(source, [first], MAX_GENERATED_SEGMENT_BYTES);
+    // Its bytes read into a pooled buffer (io/buffers.ts): the writers copy them into the segment.
+    const span = await withByteSpan(source, first.offset, first.offset + first.size, {
+      maxBytes: MAX_GENERATED_SEGMENT_BYTES,
+      lease,
+    });
+    const [withData] = await readSampleData(span, [first], MAX_GENERATED_SEGMENT_BYTES);
     return { ...withData!, index };
   });
 }
@@ -356,8 +362,21 @@ export async function keyframeTs(
   v: ViewTrack,
   n: number,
   open: SourceOpener = openFile,
+  allocate?: (size: number) => Uint8Array,
 ): Promise<Uint8Array> {
-  const k = await keyframe(view, v, n, open);
+  const lease = new ReadLease();
+  try {
+    return await writeKeyframeTs(v, await keyframe(view, v, n, { open, lease }), allocate);
+  } finally {
+    lease.release();
+  }
+}
+
+function writeKeyframeTs(
+  v: ViewTrack,
+  k: SampleWithData,
+  allocate: ((size: number) => Uint8Array) | undefined,
+): Uint8Array {
   const pts = to90k(k.time + BigInt(k.compositionOffset), v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
   const sample: TsSample = {
     dts: pts,
@@ -369,7 +388,12 @@ export async function keyframeTs(
     file: v.track.src,
     offset: k.offset,
   };
-  return writeTsSegment({ streams: [{ stream: streamOf(v.track), samples: [sample], cc: 0 }], patCc: 0, pmtCc: 0 });
+  const input: TsSegmentInput = {
+    streams: [{ stream: streamOf(v.track), samples: [sample], cc: 0 }],
+    patCc: 0,
+    pmtCc: 0,
+  };
+  return writeTsSegment(input, planTsSegment(input), allocate);
 }
 
 /** sample_flags of a sync sample: sample_depends_on = 2 (does not depend on others), §8.8.3.1. */
@@ -389,7 +413,19 @@ export async function keyframeFmp4(
   open: SourceOpener = openFile,
   protection?: CencProtection,
 ): Promise<Uint8Array> {
-  const k = await keyframe(view, v, n, open);
+  const lease = new ReadLease();
+  try {
+    return writeKeyframeFmp4(v, await keyframe(view, v, n, { open, lease }), protection);
+  } finally {
+    lease.release();
+  }
+}
+
+function writeKeyframeFmp4(
+  v: ViewTrack,
+  k: SampleWithData & { index: number },
+  protection: CencProtection | undefined,
+): Uint8Array {
   let data = k.data;
   let encryption: ReturnType<typeof encryptKeyframe>;
   if (protection !== undefined) {

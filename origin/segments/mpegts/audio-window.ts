@@ -36,34 +36,41 @@ export function overlappingFragmentsPlain(f: FragmentTable, first: number, end: 
   return out;
 }
 
-const longest = new WeakMap<FragmentTable, bigint>();
+const longestByTable = new WeakMap<FragmentTable, number>();
 
 /** The longest fragment duration of a table (ticks), computed once per table. */
-function longestDuration(f: FragmentTable): bigint {
-  let d = longest.get(f);
+export function longestDuration(f: FragmentTable): number {
+  let d = longestByTable.get(f);
   if (d === undefined) {
-    let max = 0;
-    for (let i = 0; i < f.count; i++) if (f.durations[i]! > max) max = f.durations[i]!;
-    d = BigInt(max);
-    longest.set(f, d);
+    d = 0;
+    for (let i = 0; i < f.count; i++) if (f.durations[i]! > d) d = f.durations[i]!;
+    longestByTable.set(f, d);
   }
   return d;
 }
 
+/**
+ * The first i in [first, end) for which `before(i)` is false (end when there is none), by binary
+ * search: `before` must hold for a prefix of the range and not after it (true, then false).
+ */
+export function firstNotBefore(first: number, end: number, before: (i: number) => boolean): number {
+  let lo = first;
+  let hi = end;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (before(mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The same fragments as overlappingFragmentsPlain, the walk started by binary search near `from`. */
 export function overlappingFragments(f: FragmentTable, first: number, end: number, w: AudioWindow): number[] {
-  const { shift, tsV } = w;
-  let lo = first;
-  if (w.from !== undefined && end > first) {
-    // The first i with start(i) ≥ from − longest (start(i) × tsV compared): every fragment before
-    // it ends at or before `from`, so the walk skips none it would take.
-    const bound = w.from - longestDuration(f) * tsV;
-    let hi = end;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((f.times[mid]! - shift) * tsV < bound) lo = mid + 1;
-      else hi = mid;
-    }
-  }
+  const { shift, tsV, from } = w;
+  if (from === undefined) return overlappingFragmentsPlain(f, first, end, w);
+  // The first i with start(i) + longest > from (× tsV): every fragment before it ends at or
+  // before `from`, so the walk skips none it would take.
+  const longest = BigInt(longestDuration(f));
+  const lo = firstNotBefore(first, end, (i) => (f.times[i]! - shift + longest) * tsV <= from);
   return overlappingFragmentsPlain(f, lo, end, w);
 }
