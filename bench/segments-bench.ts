@@ -24,7 +24,7 @@
 // Writes bench/results/segments.json. Needs wrk and nginx (apt-get install -y wrk nginx).
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -237,8 +237,8 @@ export async function runSegmentsBench(options: SegmentsBenchOptions = {}): Prom
 
     // The coalesced figures and the method of the README's claim: the hot single URL at 64 and 32
     // connections, the rotating set at 32, each next to nginx in the same round.
-    const sizes = copies['smooth']!.map((_, i) => i);
-    const hotIndex = await largest(servers[0]!.proc.url, segments.smooth);
+    const sizes = copies['smooth']!.map((_, i) => statSync(path.join(staticDir, 'smooth', `${i}.bin`)).size);
+    const hotIndex = sizes.indexOf(Math.max(...sizes));
     const method: Record<string, Record<string, SegmentRun[]>> = {};
     for (let round = 0; round < rounds; round++) {
       for (const [label, connections, pick] of [
@@ -251,7 +251,7 @@ export async function runSegmentsBench(options: SegmentsBenchOptions = {}): Prom
       }
     }
     result['coalesced'] = {
-      note: `Smooth fragment ${hotIndex} of ${sizes.length} (the largest) requested by every connection (coalesced: one reply shared by the requests that arrive while it is made), and the rotating set at 32 connections`,
+      note: `Smooth fragment ${hotIndex} of ${sizes.length} (the largest, ${sizes[hotIndex]} bytes) requested by every connection (coalesced: one reply shared by the requests that arrive while it is made), and the rotating set at 32 connections`,
       hotPath: segments.smooth[hotIndex],
       runs: method,
     };
@@ -280,17 +280,6 @@ export async function runSegmentsBench(options: SegmentsBenchOptions = {}): Prom
   writeFileSync(outFile, `${JSON.stringify(result, null, 2)}\n`);
   log(`results: ${path.relative(root, outFile)}`);
   return result;
-}
-
-/** Index of the largest body among `paths`. */
-async function largest(base: string, paths: string[]): Promise<number> {
-  let best = 0;
-  let bestSize = -1;
-  for (const [i, p] of paths.entries()) {
-    const size = (await fetchUrl(base + p)).body.byteLength;
-    if (size > bestSize) [best, bestSize] = [i, size];
-  }
-  return best;
 }
 
 /** Median over the rounds of a ratio of two servers' runs (same round: neighbouring runs). */
