@@ -217,10 +217,8 @@ export interface SpanRead {
 }
 
 /**
- * `source` with the whole byte range of fragments [first, last] of `track` (moofs and media data,
- * from the fragment table) read in one go: the moof and sample reads that follow are answered
- * from memory. A range over `maxBytes` (or a table without plausible offsets) is not pre-read;
- * the reads then go to the source one by one and the limits downstream still apply.
+ * `source` with fragments [first, last] of `track` (moofs and data) read in one go, later reads
+ * answered from memory; a range over `maxBytes` or implausible is not pre-read (reads go through).
  */
 export async function withFragmentSpan(
   source: ByteSource,
@@ -234,11 +232,7 @@ export async function withFragmentSpan(
   return withByteSpan(source, f.offsets[first]!, f.offsets[last]! + f.sizes[last]!, { maxBytes, lease });
 }
 
-/**
- * `source` with bytes [start, end) read in one go (withFragmentSpan's read, for any range: the
- * bytes of one sample, say): reads inside the range are answered from memory, others go to the
- * source. A range that is implausible, past the source's end or over `maxBytes` is not pre-read.
- */
+/** withFragmentSpan's read for any byte range [start, end) (one sample's bytes, say). */
 export async function withByteSpan(
   source: ByteSource,
   start: number,
@@ -255,8 +249,7 @@ export async function withByteSpan(
   ))
     return source;
   const length = end - start;
-  // With a lease, one positional read into a pooled buffer (io/buffers.ts): the caller keeps
-  // every view of it inside the segment it writes and releases the lease afterwards.
+  // With a lease, into a pooled buffer (io/buffers.ts), valid until the caller releases the lease.
   if (lease !== undefined && canReadInto(source)) {
     const buffer = lease.take(length);
     await source.readInto(buffer, start, length);
