@@ -63,11 +63,20 @@ async function packageIsm(out: string, files: string[]): Promise<void> {
   if (code !== 0) throw new Error(`packaging ${out} failed (exit ${code})`);
 }
 
-async function prepareMedia(log: (line: string) => void): Promise<{ dir: string; longDir: string; details: unknown }> {
+/** The 30-min presentation `b.ism` (also the `segments` suite's), its directory, its sources and their details. */
+export async function prepareHttpIsm(
+  log: (line: string) => void,
+): Promise<{ dir: string; files: string[]; details: unknown }> {
   const report = await ensureLongSourcesReport(0.5, { specs: httpBenchSpecs(30), log: (l) => log(`[media] ${l}`) });
   const dir = path.join(repoRoot(), 'bench', '.cache', 'http');
   mkdirSync(dir, { recursive: true });
   await packageIsm(path.join(dir, 'b.ism'), report.files);
+  return { dir, files: report.files, details: report.details };
+}
+
+async function prepareMedia(log: (line: string) => void): Promise<{ dir: string; longDir: string; details: unknown }> {
+  const report = await prepareHttpIsm(log);
+  const dir = report.dir;
   // The 2-hour presentation: each 30-min source four times over, stream-copied.
   const longDir = path.join(dir, 'long');
   mkdirSync(longDir, { recursive: true });

@@ -111,6 +111,27 @@ export function rssOf(pid: number): { pid: number; rss: number }[] {
   return [pid, ...children(pid)].map((p) => ({ pid: p, rss: one(p) }));
 }
 
+/** Clock ticks a second of /proc/<pid>/stat's utime and stime (sysconf(_SC_CLK_TCK); 100 on Linux). */
+export const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/**
+ * CPU seconds (user + system, proc(5) /proc/<pid>/stat fields 14 and 15) a process and its
+ * children (nginx's worker, a cluster's workers) have used so far; a process gone counts 0.
+ */
+export function cpuSecondsOf(pid: number): number {
+  const one = (p: number): number => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      // Fields after the command name, which is in parentheses and may hold spaces.
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+    } catch {
+      return 0;
+    }
+  };
+  return rssOf(pid).reduce((s, x) => s + one(x.pid), 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // references
 

@@ -52,6 +52,8 @@ export interface TrackUrls {
   name: string;
   bitrate: number;
   video: boolean;
+  /** An I-frame playlist's (EXT-X-I-FRAME-STREAM-INF). */
+  iframes?: boolean;
   init?: string;
   segments: string[];
 }
@@ -107,21 +109,41 @@ export async function dashUrls(mpdUrl: string): Promise<TrackUrls[]> {
   return out;
 }
 
+/**
+ * HDS: the F4M's media (Adobe F4M 1.0 `<media url bitrate>`), each with the URLs of fragments
+ * 1..`fragments` (`<url>Seg1-Frag<n>`, the origin's one segment run; the count is the caller's:
+ * one fragment per source fragment, as Smooth's `<c>` lists them).
+ */
+export async function hdsUrls(f4mUrl: string, fragments: number): Promise<TrackUrls[]> {
+  const doc = await text(f4mUrl);
+  const base = f4mUrl.replace(/\?.*$/, '').replace(/\/[^/]*$/, '/');
+  return [...doc.matchAll(/<media\b[^>]*>/g)].map((m) => {
+    const url = new URL(attr(m[0], 'url')!, base).href;
+    return {
+      name: url,
+      bitrate: Number(attr(m[0], 'bitrate') ?? 0) * 1000,
+      video: attr(m[0], 'width') !== undefined,
+      segments: Array.from({ length: fragments }, (_, i) => `${url}Seg1-Frag${i + 1}`),
+    };
+  });
+}
+
 /** HLS: the master's media playlists (variants and EXT-X-MEDIA), each with its segments and EXT-X-MAP. */
 export async function hlsUrls(masterUrl: string): Promise<TrackUrls[]> {
   const master = await text(masterUrl);
-  const playlists = new Map<string, { bitrate: number; video: boolean }>();
+  const playlists = new Map<string, { bitrate: number; video: boolean; iframes: boolean }>();
   const lines = master.split('\n').map((l) => l.trim());
   lines.forEach((line, i) => {
     const uri = /URI="([^"]+)"/.exec(line)?.[1];
+    const bitrate = Number(/(?:^|[:,])BANDWIDTH=(\d+)/.exec(line)?.[1] ?? 0);
     if (line.startsWith('#EXT-X-MEDIA:') && uri !== undefined)
-      playlists.set(new URL(uri, masterUrl).href, { bitrate: 0, video: /TYPE=VIDEO/.test(line) });
+      playlists.set(new URL(uri, masterUrl).href, { bitrate: 0, video: /TYPE=VIDEO/.test(line), iframes: false });
+    // RFC 8216 §4.3.4.3: an I-frame playlist's URI is an attribute of the tag itself.
+    if (line.startsWith('#EXT-X-I-FRAME-STREAM-INF:') && uri !== undefined)
+      playlists.set(new URL(uri, masterUrl).href, { bitrate, video: true, iframes: true });
     if (line.startsWith('#EXT-X-STREAM-INF:')) {
       const next = lines[i + 1]!;
-      playlists.set(new URL(next, masterUrl).href, {
-        bitrate: Number(/(?:^|[:,])BANDWIDTH=(\d+)/.exec(line)?.[1] ?? 0),
-        video: /RESOLUTION=/.test(line),
-      });
+      playlists.set(new URL(next, masterUrl).href, { bitrate, video: /RESOLUTION=/.test(line), iframes: false });
     }
   });
   const out: TrackUrls[] = [];
@@ -137,6 +159,7 @@ export async function hlsUrls(masterUrl: string): Promise<TrackUrls[]> {
       name: url,
       bitrate: info.bitrate,
       video: info.video,
+      ...(info.iframes ? { iframes: true } : {}),
       ...(map !== undefined ? { init: new URL(map, url).href } : {}),
       segments,
     });

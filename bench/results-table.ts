@@ -77,7 +77,8 @@ function httpRows(j: Json): Row[] {
     },
     {
       suite: 'http',
-      measurement: 'segments, 1 worker: MB/s ÷ nginx static on the same bytes (Smooth / DASH / HLS fMP4 / TS)',
+      measurement:
+        'segments, 1 worker, 32 connections, 60 rotating: MB/s ÷ nginx static on the same bytes (Smooth / DASH / HLS fMP4 / TS); the 64-connection figures are the `segments` suite’s',
       figure: join(segments),
       target: '≥ 0.5 (TS ≥ 0.35)',
     },
@@ -107,6 +108,75 @@ function httpRows(j: Json): Row[] {
       target: 'no errors',
     },
   ];
+}
+
+const SEGMENT_KINDS = ['smooth', 'dash', 'hls-fmp4', 'hls-ts', 'packed-audio', 'iframe-ts', 'hds'];
+
+/** Median over the rounds of a ratio of two servers' runs (bench/segments-bench.ts roundRatio). */
+function roundRatio(a: Json[], b: Json[], field: string): number {
+  return median(a.map((x, i) => x[field] / b[i]![field]));
+}
+
+function segmentsRows(j: Json): Row[] {
+  const runs = j.runs as Record<string, Record<string, Json[]>>;
+  const of = (kind: string, server: string): Json[] => runs[kind]![server]!;
+  const hasBefore = runs['hls-ts']!['before'] !== undefined;
+  const cpu = (server: string): string =>
+    join(['hls-ts', 'hls-fmp4'].map((k) => fixed(median(of(k, server).map((x) => x.cpuMsPerRequest)), 3)));
+  const coalesced = j.coalesced.runs as Record<string, Record<string, Json[]>>;
+  const walks = j.everyUrl.walks as Record<string, Json[]>;
+  const tsOverFmp4 = roundRatio(of('hls-ts', 'origin'), of('hls-fmp4', 'origin'), 'mbps');
+  const rss = (name: string): string => fixed(median(walks[name]!.map((w) => w.rss)) / 2 ** 20, 0);
+  const rows: Row[] = [
+    {
+      suite: 'segments',
+      measurement:
+        '60 distinct segments rotated, 64 connections, 1 worker: MB/s ÷ nginx static on the same bytes, median of the rounds (Smooth / DASH / HLS fMP4 / TS / packed audio / I-frame TS / HDS)',
+      figure: join(SEGMENT_KINDS.map((k) => fixed(roundRatio(of(k, 'origin'), of(k, 'nginx'), 'mbps'), 2))),
+      target: '',
+    },
+    {
+      suite: 'segments',
+      measurement: 'the same: TS MB/s ÷ our own HLS fMP4 MB/s on the same media',
+      figure: fixed(tsOverFmp4, 2),
+      target: `≥ 0.95${tsOverFmp4 >= 0.95 ? '' : ' **MISS**'}`,
+    },
+    {
+      suite: 'segments',
+      measurement: `server CPU per request, ms (TS / HLS fMP4)${hasBefore ? ', this build; the build before' : ''}`,
+      figure: hasBefore ? `${cpu('origin')}; ${cpu('before')}` : cpu('origin'),
+      target: '',
+    },
+  ];
+  if (hasBefore)
+    rows.push({
+      suite: 'segments',
+      measurement:
+        'MB/s ÷ the build before, same rounds (Smooth / DASH / HLS fMP4 / TS / packed audio / I-frame TS / HDS)',
+      figure: join(SEGMENT_KINDS.map((k) => fixed(roundRatio(of(k, 'origin'), of(k, 'before'), 'mbps'), 2))),
+      target: '',
+    });
+  rows.push(
+    {
+      suite: 'segments',
+      measurement:
+        'Smooth fragments ÷ nginx (MB/s): hot single URL (coalesced) at 64 / at 32 connections; 60 rotating at 32 / at 64',
+      figure: join([
+        ...['hot-64', 'hot-32', 'rotating-32'].map((k) =>
+          fixed(roundRatio(coalesced[k]!['origin']!, coalesced[k]!['nginx']!, 'mbps'), 2),
+        ),
+        fixed(roundRatio(of('smooth', 'origin'), of('smooth', 'nginx'), 'mbps'), 2),
+      ]),
+      target: '',
+    },
+    {
+      suite: 'segments',
+      measurement: `RSS after every URL (${j.everyUrl.urls}), fresh one-worker server, MiB${walks['before'] !== undefined ? ': this build / the build before' : ''}`,
+      figure: walks['before'] !== undefined ? `${rss('origin')} / ${rss('before')}` : rss('origin'),
+      target: '≤ 200',
+    },
+  );
+  return rows;
 }
 
 function tsRows(j: Json): Row[] {
@@ -172,12 +242,13 @@ export function resultsTable(dir: string): string {
     ...targetRows('index', read('index')),
     ...targetRows('filter', read('filter')),
     ...httpRows(read('http')),
+    ...segmentsRows(read('segments')),
     ...tsRows(read('ts')),
     ...drmRows(read('drm')),
     ...edgeRows(read('edge')),
     ...targetRows('edge-plugin', read('edge-plugin')),
   ];
-  const dates = ['index', 'filter', 'http', 'ts', 'drm', 'edge', 'edge-plugin'].map(
+  const dates = ['index', 'filter', 'http', 'segments', 'ts', 'drm', 'edge', 'edge-plugin'].map(
     (s) => `${s} ${read(s).date.slice(0, 10)}`,
   );
   return [

@@ -16,6 +16,7 @@ import { runFilterBench } from './filter-bench';
 import { runHttpBench } from './http-bench';
 import { runIndexBench } from './index-bench';
 import { runTsBench } from './ts-bench';
+import { runSegmentsBench } from './segments-bench';
 import { runDrmBench } from './drm-bench';
 
 interface Suite {
@@ -41,6 +42,12 @@ const SUITES: Suite[] = [
     name: 'ts',
     description: 'HLS MPEG-TS segment generation (MB/s) next to the fMP4 segment path on the same content, same run',
     run: () => runTsBench(),
+  },
+  {
+    name: 'segments',
+    description:
+      'every segment kind over 60 distinct segments at 64 connections, one worker: req/s, MB/s, server CPU per request next to nginx static and our fMP4, the coalesced hot URL, RSS after every URL (needs wrk and nginx; BENCH_BEFORE_CLI adds an older build)',
+    run: () => runSegmentsBench(),
   },
   {
     name: 'drm',

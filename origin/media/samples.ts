@@ -217,10 +217,8 @@ export interface SpanRead {
 }
 
 /**
- * `source` with the whole byte range of fragments [first, last] of `track` (moofs and media data,
- * from the fragment table) read in one go: the moof and sample reads that follow are answered
- * from memory. A range over `maxBytes` (or a table without plausible offsets) is not pre-read;
- * the reads then go to the source one by one and the limits downstream still apply.
+ * `source` with fragments [first, last] of `track` (moofs and data) read in one go, later reads
+ * answered from memory; a range over `maxBytes` or implausible is not pre-read (reads go through).
  */
 export async function withFragmentSpan(
   source: ByteSource,
@@ -231,8 +229,16 @@ export async function withFragmentSpan(
 ): Promise<ByteSource> {
   const f = track.fragments;
   if (!(first >= 0 && first <= last && last < f.count)) return source;
-  const start = f.offsets[first]!;
-  const end = f.offsets[last]! + f.sizes[last]!;
+  return withByteSpan(source, f.offsets[first]!, f.offsets[last]! + f.sizes[last]!, { maxBytes, lease });
+}
+
+/** withFragmentSpan's read for any byte range [start, end) (one sample's bytes, say). */
+export async function withByteSpan(
+  source: ByteSource,
+  start: number,
+  end: number,
+  { maxBytes, lease }: SpanRead,
+): Promise<ByteSource> {
   if (!(
     Number.isSafeInteger(start) &&
     Number.isSafeInteger(end) &&
@@ -243,8 +249,7 @@ export async function withFragmentSpan(
   ))
     return source;
   const length = end - start;
-  // With a lease, one positional read into a pooled buffer (io/buffers.ts): the caller keeps
-  // every view of it inside the segment it writes and releases the lease afterwards.
+  // With a lease, into a pooled buffer (io/buffers.ts), valid until the caller releases the lease.
   if (lease !== undefined && canReadInto(source)) {
     const buffer = lease.take(length);
     await source.readInto(buffer, start, length);

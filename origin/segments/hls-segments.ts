@@ -1,5 +1,5 @@
 // The HLS segments that are generated rather than reboxed: MPEG-TS (multiplexed or video only),
-// packed audio, and the keyframe segments of I-frame playlists. This module reads the samples a
+// packed audio and WebVTT (I-frame segments: iframe-segments.ts). This module reads the samples a
 // segment needs (samples.ts) and hands them to the pure writers (mpegts.ts, packed-audio.ts);
 // the route handler (server/handlers.ts) only picks the rendition and the number.
 //
@@ -13,12 +13,6 @@
 // Times on the TS clock: output time (source − presentation origin) at 90 kHz + TS_TIME_OFFSET.
 
 import { OriginError, originError } from '../errors';
-import { box, field, fullBox, serialize, Writable } from './box-writer';
-import { mdatHeaderSize } from './fmp4/media-segment';
-import { AuxOffsets, auxInfoBoxes, patchSaio } from './fmp4/encryption-boxes';
-import { encryptKeyframe } from './fmp4/encrypted-segment';
-import type { CencProtection } from '../model/protection';
-import { TFHD, TRUN } from '../media/traf-layout';
 import { openFile, SourceOpener, withSource } from '../io/source';
 import { ViewTrack, PlayoutView } from '../model/view';
 import { Presentation } from '../model/presentation';
@@ -34,6 +28,7 @@ import {
   writeTsSegment,
 } from './mpegts/mpegts';
 import { packedAudioSegment, PackedCodec } from './packed-audio';
+import { overlappingFragments } from './mpegts/audio-window';
 import { keepContinuity, sampleAesStreamInput } from './mpegts/sample-aes-streams';
 import { audioSetupInformation, encryptAudioFrames, SampleAesKey } from '../drm/sample-aes-ts';
 import { ReadLease } from '../io/buffers';
@@ -77,7 +72,7 @@ function tooLarge(what: string, bytes: number): OriginError {
 }
 
 /** View fragment range [first, end) of a view track. */
-function fragmentRange(t: ViewTrack): { first: number; end: number } {
+export function fragmentRange(t: ViewTrack): { first: number; end: number } {
   const s = t.segments;
   return { first: s.first(0), end: s.first(s.count - 1) + s.fragments(s.count - 1) };
 }
@@ -107,9 +102,9 @@ function attach(ts: TsSample[], data: readonly Uint8Array[]): void {
   for (let i = 0; i < ts.length; i++) ts[i]!.data = data[i]!;
 }
 
-/** How a TS segment is made beyond its samples. */
+/** How a TS or packed audio segment is made beyond its samples. */
 export interface TsSegmentOptions {
-  /** Gives the output buffer (writeTsSegment); by default a new one. */
+  /** Gives the output buffer (writeTsSegment, packedAudioSegment); by default a new one. */
   allocate?: (size: number) => Uint8Array;
   /** SAMPLE-AES (origin/drm/sample-aes-ts.ts): the key and this segment's IV; undefined: clear. */
   sampleAes?: SampleAesKey;
@@ -237,23 +232,18 @@ async function readMuxedAudio(
   { p, open, lease }: SegmentReads,
 ): Promise<TsSample[]> {
   const range = fragmentRange(a);
-  const fa = a.track.fragments;
   const fv = v.track.fragments;
   const tsA = BigInt(a.track.properties.TimeScale);
   const tsV = BigInt(v.track.properties.TimeScale);
   const shiftA = outputShift(a.track, p.origin);
   const shiftV = outputShift(v.track, p.origin);
-  // Compared as audio ticks × tsV against video ticks × tsA.
-  const from = lo === undefined ? undefined : (fv.times[lo]! - shiftV) * tsA;
-  const to = hi === undefined ? undefined : (fv.times[hi]! - shiftV) * tsA;
-  const overlapping: number[] = [];
-  for (let i = range.first; i < range.end; i++) {
-    const start = (fa.times[i]! - shiftA) * tsV;
-    if (to !== undefined && start >= to) break; // fragments ascend in time
-    const end = start + BigInt(fa.durations[i]!) * tsV;
-    if (from !== undefined && end <= from) continue;
-    overlapping.push(i);
-  }
+  // Compared as audio ticks × tsV against video ticks × tsA (mpegts/audio-window.ts).
+  const overlapping = overlappingFragments(a.track.fragments, range.first, range.end, {
+    shift: shiftA,
+    tsV,
+    from: lo === undefined ? undefined : (fv.times[lo]! - shiftV) * tsA,
+    to: hi === undefined ? undefined : (fv.times[hi]! - shiftV) * tsA,
+  });
   const picked: SourceSample[] = [];
   const groups: number[] = [];
   const ts = await withSource(open, a.track.src, async (source) => {
@@ -291,7 +281,7 @@ export async function packedAudio(
   r: Rendition,
   index: number,
   open: SourceOpener = openFile,
-  sampleAes?: SampleAesKey,
+  { allocate, sampleAes }: TsSegmentOptions = {},
 ): Promise<Uint8Array> {
   const t = r.tracks[0]!;
   const seg = t.segments.segment(index);
@@ -313,137 +303,13 @@ export async function packedAudio(
     const pts =
       to90k(first.time + BigInt(first.compositionOffset), t.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
     const frames = samples.map((s) => s.data);
-    if (sampleAes === undefined) return packedAudioSegment(codec, pts, frames);
+    if (sampleAes === undefined) return packedAudioSegment(codec, pts, frames, undefined, allocate);
     const setup = audioSetupInformation(config, first.data, what);
     const where = samples.map((s) => ({ file: t.track.src, offset: s.offset }));
-    return packedAudioSegment(codec, pts, encryptAudioFrames(codec.kind, frames, sampleAes, where), setup);
+    return packedAudioSegment(codec, pts, encryptAudioFrames(codec.kind, frames, sampleAes, where), setup, allocate);
   } finally {
     lease.release();
   }
-}
-
-/** The first sample of view fragment `n` (1-based) of a video track: the keyframe an I-frame segment holds. */
-async function keyframe(
-  view: PlayoutView,
-  v: ViewTrack,
-  n: number,
-  open: SourceOpener,
-): Promise<SampleWithData & { index: number }> {
-  const range = fragmentRange(v);
-  const index = range.first + n - 1;
-  if (!Number.isSafeInteger(index) || n < 1 || index >= range.end) {
-    throw originError(
-      'unknown-time',
-      `no keyframe ${n} for ${v.track.properties.trackName}=${v.track.properties.systemBitrate} (there are ${range.end - range.first})`,
-    );
-  }
-  return withSource(open, v.track.src, async (source) => {
-    const samples = await readFragmentSamples(source, v.track, index, outputShift(v.track, view.presentation.origin));
-    const first = samples[0];
-    if (first === undefined || !first.sync) {
-      throw originError(
-        'unknown-time',
-        `fragment ${n} of ${v.track.properties.trackName} does not start with a keyframe`,
-      );
-    }
-    const [withData] = await readSampleData(source, [first], MAX_GENERATED_SEGMENT_BYTES);
-    return { ...withData!, index };
-  });
-}
-
-/**
- * An I-frame segment as MPEG-TS: PAT, PMT and the one keyframe (its PTS on the TS clock; a frame
- * decoded alone needs no DTS). Counters start at 0: each I-frame segment is read on its own.
- */
-export async function keyframeTs(
-  view: PlayoutView,
-  v: ViewTrack,
-  n: number,
-  open: SourceOpener = openFile,
-): Promise<Uint8Array> {
-  const k = await keyframe(view, v, n, open);
-  const pts = to90k(k.time + BigInt(k.compositionOffset), v.track.properties.TimeScale) + BigInt(TS_TIME_OFFSET);
-  const sample: TsSample = {
-    dts: pts,
-    pts,
-    size: k.size,
-    keyframe: true,
-    group: 0,
-    data: k.data,
-    file: v.track.src,
-    offset: k.offset,
-  };
-  return writeTsSegment({ streams: [{ stream: streamOf(v.track), samples: [sample], cc: 0 }], patCc: 0, pmtCc: 0 });
-}
-
-/** sample_flags of a sync sample: sample_depends_on = 2 (does not depend on others), §8.8.3.1. */
-const SYNC_SAMPLE_FLAGS = 0x02000000;
-
-/**
- * An I-frame segment as fMP4 (for hls_fmp4; the init segment is the track's `hls/…m4s`): one
- * moof (mfhd, traf with tfhd default-base-is-moof, tfdt v1, a one-sample trun v1) and its mdat
- * (ISO/IEC 14496-12 §8.8.4–8.8.12). With `protection` (SAMPLE-AES), the keyframe encrypted as in
- * its media segment (fmp4/encrypted-segment.ts encryptKeyframe), the tfhd naming the sample entry
- * and the traf carrying its saiz/saio/senc (ISO/IEC 23001-7 §7.2), as a media segment's do.
- */
-export async function keyframeFmp4(
-  view: PlayoutView,
-  v: ViewTrack,
-  n: number,
-  open: SourceOpener = openFile,
-  protection?: CencProtection,
-): Promise<Uint8Array> {
-  const k = await keyframe(view, v, n, open);
-  let data = k.data;
-  let encryption: ReturnType<typeof encryptKeyframe>;
-  if (protection !== undefined) {
-    const at = v.segments.holding(k.index);
-    if (at < 0) throw originError('internal', `fragment ${k.index} is in no segment`, { subject: 'keyframeFmp4' });
-    // Encrypted in a copy: the bytes read may be a view of a buffer the reader shares.
-    data = Uint8Array.from(k.data);
-    encryption = encryptKeyframe(v.track, v.segments.segment(at), protection, k.index, data);
-  }
-  const aux: AuxOffsets = { saioField: 0, sencStart: 0 };
-  const sampleAux = encryption?.aux === undefined ? [] : auxInfoBoxes([encryption.aux], aux);
-  const trackId = trackHeaderOf(v.track).trackID;
-  const mdatHeader = mdatHeaderSize(k.size);
-  let moofSize = 0;
-  const dataOffset: Writable = { size: 4, write: (w) => w.i32(moofSize + mdatHeader) };
-  const trunFlags = TRUN.dataOffset | TRUN.duration | TRUN.size | TRUN.flags | TRUN.compositionOffset;
-  const moof = box(
-    'moof',
-    fullBox('mfhd', 0, 0, field.u32(k.index + 1)),
-    box(
-      'traf',
-      encryption === undefined
-        ? fullBox('tfhd', 0, TFHD.defaultBaseIsMoof, field.u32(trackId))
-        : fullBox(
-            'tfhd',
-            0,
-            TFHD.defaultBaseIsMoof | TFHD.sampleDescriptionIndex,
-            field.u32(trackId),
-            field.u32(encryption.sampleDescriptionIndex),
-          ),
-      fullBox('tfdt', 1, 0, field.u64(k.time)),
-      fullBox(
-        'trun',
-        1,
-        trunFlags,
-        field.u32(1),
-        dataOffset,
-        field.u32(k.duration),
-        field.u32(k.size),
-        field.u32(SYNC_SAMPLE_FLAGS),
-        field.i32(k.compositionOffset),
-      ),
-      ...sampleAux,
-    ),
-  );
-  moofSize = moof.size;
-  // The moof comes first: saio's offsets, relative to it, are offsets in the whole.
-  const out = serialize(moof, box('mdat', field.bytes(data)));
-  if (sampleAux.length > 0) patchSaio(out, [aux]);
-  return out;
 }
 
 /**

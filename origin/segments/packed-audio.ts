@@ -66,18 +66,26 @@ function writePriv(out: Uint8Array, at: number, owner: string, data: Uint8Array)
 
 /**
  * The segment: the timestamp tag (with the audio setup information when given: SAMPLE-AES), then
- * every frame (with its ADTS header for AAC).
+ * every frame (with its ADTS header for AAC), in a buffer from `allocate` (exactly `size` bytes,
+ * their content does not matter); by default a new one.
  */
 export function packedAudioSegment(
   codec: PackedCodec,
   firstPts: bigint,
   frames: readonly Uint8Array[],
   audioDescription?: Uint8Array,
+  allocate: (size: number) => Uint8Array = (size) => new Uint8Array(size),
 ): Uint8Array {
   const tag = timestampTag(firstPts, audioDescription);
   const perFrame = codec.kind === 'aac' ? ADTS_HEADER_SIZE : 0;
   const size = tag.byteLength + frames.reduce((s, f) => s + perFrame + f.byteLength, 0);
-  const out = new Uint8Array(size);
+  // Every byte is written below (the tag, each header and frame; the end check proves the count),
+  // so `allocate` need not zero-fill: the server lends pooled buffers (io/buffers.ts BufferLoan).
+  const out = allocate(size);
+  if (out.byteLength !== size)
+    throw originError('internal', `an output of ${out.byteLength} bytes for a ${size}-byte segment`, {
+      subject: 'packed-audio',
+    });
   out.set(tag, 0);
   let at = tag.byteLength;
   for (const f of frames) {

@@ -1,9 +1,9 @@
 // The ETags of presentation replies: strong validators (RFC 9110 §8.8.3), equal on every origin
 // instance for equal bytes, so that caches in front of several origins share one copy. Three kinds:
-// - contentEtag: a hash of the bytes themselves (init segments, HDS fragments; rendered manifests
-//   get the same hash from cache/manifest-cache.ts `rendered`);
-// - generatedSegmentEtag: a generated segment (MPEG-TS, packed audio, WebVTT, I-frame) named by
-//   everything its bytes are a function of, without hashing them;
+// - contentEtag: a hash of the bytes themselves (init segments; rendered manifests get the same
+//   hash from cache/manifest-cache.ts `rendered`);
+// - generatedSegmentEtag: a generated segment (MPEG-TS, packed audio, WebVTT, I-frame, HDS
+//   fragment) named by everything its bytes are a function of, without hashing them;
 // - sourceSegmentEtag: a segment whose sample bytes are ranges of a source file (Smooth fragments,
 //   DASH and HLS fMP4 media segments), named by the source and the fragments it takes.
 

@@ -9,6 +9,7 @@ import { writeIFramePlaylist, writeMasterPlaylist, writeMediaPlaylist } from '..
 import { writeSmoothManifest } from '../manifests/smooth';
 import { writeHdsManifest } from '../manifests/hds';
 import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
+import { presentationDecodeDelay } from '../media/decode-delay';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
 import {
@@ -29,7 +30,8 @@ import { Presentation, PresentationTrack } from '../model/presentation';
 import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
-import { keyframeFmp4, keyframeTs, numberingTrack, packedAudio, tsSegment, webvttText } from '../segments/hls-segments';
+import { numberingTrack, packedAudio, tsSegment, webvttText } from '../segments/hls-segments';
+import { keyframeFmp4, keyframeTs } from '../segments/iframe-segments';
 import { BufferLoan, segmentReadBuffers } from '../io/buffers';
 import type { PresentationRequest } from './routes';
 import { PlayoutContext, Reply, RouteCall, RouteHandler } from './route-handler';
@@ -119,11 +121,28 @@ export const hlsIFramePlaylist: RouteHandler = async (call) => {
 export const hdsManifest: RouteHandler = (call) =>
   manifest(call, () => writeHdsManifest(call.view, call.req.groups.stem!));
 
-export const hdsFragment: RouteHandler = async ({ ctx, req, view }) => {
-  const g = req.groups;
-  const bytes = await hdsFragmentRequest(view, g.stem!, g.segment!, g.fragment!, ctx.open);
-  return generatedReplyHashingContent(req, view, bytes);
-};
+/** HDS fragments, identity ETag (etag.ts) with the presentation's decode delay D (f4f/fragment.ts). */
+export const hdsFragment: RouteHandler = ({ ctx, req, view }) =>
+  ctx.generation.run(async () => {
+    const g = req.groups;
+    const sources = new SourceSizes(ctx.open);
+    const { bytes, media, fragment } = await hdsFragmentRequest(view, g.stem!, g.segment!, g.fragment!, sources.open);
+    const d = media.video === undefined ? undefined : await presentationDecodeDelay(view.presentation, ctx.open);
+    const tracks = [media.video, media.audio].filter((t): t is ViewTrack => t !== undefined);
+    return generatedReplyWithEtag(
+      req,
+      view,
+      bytes,
+      generatedSegmentEtag({
+        view,
+        viewKey: viewKeyOf(view),
+        kind: 'hds',
+        tracks,
+        sourceSizes: sources.sizes,
+        segment: `${media.key}:${fragment}/${media.timeline.segments.count}:${d === undefined ? '-' : `${d.ticks}/${d.timescale}`}`,
+      }),
+    );
+  });
 
 /** DASH init and media segments, media by `$Time$` or (`mpd_segment_template=number`) `$Number$`. */
 export const dashSegment: RouteHandler = (call) =>
@@ -133,12 +152,12 @@ export const hlsFmp4Segment: RouteHandler = (call) => fmp4InitOrMediaSegment(cal
 
 /** MPEG-TS, packed audio or WebVTT segments: the route's extension names the kind it serves. */
 export function hlsSegment(kind: SegmentKind): RouteHandler {
-  return (call) => generatedHlsSegment(call, kind);
+  return (call) => call.ctx.generation.run(() => generatedHlsSegment(call, kind));
 }
 
 /** I-frame segments as MPEG-TS or as moof+mdat. */
 export function iframeSegment(kind: 'ts' | 'm4s'): RouteHandler {
-  return (call) => generatedIFrameSegment(call, kind);
+  return (call) => call.ctx.generation.run(() => generatedIFrameSegment(call, kind));
 }
 
 async function manifest(call: RouteCall, render: () => string): Promise<Reply> {
@@ -253,8 +272,7 @@ async function generatedHlsSegment(call: RouteCall, wanted: SegmentKind): Promis
   const index = segmentIndex(nText, numbering, r.key);
   const sources = new SourceSizes(ctx.open);
   const open = sources.open;
-  // TS output (hundreds of kB to MB a segment) is lent from the segment buffer pool; packed audio
-  // and WebVTT are small.
+  // TS and packed audio output is lent from the segment buffer pool (io/buffers.ts BufferLoan).
   let loan: BufferLoan | undefined;
   const lend = (size: number): Uint8Array => (loan = BufferLoan.take(segmentReadBuffers, size)).bytes;
   // SAMPLE-AES (drm/sample-aes-ts.ts) is written by the segment writers; WebVTT stays clear.
@@ -264,7 +282,7 @@ async function generatedHlsSegment(call: RouteCall, wanted: SegmentKind): Promis
       ? await webvttText(view, r, index, open)
       : kind === 'ts'
         ? await tsSegment(view, r, index, open, { allocate: lend, sampleAes })
-        : await packedAudio(view, r, index, open, sampleAes);
+        : await packedAudio(view, r, index, open, { allocate: lend, sampleAes });
   // AES-128 (drm/aes128.ts): the segment encrypted into a new buffer; the lent one goes back.
   let content = generated;
   if (kind !== 'webvtt' && aes128Of(view) !== undefined && typeof generated !== 'string') {
@@ -310,11 +328,17 @@ async function generatedIFrameSegment(call: RouteCall, kind: 'ts' | 'm4s'): Prom
   // SAMPLE-AES: fMP4 only (drm/refusals.ts), the keyframe encrypted as in its media segment.
   // AES-128: the I-frame segment whole, IV its number (the one its I-frame playlist's key line gives).
   const protection = kind === 'm4s' ? cencOf(call, video.track) : undefined;
+  let loan: BufferLoan | undefined;
+  const lend = (size: number): Uint8Array => (loan = BufferLoan.take(segmentReadBuffers, size)).bytes;
   let content =
     kind === 'ts'
-      ? await keyframeTs(view, video, n, sources.open)
+      ? await keyframeTs(view, video, n, sources.open, lend)
       : await keyframeFmp4(view, video, n, sources.open, protection);
-  if (aes128Of(view) !== undefined && isEncryptedTrack(video.track)) content = aes128(view, Number(nText), content);
+  if (aes128Of(view) !== undefined && isEncryptedTrack(video.track)) {
+    content = aes128(view, Number(nText), content);
+    loan?.share(0);
+    loan = undefined;
+  }
   return generatedReplyWithEtag(
     req,
     view,
@@ -327,6 +351,7 @@ async function generatedIFrameSegment(call: RouteCall, kind: 'ts' | 'm4s'): Prom
       sourceSizes: sources.sizes,
       segment: `${trackKey(video.track)}:${first}:${n}`,
     }),
+    loan,
   );
 }
 
@@ -367,15 +392,6 @@ function generatedReplyWithEtag(
     etag,
     cacheClass: 'segment',
   };
-}
-
-/** A generated segment's reply whose ETag is a hash of its content (etag.ts contentEtag). */
-function generatedReplyHashingContent(
-  req: PresentationRequest,
-  view: PlayoutView,
-  content: Uint8Array | string,
-): Reply {
-  return generatedReplyWithEtag(req, view, content, contentEtag(content));
 }
 
 function initReply(call: RouteCall, t: ViewTrack): Reply {

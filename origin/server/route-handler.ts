@@ -15,6 +15,7 @@ import type { SegmentPart as Part } from '../segments/fmp4/media-segment';
 import type { SegmentParts } from '../segments/fmp4/segment-parts';
 import type { EncryptedSegment } from '../segments/fmp4/encrypted-segment';
 import type { PresentationRequest } from './routes';
+import { WorkGate } from './work-gate';
 
 export type { Part, SegmentParts };
 
@@ -58,6 +59,8 @@ export interface PlayoutContext {
   files: FileHandles;
   /** How every segment reader opens sources: the store's storage, through `files` on the file system (io/storage.ts). */
   open: SourceOpener;
+  /** Generated segments (TS, packed audio, WebVTT, I-frame, HDS) made at once (work-gate.ts). */
+  generation: WorkGate;
 }
 
 export function newPlayoutContext(
@@ -77,6 +80,7 @@ export function newPlayoutContext(
     encrypted: new PresentationMemo(ids, encryptedSegmentCacheBytes),
     files,
     open: segmentSources(store.storage, files),
+    generation: new WorkGate(),
   };
 }
 

@@ -15,7 +15,7 @@ test('bench/README.md holds the results table rendered from bench/results/*.json
 
 test('the table names every suite and its targets', () => {
   const table = resultsTable(path.join(BENCH, 'results'));
-  for (const suite of ['index', 'filter', 'http', 'ts', 'drm', 'edge', 'edge-plugin'])
+  for (const suite of ['index', 'filter', 'http', 'segments', 'ts', 'drm', 'edge', 'edge-plugin'])
     expect(table).toContain(`| ${suite} |`);
   expect(table).not.toContain('NaN');
   expect(table).not.toContain('undefined');

@@ -26,7 +26,10 @@ import {
   readSampleData,
   SampleWithData,
   SourceSample,
+  withFragmentSpan,
 } from '../../media/samples';
+import { ReadLease } from '../../io/buffers';
+import { firstNotBefore, longestDuration } from '../mpegts/audio-window';
 import { trackHeaderOf } from '../../media/moov';
 import {
   compareClock,
@@ -69,18 +72,31 @@ function flvSamples(samples: readonly SampleWithData[]): FlvSample[] {
   }));
 }
 
-/** What a fragment's reads share: the presentation and the sources' opener. */
+/** What a fragment's reads share: the presentation, the sources' opener, the fragment's pooled buffers. */
 interface FragmentReads {
   p: Presentation;
   open: SourceOpener;
+  lease: ReadLease;
 }
 
-async function readSegment(t: ViewTrack, index: number, { p, open }: FragmentReads): Promise<SampleWithData[]> {
+/**
+ * The samples of view segment `index` with their bytes: the fragments' byte range read once
+ * (withFragmentSpan, into the fragment's pooled buffers), moofs and sample data answered from it.
+ */
+async function readSegment(t: ViewTrack, index: number, { p, open, lease }: FragmentReads): Promise<SampleWithData[]> {
   const seg = t.segments.segment(index);
   const shift = outputShift(t.track, p.origin);
-  return withSource(open, t.track.src, async (s) =>
-    readSampleData(s, await readFragmentRange(s, t.track, seg.first, seg.count, shift), MAX_FRAGMENT_BYTES),
-  );
+  return withSource(open, t.track.src, async (source) => {
+    const span = await withFragmentSpan(source, t.track, seg.first, seg.first + seg.count - 1, {
+      maxBytes: MAX_FRAGMENT_BYTES,
+      lease,
+    });
+    return readSampleData(
+      span,
+      await readFragmentRange(span, t.track, seg.first, seg.count, shift),
+      MAX_FRAGMENT_BYTES,
+    );
+  });
 }
 
 /** The audio frames of fragment `index` of a media with video (see the header). */
@@ -89,7 +105,7 @@ async function readMuxedAudio(
   v: ViewTrack,
   index: number,
   d: Instant,
-  { p, open }: FragmentReads,
+  { p, open, lease }: FragmentReads,
 ): Promise<SampleWithData[]> {
   const tsA = a.track.properties.TimeScale;
   const tsV = v.track.properties.TimeScale;
@@ -97,23 +113,45 @@ async function readMuxedAudio(
   const to = index === v.segments.count - 1 ? undefined : videoClock(v.segments.time(index + 1), tsV);
   const shift = outputShift(a.track, p.origin);
   const f = a.track.fragments;
-  const first = a.segments.first(0);
   const last = a.segments.segment(a.segments.count - 1);
+  const end = last.first + last.count;
+  // Source fragments wholly outside the window are skipped without reading their moof; the walk
+  // starts by binary search (mpegts/audio-window.ts): no fragment starting at or before
+  // from − (the longest duration) on the FLV clock can reach `from`, and starts ascend.
+  const longest = BigInt(longestDuration(f));
+  const first =
+    from === undefined
+      ? a.segments.first(0)
+      : firstNotBefore(
+          a.segments.first(0),
+          end,
+          (i) => compareClock(delayedClock(f.times[i]! - shift + longest, tsA, d), from) <= 0,
+        );
+  const overlapping: number[] = [];
+  for (let i = first; i < end; i++) {
+    const start = f.times[i]! - shift;
+    if (to !== undefined && compareClock(delayedClock(start, tsA, d), to) >= 0) continue;
+    if (from !== undefined && compareClock(delayedClock(start + BigInt(f.durations[i]!), tsA, d), from) <= 0) continue;
+    overlapping.push(i);
+  }
   return withSource(open, a.track.src, async (source) => {
+    // The overlapping fragments' byte range read once, as for the video.
+    const span =
+      overlapping.length === 0
+        ? source
+        : await withFragmentSpan(source, a.track, overlapping[0]!, overlapping[overlapping.length - 1]!, {
+            maxBytes: MAX_FRAGMENT_BYTES,
+            lease,
+          });
     const picked: SourceSample[] = [];
-    for (let i = first; i < last.first + last.count; i++) {
-      // Skip source fragments wholly outside the window without reading their moof.
-      const start = f.times[i]! - shift;
-      if (to !== undefined && compareClock(delayedClock(start, tsA, d), to) >= 0) continue;
-      if (from !== undefined && compareClock(delayedClock(start + BigInt(f.durations[i]!), tsA, d), from) <= 0)
-        continue;
-      for (const s of await readFragmentSamples(source, a.track, i, shift)) {
+    for (const i of overlapping) {
+      for (const s of await readFragmentSamples(span, a.track, i, shift)) {
         const t = delayedClock(s.time, tsA, d);
         if ((from === undefined || compareClock(t, from) >= 0) && (to === undefined || compareClock(t, to) < 0))
           picked.push(s);
       }
     }
-    return readSampleData(source, picked, MAX_FRAGMENT_BYTES);
+    return readSampleData(span, picked, MAX_FRAGMENT_BYTES);
   });
 }
 
@@ -131,9 +169,20 @@ export async function hdsFragment(
   if (!Number.isSafeInteger(n) || n < 1 || n > count) {
     throw originError('unknown-time', `no fragment ${n} for ${m.key} (there are ${count}, numbered from 1)`);
   }
-  const index = n - 1;
   const p = view.presentation;
-  const reads: FragmentReads = { p, open };
+  // The reads go into pooled buffers (io/buffers.ts): writeF4fFragment copies the samples into
+  // the fragment, so they go back once it is written.
+  const lease = new ReadLease();
+  try {
+    return await writeFragment(view, m, n, { p, open, lease });
+  } finally {
+    lease.release();
+  }
+}
+
+async function writeFragment(view: PlayoutView, m: HdsMedia, n: number, reads: FragmentReads): Promise<Uint8Array> {
+  const { p, open } = reads;
+  const index = n - 1;
   // D matters only when there is video: audio alone keeps its output times.
   const decodeDelay: Instant =
     m.video !== undefined ? await presentationDecodeDelay(p, open) : { ticks: 0n, timescale: 1 };
@@ -165,7 +214,7 @@ export async function hdsFragmentRequest(
   segment: string,
   fragment: string,
   open: SourceOpener = openFile,
-): Promise<Uint8Array> {
+): Promise<{ bytes: Uint8Array; media: HdsMedia; fragment: number }> {
   const m = findMedia(view, stem);
   if (m === undefined) {
     throw originError(
@@ -175,5 +224,6 @@ export async function hdsFragmentRequest(
   }
   if (segment !== '1')
     throw originError('unknown-time', `no segment ${segment.slice(0, 16)}: every HDS fragment is in segment 1`);
-  return hdsFragment(view, m, Number(fragment), open);
+  const n = Number(fragment);
+  return { bytes: await hdsFragment(view, m, n, open), media: m, fragment: n };
 }
