@@ -27,7 +27,7 @@ describeNginx('remote storage under faults', () => {
 
   beforeAll(async () => {
     storage = tempDir('origin-storage-');
-    for (const name of ['r', 's', 'f', 'g']) await storagePresentation(path.join(storage, name), 'p', FILES);
+    for (const name of ['r', 's', 'f', 'g', 'n']) await storagePresentation(path.join(storage, name), 'p', FILES);
     nginx = await startNginx(storage);
     // Faults in a fixed pattern (never two in a row, so the retries can succeed): a reset in the
     // middle of a body, a 500, a body cut short with its Content-Length announcing more.
@@ -43,6 +43,8 @@ describeNginx('remote storage under faults', () => {
         location('/remote/', nginx.url),
         location('/faulty/', faulty.url, { proxyRevalidateMs: 0 }),
         location('/slow/', slow.url),
+        location('/impatient/', slow.url, { proxyTimeoutMs: 200 }),
+        location('/narrow/', nginx.url, { proxyConnections: 2 }),
       ],
     });
   }, 120_000);
@@ -127,4 +129,30 @@ describeNginx('remote storage under faults', () => {
       `faults: ${JSON.stringify(faulty.dealt)}; ${outcome.same} right, ${outcome.failed} 502 of ${tails.length}\n`,
     );
   }, 120_000);
+
+  test('storage slower than proxy_timeout_ms: 504 storage-timeout', async () => {
+    const r = await get(remote.url, '/impatient/g/p.ism/.mpd');
+    expect([r.status, r.headers['x-origin-error']]).toEqual([504, 'storage-timeout']);
+  });
+
+  test('connections to storage stay within proxy_connections under concurrent requests', async () => {
+    const manifest = (await get(remote.url, '/narrow/n/p.ism/Manifest')).text;
+    const fragments = [0, 1, 2, 3, 4].map((n) => firstVideoFragment(manifest, n));
+    const before = new Set(connectionsOf(nginx.accessLog(), '/media/n/'));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => get(remote.url, `/narrow/n/p.ism/${fragments[i % 5]}?i=${i}`)),
+    );
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200]));
+    const used = new Set(connectionsOf(nginx.accessLog(), '/media/n/'));
+    expect(used.size).toBeLessThanOrEqual(2);
+    expect(before.size).toBeLessThanOrEqual(2);
+  });
 });
+
+/** nginx's connection serial numbers of the requests under `prefix` (the access log's last field). */
+function connectionsOf(log: string, prefix: string): string[] {
+  return log
+    .split('\n')
+    .filter((l) => l.split(' ')[1]?.startsWith(prefix))
+    .map((l) => l.split(' ').at(-1)!);
+}
