@@ -8,8 +8,11 @@
 import { originError } from '../../errors';
 import type { ByteSource } from '../source';
 
-/** Bytes fetched at least per round trip: a moov of a two-hour title is a few hundred KiB at most. */
-export const READ_AHEAD = 256 << 10;
+/**
+ * Bytes fetched at least per round trip: the moov of a fragmented file and an mfra of a 30-minute
+ * track (900 tfra entries) fit, and a segment's moof read fetches little more than it needs.
+ */
+export const READ_AHEAD = 64 << 10;
 
 export type RangeRead = (offset: number, length: number) => Promise<Uint8Array>;
 

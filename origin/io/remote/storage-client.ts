@@ -110,7 +110,9 @@ export class StorageClient {
       req.on('response', (res) => {
         const declared = res.headers['content-length'];
         const expected = declared === undefined ? undefined : Number(declared);
-        if (expected !== undefined && !(Number.isSafeInteger(expected) && expected >= 0 && expected <= MAX_BODY)) {
+        // A HEAD's Content-Length is the object's size, not a body: any size is fine.
+        const bound = method === 'HEAD' ? Number.MAX_SAFE_INTEGER : MAX_BODY;
+        if (expected !== undefined && !(Number.isSafeInteger(expected) && expected >= 0 && expected <= bound)) {
           res.destroy();
           return done(originError('storage-error', `storage sent Content-Length "${declared}" for ${url.href}`));
         }
