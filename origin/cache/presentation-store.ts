@@ -262,6 +262,15 @@ export class PresentationStore {
     this.peeked.clear();
   }
 
+  /**
+   * Forgets every stat (a reload moved locations between storages): the next request of each file
+   * looks again, so no presentation indexed on one storage is read from another.
+   */
+  forgetAll(): void {
+    this.stats.clear();
+    this.peeked.clear();
+  }
+
   /** The presentation at an absolute .ism path; not-found when there is none. */
   async presentation(ismPath: string): Promise<Presentation> {
     const presentation = await this.load(ismPath);

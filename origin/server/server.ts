@@ -221,7 +221,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       state.locations = new Locations(r.locations);
       state.routes.clear();
       // What was read through a location that moved is asked again.
-      store.forget([]);
+      store.forgetAll();
     },
     manifestCacheStats: () => ctx.manifests.stats(),
     close: () =>

@@ -122,4 +122,27 @@ describeNginx('proxy_pass to nginx', () => {
     expect(up.status).toBe(200);
     expect(up.body.equals((await get(local.url, tail)).body)).toBe(true);
   });
+
+  test('a reload moves a prefix to another storage directory: the next request reads there', async () => {
+    const controls = { manifestCacheControl: 'public, max-age=60', segmentCacheControl: 'public, max-age=86400' };
+    remote.reconfigure({ ...controls, locations: [location('/remote/', `${nginx.url}b/`)] });
+    try {
+      const moved = await get(remote.url, '/remote/q.ism/Manifest');
+      expect(moved.status).toBe(200);
+      expect(moved.body.equals((await get(local.url, '/b/q.ism/Manifest')).body)).toBe(true);
+      expect((await get(remote.url, '/remote/b/q.ism/Manifest')).status).toBe(404);
+      // A location dropped by the reload: its prefix is the local root's again (empty here).
+      expect((await get(remote.url, '/insecure-keys/k/k.ism/Manifest')).status).toBe(404);
+    } finally {
+      remote.reconfigure({
+        ...controls,
+        locations: [
+          location('/remote/', nginx.url, { segmentCacheControl: 'private, max-age=5' }),
+          location('/remote/k/', nginx.url + 'k/'),
+          location('/insecure-keys/', nginx.url, { proxyInsecureKeys: true }),
+        ],
+      });
+    }
+    expect((await get(remote.url, '/remote/b/q.ism/Manifest')).status).toBe(200);
+  });
 });
