@@ -235,6 +235,25 @@ function edgeRows(j: Json): Row[] {
   ];
 }
 
+function remoteRows(j: Json): Row[] {
+  const c = j.connections;
+  return [
+    {
+      suite: 'remote',
+      measurement:
+        'proxy_pass to nginx ÷ local files, same run: cold first MPD time (5 indexes) / segment req/s (medians)',
+      figure: `${fixed(j.coldFirstManifest.ratio, 2)} / ${fixed(j.segments.ratio, 2)}`,
+      target: '',
+    },
+    {
+      suite: 'remote',
+      measurement: `connections to storage at most, ${c.clientConnections} client connections, ${c.workers} workers × proxy_connections ${c.proxyConnections}`,
+      figure: String(c.maxStorageConnections),
+      target: `≤ ${c.bound}`,
+    },
+  ];
+}
+
 /** The table, from the JSON files in `dir` (bench/results). */
 export function resultsTable(dir: string): string {
   const read = (suite: string): Json => JSON.parse(readFileSync(path.join(dir, `${suite}.json`), 'utf8')) as Json;
@@ -247,8 +266,9 @@ export function resultsTable(dir: string): string {
     ...drmRows(read('drm')),
     ...edgeRows(read('edge')),
     ...targetRows('edge-plugin', read('edge-plugin')),
+    ...remoteRows(read('remote')),
   ];
-  const dates = ['index', 'filter', 'http', 'segments', 'ts', 'drm', 'edge', 'edge-plugin'].map(
+  const dates = ['index', 'filter', 'http', 'segments', 'ts', 'drm', 'edge', 'edge-plugin', 'remote'].map(
     (s) => `${s} ${read(s).date.slice(0, 10)}`,
   );
   return [

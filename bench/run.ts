@@ -14,6 +14,7 @@ import { runEdgeBench } from './edge-bench';
 import { runEdgePluginBench } from './edge-plugin-bench';
 import { runFilterBench } from './filter-bench';
 import { runHttpBench } from './http-bench';
+import { runRemoteBench } from './remote-bench';
 import { runIndexBench } from './index-bench';
 import { runTsBench } from './ts-bench';
 import { runSegmentsBench } from './segments-bench';
@@ -65,6 +66,12 @@ const SUITES: Suite[] = [
     description:
       'origin serve under wrk (1 and N workers): manifests cold/warm and segments next to a node:http fixed body and nginx static files, edge vs direct, RSS, a 256-connection soak (needs wrk and nginx)',
     run: () => runHttpBench(),
+  },
+  {
+    name: 'remote',
+    description:
+      'remote storage (proxy_pass to nginx) next to local files, same run: cold first manifest, segment req/s, connections to storage under 256 clients with 2 workers (needs wrk and nginx)',
+    run: () => runRemoteBench(),
   },
   {
     name: 'edge-plugin',

@@ -17,6 +17,8 @@ export type ErrorKind =
   | 'method-not-allowed' // only GET and HEAD exist
   | 'too-long' // a URL beyond the bound we read
   | 'unavailable' // the origin cannot answer this now (the primary of its workers did not answer)
+  | 'bad-gateway' // remote storage failed or answered what the origin cannot use
+  | 'gateway-timeout' // remote storage did not answer in time
   | 'internal'
   | 'unauthorized' // live ingest without credentials (401 with a Basic challenge)
   | 'precondition-failed' // live ingest: media the channel cannot take yet or at all (DASH-IF ingest: 412)
@@ -33,6 +35,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorKind, number>> = {
   'corrupt-media': 500,
   io: 500,
   unavailable: 503,
+  'bad-gateway': 502,
+  'gateway-timeout': 504,
   internal: 500,
   unauthorized: 401,
   'precondition-failed': 412,
@@ -66,6 +70,11 @@ export type ErrorCode =
   | 'io'
   | 'missing-source'
   | 'unavailable'
+  | 'storage-unavailable'
+  | 'storage-error'
+  | 'storage-changed'
+  | 'storage-insecure'
+  | 'storage-timeout'
   | 'internal'
   | 'clip-numbering'
   | 'unknown-channel'
@@ -156,6 +165,29 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
     kind: 'unavailable',
     meaning:
       "`/metrics` of a worker whose primary process did not answer in time (`origin serve --workers`): the workers' sum cannot be made now",
+  },
+  'storage-unavailable': {
+    kind: 'bad-gateway',
+    meaning: 'remote storage (`proxy_pass`) could not be reached, reset the connection or answered 5xx, after retries',
+  },
+  'storage-error': {
+    kind: 'bad-gateway',
+    meaning:
+      'remote storage answered what the origin cannot use: a refusal (401, 403), a range it did not ask for, a body shorter or longer than announced',
+  },
+  'storage-changed': {
+    kind: 'bad-gateway',
+    meaning:
+      'a remote source changed while it was read (`If-Match` failed, 412) and again on the one retry with a fresh index: no old index is mixed with new bytes',
+  },
+  'storage-insecure': {
+    kind: 'bad-gateway',
+    meaning:
+      'a server manifest with DRM keys on plain `http://` storage: refused unless its location sets `proxy_insecure_keys`',
+  },
+  'storage-timeout': {
+    kind: 'gateway-timeout',
+    meaning: 'remote storage did not answer, or stalled mid-body, within `proxy_timeout_ms`',
   },
   internal: {
     kind: 'internal',

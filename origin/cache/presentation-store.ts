@@ -165,6 +165,8 @@ export class PresentationStore {
   private readonly stats = new Map<string, StatEntry>();
   /** peek()'s answers, each trusted until the earliest expiry of the stats it rests on. */
   private readonly peeked = new Map<string, { presentation: Presentation; until: number }>();
+  /** sourceVersions()'s answers: only presentations on versioned (remote) storage have one. */
+  private readonly versions = new WeakMap<Presentation, ReadonlyMap<string, string>>();
   /** peek()'s answers from `peeked` (the presentation cache's other hits). */
   private peekedHits = 0;
   /** Told of each presentation built, with the milliseconds its load took (the server's debug log line). */
@@ -185,7 +187,7 @@ export class PresentationStore {
     this.statTtlMs = limits.statTtlMs ?? 0;
   }
 
-  private stat(p: string): Promise<{ mtimeMs: number; size: number }> {
+  private stat(p: string): Promise<FileStat> {
     if (this.statTtlMs <= 0) return this.confinedStat(p);
     const now = performance.now();
     const hit = this.stats.get(p);
@@ -207,7 +209,8 @@ export class PresentationStore {
 
   private async confinedStat(p: string): Promise<FileStat> {
     const stat = await this.storage.stat(p);
-    await this.confinement?.check(p);
+    // Remote storage has no links; the rule is the local root's (io/confine.ts).
+    if (this.storage.remote?.(p) === undefined) await this.confinement?.check(p);
     return stat;
   }
 
@@ -234,7 +237,7 @@ export class PresentationStore {
       const e = this.stats.get(path);
       if (e === undefined || e.until <= now || e.settled === undefined) return undefined;
       until = Math.min(until, e.until);
-      return `${e.settled.mtimeMs}:${e.settled.size}`;
+      return statKey(e.settled);
     };
     const ismKey = key(ismPath);
     if (ismKey === undefined) return undefined;
@@ -248,6 +251,37 @@ export class PresentationStore {
     if (this.peeked.size >= MAX_STATS) this.peeked.clear();
     this.peeked.set(ismPath, { presentation: p, until });
     return p;
+  }
+
+  /**
+   * The version (FileStat.version) of each source a presentation's indexes were read from, when
+   * its storage has versions (remote storage): segment reads open their sources with it, so they
+   * read the bytes those indexes describe or fail (io/remote/http-storage.ts).
+   */
+  sourceVersions(p: Presentation): ReadonlyMap<string, string> | undefined {
+    return this.versions.get(p);
+  }
+
+  /**
+   * Forgets what is known of files (their object changed under a read): the next request stats
+   * them again, and reads new indexes for whatever changed.
+   */
+  forget(paths: readonly string[]): void {
+    for (const f of paths) {
+      this.stats.delete(f);
+      this.storage.forget?.(f);
+    }
+    // peek()'s answers rest on stats: without them the next peek looks again.
+    this.peeked.clear();
+  }
+
+  /**
+   * Forgets every stat (a reload moved locations between storages): the next request of each file
+   * looks again, so no presentation indexed on one storage is read from another.
+   */
+  forgetAll(): void {
+    this.stats.clear();
+    this.peeked.clear();
   }
 
   /** The presentation at an absolute .ism path; not-found when there is none. */
@@ -273,10 +307,25 @@ export class PresentationStore {
       throw originError('corrupt-media', `server manifest of ${stat.size} bytes exceeds ${MAX_SERVER_MANIFEST_BYTES}`, {
         subject: ismPath,
       });
-    return this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
+    return this.presentations.get(ismPath, statKey(stat), async () => {
       const started = performance.now();
-      const text = await this.storage.readText(ismPath);
-      const value = await buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));
+      const text = await this.storage.readText(ismPath, stat.version);
+      const scope = this.storage.remote?.(ismPath);
+      const versions = new Map<string, string>();
+      const value = await buildPresentation(ismPath, text, stat, async (src) => {
+        // A presentation lives in one place: sources of a remote .ism in its location, those of a
+        // local one on local disk (a remote .ism naming ../../etc/x never reads this machine's files).
+        if (this.storage.remote?.(src)?.dir !== scope?.dir)
+          throw originError('forbidden', 'a source outside the location of its server manifest', { subject: src });
+        const { file, version } = await this.versionedMedia(src);
+        if (version !== undefined) versions.set(src, version);
+        return file;
+      });
+      if (scope !== undefined && !scope.secure && !scope.insecureKeys && value.protection !== undefined)
+        throw originError('storage-insecure', 'a server manifest with keys on plain http:// storage', {
+          subject: ismPath,
+        });
+      if (versions.size > 0) this.versions.set(value, versions);
       this.onLoad?.(value, performance.now() - started);
       return { value, cost: 1 };
     });
@@ -292,9 +341,14 @@ export class PresentationStore {
   }
 
   async mediaFile(absolutePath: string): Promise<MediaFile> {
+    return (await this.versionedMedia(absolutePath)).file;
+  }
+
+  /** The index of a source and the version (FileStat.version) it was read from. */
+  private async versionedMedia(absolutePath: string): Promise<{ file: MediaFile; version: string | undefined }> {
     const stat = await this.stat(absolutePath);
-    return this.media.get(absolutePath, `${stat.mtimeMs}:${stat.size}`, async () => {
-      const source = await this.storage.open(absolutePath);
+    const file = await this.media.get(absolutePath, statKey(stat), async () => {
+      const source = await this.storage.open(absolutePath, stat.version);
       try {
         const value = await readMediaFile(source, 'fast');
         return { value, cost: mediaCost(value) };
@@ -304,7 +358,13 @@ export class PresentationStore {
         source.close().catch(() => undefined);
       }
     });
+    return { file, version: stat.version };
   }
+}
+
+/** A file's version in the caches' keys. */
+function statKey(s: FileStat): string {
+  return s.version === undefined ? `${s.mtimeMs}:${s.size}` : `${s.mtimeMs}:${s.size}:${s.version}`;
 }
 
 function mediaCost(m: MediaFile): number {

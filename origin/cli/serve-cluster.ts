@@ -19,8 +19,15 @@ import { RestartBackoff } from '../ops/backoff';
 import { PrimaryMetrics, scrapeThroughPrimary } from '../ops/cluster-metrics';
 import { OriginLogger } from '../ops/log';
 import { cliMetrics, DEFAULT_DRAIN_SECONDS, edgeLoadFailure, serve, ServeArgs, untilSignal } from './serve-command';
-import type { RunningServer } from '../server/server';
+import type { Reconfiguration, RunningServer } from '../server/server';
 import { startIngestFromArgs } from './serve-ingest';
+import { reloadOnHangUp, WORKER_ARGS_ENV } from './serve-config';
+
+/** A reload the primary hands its workers (SIGHUP, serve-config.ts). */
+interface WorkerReconfigure {
+  origin: 'reconfigure';
+  reconfiguration: Reconfiguration;
+}
 
 interface WorkerReady {
   origin: 'ready';
@@ -48,6 +55,16 @@ export async function runWorker(a: ServeArgs, logger: OriginLogger): Promise<num
     // Nothing else may keep this process: the IPC channel, kept source handles, the plugin's VM.
     process.exit(0);
   });
+  // SIGHUP is the primary's to act on (a terminal's hangup reaches the whole group): ignored here.
+  process.on('SIGHUP', ignore);
+  process.on('message', (m: WorkerReconfigure) => {
+    if (m?.origin !== 'reconfigure' || server === undefined) return;
+    try {
+      server.reconfigure(m.reconfiguration);
+    } catch (e) {
+      logger.log('error', `origin: worker ${process.pid} could not reload: ${(e as Error).message}`);
+    }
+  });
   const metrics = a.metrics === false ? undefined : cliMetrics();
   if (metrics !== undefined) scrapeThroughPrimary(metrics);
   try {
@@ -65,7 +82,15 @@ export async function runWorker(a: ServeArgs, logger: OriginLogger): Promise<num
 function ignore(): void {}
 
 /** The primary: start the workers, keep them running, stop them on a signal. */
-export async function runPrimary(a: ServeArgs, out: NodeJS.WritableStream, logger: OriginLogger): Promise<number> {
+export async function runPrimary(
+  argv: readonly string[],
+  a: ServeArgs,
+  out: NodeJS.WritableStream,
+  logger: OriginLogger,
+): Promise<number> {
+  // What every worker runs, the ones started later included (a reload changes it): the primary is
+  // the one reader of --config.
+  let handed: ServeArgs = a;
   let stopping = false;
   const backoff = new RestartBackoff();
   const pending = new Set<NodeJS.Timeout>();
@@ -74,7 +99,7 @@ export async function runPrimary(a: ServeArgs, out: NodeJS.WritableStream, logge
 
   const fork = (): Promise<string> =>
     new Promise((resolve, reject) => {
-      const w: Worker = cluster.fork();
+      const w: Worker = cluster.fork({ [WORKER_ARGS_ENV]: JSON.stringify(handed) });
       const early = (code: number | null, signal: string | null): void =>
         reject(new Error(`worker ${w.process.pid} exited (${signal ?? `exit ${code}`}) before listening`));
       w.once('exit', early);
@@ -118,7 +143,12 @@ export async function runPrimary(a: ServeArgs, out: NodeJS.WritableStream, logge
   });
   out.write(`origin serving ${path.resolve(a.root)} at ${urls[0]}/ with ${a.workers} workers (Ctrl-C stops)\n`);
   if (ingest !== undefined) out.write(`origin taking live ingest at ${ingest.url}/\n`);
+  const hangUp = reloadOnHangUp(argv, a, logger, (r) => {
+    handed = { ...handed, ...r };
+    for (const w of live()) w.send({ origin: 'reconfigure', reconfiguration: r } satisfies WorkerReconfigure);
+  });
   await untilSignal();
+  process.off('SIGHUP', hangUp);
   stopping = true;
   await ingest?.close();
   for (const t of pending) clearTimeout(t);

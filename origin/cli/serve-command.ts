@@ -14,6 +14,7 @@ import { OriginMetrics } from '../ops/metrics';
 import { defaultLogFormat, humanLogger, LOG_LEVELS, LogFormat, LogLevel, makeLogger, OriginLogger } from '../ops/log';
 import type { HttpFilterFactory, LogLevel as PluginLogLevel } from '../../host-glue/proxy-wasm/http-filter';
 import { INGEST_USAGE, startIngestFromArgs } from './serve-ingest';
+import type { LocationConfig } from '../config/config-file';
 
 export const DEFAULT_DRAIN_SECONDS = 10;
 
@@ -24,7 +25,11 @@ Serves every server manifest (.ism) under <dir> as Smooth Streaming, DASH and HL
 static files (with Range), and a player page at / .
 
 Options:
-  --root <dir>                     directory to serve (required)
+  --config <origin.yaml>           read settings and locations (per-prefix Cache-Control,
+                                   remote storage with proxy_pass) from a YAML file; the
+                                   flags below override its settings; SIGHUP reloads it
+                                   (docs/reference/configuration.md)
+  --root <dir>                     directory to serve (required, here or in --config)
   --host <address>                 address to listen on (default 127.0.0.1)
   --port <n>                       port, 0 = any free port (default 8081)
   --manifest-cache-control <v>     Cache-Control of manifests and playlists
@@ -76,6 +81,10 @@ ${INGEST_USAGE}  -h, --help                       this text
 `;
 
 export interface ServeArgs {
+  /** --config: the YAML file read for the settings and locations (cli/serve-config.ts). */
+  config?: string;
+  /** The locations of --config (none without it). */
+  locations?: readonly LocationConfig[];
   root: string;
   host: string;
   port: number;
@@ -123,7 +132,11 @@ export function defaultWorkers(): number {
   return Math.max(1, os.availableParallelism());
 }
 
-export function parseServeArgs(argv: readonly string[]): ServeArgs {
+/**
+ * The arguments of `origin serve`: the defaults, then `file` (the settings of --config,
+ * cli/serve-config.ts), then the flags of `argv`.
+ */
+export function parseServeArgs(argv: readonly string[], file: Partial<ServeArgs> = {}): ServeArgs {
   const a: ServeArgs = {
     root: '',
     host: '127.0.0.1',
@@ -136,6 +149,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
     workers: defaultWorkers(),
     manifestCacheBytes: DEFAULT_MANIFEST_CACHE_BYTES,
     warmUpRounds: WARM_UP_ROUNDS,
+    ...file,
   };
   eachArg(argv, ({ arg, flag, value }) => {
     switch (flag) {
@@ -146,6 +160,9 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
       case '-q':
       case '--quiet':
         a.quiet = true;
+        break;
+      case '--config':
+        a.config = value();
         break;
       case '--root':
         a.root = value();
@@ -231,7 +248,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
         throw new UsageError(`unknown argument "${arg}" (origin serve --help)`);
     }
   });
-  if (!a.help && a.root === '') throw new UsageError('--root <dir> is required');
+  if (!a.help && a.root === '' && a.config === undefined) throw new UsageError('--root <dir> is required');
   return a;
 }
 
@@ -290,6 +307,7 @@ export async function serve(
     warmUpRounds: a.warmUpRounds ?? WARM_UP_ROUNDS,
     logger,
     metrics: metrics ?? false,
+    locations: a.config === undefined ? undefined : (a.locations ?? []),
     ...(edge !== undefined
       ? {
           edge: {
@@ -359,7 +377,18 @@ export async function runServe(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
-  const a = parseServeArgs(argv);
+  // Loaded on use like the cluster code: it imports this file.
+  const { configFailure, reloadOnHangUp, resolveServeArgs } =
+    require('./serve-config') as typeof import('./serve-config');
+  let a: ServeArgs;
+  try {
+    a = await resolveServeArgs(argv);
+  } catch (e) {
+    const why = configFailure(e);
+    if (why === undefined) throw e;
+    err.write(`${why}\n`);
+    return 1;
+  }
   if (a.help) {
     out.write(SERVE_USAGE);
     return 0;
@@ -367,7 +396,7 @@ export async function runServe(
   const logger = makeLogger(a.logFormat ?? defaultLogFormat(err), err, { level: a.logLevel, requests: !a.quiet });
   const { runPrimary, runWorker } = require('./serve-cluster') as typeof import('./serve-cluster');
   if (cluster.isWorker) return runWorker(a, logger);
-  if ((a.workers ?? 1) > 1) return runPrimary(a, out, logger);
+  if ((a.workers ?? 1) > 1) return runPrimary(argv, a, out, logger);
   let server: RunningServer;
   try {
     server = await serve(a, logger);
@@ -383,7 +412,9 @@ export async function runServe(
   });
   out.write(`origin serving ${path.resolve(a.root)} at ${server.url}/ (Ctrl-C stops)\n`);
   if (ingest !== undefined) out.write(`origin taking live ingest at ${ingest.url}/\n`);
+  const hangUp = reloadOnHangUp(argv, a, logger, (r) => server.reconfigure(r));
   await untilSignal();
+  process.off('SIGHUP', hangUp);
   await ingest?.close();
   await stopServing(server, a, logger);
   return 0;

@@ -121,8 +121,11 @@ export class BufferSource implements ByteSource {
   async close(): Promise<void> {}
 }
 
-/** Opens a source by path (a file here; the kept-handle opener of the server, a remote store). */
-export type SourceOpener = (path: string) => Promise<ByteSource>;
+/**
+ * Opens a source by path (a file here; the kept-handle opener of the server, a remote store);
+ * `version` (io/storage.ts FileStat.version) pins a remote source to the object its index read.
+ */
+export type SourceOpener = (path: string, version?: string) => Promise<ByteSource>;
 
 export const openFile: SourceOpener = (path) => FileSource.open(path);
 

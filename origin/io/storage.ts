@@ -9,7 +9,25 @@ import { OriginError, originError } from '../errors';
 import { FileHandles } from './file-handles';
 import { ByteSource, FileSource, ioError, SourceOpener } from './source';
 
-export type FileStat = { mtimeMs: number; size: number };
+export type FileStat = {
+  mtimeMs: number;
+  size: number;
+  /**
+   * What names this version of the file besides mtime and size (remote storage: its ETag), part
+   * of the caches' keys; opening with it reads that version or fails (io/remote/http-storage.ts).
+   */
+  version?: string;
+};
+
+/** Where a path of a remote location lives (the storage seam's answer for the server's checks). */
+export interface RemoteScope {
+  /** The location's directory: a presentation and its sources share one. */
+  dir: string;
+  /** Reached over TLS. */
+  secure: boolean;
+  /** A server manifest with keys may be read over plain http (`proxy_insecure_keys`). */
+  insecureKeys: boolean;
+}
 
 /**
  * Where the store finds the .ism files and sources: the file system, or anything that answers the
@@ -17,9 +35,14 @@ export type FileStat = { mtimeMs: number; size: number };
  */
 export interface Storage {
   stat(path: string): Promise<FileStat>;
-  readText(path: string): Promise<string>;
-  /** A source with positional reads; the caller closes it. */
-  open(path: string): Promise<ByteSource>;
+  /** The text of the file; with `version` (FileStat.version), of that version or an error. */
+  readText(path: string, version?: string): Promise<string>;
+  /** A source with positional reads, of `version` when given; the caller closes it. */
+  open(path: string, version?: string): Promise<ByteSource>;
+  /** The remote location of a path, undefined for local files (a Storage without remotes omits it). */
+  remote?(path: string): RemoteScope | undefined;
+  /** Forgets what is known of a path whose object changed under a read. */
+  forget?(path: string): void;
 }
 
 export const FILE_STORAGE: Storage = {
@@ -65,5 +88,8 @@ export async function rootReadable(root: string): Promise<string | undefined> {
  * buffers); any other storage opens its own sources (its open is the seam).
  */
 export function segmentSources(storage: Storage, files: FileHandles): SourceOpener {
-  return storage === FILE_STORAGE ? files.opener : (path) => storage.open(path);
+  if (storage === FILE_STORAGE) return files.opener;
+  if (storage.remote !== undefined)
+    return (path, version) => (storage.remote!(path) === undefined ? files.opener(path) : storage.open(path, version));
+  return (path) => storage.open(path);
 }

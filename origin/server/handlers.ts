@@ -41,6 +41,7 @@ import { PlayoutContext, Reply, RouteCall, RouteHandler } from './route-handler'
 export { newPlayoutContext } from './route-handler';
 export type { Part, PlayoutContext, Reply, RouteHandler } from './route-handler';
 import { contentEtag, generatedSegmentEtag, sourceSegmentEtag } from './etag';
+import { inMemory, onceMoreIfChanged, versionedContext } from './remote-playout';
 
 /** Estimated bytes of a view: its segment objects dominate. */
 function viewCost(view: PlayoutView): number {
@@ -72,7 +73,17 @@ export function cachedManifest(
 }
 
 /** `absoluteIsm` is the file; `req.ismPath` the URL path shown in messages. */
-export async function handlePlayout(
+export function handlePlayout(
+  ctx: PlayoutContext,
+  req: PresentationRequest,
+  absoluteIsm: string,
+  rawQuery: string,
+): Promise<Reply> {
+  if (ctx.store.storage.remote === undefined) return playout(ctx, req, absoluteIsm, rawQuery);
+  return onceMoreIfChanged(ctx, absoluteIsm, () => playout(ctx, req, absoluteIsm, rawQuery));
+}
+
+async function playout(
   ctx: PlayoutContext,
   req: PresentationRequest,
   absoluteIsm: string,
@@ -97,7 +108,11 @@ export async function handlePlayout(
     viewCost,
   );
   if (req.route.format === 'hls') checkHlsProtected(view, req.route.kind);
-  return req.route.handler({ ctx, req, presentation: p, view, rawQuery });
+  // Remote storage (server/remote-playout.ts): sources pinned to their indexed versions, read whole.
+  const versions = ctx.store.sourceVersions(p);
+  if (versions === undefined) return req.route.handler({ ctx, req, presentation: p, view, rawQuery });
+  const pinned = versionedContext(ctx, versions);
+  return inMemory(await req.route.handler({ ctx: pinned, req, presentation: p, view, rawQuery }), pinned.open);
 }
 
 export const smoothManifest: RouteHandler = (call) => manifest(call, () => writeSmoothManifest(call.view));

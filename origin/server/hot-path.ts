@@ -41,6 +41,8 @@ export function checkPhase(): Promise<void> {
 export interface RememberedRoute {
   request: PresentationRequest;
   ism: string;
+  /** The Cache-Control values of its location (`--config`), when they are not the server's. */
+  controls?: CacheControls;
 }
 
 /**
@@ -56,12 +58,17 @@ export class RouteMemo {
     return this.map.get(rawPath);
   }
 
-  set(rawPath: string, request: PresentationRequest, ism: string): void {
+  set(rawPath: string, request: PresentationRequest, ism: string, controls?: CacheControls): void {
     if (rawPath.length > 1024) return;
     if (this.map.size >= ROUTE_MEMO_ENTRIES) this.map.clear();
     // Shared by every later request of this path: nothing may change it.
     Object.freeze(request.groups);
-    this.map.set(rawPath, Object.freeze({ request: Object.freeze(request), ism }));
+    this.map.set(rawPath, Object.freeze({ request: Object.freeze(request), ism, controls }));
+  }
+
+  /** Forgets every route (a reload changed the locations). */
+  clear(): void {
+    this.map.clear();
   }
 }
 
@@ -100,7 +107,7 @@ export function tryCachedManifest(
   const reply = cachedManifest(hot.ctx, remembered.request, remembered.ism, q < 0 ? '' : rawUrl.slice(q + 1));
   if (reply === undefined || reply.body.type !== 'text' || reply.body.bytes === undefined) return false;
   const bytes = reply.body.bytes;
-  const opts = hot.opts;
+  const opts = remembered.controls ?? hot.opts;
   inCheckPhase(() => {
     const head = pushReplyHeaders(corsHeaders(), reply, opts);
     head.push('Content-Length', String(bytes.byteLength));

@@ -83,8 +83,8 @@ export function sendError(res: http.ServerResponse, e: unknown, logger?: OriginL
   const line =
     isOriginError && status < 500
       ? e.message
-      : status === 500 && isOriginError
-        ? `${e.kind}: the origin could not produce this response`
+      : isOriginError
+        ? `${status === 500 ? e.kind : e.code}: the origin could not produce this response`
         : 'internal error';
   if (status >= 500) logger?.log('error', `error ${status}`, { err: (e as Error)?.stack ?? String(e) });
   if (res.headersSent) {

@@ -24,7 +24,7 @@ import { BufferPool, segmentReadBuffers } from '../io/buffers';
 import { inlineEdge, InlineEdgeOptions } from '../../host-glue/envoy/edge-inline';
 import { CacheFigures, MetricSources, OriginMetrics } from '../ops/metrics';
 import { humanLogger, OriginLogger } from '../ops/log';
-import { corsHeaders, preflight, READ_CHUNK, send, sendError, setHeaders } from './http';
+import { CacheControls, corsHeaders, preflight, READ_CHUNK, ReplyOutput, send, sendError, setHeaders } from './http';
 import { checkPhase, HotPath, RouteMemo, tryCachedManifest } from './hot-path';
 import { Coalescer, holdUntilClosed } from './coalesce';
 import { serveStatic, servePlayer } from './static';
@@ -34,6 +34,10 @@ import { OPS_PATHS, OpsState, serveOps } from './ops-endpoints';
 import { drain } from './drain';
 import { matchLiveRoute } from '../live/live-routes';
 import { serveLiveStatus } from './live-status';
+import { RoutedStorage } from '../io/remote/routed-storage';
+import type { LocationConfig } from '../config/config-file';
+import { Locations } from '../config/locations';
+import { remoteLocations } from './locations';
 
 export interface ServerOptions {
   root: string;
@@ -83,6 +87,18 @@ export interface ServerOptions {
    * origin answers (host-glue/envoy/edge-inline.ts). Its factory stays the caller's to shut down.
    */
   edge?: Omit<InlineEdgeOptions, 'log'>;
+  /**
+   * The locations of `--config` (origin/config/): Cache-Control per prefix and remote storage
+   * (`proxy_pass`, io/remote/). Undefined: local files only, and reconfigure() refuses.
+   */
+  locations?: readonly LocationConfig[];
+}
+
+/** What reconfigure() changes: the settings a reload (SIGHUP) may change while serving. */
+export interface Reconfiguration {
+  manifestCacheControl: string;
+  segmentCacheControl: string;
+  locations: readonly LocationConfig[];
 }
 
 export const DEFAULT_MANIFEST_CACHE_BYTES = 64 << 20;
@@ -103,6 +119,13 @@ export interface RunningServer {
   manifestCacheStats(): ManifestCacheStats;
   /** Its metrics (undefined when off): include() adds another registry's series to /metrics. */
   metrics: OriginMetrics | undefined;
+  /**
+   * Applies a reload: Cache-Control values and locations (remote storages of unchanged locations
+   * keep their connections and validators). Throws when the server was started without locations.
+   */
+  reconfigure(r: Reconfiguration): void;
+  /** The remote storage of the locations (tests, benches), if any. */
+  storage: RoutedStorage | undefined;
 }
 
 /**
@@ -112,6 +135,8 @@ export interface RunningServer {
 interface Origin extends HotPath {
   root: string;
   opts: ServerOptions;
+  /** The locations of `--config`: their Cache-Control values (remote storage is the store's). */
+  locations: Locations;
   files: FileHandles;
   buffers: BufferPool;
   coalescer: Coalescer;
@@ -126,7 +151,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const statTtlMs = opts.statTtlMs ?? DEFAULT_LIMITS.statTtlMs ?? 0;
   // Links under the root that lead out of it are refused, for presentations and static files alike.
   const confinement = opts.followSymlinks === true ? undefined : new RootConfinement(root);
-  const store = new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }, FILE_STORAGE, confinement);
+  const routed = opts.locations === undefined ? undefined : new RoutedStorage(remoteLocations(root, opts.locations));
+  const store = new PresentationStore({ ...DEFAULT_LIMITS, statTtlMs }, routed ?? FILE_STORAGE, confinement);
   const ctx = newPlayoutContext(
     store,
     opts.select,
@@ -139,6 +165,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const state: Origin = {
     root,
     opts,
+    locations: new Locations(opts.locations),
     ctx,
     files: ctx.files,
     buffers: new BufferPool(16, 16 * READ_CHUNK),
@@ -186,12 +213,27 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   const closed = (): void => {
     ctx.files.close();
+    routed?.close();
     metrics?.close();
   };
   return {
     url: `http://${host}:${port}`,
     port,
     metrics,
+    storage: routed,
+    reconfigure: (r) => {
+      if (routed === undefined) throw new Error('this server was started without locations (--config)');
+      routed.reconfigure(remoteLocations(root, r.locations));
+      state.opts = {
+        ...state.opts,
+        manifestCacheControl: r.manifestCacheControl,
+        segmentCacheControl: r.segmentCacheControl,
+      };
+      state.locations = new Locations(r.locations);
+      state.routes.clear();
+      // What was read through a location that moved is asked again.
+      store.forgetAll();
+    },
     manifestCacheStats: () => ctx.manifests.stats(),
     close: () =>
       new Promise<void>((resolve) => {
@@ -263,6 +305,21 @@ function metricSources(state: Origin): MetricSources {
   };
 }
 
+/** The Cache-Control values of a URL path's location, when its location sets any (else undefined: the server's). */
+function controlsAt(state: Origin, urlPath: string): CacheControls | undefined {
+  const l = state.locations.size === 0 ? undefined : state.locations.match(urlPath);
+  if (l === undefined || (l.manifestCacheControl === undefined && l.segmentCacheControl === undefined))
+    return undefined;
+  return {
+    manifestCacheControl: l.manifestCacheControl ?? state.opts.manifestCacheControl,
+    segmentCacheControl: l.segmentCacheControl ?? state.opts.segmentCacheControl,
+  };
+}
+
+function replyOutput(state: Origin, controls: CacheControls | undefined): ReplyOutput {
+  return controls === undefined ? state : { opts: controls, files: state.files, buffers: state.buffers };
+}
+
 /** Whether a raw URL is one of the origin's own endpoints (its path exactly, any query). */
 function isOpsUrl(rawUrl: string | undefined): boolean {
   if (rawUrl === undefined) return false;
@@ -305,7 +362,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
         noted.presentation = route.ismPath;
       }
       const ism = remembered?.ism ?? path.join(root, ...route.ismPath.split('/'));
-      if (remembered === undefined) state.routes.set(rawPath, route, ism);
+      const controls = remembered === undefined ? controlsAt(state, route.ismPath) : remembered.controls;
+      if (remembered === undefined) state.routes.set(rawPath, route, ism, controls);
       const joining = noted !== undefined && state.coalescer.pending(rawUrl);
       const reply = await state.coalescer.reply(rawUrl, () => handlePlayout(state.ctx, route, ism, rawQuery));
       if (noted !== undefined) noted.cache = joining ? 'coalesced' : reply.cache;
@@ -314,7 +372,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
       // not from inside the read callback: answered within the read callback, a cached manifest
       // ran at half the requests a second (docs/design/performance.md#synchronous-cached-hit).
       await checkPhase();
-      return await send(req, res, reply, state);
+      return await send(req, res, reply, replyOutput(state, controls));
     }
     // Live channels (.isml): their state and archive; the .isml and its archive are never files.
     const live = matchLiveRoute(segments);

@@ -1,0 +1,148 @@
+// Remote storage over HTTP (`proxy_pass`): the Storage of one location. A path under the
+// location's directory (root + prefix) is a URL under the storage's base; stat is a HEAD whose
+// validators are trusted for `revalidateMs`, the .ism one GET, a source a RemoteSource of range
+// reads (remote-source.ts). Consistency: the index of a source is read, and every later range read
+// of it made, with `If-Match: <its ETag>` (RFC 9110 §13.1.1), so bytes of a replaced object never
+// meet an index of the old one: storage answers 412, the read fails with storage-changed, and the
+// server drops the index and tries once more (server/handlers.ts handlePlayout).
+
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { originError } from '../../errors';
+import type { FileStat } from '../storage';
+import type { ByteSource } from '../source';
+import { StorageAnswer, StorageClient } from './storage-client';
+import { RemoteSource } from './remote-source';
+
+export interface HttpStorageOptions {
+  /** Absolute local path of the location (root + prefix), ending with the path separator. */
+  dir: string;
+  /** The storage directory URL (ends with '/'). */
+  base: string;
+  connections: number;
+  timeoutMs: number;
+  revalidateMs: number;
+  retryDelaysMs?: readonly number[];
+}
+
+interface Known {
+  until: number;
+  stat: Promise<FileStat>;
+}
+
+/** Validators trusted at most this many paths per location (a bound, then forgotten at once). */
+const MAX_KNOWN = 16384;
+
+export class HttpStorage {
+  readonly client: StorageClient;
+  /** Whether the storage is reached over TLS (a presentation with keys needs it). */
+  readonly secure: boolean;
+  private readonly known = new Map<string, Known>();
+
+  constructor(readonly opts: HttpStorageOptions) {
+    const base = new URL(opts.base);
+    this.secure = base.protocol === 'https:';
+    this.client = new StorageClient(base, opts);
+  }
+
+  /** Whether an absolute path is this location's. */
+  holds(p: string): boolean {
+    return p.startsWith(this.opts.dir);
+  }
+
+  private urlOf(p: string): URL {
+    return this.client.urlOf(p.slice(this.opts.dir.length).split(path.sep));
+  }
+
+  stat(p: string): Promise<FileStat> {
+    const now = performance.now();
+    const hit = this.known.get(p);
+    if (hit !== undefined && hit.until > now) return hit.stat;
+    const stat = this.head(p);
+    if (this.known.size >= MAX_KNOWN) this.known.clear();
+    const entry = { until: now + this.opts.revalidateMs, stat };
+    this.known.set(p, entry);
+    stat.catch(() => {
+      if (this.known.get(p) === entry) this.known.delete(p);
+    });
+    return stat;
+  }
+
+  /** Forgets what is known of `p` (its object changed under a read): the next stat asks storage. */
+  forget(p: string): void {
+    this.known.delete(p);
+  }
+
+  private async head(p: string): Promise<FileStat> {
+    const a = await this.client.request('HEAD', this.urlOf(p), {});
+    if (a.status !== 200) throw this.statusError(p, 'HEAD', a);
+    const size = Number(a.headers['content-length']);
+    if (!Number.isSafeInteger(size) || size < 0)
+      throw originError('storage-error', `HEAD ${this.urlOf(p).href}: no usable Content-Length`);
+    const lastModified = a.headers['last-modified'];
+    const mtimeMs = lastModified === undefined ? 0 : Date.parse(lastModified) || 0;
+    return { mtimeMs, size, version: versionOf(a) };
+  }
+
+  async readText(p: string, version?: string): Promise<string> {
+    const a = await this.client.request('GET', this.urlOf(p), conditionOf(version));
+    if (a.status !== 200) throw this.statusError(p, 'GET', a);
+    return a.body.toString('utf8');
+  }
+
+  async open(p: string, version?: string): Promise<ByteSource> {
+    const stat = await this.stat(p);
+    // A source opened without the index's validator takes the one storage has now.
+    return new RemoteSource(p, stat.size, (offset, length) => this.range(p, offset, length, version ?? stat.version));
+  }
+
+  /** Exactly `length` bytes at `offset` of the object `version` names. */
+  private async range(p: string, offset: number, length: number, version: string | undefined): Promise<Uint8Array> {
+    const url = this.urlOf(p);
+    const end = offset + length - 1;
+    const a = await this.client.request('GET', url, { Range: `bytes=${offset}-${end}`, ...conditionOf(version) });
+    if (a.status === 206) {
+      const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(String(a.headers['content-range'] ?? ''));
+      if (m === null || Number(m[1]) !== offset || Number(m[2]) !== end || a.body.byteLength !== length)
+        throw originError(
+          'storage-error',
+          `GET ${url.href}: asked bytes ${offset}-${end}, got "${a.headers['content-range']}"`,
+        );
+      return a.body;
+    }
+    // A storage that ignores Range answers the whole object: usable when that is what was asked.
+    if (a.status === 200 && offset === 0 && a.body.byteLength === length) return a.body;
+    throw this.statusError(p, `GET (bytes ${offset}-${end})`, a);
+  }
+
+  private statusError(p: string, what: string, a: StorageAnswer): Error {
+    const where = `${what} ${this.urlOf(p).href}`;
+    if (a.status === 404 || a.status === 410) return originError('not-found', 'no such file', { subject: p });
+    if (a.status === 412) {
+      this.forget(p);
+      return originError('storage-changed', `${where}: the object changed since it was indexed (412)`, { subject: p });
+    }
+    return originError('storage-error', `${where}: storage answered ${a.status}`);
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+/**
+ * The validator of an answer, as FileStat.version: a strong ETag as it came (If-Match takes it),
+ * else the Last-Modified date marked `lm:` (If-Unmodified-Since); a weak ETag never matches in
+ * If-Match (RFC 9110 §13.1.1), so it is not used for one.
+ */
+function versionOf(a: StorageAnswer): string | undefined {
+  const etag = a.headers.etag;
+  if (etag !== undefined && etag.startsWith('"')) return etag;
+  const lastModified = a.headers['last-modified'];
+  return lastModified === undefined ? undefined : `lm:${lastModified}`;
+}
+
+function conditionOf(version: string | undefined): Record<string, string> {
+  if (version === undefined) return {};
+  return version.startsWith('lm:') ? { 'If-Unmodified-Since': version.slice(3) } : { 'If-Match': version };
+}
