@@ -9,6 +9,8 @@ import { performance } from 'node:perf_hooks';
 import { originError } from '../errors';
 import { MediaFile } from '../model/media';
 import { readMediaFile } from '../media/media-file';
+import { readTrackEvents } from '../media/event-index';
+import type { TimedEvent } from '../model/timed-metadata';
 import { FILE_STORAGE, FileStat, Storage } from '../io/storage';
 import { MAX_SERVER_MANIFEST_BYTES } from '../ism/server-manifest';
 import { buildPresentation } from '../ism/presentation-builder';
@@ -264,7 +266,7 @@ export class PresentationStore {
     return this.presentations.get(ismPath, `${stat.mtimeMs}:${stat.size}`, async () => {
       const started = performance.now();
       const text = await this.storage.readText(ismPath);
-      const value = await buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p));
+      const value = await buildPresentation(ismPath, text, stat, (p) => this.mediaFile(p), this.loadEvents);
       this.onLoad?.(value, performance.now() - started);
       return { value, cost: 1 };
     });
@@ -278,6 +280,20 @@ export class PresentationStore {
       media: this.media.counts(),
     };
   }
+
+  /**
+   * The timed-metadata events of one track (media/event-index.ts), read when its presentation is
+   * built and kept with it: a few hundred bytes a second of metadata, never asked for again.
+   */
+  private readonly loadEvents = async (absolutePath: string, trackId: number): Promise<TimedEvent[]> => {
+    const file = await this.mediaFile(absolutePath);
+    const source = await this.storage.open(absolutePath);
+    try {
+      return await readTrackEvents(source, file, trackId);
+    } finally {
+      source.close().catch(() => undefined);
+    }
+  };
 
   async mediaFile(absolutePath: string): Promise<MediaFile> {
     const stat = await this.stat(absolutePath);
