@@ -11,7 +11,8 @@
 // Repeats (an event in every sample it overlaps) are removed by orderEvents.
 
 import type { MediaFile, TrexDefaults } from '../model/media';
-import { orderEvents, TimedEvent } from '../model/timed-metadata';
+import { isScte35, orderEvents, TimedEvent } from '../model/timed-metadata';
+import { parseSpliceInfoSection } from './scte35';
 import { ByteSource } from '../io/source';
 import { parseMoof, readBoxHeader } from './boxes';
 import { corruptAt } from './byte-reader';
@@ -76,7 +77,16 @@ async function sampleEvents(
       out.push(...parseEventSample(data[k]!, t.kind, at));
     });
   }
-  return orderEvents(out);
+  return withSplices(orderEvents(out));
+}
+
+/** SCTE-35 events with their section read: a bad CRC is refused when indexing, never written out. */
+function withSplices(events: TimedEvent[]): TimedEvent[] {
+  return events.map((e) =>
+    isScte35(e)
+      ? { ...e, splice: parseSpliceInfoSection(e.data, { path: `event ${e.id} (${e.schemeIdUri})`, offset: 0 }) }
+      : e,
+  );
 }
 
 /**
@@ -112,5 +122,5 @@ async function inbandEvents(
     offset += h.size;
   }
   if (pending.length > 0) throw corruptAt(pending[0]!.path, pending[0]!.offset, 'emsg after the last moof');
-  return orderEvents(out);
+  return withSplices(orderEvents(out));
 }

@@ -3,32 +3,14 @@
 // the splice time and break duration) and the CRC check. The section itself is passed on byte
 // for byte (HLS SCTE35-OUT/IN/CMD, DASH scte35:Binary, emsg message_data); nothing is rewritten.
 
+import { SPLICE_INSERT, SpliceInfo, TIME_SIGNAL } from '../model/timed-metadata';
 import { BitReader } from './bit-reader';
 import { corruptAt } from './byte-reader';
 
-export const SPLICE_NULL = 0x00;
-export const SPLICE_INSERT = 0x05;
-export const TIME_SIGNAL = 0x06;
+export { SPLICE_INSERT, TIME_SIGNAL };
 
 /** table_id to section_length (3), the fixed fields to splice_command_type (11), descriptor_loop_length (2), CRC_32 (4). */
 const MIN_SECTION = 3 + 11 + 2 + 4;
-
-export interface SpliceInfo {
-  /** splice_command_type (§9.7): 0x05 splice_insert, 0x06 time_signal, ... */
-  commandType: number;
-  /** 33-bit pts_adjustment, 90 kHz. */
-  ptsAdjustment: number;
-  /** splice_insert: the event's id (§9.7.3.1). */
-  spliceEventId?: number;
-  /** splice_insert: the event is cancelled. */
-  cancelled?: boolean;
-  /** splice_insert: 1 starts a break (out of the network), 0 returns to it. */
-  outOfNetwork?: boolean;
-  /** splice_time() pts_time (90 kHz, before pts_adjustment), when given. */
-  ptsTime?: number;
-  /** break_duration() duration (90 kHz), when given. */
-  breakDuration?: number;
-}
 
 /** CRC-32/MPEG-2 (ISO/IEC 13818-1 Annex A): poly 0x04C11DB7, initial 0xFFFFFFFF, MSB first, no final xor. */
 export function crc32Mpeg2(bytes: Uint8Array): number {

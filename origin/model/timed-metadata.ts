@@ -20,6 +20,28 @@ export const SCTE35_BIN_SCHEME = 'urn:scte:scte35:2013:bin';
 /** emsg event_duration 0xFFFFFFFF: unknown (ISO/IEC 23009-1 §5.10.3.3.4). */
 export const UNKNOWN_DURATION = 0xffffffff;
 
+/** SCTE 35 §9.7 splice_command_type values the outputs tell apart. */
+export const SPLICE_INSERT = 0x05;
+export const TIME_SIGNAL = 0x06;
+
+/** What the outputs read of a SCTE-35 splice_info_section (media/scte35.ts parses it). */
+export interface SpliceInfo {
+  /** splice_command_type (§9.7): 0x05 splice_insert, 0x06 time_signal, ... */
+  commandType: number;
+  /** 33-bit pts_adjustment, 90 kHz. */
+  ptsAdjustment: number;
+  /** splice_insert: the event's id (§9.7.3.1). */
+  spliceEventId?: number;
+  /** splice_insert: the event is cancelled. */
+  cancelled?: boolean;
+  /** splice_insert: 1 starts a break (out of the network), 0 returns to it. */
+  outOfNetwork?: boolean;
+  /** splice_time() pts_time (90 kHz, before pts_adjustment), when given. */
+  ptsTime?: number;
+  /** break_duration() duration (90 kHz), when given. */
+  breakDuration?: number;
+}
+
 export interface TimedEvent {
   schemeIdUri: string;
   value: string;
@@ -33,6 +55,8 @@ export interface TimedEvent {
   duration: number;
   /** message_data, as carried. */
   data: Uint8Array;
+  /** SCTE-35 events: the section's fields, read (and its CRC checked) when the source was indexed. */
+  splice?: SpliceInfo;
 }
 
 export type EventCarriage = 'urim' | 'evte' | 'emsg';

@@ -56,8 +56,9 @@ export interface ViewEvent {
   /** Output time: the event's time minus the presentation origin, exact, `timescale` ticks. */
   time: bigint;
   /**
-   * The event's timescale when the origin is a whole number of its ticks, else the product of
-   * the event's and the origin's (ffmpeg's audio starts 21.3 ms before 0: not a whole ms).
+   * The event's timescale when the origin is a whole number of its ticks, else the least common
+   * multiple of the event's and the origin's (ffmpeg's audio starts 21.3 ms before 0: not a
+   * whole ms; 1 kHz events then go out at 10 MHz).
    */
   timescale: number;
 }
@@ -155,9 +156,19 @@ function viewEvents(p: Presentation, tracks: ViewTrack[]): ViewEvent[] {
 
 function outputTime(e: TimedEvent, origin: Instant): { time: bigint; timescale: number } {
   const exact = (origin.ticks * BigInt(e.timescale)) % BigInt(origin.timescale) === 0n;
-  const timescale = exact ? e.timescale : e.timescale * origin.timescale;
+  // Both timescales divide their least common multiple: exact, if it fits 32 bits (emsg and
+  // MPD timescales are 32-bit); else the event's own, the origin rounded down to its ticks.
+  const common = exact ? e.timescale : lcm(e.timescale, origin.timescale);
+  const timescale = common <= 0xffffffff ? common : e.timescale;
   const scale = BigInt(timescale / e.timescale);
   return { time: e.time * scale - ticksIn(origin, timescale), timescale };
+}
+
+function lcm(a: number, b: number): number {
+  let x = a;
+  let y = b;
+  while (y !== 0) [x, y] = [y, x % y];
+  return (a / x) * b;
 }
 
 /**

@@ -9,7 +9,6 @@
 
 import { originError } from '../../errors';
 import type { ViewEvent, ViewTrack, PlayoutView } from '../../model/view';
-import type { Segment } from '../../model/timeline';
 import { UNKNOWN_DURATION } from '../../model/timed-metadata';
 import { field, fullBox, serialize } from '../box-writer';
 import type { SegmentPart } from './media-segment';
@@ -47,16 +46,20 @@ export function carriesEvents(view: PlayoutView, t: ViewTrack): boolean {
   return type === 'audio' && !view.tracks.some((x) => x.track.properties.type === 'video');
 }
 
-/** The events whose output time falls in [start, end) of the segment (track timescale). */
-export function segmentEvents(view: PlayoutView, t: ViewTrack, s: Segment): ViewEvent[] {
+/**
+ * The events whose output time falls in [start, end) of segment `index` of `t`; the first
+ * segment also takes those before it, the last those after it.
+ */
+export function segmentEvents(view: PlayoutView, t: ViewTrack, index: number): ViewEvent[] {
   const ts = BigInt(t.track.properties.TimeScale);
-  const start = s.time;
-  const end = s.time + BigInt(s.duration);
-  // e.time / e.timescale in [start / ts, end / ts), compared exactly.
+  const s = t.segments;
+  const start = index === 0 ? undefined : s.time(index);
+  const end = index + 1 < s.count ? s.time(index + 1) : undefined;
+  // e.time / e.timescale against ticks / ts, exactly.
   return view.events.filter((e) => {
     const at = e.time * ts;
     const scale = BigInt(e.timescale);
-    return at >= start * scale && at < end * scale;
+    return (start === undefined || at >= start * scale) && (end === undefined || at < end * scale);
   });
 }
 
@@ -65,11 +68,11 @@ export function segmentEvents(view: PlayoutView, t: ViewTrack, s: Segment): View
  * part holds the styp (media-segment.ts mediaSegmentParts writes styp and moof as one part).
  */
 export function withEmsg(
-  parts: readonly SegmentPart[],
+  parts: SegmentPart[],
   length: number,
   events: readonly ViewEvent[],
 ): { parts: SegmentPart[]; length: number } {
-  if (events.length === 0) return { parts: [...parts], length };
+  if (events.length === 0) return { parts, length };
   const boxes = events.map(writeEmsg);
   const first = parts[0];
   if (first === undefined || first.kind !== 'bytes')
@@ -80,4 +83,17 @@ export function withEmsg(
   const bytes = Buffer.concat([b.subarray(0, at), ...boxes, b.subarray(at)]);
   const added = bytes.byteLength - b.byteLength;
   return { parts: [{ kind: 'bytes', bytes }, ...parts.slice(1)], length: length + added };
+}
+
+/**
+ * The events an HLS fMP4 segment of `t` carries, and what its ETag adds for them (its bytes
+ * differ from the same segment without them).
+ */
+export function hlsSegmentEvents(
+  view: PlayoutView,
+  t: ViewTrack,
+  index: number,
+): { events: ViewEvent[]; etag: string } {
+  const events = carriesEvents(view, t) ? segmentEvents(view, t, index) : [];
+  return { events, etag: events.length === 0 ? '' : `-emsg:${events.map((e) => e.event.id).join(',')}` };
 }
