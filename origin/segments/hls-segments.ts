@@ -15,6 +15,7 @@
 import { OriginError, originError } from '../errors';
 import { box, field, fullBox, serialize, Writable } from './box-writer';
 import { mdatHeaderSize } from './fmp4/media-segment';
+import { tsId3Input, writeTsWithId3 } from './mpegts/id3-stream';
 import { AuxOffsets, auxInfoBoxes, patchSaio } from './fmp4/encryption-boxes';
 import { encryptKeyframe } from './fmp4/encrypted-segment';
 import type { CencProtection } from '../model/protection';
@@ -193,6 +194,9 @@ export async function tsSegment(
       keepContinuity(plan, clear);
     }
     if (plan.size > MAX_GENERATED_SEGMENT_BYTES) throw tooLarge(`TS segment ${index + 1} of ${r.key}`, plan.size);
+    // Timed ID3 (timed_metadata): the one extension of the muxer's output, in its own module.
+    const id3 = tsId3Input(view, v, index);
+    if (id3 !== undefined) return writeTsWithId3(input, plan, id3, allocate ?? ((n) => new Uint8Array(n)));
     return writeTsSegment(input, plan, allocate);
   } finally {
     lease.release();

@@ -6,9 +6,10 @@
 // without a warning), fMP4 segments carry emsg and TS segments an ID3 stream ffprobe calls
 // timed_id3; Smooth and HDS leave the metadata out (documented refusal).
 
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { RunningServer, startServer } from '../../../origin/server/server';
+import { runSync } from '../../helpers/process';
 import { EVENTS, ID3_SCHEME, META_URIM, SCTE35_SCHEME } from '../../helpers/timed-metadata';
 import { media, runOrigin, tempDir } from '../../helpers/fixtures';
 import { get, testServerOptions } from '../server/server-helpers';
@@ -112,6 +113,7 @@ const OUTPUTS = [
   '/.m3u8',
   '/p-audio_eng=64113-video_eng=410594.m3u8',
   '/p-audio_eng=64113-video_eng=410594-1.ts',
+  '/p-audio_eng=64113-video_eng=410594-3.ts',
   '/p-video_eng=410594.m3u8?hls_fmp4=true',
   '/hls/p-video_eng=410594-1.m4s?hls_fmp4=true',
   '/.f4m',
@@ -210,6 +212,49 @@ describe('timed_metadata on', () => {
     }
   });
 
+  it('HLS TS: an ID3 stream ffprobe calls timed_id3, one PES per tag at its time on the video clock, the tag byte for byte', async () => {
+    const dir = tempDir('origin-tm-ts-');
+    const id3 = EVENTS.filter((e) => e.scheme === ID3_SCHEME);
+    const tags: Array<{ pts: number; tag: string }> = [];
+    for (const n of [1, 2, 3]) {
+      const file = path.join(dir, `s${n}.ts`);
+      const bytes = await body(on(`/p-audio_eng=64113-video_eng=410594-${n}.ts`));
+      writeFileSync(file, bytes);
+      const r = runSync('ffprobe', ['-v', 'error', '-show_streams', '-of', 'json', file]);
+      const streams = (
+        JSON.parse(r.stdout) as { streams: Array<{ codec_name?: string; codec_tag_string: string; id: string }> }
+      ).streams;
+      expect(streams.map((s) => [s.id, s.codec_name ?? s.codec_tag_string])).toEqual([
+        ['0x100', 'h264'],
+        ['0x101', 'aac'],
+        ['0x102', 'timed_id3'],
+      ]);
+      const decode = runSync('ffmpeg', ['-v', 'error', '-i', file, '-map', '0:v', '-map', '0:a', '-f', 'null', '-']);
+      expect([decode.code, decode.stderr]).toEqual([0, '']);
+      tags.push(...id3Pes(readFileSync(file)));
+    }
+    expect(tags).toEqual(id3.map((e) => ({ pts: 900000 + Math.round(outputSeconds(e.time) * 90000), tag: e.data })));
+    // One continuity counter over the rendition's segments (§2.4.3.3), and every packet of the
+    // other PIDs where the muxer alone put it: the segment with its PAT, PMT and ID3 packets taken
+    // out is the one written without timed metadata, the PMT aside.
+    const counters: number[] = [];
+    for (const n of [1, 2, 3]) {
+      const withId3 = readFileSync(path.join(dir, `s${n}.ts`));
+      const plain = await body(`${PLAIN}/p-audio_eng=64113-video_eng=410594-${n}.ts`);
+      const others = (b: Buffer, skip: number[]): Buffer[] => {
+        const out: Buffer[] = [];
+        for (let at = 0; at < b.length; at += 188) {
+          const pid = b.readUInt16BE(at + 1) & 0x1fff;
+          if (pid === 0x102) counters.push(b[at + 3]! & 0x0f);
+          if (!skip.includes(pid)) out.push(b.subarray(at, at + 188));
+        }
+        return out;
+      };
+      expect(Buffer.concat(others(withId3, [0x102, 0x1000]))).toEqual(Buffer.concat(others(plain, [0x102, 0x1000])));
+    }
+    expect(counters).toEqual([0, 1, 2]);
+  });
+
   it('Smooth and HDS leave the metadata out: the same bytes as with it off', async () => {
     for (const tail of ['/Manifest', '/.f4m', '/QualityLevels(410594)/Fragments(video_eng=213333)'])
       expect(withoutQuery(await body(on(tail)), tail)).toEqual(await body(PLAIN + tail));
@@ -219,3 +264,32 @@ describe('timed_metadata on', () => {
     expect(new Set(EVENTS.map((e) => e.scheme))).toEqual(new Set([ID3_SCHEME, SCTE35_SCHEME]));
   });
 });
+
+/** The PES packets of PID 0x102: PTS and payload (our own reading of ISO/IEC 13818-1 §2.4.3, not the origin's). */
+function id3Pes(ts: Buffer): Array<{ pts: number; tag: string }> {
+  const out: Array<{ pts: number; tag: string }> = [];
+  let current: Buffer[] | undefined;
+  const flush = (): void => {
+    if (current === undefined) return;
+    const pes = Buffer.concat(current);
+    expect(pes.readUIntBE(0, 3)).toBe(1);
+    expect(pes[3]).toBe(0xbd);
+    expect(pes[7]! & 0xc0).toBe(0x80); // PTS only
+    const p = pes.subarray(9);
+    const pts = (p[0]! & 0x0e) * 2 ** 29 + p[1]! * 2 ** 22 + (p[2]! >> 1) * 2 ** 15 + p[3]! * 2 ** 7 + (p[4]! >> 1);
+    out.push({ pts, tag: pes.subarray(9 + pes[8]!, 6 + pes.readUInt16BE(4)).toString('hex') });
+    current = undefined;
+  };
+  for (let at = 0; at < ts.length; at += 188) {
+    const pid = ts.readUInt16BE(at + 1) & 0x1fff;
+    if (pid !== 0x102) continue;
+    const start = (ts[at + 1]! & 0x40) !== 0;
+    const hasAdaptation = (ts[at + 3]! & 0x20) !== 0;
+    const payload = ts.subarray(at + 4 + (hasAdaptation ? 1 + ts[at + 4]! : 0), at + 188);
+    if (start) flush();
+    if (start) current = [];
+    current?.push(payload);
+  }
+  flush();
+  return out;
+}
