@@ -1,0 +1,85 @@
+// hls.js reads the origin's timed ID3 (issue 27): from the ID3 PES stream of MPEG-TS segments and
+// from the emsg boxes of fMP4 segments, each tag at its media time within a frame. A page of
+// our own (a static file of the test root) runs hls.js from /_players/ and keeps every
+// FRAG_PARSING_METADATA sample; the test plays to the end of the fixture.
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { chromium } from 'playwright-core';
+import { RunningServer, startServer } from '../../../origin/server/server';
+import { CHROMIUM, CHROMIUM_ARGS, playerTestsEnabled } from '../../helpers/browser';
+import { media, runOrigin, tempDir } from '../../helpers/fixtures';
+import { EVENTS, ID3_SCHEME, META_URIM } from '../../helpers/timed-metadata';
+import { testServerOptions } from '../../origin/server/server-helpers';
+
+const PAGE = `<!doctype html><html><body><video id="video" muted playsinline></video>
+<script src="/_players/hls.min.js"></script>
+<script>
+  window.__id3 = [];
+  window.__errors = [];
+  const video = document.getElementById('video');
+  const hls = new Hls();
+  hls.on(Hls.Events.FRAG_PARSING_METADATA, (_e, d) => {
+    for (const s of d.samples) window.__id3.push({ pts: s.pts, hex: Array.from(s.data, (b) => b.toString(16).padStart(2, '0')).join('') });
+  });
+  hls.on(Hls.Events.ERROR, (_e, d) => { if (d.fatal) window.__errors.push(d.details); });
+  hls.loadSource(new URLSearchParams(location.search).get('src'));
+  hls.attachMedia(video);
+  video.play().catch(() => {});
+</script></body></html>`;
+
+const FRAME = 1 / 24;
+/** Output seconds of a fixture event (the presentation starts with the audio's priming, 21.3 ms before the video). */
+const outputSeconds = (ms: number): number => ms / 1000 + 213333 / 1e7;
+
+const enabled = playerTestsEnabled();
+(enabled ? describe : describe.skip)('hls.js exposes the timed ID3', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    const root = tempDir('origin-tm-players-');
+    mkdirSync(path.join(root, 'meta'));
+    const r = await runOrigin([
+      'package',
+      '-q',
+      '--timed_metadata',
+      '-o',
+      path.join(root, 'meta', 'p.ism'),
+      media('video_baseline_400k.ismv'),
+      media('audio_eng_64k.isma'),
+      META_URIM,
+    ]);
+    expect(r.code).toBe(0);
+    writeFileSync(path.join(root, 'id3.html'), PAGE);
+    server = await startServer(testServerOptions(root, []));
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it.each([
+    ['MPEG-TS', '/meta/p.ism/.m3u8'],
+    ['fMP4', '/meta/p.ism/.m3u8?hls_fmp4=true'],
+  ])('%s: every ID3 tag, byte for byte, within a frame of its time', async (_kind, src) => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    try {
+      const page = await browser.newPage();
+      const base = server.url.replace(/\/$/, '');
+      await page.goto(`${base}/id3.html?src=${encodeURIComponent(base + src)}`);
+      const expected = EVENTS.filter((e) => e.scheme === ID3_SCHEME);
+      let seen: { id3: Array<{ pts: number; hex: string }>; errors: string[] } = { id3: [], errors: [] };
+      for (let i = 0; i < 150 && seen.id3.length < expected.length && seen.errors.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        seen = await page.evaluate(() => {
+          const w = window as unknown as { __id3: Array<{ pts: number; hex: string }>; __errors: string[] };
+          return { id3: [...w.__id3], errors: [...w.__errors] };
+        });
+      }
+      expect(seen.errors).toEqual([]);
+      const tags = [...seen.id3].sort((a, b) => a.pts - b.pts);
+      expect(tags.map((t) => t.hex)).toEqual(expected.map((e) => e.data));
+      tags.forEach((t, i) => expect(Math.abs(t.pts - outputSeconds(expected[i]!.time))).toBeLessThanOrEqual(FRAME));
+    } finally {
+      await browser.close();
+    }
+  });
+});
