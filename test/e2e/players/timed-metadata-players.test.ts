@@ -83,3 +83,75 @@ const enabled = playerTestsEnabled();
     }
   });
 });
+
+const DASH_PAGE = `<!doctype html><html><body><video id="video" muted playsinline></video>
+<script src="/_players/dash.all.min.js"></script>
+<script>
+  window.__events = [];
+  window.__errors = [];
+  const player = dashjs.MediaPlayer().create();
+  const keep = (mode) => (e) => {
+    const ev = e.event;
+    window.__events.push({ mode, scheme: ev.eventStream.schemeIdUri, id: ev.id,
+      time: ev.calculatedPresentationTime ?? ev.presentationTime / ev.eventStream.timescale });
+  };
+  for (const scheme of ['https://aomedia.org/emsg/ID3', 'urn:scte:scte35:2014:xml+bin']) {
+    player.on(scheme, keep('receive'), null, { mode: dashjs.MediaPlayer.events.EVENT_MODE_ON_RECEIVE });
+    player.on(scheme, keep('start'), null, { mode: dashjs.MediaPlayer.events.EVENT_MODE_ON_START });
+  }
+  player.on(dashjs.MediaPlayer.events.ERROR, (e) => window.__errors.push(JSON.stringify(e.error)));
+  player.initialize(document.getElementById('video'), new URLSearchParams(location.search).get('src'), true);
+</script></body></html>`;
+
+(enabled ? describe : describe.skip)('dash.js raises the MPD events', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    const root = tempDir('origin-tm-dash-');
+    mkdirSync(path.join(root, 'meta'));
+    const r = await runOrigin([
+      'package',
+      '-q',
+      '--timed_metadata',
+      '-o',
+      path.join(root, 'meta', 'p.ism'),
+      media('video_baseline_400k.ismv'),
+      media('audio_eng_64k.isma'),
+      META_URIM,
+    ]);
+    expect(r.code).toBe(0);
+    writeFileSync(path.join(root, 'dash.html'), DASH_PAGE);
+    server = await startServer(testServerOptions(root, []));
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('on receive and on start, with the scheme, id and presentation time of each', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    type Seen = { mode: string; scheme: string; id: number; time: number };
+    try {
+      const page = await browser.newPage();
+      const base = server.url.replace(/\/$/, '');
+      await page.goto(`${base}/dash.html?src=${encodeURIComponent(`${base}/meta/p.ism/.mpd`)}`);
+      let seen: { events: Seen[]; errors: string[] } = { events: [], errors: [] };
+      const started = (): number => seen.events.filter((e) => e.mode === 'start').length;
+      for (let i = 0; i < 150 && started() < EVENTS.length && seen.errors.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        seen = await page.evaluate(() => {
+          const w = window as unknown as { __events: Seen[]; __errors: string[] };
+          return { events: [...w.__events], errors: [...w.__errors] };
+        });
+      }
+      expect(seen.errors).toEqual([]);
+      const scheme = (s: string): string => (s === ID3_SCHEME ? s : 'urn:scte:scte35:2014:xml+bin');
+      for (const mode of ['receive', 'start']) {
+        const got = seen.events.filter((e) => e.mode === mode).sort((a, b) => a.time - b.time || a.id - b.id);
+        const want = [...EVENTS].sort((a, b) => a.time - b.time || a.id - b.id);
+        expect(got.map((e) => [e.scheme, e.id])).toEqual(want.map((e) => [scheme(e.scheme), e.id]));
+        got.forEach((e, i) => expect(Math.abs(e.time - outputSeconds(want[i]!.time))).toBeLessThanOrEqual(FRAME));
+      }
+    } finally {
+      await browser.close();
+    }
+  });
+});
