@@ -155,3 +155,72 @@ const DASH_PAGE = `<!doctype html><html><body><video id="video" muted playsinlin
     }
   });
 });
+
+const SHAKA_PAGE = `<!doctype html><html><body><video id="video" muted playsinline></video>
+<script src="/_players/shaka-player.compiled.js"></script>
+<script>
+  window.__events = [];
+  window.__errors = [];
+  (async () => {
+    shaka.polyfill.installAll();
+    const player = new shaka.Player();
+    await player.attach(document.getElementById('video'));
+    player.addEventListener('timelineregionadded', (e) => {
+      const d = e.detail;
+      window.__events.push({ scheme: d.schemeIdUri, id: Number(d.id), time: d.startTime });
+    });
+    player.addEventListener('error', (e) => window.__errors.push(String(e.detail && e.detail.code)));
+    try { await player.load(new URLSearchParams(location.search).get('src')); }
+    catch (e) { window.__errors.push(String(e.code || e)); }
+  })();
+</script></body></html>`;
+
+(enabled ? describe : describe.skip)('shaka 5 reports the MPD events', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    const root = tempDir('origin-tm-shaka-');
+    mkdirSync(path.join(root, 'meta'));
+    const r = await runOrigin([
+      'package',
+      '-q',
+      '--timed_metadata',
+      '-o',
+      path.join(root, 'meta', 'p.ism'),
+      media('video_baseline_400k.ismv'),
+      media('audio_eng_64k.isma'),
+      META_URIM,
+    ]);
+    expect(r.code).toBe(0);
+    writeFileSync(path.join(root, 'shaka.html'), SHAKA_PAGE);
+    server = await startServer(testServerOptions(root, []));
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('as timeline regions, with the scheme, id and start time of each', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    type Seen = { scheme: string; id: number; time: number };
+    try {
+      const page = await browser.newPage();
+      const base = server.url.replace(/\/$/, '');
+      await page.goto(`${base}/shaka.html?src=${encodeURIComponent(`${base}/meta/p.ism/.mpd`)}`);
+      let seen: { events: Seen[]; errors: string[] } = { events: [], errors: [] };
+      for (let i = 0; i < 100 && seen.events.length < EVENTS.length && seen.errors.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        seen = await page.evaluate(() => {
+          const w = window as unknown as { __events: Seen[]; __errors: string[] };
+          return { events: [...w.__events], errors: [...w.__errors] };
+        });
+      }
+      expect(seen.errors).toEqual([]);
+      const scheme = (s: string): string => (s === ID3_SCHEME ? s : 'urn:scte:scte35:2014:xml+bin');
+      const got = [...seen.events].sort((a, b) => a.time - b.time || a.id - b.id);
+      const want = [...EVENTS].sort((a, b) => a.time - b.time || a.id - b.id);
+      expect(got.map((e) => [e.scheme, e.id])).toEqual(want.map((e) => [scheme(e.scheme), e.id]));
+      got.forEach((e, i) => expect(Math.abs(e.time - outputSeconds(want[i]!.time))).toBeLessThanOrEqual(FRAME));
+    } finally {
+      await browser.close();
+    }
+  });
+});
