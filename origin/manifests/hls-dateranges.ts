@@ -13,6 +13,7 @@
 // segment is that plus the segment's output time, START-DATE that plus the cue's. Live is to use
 // the ingest's UTC instead. A playlist gets both only when the view has a SCTE-35 cue.
 
+import { originError } from '../errors';
 import { isScte35, SPLICE_INSERT } from '../model/timed-metadata';
 import type { PlayoutView, ViewEvent, ViewTrack } from '../model/view';
 
@@ -20,7 +21,11 @@ import type { PlayoutView, ViewEvent, ViewTrack } from '../model/view';
 export function dateRangeLines(view: PlayoutView, main: ViewTrack): string[] {
   const cues = view.events.filter((e) => isScte35(e.event) && e.event.splice !== undefined);
   if (cues.length === 0) return [];
-  const anchor = Date.parse(view.options.str('hls_program_date_time') ?? '1970-01-01T00:00:00Z');
+  const text = view.options.str('hls_program_date_time') ?? '1970-01-01T00:00:00Z';
+  const anchor = Date.parse(text);
+  // The option's pattern takes 2026-13-45T00:00:00Z, which is no date.
+  if (!Number.isFinite(anchor))
+    throw originError('bad-option', `${JSON.stringify(text)} is not a date`, { subject: 'hls_program_date_time' });
   const ts = main.track.properties.TimeScale;
   const lines = [`#EXT-X-PROGRAM-DATE-TIME:${date(anchor, Number(main.segments.time(0)) / ts)}`];
   const outs = new Map<number, { start: string; seconds: number }>();

@@ -184,6 +184,8 @@ describe('timed_metadata on', () => {
     expect(manifest.dateRanges![0]!.startDate.getTime()).toBe(anchor + Math.round(outputSeconds(4000) * 1000));
     const bad = await get(base, `${META}/.m3u8?hls_program_date_time=yesterday`);
     expect(bad.status).toBe(400);
+    const noDate = await get(base, `${META}${tail.replace('2026-01-01', '2026-13-45')}`);
+    expect([noDate.status, noDate.headers['x-origin-error']]).toEqual([400, 'bad-option']);
   });
 
   it('HLS fMP4: each event as emsg v1 before the moof of the video segment it falls in, none in audio', async () => {
