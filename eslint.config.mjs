@@ -43,7 +43,7 @@ export default tseslint.config(
       // Packages without types for a CommonJS import: required with a cast to the part that is used.
       '@typescript-eslint/no-require-imports': [
         'error',
-        { allow: ['^mpd-parser$', '^m3u8-parser$', '^@assemblyscript/loader$'] },
+        { allow: ['^mpd-parser$', '^m3u8-parser$', '^@assemblyscript/loader$', '^codem-isoboxer$'] },
       ],
     },
   },

@@ -9,6 +9,8 @@ import { performance } from 'node:perf_hooks';
 import { originError } from '../errors';
 import { MediaFile } from '../model/media';
 import { readMediaFile } from '../media/media-file';
+import { readTrackEvents } from '../media/event-index';
+import type { TimedEvent } from '../model/timed-metadata';
 import { FILE_STORAGE, FileStat, Storage } from '../io/storage';
 import type { RootConfinement } from '../io/confine';
 import { MAX_SERVER_MANIFEST_BYTES } from '../ism/server-manifest';
@@ -320,7 +322,7 @@ export class PresentationStore {
         const { file, version } = await this.versionedMedia(src);
         if (version !== undefined) versions.set(src, version);
         return file;
-      });
+      }, this.loadEvents);
       if (scope !== undefined && !scope.secure && !scope.insecureKeys && value.protection !== undefined)
         throw originError('storage-insecure', 'a server manifest with keys on plain http:// storage', {
           subject: ismPath,
@@ -339,6 +341,20 @@ export class PresentationStore {
       media: this.media.counts(),
     };
   }
+
+  /**
+   * The timed-metadata events of one track (media/event-index.ts), read when its presentation is
+   * built and kept with it: a few hundred bytes a second of metadata, never asked for again.
+   */
+  private readonly loadEvents = async (absolutePath: string, trackId: number): Promise<TimedEvent[]> => {
+    const { file, version } = await this.versionedMedia(absolutePath);
+    const source = await this.storage.open(absolutePath, version);
+    try {
+      return await readTrackEvents(source, file, trackId);
+    } finally {
+      source.close().catch(() => undefined);
+    }
+  };
 
   async mediaFile(absolutePath: string): Promise<MediaFile> {
     return (await this.versionedMedia(absolutePath)).file;

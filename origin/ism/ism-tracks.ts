@@ -17,8 +17,13 @@ const ELEMENT_OF: Record<TrackType, TrackElement | undefined> = {
   video: 'video',
   audio: 'audio',
   textstream: 'textstream',
-  data: undefined,
+  // Timed metadata: a textstream element (MS's server manifest has no other for non-media
+  // tracks), told apart by its FourCC (urim, evte).
+  data: 'textstream',
 };
+
+/** FourCCs of timed-metadata tracks (media/moov.ts): their element is textstream, their type data. */
+const DATA_FOURCCS = new Set(['URIM', 'EVTE']);
 
 export function propertiesToIsmTrack(p: TrackProperties, src: string): IsmTrack {
   const element = ELEMENT_OF[p.type];
@@ -53,6 +58,7 @@ export function propertiesToIsmTrack(p: TrackProperties, src: string): IsmTrack 
   add('FourCC', p.FourCC);
   add('CodecPrivateData', p.CodecPrivateData);
   add('Roles', p.Roles);
+  add('InbandEvents', p.InbandEvents);
   return {
     element,
     src,
@@ -78,9 +84,9 @@ export function ismTrackToProperties(t: IsmTrack, index: number): TrackPropertie
     if (!/^-?\d{1,15}$/.test(v)) fail(`param ${name}="${v}" is not an integer`);
     return Number(v);
   };
-  const type: TrackType = t.element;
   const language = t.systemLanguage && t.systemLanguage !== '' ? t.systemLanguage : 'und';
   const fourcc = text('FourCC') ?? fail('no FourCC param');
+  const type: TrackType = t.element === 'textstream' && DATA_FOURCCS.has(fourcc.toUpperCase()) ? 'data' : t.element;
   const cpd = (text('CodecPrivateData') ?? '').toUpperCase();
   if (cpd !== '' && !/^([0-9A-F]{2})+$/.test(cpd)) fail('param CodecPrivateData is not hexadecimal');
   const p: TrackProperties = {
@@ -97,6 +103,11 @@ export function ismTrackToProperties(t: IsmTrack, index: number): TrackPropertie
   };
   const roles = text('Roles');
   if (roles !== undefined) p.Roles = roles;
+  const inband = text('InbandEvents');
+  if (inband !== undefined) {
+    if (inband !== 'emsg') fail(`param InbandEvents="${inband}" (the one value is emsg)`);
+    p.InbandEvents = 'emsg';
+  }
   if (type === 'video') readVideo(p, text, int, fail);
   if (type === 'audio') readAudio(p, int);
   deriveCodec(p, fail);
@@ -190,6 +201,11 @@ function deriveCodec(p: TrackProperties, fail: (what: string) => never): void {
     case 'WVTT':
       p.sampleEntry = 'wvtt';
       p.codecs = 'wvtt';
+      return;
+    case 'URIM':
+    case 'EVTE':
+      p.sampleEntry = p.FourCC.toLowerCase();
+      p.codecs = p.sampleEntry;
       return;
     default:
       fail(`FourCC '${p.FourCC}' is not supported`);

@@ -5,7 +5,8 @@
 
 import * as path from 'node:path';
 import { OriginError, originError } from '../errors';
-import { MediaFile, TrackType } from '../model/media';
+import { MediaFile, TrackProperties, TrackType } from '../model/media';
+import type { TimedEvent } from '../model/timed-metadata';
 import { compareInstants, Instant, Presentation, PresentationTrack, ticksIn } from '../model/presentation';
 import { optionsFromManifest } from '../options/registry';
 import { protectionOf } from '../drm/protection';
@@ -13,6 +14,8 @@ import { ismTrackToProperties } from './ism-tracks';
 import { parseServerManifest } from './server-manifest';
 
 export type MediaFileLoader = (absolutePath: string) => Promise<MediaFile>;
+/** The timed-metadata events of a track of a source (media/event-index.ts through the store). */
+export type EventLoader = (absolutePath: string, trackId: number) => Promise<TimedEvent[]>;
 
 /** Builds a presentation from the .ism text; media files come from the (cached) loader. */
 export async function buildPresentation(
@@ -20,6 +23,7 @@ export async function buildPresentation(
   text: string,
   stat: { mtimeMs: number; size: number },
   loadMedia: MediaFileLoader,
+  loadEvents?: EventLoader,
 ): Promise<Presentation> {
   const fileName = path.basename(ismPath);
   const manifest = asServerError(() => parseServerManifest(text, fileName), fileName);
@@ -71,13 +75,27 @@ export async function buildPresentation(
     }
     // The source's timescale is the truth for every time in its fragment table.
     properties.TimeScale = track.properties.TimeScale;
-    tracks.push({ index, properties, src, fragments: track.fragments, moov: media.moov, headers: media.headers });
+    const built: PresentationTrack = {
+      index,
+      properties,
+      src,
+      fragments: track.fragments,
+      moov: media.moov,
+      headers: media.headers,
+    };
+    if (carriesEvents(properties, track.properties)) {
+      if (loadEvents === undefined) throw originError('internal', 'no event loader', { subject: fileName });
+      const events = await loadEvents(src, properties.trackID);
+      if (events.length > 0) built.events = events;
+    }
+    tracks.push(built);
   }
-  if (tracks.length === 0)
-    throw originError('corrupt-media', 'the server manifest lists no tracks', { subject: fileName });
+  const media = tracks.filter((t) => t.properties.type !== 'data');
+  if (media.length === 0)
+    throw originError('corrupt-media', 'the server manifest lists no media tracks', { subject: fileName });
   checkUniqueNames(tracks, fileName);
-  const origin = earliestStart(tracks);
-  const durationSeconds = Math.max(...tracks.map((t) => endSeconds(t, origin)));
+  const origin = earliestStart(media);
+  const durationSeconds = Math.max(...media.map((t) => endSeconds(t, origin)));
   const baseName = fileName.replace(/\.isml?$/i, '');
   return {
     path: ismPath,
@@ -95,6 +113,19 @@ export async function buildPresentation(
 
 /** Text in a source is `textstream` or `data` (a `meta` handler): both are a .ism's textstream. */
 const sameKind = (t: TrackType): TrackType => (t === 'data' ? 'textstream' : t);
+
+/**
+ * A metadata track (its source says urim or evte; the .ism must agree, or the track is not
+ * what the .ism describes), or a media track the .ism notes InbandEvents=emsg on.
+ */
+function carriesEvents(fromIsm: TrackProperties, fromSource: TrackProperties): boolean {
+  if ((fromIsm.type === 'data') !== (fromSource.type === 'data'))
+    throw originError(
+      'corrupt-media',
+      `track ${fromIsm.trackName} is ${fromIsm.type} in the server manifest but ${fromSource.type} (${fromSource.FourCC}) in its source`,
+    );
+  return fromIsm.type === 'data' || fromIsm.InbandEvents === 'emsg';
+}
 
 /** Errors in the .ism are the operator's, not the client's: never a 400 for them. */
 function asServerError<T>(f: () => T, fileName: string): T {

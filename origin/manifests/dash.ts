@@ -23,6 +23,7 @@ import { derived } from '../model/view-derived';
 import { TrackProperties } from '../model/media';
 import { xmlAttr } from './xml';
 import { contentProtection, protectionNamespaces } from './dash-protection';
+import { eventNamespaces, eventStreams } from './dash-events';
 import type { CencProtection } from '../model/protection';
 
 type Attr = [string, string | number | undefined];
@@ -63,6 +64,7 @@ export function writeMpd(view: PlayoutView): string {
     `<MPD${attributes([
       ['xmlns', 'urn:mpeg:dash:schema:mpd:2011'],
       ...(protections.length === 0 ? [] : protectionNamespaces(protections)),
+      ...eventNamespaces(view),
       ['type', 'static'],
       ['mediaPresentationDuration', isoDuration(presentationMs(view.tracks, start))],
       ['maxSegmentDuration', isoDuration(maxSegment)],
@@ -78,6 +80,7 @@ export function writeMpd(view: PlayoutView): string {
       ['start', 'PT0S'],
     ])}>`,
   );
+  lines.push(...eventStreams(view, start));
   groups.forEach((g, i) => lines.push(...adaptationSet(view, g, i + 1, start)));
   lines.push('  </Period>', '</MPD>', '');
   return lines.join('\n');

@@ -31,6 +31,7 @@
 // EXT-X-MEDIA and the AUDIO/SUBTITLES attributes are written at every version: §7 makes them
 // backward compatible to version 1.
 
+import { dateRangeLines } from './hls-dateranges';
 import { originError } from '../errors';
 import { findRendition, Rendition, rendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
 import { hlsSegmentUrlParts, hlsUrls } from './urls';
@@ -122,6 +123,7 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   const keys = encrypted(view, rend, kind) ? mediaKeyLines(view.presentation.protection!.hls!, kind) : { first: [] };
   lines.push(...keys.first);
   if (kind === 'm4s') lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.init(view, rend.key))}"`);
+  lines.push(...dateRangeLines(view, main));
   const perSegment = keys.perSegment;
   const perSegmentKey = perSegment === undefined ? '' : perSegment(0).join('\n');
   const [before, after] = hlsSegmentUrlParts(view, rend.key, kind);

@@ -23,6 +23,8 @@ export interface SampleEntry {
   codec: CodecConfig | undefined;
   /** channelcount and samplesize of an audio entry (§12.2.3). */
   audio: { channelCount: number; sampleSize: number } | undefined;
+  /** A `urim` entry's URI (§12.3.3.2 URIBox). */
+  uri?: string;
 }
 
 const VISUAL_ENTRY_FIELDS = 78; // §12.1.3: bytes between the entry header and its child boxes
@@ -65,9 +67,21 @@ export function readSampleEntry(stsd: Uint8Array, path: string, base = 0): Sampl
             : parseDec3(config('dec3'), `${entryPath}/dec3`);
       return { type, codec, audio: { channelCount: fields.channelCount, sampleSize: fields.sampleSize } };
     }
+    case 'urim':
+      return { type, codec: undefined, audio: undefined, uri: readUri(payload, entryPath, at) };
     default:
       return { type, codec: undefined, audio: undefined };
   }
+}
+
+/** §12.3.3.2 URIMetaSampleEntry: SampleEntry fields (8 bytes), then the URIBox `uri ` (FullBox, a NUL-terminated string). */
+function readUri(payload: Uint8Array, path: string, base: number): string {
+  const box = child(payload, 8, base, path, 'uri ');
+  const r = new ByteReader(box, `${path}/uri `, base);
+  r.skip(4); // version + flags
+  const rest = box.subarray(4);
+  const end = rest.indexOf(0);
+  return Buffer.from(end < 0 ? rest : rest.subarray(0, end)).toString('utf8');
 }
 
 /** The configuration MPEG-TS, packed audio and FLV carry, or unsupported-media naming the entry. */

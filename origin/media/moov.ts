@@ -28,7 +28,10 @@ const HANDLERS: readonly string[] = ['vide', 'soun', 'subt', 'text', 'meta'];
 /** QuickTime's subtitle handler: written as the ISO one (§12.6). */
 const HANDLER_ALIASES: Readonly<Record<string, HandlerType>> = { sbtl: 'subt' };
 
-export const SUPPORTED_SAMPLE_ENTRIES = ['avc1', 'avc3', 'mp4a', 'ac-3', 'ec-3', 'stpp', 'wvtt'];
+export const SUPPORTED_SAMPLE_ENTRIES = ['avc1', 'avc3', 'mp4a', 'ac-3', 'ec-3', 'stpp', 'wvtt', 'urim', 'evte'];
+
+/** The URI of a `urim` track whose samples are emsg boxes (DASH-IF CMAF ingest, ISO/IEC 23009-1 §5.10.3.3). */
+export const EMSG_TRACK_URI = 'urn:mpeg:dash:event:2012';
 
 export interface MoovTrack {
   /** Everything but systemBitrate (needs the fragments) and a presentation-unique trackName. */
@@ -316,6 +319,18 @@ function describe(p: TrackProperties, entry: SampleEntry, path: string): TrackPr
       return { ...p, type: textType(p), FourCC: 'TTML', codecs: 'stpp.ttml.im1t', Roles: 'subtitle' };
     case 'wvtt':
       return { ...p, type: textType(p), FourCC: 'WVTT', codecs: 'wvtt', Roles: 'subtitle' };
+    case 'urim':
+      // Timed metadata (model/timed-metadata.ts): a data track whatever its handler says.
+      if (entry.uri !== EMSG_TRACK_URI)
+        throw originError(
+          'unsupported-media',
+          `urim track with URI '${entry.uri ?? ''}' (supported: ${EMSG_TRACK_URI}, samples of emsg boxes)`,
+          { subject: `${path}/uri ` },
+        );
+      return { ...p, type: 'data', FourCC: 'urim', codecs: 'urim' };
+    case 'evte':
+      // ISO/IEC 23001-18 event message track.
+      return { ...p, type: 'data', FourCC: 'evte', codecs: 'evte' };
     default:
       throw originError(
         'unsupported-media',

@@ -52,6 +52,12 @@ export interface TrackProperties {
   ScanType?: ScanType;
   /** DASH Role value(s), comma-separated (main, alternate, subtitle, caption, ...). */
   Roles?: string;
+  /**
+   * `emsg` when the source carries timed-metadata events as top-level emsg boxes before this
+   * track's moofs (ISO/IEC 23009-1 §5.10.3.3); `origin package` finds them and notes it, so that
+   * only such sources are walked for them (media/event-index.ts).
+   */
+  InbandEvents?: 'emsg';
 }
 
 /** Fragment times of one track, struct-of-arrays to keep an hour of index well under 1 MB. */

@@ -8,6 +8,7 @@ import { FragmentTable, TrackHeader, TrackProperties } from './media';
 import { ServerManifest } from './server-manifest';
 import { StreamOptions } from '../options/registry';
 import type { Protection } from './protection';
+import type { TimedEvent } from './timed-metadata';
 
 export interface PresentationTrack {
   /** Position in the server manifest (the order every output lists tracks in). */
@@ -21,6 +22,12 @@ export interface PresentationTrack {
   moov: Uint8Array;
   /** The source's track headers by track id (its own and those of the tracks muxed with it). */
   headers: ReadonlyMap<number, TrackHeader>;
+  /**
+   * Timed-metadata events this track carries, in presentation order, times on the source's
+   * timeline: a metadata track's samples, or a media track's inband emsg boxes
+   * (model/timed-metadata.ts). Undefined: none.
+   */
+  events?: readonly TimedEvent[];
 }
 
 /** An instant as ticks of a timescale, exact. */
@@ -41,13 +48,17 @@ export interface Presentation {
   options: StreamOptions;
   tracks: PresentationTrack[];
   /**
-   * The earliest first-fragment time over every track of the .ism (not just the selected
+   * The earliest first-fragment time over every media track of the .ism (not just the selected
    * ones, so that a segment's URL and bytes never depend on a filter). DASH and HLS output
    * times are source times minus this instant: the presentation starts at 0 there, and the
    * negative AAC priming time of ffmpeg's ismv files (tfxd −213333) becomes a valid `tfdt`.
    */
   origin: Instant;
-  /** End of the longest track, seconds from `origin`. */
+  /**
+   * End of the longest media track, seconds from `origin`. Timed-metadata tracks count for
+   * neither: with `timed_metadata` off, a presentation with one is served byte for byte as it
+   * would be without it.
+   */
   durationSeconds: number;
   /** The encryption its DRM options ask for (origin/drm/protection.ts); undefined: clear. */
   protection: Protection | undefined;

@@ -5,7 +5,8 @@
 import { OriginError, originError } from '../errors';
 import { parseQuery } from '../options/query';
 import { applyQuery, Format, StreamOptions } from '../options/registry';
-import { Presentation, PresentationTrack } from './presentation';
+import { Instant, Presentation, PresentationTrack, ticksIn } from './presentation';
+import { orderEvents, TimedEvent } from './timed-metadata';
 import { SegmentList } from './segment-list';
 import { Clip, parseClip, placeSegments } from './timeline';
 
@@ -38,10 +39,28 @@ export interface PlayoutView {
   clip: Clip | undefined;
   tracks: ViewTrack[];
   /**
+   * Timed-metadata events the output carries (`timed_metadata` on), in presentation order, those
+   * inside the view's media; empty when off. Metadata tracks are never in `tracks`.
+   */
+  events: readonly ViewEvent[];
+  /**
    * HLS: the tracks each `variant_set` expression selects, as indices into `tracks`, in option
    * order; undefined when no variant_set is given (one set of every track).
    */
   variantSets?: number[][];
+}
+
+/** An event placed on the output timeline. */
+export interface ViewEvent {
+  event: TimedEvent;
+  /** Output time: the event's time minus the presentation origin, exact, `timescale` ticks. */
+  time: bigint;
+  /**
+   * The event's timescale when the origin is a whole number of its ticks, else the least common
+   * multiple of the event's and the origin's (ffmpeg's audio starts 21.3 ms before 0: not a
+   * whole ms; 1 kHz events then go out at 10 MHz).
+   */
+  timescale: number;
 }
 
 /** Selects tracks; the filter glue is injected so this module has no wasm dependency. */
@@ -77,6 +96,8 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
   const tracks: ViewTrack[] = [];
   for (const i of kept) {
     const track = p.tracks[i]!;
+    // Metadata tracks reach the writers as events only (below).
+    if (track.properties.type === 'data') continue;
     const placed = placeSegments(track, p.origin, req.clip, minLength, widen);
     if (placed !== undefined) tracks.push({ track, segments: placed.segments, firstNumber: placed.number });
   }
@@ -99,12 +120,55 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     playlistQuery,
     clip: req.clip,
     tracks,
+    events: req.options.bool('timed_metadata') ? viewEvents(p, tracks) : [],
   };
   if (req.format === 'hls') {
     const sets = variantSets(tracks, req.options.list('variant_set'), select);
     if (sets !== undefined) view.variantSets = sets;
   }
   return view;
+}
+
+/**
+ * The events of every track of the presentation (a filter removes no metadata: the selector
+ * keeps metadata tracks, and a media track's inband events go with the presentation, not with
+ * the track), duplicates removed, those whose output time lies within the view's media: from the
+ * earliest first segment to the latest end over its tracks.
+ */
+function viewEvents(p: Presentation, tracks: ViewTrack[]): ViewEvent[] {
+  const all = orderEvents(p.tracks.flatMap((t) => t.events ?? []));
+  if (all.length === 0) return [];
+  let start = Infinity;
+  let end = -Infinity;
+  for (const t of tracks) {
+    const ts = t.track.properties.TimeScale;
+    start = Math.min(start, Number(t.segments.time(0)) / ts);
+    end = Math.max(end, Number(t.segments.end) / ts);
+  }
+  const out: ViewEvent[] = [];
+  for (const event of all) {
+    const placed = outputTime(event, p.origin);
+    const at = Number(placed.time) / placed.timescale;
+    if (at >= start && at < end) out.push({ event, ...placed });
+  }
+  return out;
+}
+
+function outputTime(e: TimedEvent, origin: Instant): { time: bigint; timescale: number } {
+  const exact = (origin.ticks * BigInt(e.timescale)) % BigInt(origin.timescale) === 0n;
+  // Both timescales divide their least common multiple: exact, if it fits 32 bits (emsg and
+  // MPD timescales are 32-bit); else the event's own, the origin rounded down to its ticks.
+  const common = exact ? e.timescale : lcm(e.timescale, origin.timescale);
+  const timescale = common <= 0xffffffff ? common : e.timescale;
+  const scale = BigInt(timescale / e.timescale);
+  return { time: e.time * scale - ticksIn(origin, timescale), timescale };
+}
+
+function lcm(a: number, b: number): number {
+  let x = a;
+  let y = b;
+  while (y !== 0) [x, y] = [y, x % y];
+  return (a / x) * b;
 }
 
 /**

@@ -136,6 +136,19 @@ export const OPTIONS: readonly OptionSpec[] = [
     description: 'Pass timed-metadata tracks through to the output (they cannot be removed with a filter).',
   },
   {
+    name: 'hls_program_date_time',
+    cli: 'hls.program_date_time',
+    type: 'string',
+    default: '1970-01-01T00:00:00Z',
+    pattern: /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/,
+    patternHint: 'a UTC date and time such as 2026-01-01T00:00:00Z',
+    formats: ['hls'],
+    query: true,
+    stored: true,
+    description:
+      'VOD with timed_metadata: the wall-clock time of the presentation start, from which EXT-X-PROGRAM-DATE-TIME and the START-DATE of SCTE-35 EXT-X-DATERANGE tags count.',
+  },
+  {
     name: 'hds_multi_level',
     cli: 'hds.multi_level',
     type: 'boolean',

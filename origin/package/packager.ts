@@ -11,7 +11,8 @@ import { propertiesToIsmTrack } from '../ism/ism-tracks';
 import { ServerManifest, writeServerManifest } from '../ism/server-manifest';
 import { readMediaFile } from '../media/media-file';
 import { FileSource } from '../io/source';
-import { MediaTrack, TrackProperties, TrackType } from '../model/media';
+import { MediaFile, MediaTrack, TrackProperties, TrackType } from '../model/media';
+import { readTrackEvents } from '../media/event-index';
 import { optionsToMeta, StreamOptions } from '../options/registry';
 import { checkCpixTracks } from './cpix-input';
 import { VERSION } from '../version';
@@ -51,15 +52,18 @@ export async function buildServerManifest(req: PackageRequest, progress: Progres
     const started = Date.now();
     const source = await FileSource.open(input.path);
     let file;
+    let wanted: MediaTrack[];
+    let events: string[];
     try {
       file = await readMediaFile(source, 'exact');
+      wanted =
+        input.trackType === undefined
+          ? file.tracks
+          : file.tracks.filter((t) => t.properties.type === TYPE_OF_OPTION[input.trackType!]);
+      events = await noteTimedMetadata(source, file, wanted);
     } finally {
       await source.close();
     }
-    const wanted =
-      input.trackType === undefined
-        ? file.tracks
-        : file.tracks.filter((t) => t.properties.type === TYPE_OF_OPTION[input.trackType!]);
     if (wanted.length === 0) {
       throw originError(
         'bad-request',
@@ -77,7 +81,7 @@ export async function buildServerManifest(req: PackageRequest, progress: Progres
     }
     const ms = Date.now() - started;
     progress(
-      `${input.path}: ${wanted.map((t) => `${t.properties.type} ${t.properties.FourCC} ${t.properties.systemBitrate} bit/s, ${t.fragments.count} fragments`).join('; ')} (${file.indexedBy}, ${ms} ms)`,
+      `${input.path}: ${wanted.map((t, i) => `${t.properties.type} ${t.properties.FourCC} ${t.properties.systemBitrate} bit/s, ${t.fragments.count} fragments${events[i]}`).join('; ')} (${file.indexedBy}, ${ms} ms)`,
     );
   }
   assignTrackNames(chosen.map((c) => c.track.properties));
@@ -88,6 +92,28 @@ export async function buildServerManifest(req: PackageRequest, progress: Progres
     paramGroups: [],
     tracks: written.map((c) => propertiesToIsmTrack(c.track.properties, c.src)),
   };
+}
+
+/**
+ * Timed metadata (docs/guide/packaging.md#timed-metadata): a metadata track's events are read
+ * and checked now, so that a track the origin cannot read is refused here, not on a request; a
+ * media track whose source has top-level emsg boxes gets InbandEvents=emsg, which tells the
+ * origin to read them (media/event-index.ts). Returns a note per track for the progress line.
+ */
+async function noteTimedMetadata(source: FileSource, file: MediaFile, tracks: MediaTrack[]): Promise<string[]> {
+  const notes: string[] = [];
+  for (const t of tracks) {
+    const p = t.properties;
+    if (p.type === 'data') {
+      const events = await readTrackEvents(source, file, p.trackID);
+      notes.push(`, ${events.length} events`);
+    } else if (p.type === 'video' || p.type === 'audio') {
+      const inband = (await readTrackEvents(source, file, p.trackID)).length;
+      if (inband > 0) p.InbandEvents = 'emsg';
+      notes.push(inband > 0 ? `, ${inband} inband emsg events` : '');
+    } else notes.push('');
+  }
+  return notes;
 }
 
 interface Chosen {

@@ -13,6 +13,7 @@
 // Times on the TS clock: output time (source − presentation origin) at 90 kHz + TS_TIME_OFFSET.
 
 import { OriginError, originError } from '../errors';
+import { tsId3Input, writeTsWithId3 } from './mpegts/id3-stream';
 import { openFile, SourceOpener, withSource } from '../io/source';
 import { ViewTrack, PlayoutView } from '../model/view';
 import { Presentation } from '../model/presentation';
@@ -188,6 +189,9 @@ export async function tsSegment(
       keepContinuity(plan, clear);
     }
     if (plan.size > MAX_GENERATED_SEGMENT_BYTES) throw tooLarge(`TS segment ${index + 1} of ${r.key}`, plan.size);
+    // Timed ID3 (timed_metadata): the one extension of the muxer's output, in its own module.
+    const id3 = tsId3Input(view, v, index);
+    if (id3 !== undefined) return writeTsWithId3(input, plan, id3, allocate ?? ((n) => new Uint8Array(n)));
     return writeTsSegment(input, plan, allocate);
   } finally {
     lease.release();

@@ -12,6 +12,7 @@ import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
 import { presentationDecodeDelay } from '../media/decode-delay';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
+import { hlsSegmentEvents, withEmsg } from '../segments/fmp4/emsg';
 import {
   encryptedSegmentCost,
   inClearLead,
@@ -460,15 +461,21 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
   const { ctx, req, view } = call;
   const segment = t.segments.segment(index);
   const p = view.presentation;
-  if (mode === 'fmp4' && req.route.format === 'hls' && aes128Of(view) !== undefined && isEncryptedTrack(t.track)) {
+  // HLS fMP4 carries timed metadata as emsg boxes (segments/fmp4/emsg.ts); DASH lists it in the
+  // MPD (manifests/dash-events.ts), so its segments stay as they are.
+  const hls = mode === 'fmp4' && req.route.format === 'hls';
+  const { events, etag: withEvents } = hls ? hlsSegmentEvents(view, t, index) : { events: [], etag: '' };
+  const identity = { presentation: p, track: t.track, mode, segment };
+  if (hls && aes128Of(view) !== undefined && isEncryptedTrack(t.track)) {
     // AES-128: the whole segment, read and encrypted (one segment in memory, like TS).
-    const { parts, fileSize } = await readSegmentParts(ctx.open, t.track, segment, p, mode);
+    const read = await readSegmentParts(ctx.open, t.track, segment, p, mode);
+    const { parts } = withEmsg(read.parts, read.length, events);
     const clear = await withSource(ctx.open, t.track.src, (source) => assembleSegment(source, parts));
     return {
       contentType: req.route.contentType,
       body: { type: 'bytes', bytes: aes128(view, t.firstNumber + index, clear) },
       lastModified: new Date(p.mtimeMs),
-      etag: sourceSegmentEtag({ presentation: p, track: t.track, fileSize, mode, segment, variant: 'aes-128' }),
+      etag: sourceSegmentEtag({ ...identity, fileSize: read.fileSize, variant: `aes-128${withEvents}` }),
       cacheClass: 'segment',
     };
   }
@@ -479,35 +486,38 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
     // keyed by everything the bytes depend on besides the presentation object (whose keys and
     // sources a change of the .ism or a source replaces), concurrent misses encrypting once.
     const key = `${req.route.format}\n${mode}\n${t.track.index}\n${segment.first}\n${segment.count}\n${segment.time}\n${segment.sourceTime - segment.smoothTime}`;
-    const { parts, length, fileSize } = await ctx.encrypted.getAsync(
+    const read = await ctx.encrypted.getAsync(
       p,
       key,
       () => readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode }),
       encryptedSegmentCost,
     );
-    const variant = `${protection.scheme}${inClearLead(t.track, segment, protection) ? '-clear-lead' : ''}`;
+    const { parts, length } = withEmsg(read.parts, read.length, events);
+    const variant = `${protection.scheme}${inClearLead(t.track, segment, protection) ? '-clear-lead' : ''}${withEvents}`;
     return {
       contentType: req.route.contentType,
       body: { type: 'parts', file: t.track.src, parts, length },
       lastModified: new Date(p.mtimeMs),
-      etag: sourceSegmentEtag({ presentation: p, track: t.track, fileSize, mode, segment, variant }),
+      etag: sourceSegmentEtag({ ...identity, fileSize: read.fileSize, variant }),
       cacheClass: 'segment',
     };
   }
   // The boxes depend on the track, the fragments, the mode and (Smooth) the time shift; nothing
   // else of the view. Kept per presentation object; concurrent misses read the moofs once.
   const key = `${t.track.index}\n${mode}\n${segment.first}\n${segment.count}\n${mode === 'smooth' ? segment.sourceTime - segment.smoothTime : ''}`;
-  const { parts, length, fileSize } = await ctx.segments.getAsync(
+  const read = await ctx.segments.getAsync(
     p,
     key,
     () => readSegmentParts(ctx.open, t.track, segment, p, mode),
     partsCost,
   );
+  // The cached parts are shared by every view: the emsg boxes go into a copy of them.
+  const { parts, length } = withEmsg(read.parts, read.length, events);
   return {
     contentType: req.route.contentType,
     body: { type: 'parts', file: t.track.src, parts, length },
     lastModified: new Date(p.mtimeMs),
-    etag: sourceSegmentEtag({ presentation: p, track: t.track, fileSize, mode, segment }),
+    etag: sourceSegmentEtag({ ...identity, fileSize: read.fileSize, variant: withEvents || undefined }),
     cacheClass: 'segment',
   };
 }

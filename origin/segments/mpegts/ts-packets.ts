@@ -93,11 +93,14 @@ export interface PmtProgram {
   pmtPid: number;
   pcrPid: number;
   streams: readonly PmtStream[];
+  /** program_info descriptors (§2.4.4.8), already serialised; none when undefined. */
+  programInfo?: Uint8Array;
 }
 
 /** §2.4.4.8 TS_program_map_section. */
 export function writePmt(out: Uint8Array, at: number, program: PmtProgram, cc: number): void {
   const { pmtPid, pcrPid, streams } = program;
+  const info = program.programInfo ?? new Uint8Array();
   const body = [
     PROGRAM_NUMBER >> 8,
     PROGRAM_NUMBER & 0xff,
@@ -106,8 +109,9 @@ export function writePmt(out: Uint8Array, at: number, program: PmtProgram, cc: n
     0,
     0xe0 | (pcrPid >> 8),
     pcrPid & 0xff,
-    0xf0,
-    0 /* program_info_length */,
+    0xf0 | (info.byteLength >> 8),
+    info.byteLength & 0xff /* program_info_length */,
+    ...info,
   ];
   for (const s of streams) {
     const n = s.descriptors.byteLength;
