@@ -314,15 +314,21 @@ export class PresentationStore {
       const text = await this.storage.readText(ismPath, stat.version);
       const scope = this.storage.remote?.(ismPath);
       const versions = new Map<string, string>();
-      const value = await buildPresentation(ismPath, text, stat, async (src) => {
-        // A presentation lives in one place: sources of a remote .ism in its location, those of a
-        // local one on local disk (a remote .ism naming ../../etc/x never reads this machine's files).
-        if (this.storage.remote?.(src)?.dir !== scope?.dir)
-          throw originError('forbidden', 'a source outside the location of its server manifest', { subject: src });
-        const { file, version } = await this.versionedMedia(src);
-        if (version !== undefined) versions.set(src, version);
-        return file;
-      }, this.loadEvents);
+      const value = await buildPresentation(
+        ismPath,
+        text,
+        stat,
+        async (src) => {
+          // A presentation lives in one place: sources of a remote .ism in its location, those of a
+          // local one on local disk (a remote .ism naming ../../etc/x never reads this machine's files).
+          if (this.storage.remote?.(src)?.dir !== scope?.dir)
+            throw originError('forbidden', 'a source outside the location of its server manifest', { subject: src });
+          const { file, version } = await this.versionedMedia(src);
+          if (version !== undefined) versions.set(src, version);
+          return file;
+        },
+        this.loadEvents,
+      );
       if (scope !== undefined && !scope.secure && !scope.insecureKeys && value.protection !== undefined)
         throw originError('storage-insecure', 'a server manifest with keys on plain http:// storage', {
           subject: ismPath,
