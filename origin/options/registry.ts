@@ -7,6 +7,7 @@
 import { originError } from '../errors';
 import { formatRational, parseRational, Rational } from '../rational';
 import { DRM_OPTIONS } from './drm-options';
+import { LIVE_OPTIONS } from './live-options';
 
 export type OptionType = 'boolean' | 'integer' | 'rational' | 'string' | 'enum';
 export type Format = 'smooth' | 'dash' | 'hls' | 'hds';
@@ -242,74 +243,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     stored: false,
     description: 'Zero-based index of the HLS variant listed first (applied after filtering).',
   },
-  // Archiving options (live): stored, never from a query string.
-  {
-    name: 'archiving',
-    cli: 'archiving',
-    type: 'boolean',
-    default: false,
-    formats: ALL,
-    query: false,
-    stored: true,
-    description: 'Live: keep ingested media on disk beyond the DVR window.',
-  },
-  {
-    name: 'archive_length',
-    cli: 'archive_length',
-    type: 'integer',
-    min: 0,
-    max: 2 ** 31,
-    formats: ALL,
-    query: false,
-    stored: true,
-    description: 'Live: seconds of archive to keep.',
-  },
-  {
-    name: 'archive_segment_length',
-    cli: 'archive_segment_length',
-    type: 'integer',
-    min: 0,
-    max: 2 ** 31,
-    formats: ALL,
-    query: false,
-    stored: true,
-    description: 'Live: seconds per archive file.',
-  },
-  {
-    name: 'dvr_window_length',
-    cli: 'dvr_window_length',
-    type: 'integer',
-    min: 0,
-    max: 2 ** 31,
-    formats: ALL,
-    query: false,
-    stored: true,
-    description: 'Live: seconds of DVR window in client manifests.',
-  },
-  {
-    name: 'restart_on_encoder_reconnect',
-    cli: 'restart_on_encoder_reconnect',
-    type: 'boolean',
-    default: false,
-    formats: ALL,
-    query: false,
-    stored: true,
-    description:
-      'Live: a stopped channel (its encoders ended the stream) starts again when an encoder pushes to it; without it such a push is refused (403 channel-stopped). Needs encoders on UTC times.',
-  },
-  {
-    name: 'lookahead_fragments',
-    cli: 'lookahead_fragments',
-    type: 'integer',
-    default: 2,
-    min: 0,
-    max: 16,
-    formats: ['smooth'],
-    query: false,
-    stored: true,
-    description:
-      'Live Smooth: a fragment is listed and served once this many later fragments of its track are archived (their times go in its `tfrf`).',
-  },
+  ...LIVE_OPTIONS,
   ...DRM_OPTIONS,
 ];
 

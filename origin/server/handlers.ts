@@ -20,14 +20,13 @@ import {
   trackEncryption,
 } from '../segments/fmp4/encrypted-segment';
 import { checkFormatProtected, checkHlsProtected } from '../drm/refusals';
-import { aes128Encrypt, INIT_SECTION_IV, sequenceIv } from '../drm/aes128';
-import type { SampleAesKey } from '../drm/sample-aes-ts';
+import { aes128, aes128Of, cencOf, sampleAesOf } from './protection-of';
 import { isEncryptedTrack } from '../drm/encrypted-tracks';
 import { assembleSegment } from '../segments/fmp4/media-segment';
 import { SourceOpener, withSource } from '../io/source';
 import { trackHeaderOf } from '../media/moov';
 import { canonicalViewKey, ManifestOutcome, RenderedManifest } from '../cache/manifest-cache';
-import { Presentation, PresentationTrack } from '../model/presentation';
+import { Presentation } from '../model/presentation';
 import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
@@ -425,36 +424,6 @@ function initReply(call: RouteCall, t: ViewTrack): Reply {
     etag: contentEtag(bytes),
     cacheClass: 'segment',
   };
-}
-
-/** The common encryption of `track` in this route's fMP4 output, if the presentation is protected. */
-function cencOf(call: RouteCall, track: PresentationTrack) {
-  const protection = call.presentation.protection;
-  if (call.req.route.format === 'hls')
-    return protection?.hls?.method === 'SAMPLE-AES' ? protection.hls.fmp4 : undefined;
-  return call.req.route.format === 'dash' ? protection?.dash?.get(track.index) : undefined;
-}
-
-/** HLS AES-128 whole-segment encryption of this presentation (drm/aes128.ts), if any. */
-function aes128Of(view: PlayoutView): { key: Uint8Array; iv: Uint8Array | undefined } | undefined {
-  const hls = view.presentation.protection?.hls;
-  return hls?.method === 'AES-128' ? hls : undefined;
-}
-
-/** SAMPLE-AES of MPEG-TS and packed audio: the key and the key lines' IV (drm/hls-protection.ts), if any. */
-function sampleAesOf(view: PlayoutView): SampleAesKey | undefined {
-  const hls = view.presentation.protection?.hls;
-  if (hls?.method !== 'SAMPLE-AES') return undefined;
-  // drm/refusals.ts answers 403 before this; never clear segments of an encrypted presentation.
-  if (hls.ts === undefined)
-    throw originError('protected-format', hls.tsRefusal ?? 'SAMPLE-AES MPEG-TS is not available');
-  return { key: hls.ts.key, iv: hls.ts.iv };
-}
-
-/** `bytes` encrypted for the HLS segment with media sequence number `n` (0: the init section). */
-function aes128(view: PlayoutView, n: number, bytes: Uint8Array): Uint8Array {
-  const aes = aes128Of(view)!;
-  return aes128Encrypt(aes.key, aes.iv ?? (n === 0 ? INIT_SECTION_IV : sequenceIv(n)), bytes);
 }
 
 async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 'smooth' | 'fmp4'): Promise<Reply> {

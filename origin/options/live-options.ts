@@ -1,0 +1,78 @@
+// The live options of a publishing point (`origin package -o <ch>.isml`): archiving, the DVR
+// window and how a channel takes its encoders. Stored in the server manifest, never from a query
+// string (reference §1.2: "all stream options may be given as query parameters, except those
+// concerning DRM and archiving"); docs/guide/live.md explains them.
+
+import type { Format, OptionSpec } from './registry';
+
+const ALL: readonly Format[] = ['smooth', 'dash', 'hls', 'hds'];
+
+export const LIVE_OPTIONS: readonly OptionSpec[] = [
+  {
+    name: 'archiving',
+    cli: 'archiving',
+    type: 'boolean',
+    default: false,
+    formats: ALL,
+    query: false,
+    stored: true,
+    description: 'Live: keep ingested media on disk beyond the DVR window.',
+  },
+  {
+    name: 'archive_length',
+    cli: 'archive_length',
+    type: 'integer',
+    min: 0,
+    max: 2 ** 31,
+    formats: ALL,
+    query: false,
+    stored: true,
+    description: 'Live: seconds of archive to keep.',
+  },
+  {
+    name: 'archive_segment_length',
+    cli: 'archive_segment_length',
+    type: 'integer',
+    min: 0,
+    max: 2 ** 31,
+    formats: ALL,
+    query: false,
+    stored: true,
+    description: 'Live: seconds per archive file.',
+  },
+  {
+    name: 'dvr_window_length',
+    cli: 'dvr_window_length',
+    type: 'integer',
+    min: 0,
+    max: 2 ** 31,
+    formats: ALL,
+    query: false,
+    stored: true,
+    description: 'Live: seconds of DVR window in client manifests.',
+  },
+  {
+    name: 'restart_on_encoder_reconnect',
+    cli: 'restart_on_encoder_reconnect',
+    type: 'boolean',
+    default: false,
+    formats: ALL,
+    query: false,
+    stored: true,
+    description:
+      'Live: a stopped channel (its encoders ended the stream) starts again when an encoder pushes to it; without it such a push is refused (403 channel-stopped). Needs encoders on UTC times.',
+  },
+  {
+    name: 'lookahead_fragments',
+    cli: 'lookahead_fragments',
+    type: 'integer',
+    default: 2,
+    min: 0,
+    max: 16,
+    formats: ['smooth'],
+    query: false,
+    stored: true,
+    description:
+      'Live Smooth: a fragment is listed and served once this many later fragments of its track are archived (their times go in its `tfrf`).',
+  },
+];
