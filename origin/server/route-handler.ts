@@ -91,6 +91,8 @@ export interface RouteCall {
   presentation: Presentation;
   view: PlayoutView;
   rawQuery: string;
+  /** Aborts when every client waiting for this reply has gone (coalesce.ts); unset: never. */
+  signal?: AbortSignal;
 }
 
 /** The reply to one kind of presentation URL (routes.ts Route.handler). */
