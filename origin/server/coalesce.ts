@@ -61,7 +61,7 @@ export class Coalescer {
     entry.reply.then(
       (r) => {
         delete inflight[key];
-        if (r.body.type === 'bytes') r.body.loan?.share(entry.users);
+        if (r.body.type !== 'text') r.body.loan?.share(entry.users);
       },
       () => void delete inflight[key],
     );
@@ -82,13 +82,13 @@ function watchClient(res: http.ServerResponse, entry: Pending): void {
 }
 
 /**
- * Lent reply bytes (a TS segment's output, handlers.ts) stay with this response until it has
+ * Lent reply bytes (a TS segment's output, an encrypted segment's read buffer: handlers.ts) stay with this response until it has
  * closed: 'close' follows 'finish', which follows the socket's last write callback, or comes when
  * the connection is gone, after libuv has cancelled its pending writes. Either way nothing reads
  * the bytes after it.
  */
 export function holdUntilClosed(res: http.ServerResponse, reply: Reply): void {
-  const loan = reply.body.type === 'bytes' ? reply.body.loan : undefined;
+  const loan = reply.body.type === 'text' ? undefined : reply.body.loan;
   if (loan === undefined) return;
   if (res.closed) loan.letGo();
   else res.once('close', () => loan.letGo());

@@ -457,17 +457,21 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
     // keyed by everything the bytes depend on besides the presentation object (whose keys and
     // sources a change of the .ism or a source replaces), concurrent misses encrypting once.
     const key = `${req.route.format}\n${mode}\n${t.track.index}\n${segment.first}\n${segment.count}\n${segment.time}\n${segment.sourceTime - segment.smoothTime}`;
+    // Without the cache the read buffer is lent from the segment pool and comes back once the
+    // responses are written (coalesce.ts), as a TS segment's output does.
+    const pool = ctx.encrypted.maxBytes === 0 ? segmentReadBuffers : undefined;
     const read = await ctx.encrypted.getAsync(
       p,
       key,
-      () => readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode }),
+      () => readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode, pool }),
       encryptedSegmentCost,
     );
     const { parts, length } = withEmsg(read.parts, read.length, events);
     const variant = `${protection.scheme}${inClearLead(t.track, segment, protection) ? '-clear-lead' : ''}${withEvents}`;
+    const loan = read.loan === undefined ? {} : { loan: read.loan };
     return {
       contentType: req.route.contentType,
-      body: { type: 'parts', file: t.track.src, parts, length },
+      body: { type: 'parts', file: t.track.src, parts, length, ...loan },
       lastModified: new Date(p.mtimeMs),
       etag: sourceSegmentEtag({ ...identity, fileSize: read.fileSize, variant }),
       cacheClass: 'segment',

@@ -26,7 +26,13 @@ export type ReplyBody =
       bytes: Uint8Array;
       /** `bytes` are lent from a pool: the server shares the loan among its responses and lets go as each closes */ loan?: BufferLoan;
     }
-  | { type: 'parts'; file: string; parts: Part[]; length: number };
+  | {
+      type: 'parts';
+      file: string;
+      parts: Part[];
+      length: number;
+      /** The in-memory parts are views of a pooled buffer (an encrypted segment): as for `bytes` */ loan?: BufferLoan;
+    };
 
 export interface Reply {
   contentType: string;
