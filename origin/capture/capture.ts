@@ -144,7 +144,7 @@ function rangeOf(t: string | undefined, view: ManifestView, nowMs: number): Rang
       return last === undefined ? start : last.start + last.duration;
     },
     total(ref) {
-      return Math.min(this.end, lastEnd(view)) - Math.max(this.snappedStart(ref), firstStart(view));
+      return this.snappedEnd(ref) - this.snappedStart(ref);
     },
   };
 }
@@ -194,10 +194,6 @@ function trimmed(samples: CapturedSample[], timescale: number, from: number, to:
 
 function lastEnd(view: ManifestView): number {
   return Math.max(...view.streams.flatMap((s) => s.segments.map((g) => g.start + g.duration)));
-}
-
-function firstStart(view: ManifestView): number {
-  return Math.min(...view.streams.flatMap((s) => s.segments.map((g) => g.start)));
 }
 
 function report(progress: (line: string) => void, done: number, total: number, startedMs: number): void {
