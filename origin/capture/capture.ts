@@ -11,11 +11,11 @@ import { promises as fs } from 'node:fs';
 import { originError } from '../errors';
 import type { TrackHeader } from '../model/media';
 import { writeMultiTrackInit } from '../segments/fmp4/init-segment';
-import { CaptureStream, ManifestView, SegmentRef } from './capture-model';
+import { CaptureStream, SegmentRef } from './capture-model';
 import { captureInput, loadView } from './capture-input';
 import { DEFAULT_FETCH, fetchBytes, FetchOptions, shownUrl } from './fetcher';
 import { CapturedSample, readInit, segmentSamples, writeFragment } from './fragments';
-import { parseTimeRange, secondsOf } from './time-range';
+import { CaptureRange, listedPastEnd, mergeSegments, overlaps, rangeOf, referenceSegments } from './capture-range';
 
 export interface CaptureRequest {
   url: string;
@@ -53,59 +53,74 @@ export async function capture(req: CaptureRequest): Promise<CaptureResult> {
   const range = rangeOf(input.t, view, now());
   const ref = tracks.find((t) => t.header.handler === 'vide') ?? tracks[0]!;
   const file = await fs.open(req.output, 'w');
-  const started = Date.now();
-  const state = { sequence: 1, startClock: undefined as number | undefined, written: 0, refEnd: range.start };
-  let first: { time: bigint; timescale: number } | undefined;
+  const run: Run = { req, fetch, range, ref, sequence: 1, written: 0, started: Date.now() };
   try {
     await file.write(writeMultiTrackInit(tracks.map((t) => ({ header: t.header, trackId: t.outId }))));
     for (;;) {
-      const work = pending(tracks, range, ref);
-      // The reference's first segment fixes the start every other stream is cut to: it goes first.
-      const firstRef = work.findIndex((w) => w.track === ref);
-      if (state.startClock === undefined && firstRef > 0) work.unshift(...work.splice(firstRef, 1));
-      for (const { track, segment } of work) {
-        const bytes = await fetchBytes(segment.url, fetch);
-        let samples = segmentSamples(bytes, track.header, shownUrl(segment.url));
-        const ts = track.header.timescale;
-        if (track === ref && state.startClock === undefined) {
-          // The snapped start: the first keyframe of the reference's first segment.
-          const k = samples.findIndex((s) => s.sync);
-          if (k < 0) throw originError('corrupt-media', `${shownUrl(segment.url)}: a segment without a keyframe`);
-          samples = samples.slice(k);
-          first = { time: samples[0]!.time, timescale: ts };
-          state.startClock = Number(samples[0]!.time) / ts;
-        }
-        if (state.startClock === undefined)
-          throw originError('internal', 'the reference stream is written first', { subject: 'capture' });
-        if (track !== ref)
-          samples = trimmed(
-            samples,
-            ts,
-            state.startClock,
-            state.startClock + (range.snappedEnd(ref) - range.snappedStart(ref)),
-          );
-        track.done.add(segment.key);
-        if (samples.length === 0) continue;
-        const shift = req.copyTs ? 0n : BigInt(Math.round(state.startClock * ts));
-        const base = samples[0]!.time - shift;
-        if (base < 0n) throw originError('internal', `negative time in ${track.stream.id}`, { subject: 'capture' });
-        await file.write(writeFragment(state.sequence++, track.outId, base, samples));
-        if (track === ref) {
-          state.refEnd = segment.start + segment.duration;
-          state.written += samples.reduce((n, s) => n + s.duration, 0) / ts;
-          report(req.progress, state.written, range.total(ref), started);
-        }
+      for (const { track, segment } of pending(tracks, run)) {
+        const fragment = await captureSegment(run, track, segment);
+        if (fragment !== undefined) await file.write(fragment);
       }
-      if (!view.dynamic || state.refEnd >= range.end - 1e-6) break;
+      if (!view.dynamic || listedPastEnd(ref.stream.segments, range)) break;
       await new Promise((r) => setTimeout(r, view.reloadSeconds * 1000));
       view = await loadView(input, fetch, now());
-      for (const t of tracks) t.stream = view.streams.find((s) => s.id === t.stream.id) ?? t.stream;
+      for (const t of tracks) {
+        const fresh = view.streams.find((s) => s.id === t.stream.id);
+        if (fresh !== undefined) t.stream = { ...fresh, segments: mergeSegments(t.stream.segments, fresh.segments) };
+      }
     }
   } finally {
     await file.close();
   }
-  if (first === undefined) throw originError('empty-clip', `${shownUrl(req.url)}: the range selects no media`);
-  return { tracks: tracks.length, fragments: state.sequence - 1, seconds: state.written, start: first };
+  if (run.first === undefined) throw originError('empty-clip', `${shownUrl(req.url)}: the range selects no media`);
+  return { tracks: tracks.length, fragments: run.sequence - 1, seconds: run.written, start: run.first.exact };
+}
+
+interface Run {
+  req: CaptureRequest;
+  fetch: FetchOptions;
+  range: CaptureRange;
+  ref: OutTrack;
+  sequence: number;
+  /** Seconds of the reference written. */
+  written: number;
+  started: number;
+  /** Set by the reference's first segment: every other stream is cut to it. */
+  first?: {
+    /** Its manifest start, seconds. */
+    listed: number;
+    /** Its first keyframe's decode time, seconds of the media clock. */
+    clock: number;
+    exact: { time: bigint; timescale: number };
+  };
+}
+
+/** One segment of one track, as the fragment to append (undefined when the range leaves no sample of it). */
+async function captureSegment(run: Run, track: OutTrack, segment: SegmentRef): Promise<Uint8Array | undefined> {
+  const bytes = await fetchBytes(segment.url, run.fetch);
+  let samples = segmentSamples(bytes, track.header, shownUrl(segment.url));
+  const ts = track.header.timescale;
+  track.done.add(segment.key);
+  if (track === run.ref && run.first === undefined) {
+    // The snapped start: the first keyframe of the reference's first segment.
+    const k = samples.findIndex((s) => s.sync);
+    if (k < 0) throw originError('corrupt-media', `${shownUrl(segment.url)}: a segment without a keyframe`);
+    samples = samples.slice(k);
+    const time = samples[0]!.time;
+    run.first = { listed: segment.start, clock: Number(time) / ts, exact: { time, timescale: ts } };
+  }
+  const first = run.first;
+  if (first === undefined) throw originError('internal', 'the reference is written first', { subject: 'capture' });
+  if (track !== run.ref) samples = trimmed(samples, ts, first.clock, first.clock + (refEnd(run) - first.listed));
+  if (samples.length === 0) return undefined;
+  const shift = run.req.copyTs ? 0n : BigInt(Math.round(first.clock * ts));
+  const base = samples[0]!.time - shift;
+  if (base < 0n) throw originError('internal', `negative time in ${track.stream.id}`, { subject: 'capture' });
+  if (track === run.ref) {
+    run.written += samples.reduce((n, s) => n + s.duration, 0) / ts;
+    report(run, refEnd(run) - first.listed);
+  }
+  return writeFragment(run.sequence++, track.outId, base, samples);
 }
 
 async function readTracks(streams: CaptureStream[], fetch: FetchOptions): Promise<OutTrack[]> {
@@ -117,72 +132,35 @@ async function readTracks(streams: CaptureStream[], fetch: FetchOptions): Promis
   return out;
 }
 
-interface Range {
-  /** Seconds on the manifest's timeline; Infinity when open. */
-  start: number;
-  end: number;
-  snappedStart(ref: OutTrack): number;
-  snappedEnd(ref: OutTrack): number;
-  total(ref: OutTrack): number;
-}
-
-/** The range on the manifest timeline, and its snapping to the reference's segments. */
-function rangeOf(t: string | undefined, view: ManifestView, nowMs: number): Range {
-  const parsed = t === undefined ? undefined : parseTimeRange(t);
-  const start = parsed === undefined ? -Infinity : secondsOf(parsed.start, view.anchorMs);
-  // Live with no end: until now (the seed: "a range with only a start captures until the current time").
-  const liveNow = view.anchorMs !== undefined ? (nowMs - view.anchorMs) / 1000 : lastEnd(view);
-  const end = parsed?.end !== undefined ? secondsOf(parsed.end, view.anchorMs) : view.dynamic ? liveNow : Infinity;
-  const chosen = (ref: OutTrack): SegmentRef[] => refSegments(ref.stream.segments, start, end);
-  return {
-    start,
-    end,
-    snappedStart: (ref) => chosen(ref)[0]?.start ?? start,
-    snappedEnd: (ref) => {
-      const c = chosen(ref);
-      const last = c[c.length - 1];
-      return last === undefined ? start : last.start + last.duration;
-    },
-    total(ref) {
-      return this.snappedEnd(ref) - this.snappedStart(ref);
-    },
-  };
+/** The end of the reference's chosen segments, seconds on the manifest timeline. */
+function refEnd(run: Run): number {
+  const chosen = referenceSegments(run.ref.stream.segments, run.range);
+  const last = chosen[chosen.length - 1];
+  return last === undefined ? run.range.start : last.start + last.duration;
 }
 
 /**
- * The reference's segments of the range: from the one holding the start, up to the last that ends
- * by the end (the origin's own rule for `t`: a clip never runs past its end), at least one.
+ * Segments not written yet, in time order across the streams, the reference first at equal times;
+ * before the start is known, the reference's first segment ahead of everything.
  */
-function refSegments(all: SegmentRef[], start: number, end: number): SegmentRef[] {
-  const eps = 1e-6;
-  const i = all.findIndex((s) => s.start + s.duration > start + eps);
-  if (i < 0) return [];
-  const out = [all[i]!];
-  for (let k = i + 1; k < all.length && all[k]!.start + all[k]!.duration <= end + eps; k++) out.push(all[k]!);
-  return out;
-}
-
-/** Segments not written yet, in time order across the streams, the reference first at equal times. */
-function pending(tracks: OutTrack[], range: Range, ref: OutTrack) {
-  const from = range.snappedStart(ref);
-  const to = range.snappedEnd(ref);
-  const refKeys = new Set(refSegments(ref.stream.segments, range.start, range.end).map((s) => s.key));
+function pending(tracks: OutTrack[], run: Run): Array<{ track: OutTrack; segment: SegmentRef }> {
+  const chosen = referenceSegments(run.ref.stream.segments, run.range);
+  const keys = new Set(chosen.map((s) => s.key));
+  const from = run.first?.listed ?? chosen[0]?.start ?? run.range.start;
+  const to = refEnd(run);
   const work: Array<{ track: OutTrack; segment: SegmentRef }> = [];
-  for (const track of tracks) {
+  for (const track of tracks)
     for (const segment of track.stream.segments) {
       if (track.done.has(segment.key)) continue;
-      const wanted =
-        track.stream === ref.stream
-          ? refKeys.has(segment.key)
-          : segment.start < to - 1e-6 && segment.start + segment.duration > from + 1e-6;
-      if (wanted) work.push({ track, segment });
+      const isRef = track.stream === run.ref.stream;
+      if (isRef ? keys.has(segment.key) : overlaps(segment, from, to)) work.push({ track, segment });
     }
-  }
-  return work.sort(
-    (a, b) =>
-      a.segment.start - b.segment.start ||
-      Number(b.track.stream === ref.stream) - Number(a.track.stream === ref.stream),
-  );
+  const rank = (w: { track: OutTrack }): number =>
+    w.track === run.ref ? 0 : w.track.stream === run.ref.stream ? 1 : 2;
+  work.sort((a, b) => a.segment.start - b.segment.start || rank(a) - rank(b));
+  const firstRef = work.findIndex((w) => w.track === run.ref);
+  if (run.first === undefined && firstRef > 0) work.unshift(...work.splice(firstRef, 1));
+  return work;
 }
 
 /** Samples of a non-reference stream that start within [from, to) seconds of the media clock. */
@@ -192,13 +170,10 @@ function trimmed(samples: CapturedSample[], timescale: number, from: number, to:
   return samples.filter((s) => s.time >= lo && s.time < hi);
 }
 
-function lastEnd(view: ManifestView): number {
-  return Math.max(...view.streams.flatMap((s) => s.segments.map((g) => g.start + g.duration)));
-}
-
-function report(progress: (line: string) => void, done: number, total: number, startedMs: number): void {
-  const elapsed = Math.max((Date.now() - startedMs) / 1000, 1e-3);
+function report(run: Run, total: number): void {
+  const done = run.written;
+  const elapsed = Math.max((Date.now() - run.started) / 1000, 1e-3);
   const pct = total > 0 && Number.isFinite(total) ? ` (${Math.min(100, (100 * done) / total).toFixed(0)}%)` : '';
   const of = Number.isFinite(total) ? ` / ${total.toFixed(1)} s` : '';
-  progress(`captured ${done.toFixed(1)} s${of}${pct}, ${(done / elapsed).toFixed(1)}x real time`);
+  run.req.progress(`captured ${done.toFixed(1)} s${of}${pct}, ${(done / elapsed).toFixed(1)}x real time`);
 }
