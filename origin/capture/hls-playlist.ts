@@ -92,7 +92,7 @@ export function parseMediaPlaylist(text: string, url: string): MediaPlaylist {
       initUrl = new URL(a.URI, url).href;
     } else if (line.startsWith('#EXT-X-TARGETDURATION:')) targetDuration = Number(line.slice(22));
     else if (line.startsWith('#EXT-X-MEDIA-SEQUENCE:')) sequence = Number(line.slice(22));
-    else if (line.startsWith('#EXT-X-PROGRAM-DATE-TIME:')) pdt = Date.parse(line.slice(25));
+    else if (line.startsWith('#EXT-X-PROGRAM-DATE-TIME:')) pdt = dateTime(line.slice(25), url);
     else if (line.startsWith('#EXTINF:')) extinf = Number(line.slice(8).split(',')[0]);
     else if (!line.startsWith('#')) {
       if (extinf === undefined || !Number.isFinite(extinf))
@@ -131,4 +131,11 @@ export function attributes(list: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of list.matchAll(/([A-Z0-9-]+)=("[^"]*"|[^,]*)/g)) out[m[1]!] = m[2]!.replace(/^"|"$/g, '');
   return out;
+}
+
+/** §4.3.2.6: ISO 8601 with a zone; ffmpeg writes `+0000`, which Date.parse wants as `+00:00`. */
+function dateTime(text: string, url: string): number {
+  const ms = Date.parse(text.replace(/([+-]\d\d)(\d\d)$/, '$1:$2'));
+  if (!Number.isFinite(ms)) throw originError('corrupt-media', `${url}: EXT-X-PROGRAM-DATE-TIME ${text} is not a date`);
+  return ms;
 }
