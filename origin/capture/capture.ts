@@ -69,9 +69,13 @@ export async function capture(req: CaptureRequest): Promise<CaptureResult> {
         if (fresh !== undefined) t.stream = { ...fresh, segments: mergeSegments(t.stream.segments, fresh.segments) };
       }
     }
-  } finally {
+  } catch (e) {
+    // No half capture left behind to be packaged as if it were whole.
     await file.close();
+    await fs.rm(req.output, { force: true });
+    throw e;
   }
+  await file.close();
   if (run.first === undefined) throw originError('empty-clip', `${shownUrl(req.url)}: the range selects no media`);
   return { tracks: tracks.length, fragments: run.sequence - 1, seconds: run.written, start: run.first.exact };
 }

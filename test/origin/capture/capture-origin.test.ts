@@ -2,6 +2,7 @@
 // `t` and `filter`, the captured file packaged by `origin package`, served again, and judged by
 // ffmpeg's frame checksums against the same frames of the source.
 
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { media, runOrigin, tempDir } from '../../helpers/fixtures';
 import { startTestOrigin, TestOrigin } from '../server/server-helpers';
@@ -86,5 +87,6 @@ test('bad input: exit codes and messages like origin package', async () => {
     expect([args.join(' '), r.code]).toEqual([args.join(' '), code]);
     expect(r.stderr).toMatch(message);
     expect(r.stderr).toMatch(/^origin capture: /);
+    await expect(fs.stat(out)).rejects.toThrow(/ENOENT/);
   }
 });

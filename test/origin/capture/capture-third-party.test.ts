@@ -115,6 +115,20 @@ test('file:// input, the whole presentation, a filter on the manifest properties
   }
 });
 
+(haveNginx ? test : test.skip)('a storage that stays broken: exit 1 after the retries, no file left', async () => {
+  const proxy = await startFaultProxy(nginx.url, (_req, n) => (n < 6 ? 'pass' : 'status-500'));
+  const out = path.join(tempDir('capture-broken-'), 'c.ismv');
+  try {
+    const r = await runOrigin(['capture', `${proxy.url}dash-number/x.mpd`, '-o', out, '--retries', '2']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/retrying .*HTTP 500 \(2\/2\)/);
+    expect(r.stderr).toMatch(/origin capture: error: .*: HTTP 500, still after 2 retries/);
+    await expect(fs.stat(out)).rejects.toThrow(/ENOENT/);
+  } finally {
+    await proxy.close();
+  }
+});
+
 test('what is not taken is refused with exit 1, naming it', async () => {
   const ref = (p: string): string => pathToFileURL(path.join(dir, p)).href;
   const mpd = await fs.readFile(path.join(dir, 'dash-number', 'x.mpd'), 'utf8');
