@@ -89,6 +89,8 @@ interface Run {
   /** Seconds of the reference written. */
   written: number;
   started: number;
+  /** The segment fetched last: the only one held. */
+  last?: { url: string; bytes: Uint8Array };
   /** Set by the reference's first segment: every other stream is cut to it. */
   first?: {
     /** Its manifest start, seconds. */
@@ -101,7 +103,9 @@ interface Run {
 
 /** One segment of one track, as the fragment to append (undefined when the range leaves no sample of it). */
 async function captureSegment(run: Run, track: OutTrack, segment: SegmentRef): Promise<Uint8Array | undefined> {
-  const bytes = await fetchBytes(segment.url, run.fetch);
+  // The tracks of one multiplexed stream share its segments: asked for once (they come in a row).
+  const bytes = run.last?.url === segment.url ? run.last.bytes : await fetchBytes(segment.url, run.fetch);
+  run.last = { url: segment.url, bytes };
   let samples = segmentSamples(bytes, track.header, shownUrl(segment.url));
   const ts = track.header.timescale;
   track.done.add(segment.key);

@@ -75,7 +75,15 @@ async function captured(url: string, extra: string[] = []): Promise<{ file: stri
 const KINDS = ['dash-number/x.mpd', 'dash-time/x.mpd', 'dash-duration/x.mpd', 'hls/x.m3u8'];
 
 (haveNginx ? test.each(KINDS) : test.skip.each(KINDS))('%s over HTTP, t=2-5: the frames of 2..4 s', async (kind) => {
+  const before = nginx.accessLog().length;
   const { file, stderr } = await captured(`${nginx.url}${kind}?t=2-5`);
+  // Each segment asked for once, also where one HLS segment carries both tracks.
+  const asked = nginx
+    .accessLog()
+    .slice(before)
+    .split('\n')
+    .filter((l) => / \/media\/\S+\.m4s 200/.test(l));
+  expect(new Set(asked.map((l) => l.split(' ')[1])).size).toBe(asked.length);
   // 2..5 snaps to the segments 2..4 (the last one, 4..6, would run past the end).
   expect(await frameHashes(file)).toEqual(sourceHashes.slice(2 * FPS, 4 * FPS));
   expect((await videoFrames(file))[0]!.key).toBe(true);
