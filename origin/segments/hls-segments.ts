@@ -30,6 +30,7 @@ import {
 } from './mpegts/mpegts';
 import { packedAudioSegment, PackedCodec } from './packed-audio';
 import { overlappingFragments } from './mpegts/audio-window';
+import { readSegmentSamples } from './segment-samples';
 import { keepContinuity, sampleAesStreamInput } from './mpegts/sample-aes-streams';
 import { audioSetupInformation, encryptAudioFrames, SampleAesKey } from '../drm/sample-aes-ts';
 import { ReadLease } from '../io/buffers';
@@ -40,8 +41,6 @@ import {
   readFragmentRange,
   readFragmentSamples,
   readSampleBytes,
-  readSampleData,
-  SampleWithData,
   SourceSample,
   withFragmentSpan,
 } from '../media/samples';
@@ -76,27 +75,6 @@ function tooLarge(what: string, bytes: number): OriginError {
 export function fragmentRange(t: ViewTrack): { first: number; end: number } {
   const s = t.segments;
   return { first: s.first(0), end: s.first(s.count - 1) + s.fragments(s.count - 1) };
-}
-
-/** The samples of one view segment of a single-track rendition, with their bytes: one open, one read. */
-function segmentSamples(
-  t: ViewTrack,
-  seg: { first: number; count: number },
-  shift: bigint,
-  open: SourceOpener,
-  lease?: ReadLease,
-): Promise<SampleWithData[]> {
-  return withSource(open, t.track.src, async (source) => {
-    const span = await withFragmentSpan(source, t.track, seg.first, seg.first + seg.count - 1, {
-      maxBytes: MAX_GENERATED_SEGMENT_BYTES,
-      lease,
-    });
-    return readSampleData(
-      span,
-      await readFragmentRange(span, t.track, seg.first, seg.count, shift),
-      MAX_GENERATED_SEGMENT_BYTES,
-    );
-  });
 }
 
 function attach(ts: TsSample[], data: readonly Uint8Array[]): void {
@@ -314,7 +292,7 @@ export async function packedAudio(
   // into the segment, so the buffer goes back once it returns (one read: nothing else in flight).
   const lease = new ReadLease();
   try {
-    const samples = await segmentSamples(t, seg, shift, open, lease);
+    const samples = await readSegmentSamples(t, seg, { shift, open, maxBytes: MAX_GENERATED_SEGMENT_BYTES, lease });
     const first = samples[0];
     if (first === undefined)
       throw originError('corrupt-media', `segment ${index + 1} has no samples`, { subject: what });
@@ -345,7 +323,7 @@ export async function webvttText(
   const t = r.tracks[0]!;
   const seg = t.segments.segment(index);
   const shift = outputShift(t.track, view.presentation.origin);
-  const samples = await segmentSamples(t, seg, shift, open);
+  const samples = await readSegmentSamples(t, seg, { shift, open, maxBytes: MAX_GENERATED_SEGMENT_BYTES });
   const text: TextSample[] = samples.map((s) => ({
     data: s.data,
     sourceTime: s.sourceTime,
