@@ -21,7 +21,6 @@ import { Instant, Presentation } from '../../model/presentation';
 import { carriedConfig } from '../../media/codec-config';
 import {
   outputShift,
-  readFragmentRange,
   readFragmentSamples,
   readSampleData,
   SampleWithData,
@@ -30,6 +29,7 @@ import {
 } from '../../media/samples';
 import { ReadLease } from '../../io/buffers';
 import { firstNotBefore, longestDuration } from '../mpegts/audio-window';
+import { readSegmentSamples } from '../segment-samples';
 import { trackHeaderOf } from '../../media/moov';
 import {
   compareClock,
@@ -79,24 +79,10 @@ interface FragmentReads {
   lease: ReadLease;
 }
 
-/**
- * The samples of view segment `index` with their bytes: the fragments' byte range read once
- * (withFragmentSpan, into the fragment's pooled buffers), moofs and sample data answered from it.
- */
-async function readSegment(t: ViewTrack, index: number, { p, open, lease }: FragmentReads): Promise<SampleWithData[]> {
-  const seg = t.segments.segment(index);
+/** The samples of view segment `index` with their bytes (segments/segment-samples.ts). */
+function readSegment(t: ViewTrack, index: number, { p, open, lease }: FragmentReads): Promise<SampleWithData[]> {
   const shift = outputShift(t.track, p.origin);
-  return withSource(open, t.track.src, async (source) => {
-    const span = await withFragmentSpan(source, t.track, seg.first, seg.first + seg.count - 1, {
-      maxBytes: MAX_FRAGMENT_BYTES,
-      lease,
-    });
-    return readSampleData(
-      span,
-      await readFragmentRange(span, t.track, seg.first, seg.count, shift),
-      MAX_FRAGMENT_BYTES,
-    );
-  });
+  return readSegmentSamples(t, t.segments.segment(index), { shift, open, maxBytes: MAX_FRAGMENT_BYTES, lease });
 }
 
 /** The audio frames of fragment `index` of a media with video (see the header). */

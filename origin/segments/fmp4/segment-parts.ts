@@ -8,6 +8,7 @@ import { ByteSource, SourceOpener, withSource } from '../../io/source';
 import { Presentation, PresentationTrack, ticksIn } from '../../model/presentation';
 import { Segment } from '../../model/timeline';
 import { mediaSegmentParts, readFragmentMoof, reboxFragment, SegmentPart } from './media-segment';
+import { fragmentSequenceNumber } from '../../model/live-window';
 
 export interface SegmentParts {
   parts: SegmentPart[];
@@ -56,7 +57,7 @@ async function segmentParts(
     const time = mode === 'smooth' ? f.times[i]! - smoothShift : f.times[i]! - shift;
     fragments.push(
       reboxFragment(moof, f.offsets[i]!, track.properties.trackID, {
-        sequenceNumber: i + 1,
+        sequenceNumber: fragmentSequenceNumber(track, i),
         baseMediaDecodeTime: time,
         keepTfxd: mode === 'smooth',
         ...(mode === 'smooth' ? { tfxdTime: time } : {}),
