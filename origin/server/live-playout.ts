@@ -65,6 +65,7 @@ export async function handleLivePlayout(
   channels: LiveChannels,
   req: PresentationRequest,
   rawQuery: string,
+  signal?: AbortSignal,
 ): Promise<Reply> {
   const format = req.route.format;
   if (format === 'smooth' || format === 'hds')
@@ -79,7 +80,10 @@ export async function handleLivePlayout(
   const live: PlayoutContext = { ...ctx, open: liveOpener(ctx.open, channels.storage, p) };
   let reply: Reply;
   try {
-    reply = await inMemory(await req.route.handler({ ctx: live, req, presentation: p, view, rawQuery }), live.open);
+    reply = await inMemory(
+      await req.route.handler({ ctx: live, req, presentation: p, view, rawQuery, signal }),
+      live.open,
+    );
   } catch (e) {
     throw e instanceof OriginError && e.code === 'unknown-time' ? refusal(view, req, e) : e;
   }

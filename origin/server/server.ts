@@ -390,8 +390,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
         noted.kind = output.route.kind;
         noted.presentation = live.isml;
       }
-      const reply = await state.coalescer.reply(rawUrl, () =>
-        handleLivePlayout(state.ctx, state.liveChannels, output, rawQuery),
+      const reply = await state.coalescer.reply(rawUrl, res, (signal) =>
+        handleLivePlayout(state.ctx, state.liveChannels, output, rawQuery, signal),
       );
       holdUntilClosed(res, reply);
       return await send(req, res, reply, replyOutput(state, controlsAt(state, live.isml)));
