@@ -87,7 +87,11 @@ export type ErrorCode =
   | 'ingest-not-utc'
   | 'ingest-no-header'
   | 'ingest-header-mismatch'
-  | 'ingest-idle';
+  | 'ingest-idle'
+  | LiveFragmentCode;
+
+/** The live fragment refusals, whose status depends on the format (LIVE_FRAGMENT_STATUS). */
+export type LiveFragmentCode = 'fragment-expired' | 'fragment-missing' | 'fragment-not-yet';
 
 export interface ErrorCodeSpec {
   kind: ErrorKind;
@@ -239,6 +243,33 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
     kind: 'timeout',
     meaning: 'an ingest body that sent nothing for longer than the ingest idle timeout',
   },
+  // Live output: the status is the format's, from LIVE_FRAGMENT_STATUS (404 where it says so).
+  'fragment-expired': {
+    kind: 'not-found',
+    meaning: "a live segment older than the channel's DVR window (DASH 410, else 404: see the table below)",
+  },
+  'fragment-missing': {
+    kind: 'not-found',
+    meaning: 'a live segment inside the DVR window where the channel has no media (a gap)',
+  },
+  'fragment-not-yet': {
+    kind: 'not-found',
+    meaning: 'a live segment past the live edge, or any output of a channel with no media yet',
+  },
+};
+
+type LiveFormat = 'smooth' | 'dash' | 'hls' | 'hds';
+
+/**
+ * The reference's per-format statuses of live fragment requests (its FragmentNotFound,
+ * FragmentMissing and FragmentNotAvailable directives, origin-reference.md §8): the one place
+ * where a code's status depends on the format it was asked in.
+ */
+export const LIVE_FRAGMENT_STATUS: Readonly<Record<LiveFormat, Readonly<Record<LiveFragmentCode, number>>>> = {
+  smooth: { 'fragment-expired': 404, 'fragment-missing': 412, 'fragment-not-yet': 412 },
+  hds: { 'fragment-expired': 404, 'fragment-missing': 503, 'fragment-not-yet': 503 },
+  hls: { 'fragment-expired': 404, 'fragment-missing': 404, 'fragment-not-yet': 404 },
+  dash: { 'fragment-expired': 410, 'fragment-missing': 404, 'fragment-not-yet': 404 },
 };
 
 /** Every code with its kind, HTTP status and meaning: the one table of what a client can see. */
@@ -251,5 +282,19 @@ export function errorCodesMarkdown(): string {
   const rows = Object.entries(ERROR_CODES).map(
     ([code, s]) => `| \`${code}\` | \`${s.kind}\` | ${s.status} | ${s.meaning} |`,
   );
-  return ['| code | kind | HTTP status | meaning |', '|---|---|---|---|', ...rows].join('\n');
+  const formats = Object.keys(LIVE_FRAGMENT_STATUS) as LiveFormat[];
+  const live = (['fragment-expired', 'fragment-missing', 'fragment-not-yet'] as const).map(
+    (code) => `| \`${code}\` | ${formats.map((f) => LIVE_FRAGMENT_STATUS[f][code]).join(' | ')} |`,
+  );
+  return [
+    '| code | kind | HTTP status | meaning |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+    "Live segment refusals by format (the reference's defaults):",
+    '',
+    `| code | ${formats.join(' | ')} |`,
+    `|---|${formats.map(() => '---|').join('')}`,
+    ...live,
+  ].join('\n');
 }

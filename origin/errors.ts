@@ -3,7 +3,7 @@
 // throws `originError(code, message, { subject })`; the HTTP layer and the CLI are the only places that turn
 // an error into a status or an exit code.
 
-import { ERROR_CODES, ErrorCode, ErrorKind, HTTP_STATUS } from './error-codes';
+import { ERROR_CODES, ErrorCode, ErrorKind, HTTP_STATUS, LIVE_FRAGMENT_STATUS, LiveFragmentCode } from './error-codes';
 
 export type { ErrorCode, ErrorKind } from './error-codes';
 
@@ -21,6 +21,8 @@ export class OriginError extends Error {
   readonly subject: string | undefined;
   /** Stable machine-readable code (HTTP `X-Origin-Error`), one of ERROR_CODES. */
   readonly code: ErrorCode;
+  /** The HTTP status when it is not the kind's: a live fragment refusal's format status (liveFragmentError). */
+  status?: number;
 
   /**
    * Code throws originError(); this positional form stays for host-glue/, whose errors carry their
@@ -48,7 +50,18 @@ export function originError(code: ErrorCode, message: string, opts: OriginErrorO
 }
 
 export function httpStatusOf(error: unknown): number {
-  return error instanceof OriginError ? HTTP_STATUS[error.kind] : 500;
+  return error instanceof OriginError ? (error.status ?? HTTP_STATUS[error.kind]) : 500;
+}
+
+/** A live segment refused with the status the format's column of LIVE_FRAGMENT_STATUS gives. */
+export function liveFragmentError(
+  code: LiveFragmentCode,
+  format: keyof typeof LIVE_FRAGMENT_STATUS,
+  message: string,
+): OriginError {
+  const e = originError(code, message);
+  e.status = LIVE_FRAGMENT_STATUS[format][code];
+  return e;
 }
 
 export function isOriginError(error: unknown): error is OriginError {

@@ -31,6 +31,16 @@ export async function readChannelStatus(storage: Storage, root: string, isml: st
   return status ?? { state: 'idle', updated: new Date(0).toISOString(), encoders: 0, tracks: [] };
 }
 
+/** One archive file of a track as a reader finds it: its size, its init size, its published fragments. */
+export interface ReadArchiveFile {
+  media: string;
+  /** Bytes of the media file when its index was read. */
+  size: number;
+  /** Bytes of the ftyp + moov at its start. */
+  initSize: number;
+  records: IndexRecord[];
+}
+
 /** Every published fragment of one track, oldest file first, read from its index files. */
 export async function readTrackRecords(
   storage: Storage,
@@ -38,8 +48,22 @@ export async function readTrackRecords(
   isml: string,
   track: TrackStatus,
 ): Promise<IndexRecord[]> {
-  const dir = path.join(archiveDirOf(path.join(root, ...isml.split('/'))), track.key);
-  const out: IndexRecord[] = [];
+  return (await readTrackFiles(storage, root, isml, track)).flatMap((f) => f.records);
+}
+
+/**
+ * The archive files of one track with their published fragments, oldest first. The media file is
+ * stat'ed before its index is read: every record read then lies within the size taken (the
+ * ingest process appends bytes before their record).
+ */
+export async function readTrackFiles(
+  storage: Storage,
+  root: string,
+  isml: string,
+  track: TrackStatus,
+): Promise<ReadArchiveFile[]> {
+  const dir = trackDirOf(root, isml, track);
+  const out: ReadArchiveFile[] = [];
   for (const start of track.files) {
     const media = path.join(dir, `${start}.${EXTENSIONS[track.type] ?? 'cmfm'}`);
     try {
@@ -47,8 +71,10 @@ export async function readTrackRecords(
       const src = await storage.open(indexPathOf(media));
       try {
         const bytes = await src.read(0, src.size);
-        if (readIndexHeader(bytes) === undefined) continue;
-        out.push(...readIndexRecords(bytes.subarray(INDEX_HEADER_BYTES), mediaSize).records);
+        const header = readIndexHeader(bytes);
+        if (header === undefined) continue;
+        const { records } = readIndexRecords(bytes.subarray(INDEX_HEADER_BYTES), mediaSize);
+        out.push({ media, size: mediaSize, initSize: header.initSize, records });
       } finally {
         await src.close();
       }
@@ -58,4 +84,9 @@ export async function readTrackRecords(
     }
   }
   return out;
+}
+
+/** The archive directory of a track: `<ch>.isml.archive/<stream>-<trackID>`. */
+export function trackDirOf(root: string, isml: string, track: TrackStatus): string {
+  return path.join(archiveDirOf(path.join(root, ...isml.split('/'))), track.key);
 }

@@ -6,7 +6,7 @@
 
 import { originError } from '../errors';
 
-export type LiveRouteKind = 'ingest' | 'state' | 'archive';
+export type LiveRouteKind = 'ingest' | 'state' | 'archive' | 'output';
 
 export interface LiveRoute {
   kind: LiveRouteKind;
@@ -43,6 +43,15 @@ export const LIVE_ROUTES: readonly LiveRoute[] = [
     shape: '<ch>.isml/archive',
     description: 'The archived time ranges of every track (JSON, ticks and UTC)',
   },
+  {
+    kind: 'output',
+    // Any other tail: the server matches it against the presentation URL table (server/routes.ts).
+    pattern: /^(?!(?:Events\([^/]*\)\/)?Streams\()[^]+$/,
+    methods: ['GET', 'HEAD'],
+    shape: '<ch>.isml/.mpd, <ch>.isml/.m3u8, <ch>.isml/<a DASH or HLS URL tail of a .ism>',
+    description:
+      "Live output: the channel's DVR window as a dynamic MPD or sliding HLS playlists (TS or fMP4), and their segments, as the table above names them after `<pres>.ism/`",
+  },
 ];
 
 export interface LiveRequest {
@@ -51,6 +60,8 @@ export interface LiveRequest {
   isml: string;
   /** The stream name of an ingest URL. */
   stream: string | undefined;
+  /** The decoded path after `<name>.isml/`. */
+  tail: string;
 }
 
 /**
@@ -67,9 +78,9 @@ export function matchLiveRoute(segments: readonly string[]): LiveRequest | undef
   if (tail === '') throw originError('unknown-url', 'a publishing point (.isml) is never served as a file');
   for (const route of LIVE_ROUTES) {
     const m = route.pattern.exec(tail);
-    if (m !== null) return { route, isml, stream: m.groups?.stream };
+    if (m !== null) return { route, isml, stream: m.groups?.stream, tail };
   }
-  throw originError('unknown-url', `no live URL like "${tail.slice(0, 128)}" (live output is not served yet)`);
+  throw originError('unknown-url', `no live URL like "${tail.slice(0, 128)}"`);
 }
 
 /** The live rows of docs/reference/urls.md. */

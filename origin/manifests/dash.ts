@@ -25,6 +25,7 @@ import { xmlAttr } from './xml';
 import { contentProtection, protectionNamespaces } from './dash-protection';
 import { eventNamespaces, eventStreams } from './dash-events';
 import type { CencProtection } from '../model/protection';
+import { dynamicAttributes, utcTimingLine } from './dash-live';
 
 type Attr = [string, string | number | undefined];
 type DashType = 'audio' | 'text' | 'video';
@@ -53,7 +54,10 @@ const MIME_OF: Record<DashType, string> = { audio: 'audio/mp4', video: 'video/mp
 const HOISTED = ['sar', 'frameRate', 'audioSamplingRate', 'codecs'];
 
 export function writeMpd(view: PlayoutView): string {
-  const start = viewStart(view);
+  // A live channel until its end of stream: dynamic, times from the anchor (dash-live.ts).
+  const live = view.presentation.live;
+  const dynamic = live !== undefined && !live.ended ? live : undefined;
+  const start = dynamic !== undefined ? { ticks: 0n, timescale: 1 } : viewStart(view);
   // Per view (model/view-derived.ts): what compares or walks every segment.
   const keys = view.presentation.protection?.dash;
   const groups = derived(view.tracks, 'dash groups', () => adaptationGroups(view.tracks, keys));
@@ -65,8 +69,12 @@ export function writeMpd(view: PlayoutView): string {
       ['xmlns', 'urn:mpeg:dash:schema:mpd:2011'],
       ...(protections.length === 0 ? [] : protectionNamespaces(protections)),
       ...eventNamespaces(view),
-      ['type', 'static'],
-      ['mediaPresentationDuration', isoDuration(presentationMs(view.tracks, start))],
+      ...(dynamic !== undefined
+        ? dynamicAttributes(dynamic, maxSegment, isoDuration)
+        : ([
+            ['type', 'static'],
+            ['mediaPresentationDuration', isoDuration(presentationMs(view.tracks, start))],
+          ] as Attr[])),
       ['maxSegmentDuration', isoDuration(maxSegment)],
       // With @bandwidth = the peak segment rate, every segment of a Representation arrives within
       // its own duration, so a buffer of one (longest) segment satisfies the §5.3.5.2 model.
@@ -82,7 +90,9 @@ export function writeMpd(view: PlayoutView): string {
   );
   lines.push(...eventStreams(view, start));
   groups.forEach((g, i) => lines.push(...adaptationSet(view, g, i + 1, start)));
-  lines.push('  </Period>', '</MPD>', '');
+  lines.push('  </Period>');
+  if (dynamic !== undefined) lines.push(utcTimingLine());
+  lines.push('</MPD>', '');
   return lines.join('\n');
 }
 
@@ -264,7 +274,7 @@ function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): strin
     ['presentationTimeOffset', offset !== 0n ? String(offset) : undefined],
     ['initialization', dashUrls.init(view)],
     ['media', dashUrls.media(view)],
-    ['startNumber', byNumber ? 1 : undefined],
+    ['startNumber', byNumber ? (view.presentation.live === undefined ? 1 : t.firstNumber) : undefined],
   ];
   // The `<S>` lines as one block (joined by '\n' like the document); a view track has segments.
   const s = derived(t, 'dash timeline', () => timelineText(t.segments));

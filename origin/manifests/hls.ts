@@ -49,6 +49,7 @@ import {
   renditionSeries,
   targetSeconds,
 } from './hls-rates';
+import { programDateTime } from './live-dates';
 import { mediaKeyLines, sessionKeyLines, VERSION_IV, VERSION_SAMPLE_AES } from './hls-keys';
 import { isEncryptedTrack } from '../drm/encrypted-tracks';
 import { MediaGroup, planVariants, Variant, VariantPlan, VariantTrack } from './hls-variants';
@@ -107,6 +108,7 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   const main = videoOf(rend) ?? rend.tracks[0]!;
   const timescale = main.track.properties.TimeScale;
   const version = playlistVersion(view);
+  const live = view.presentation.live;
   const lines = [
     ...header(version),
     `#EXT-X-TARGETDURATION:${targetDuration(main)}`,
@@ -114,7 +116,8 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
     // firstNumber), so sibling clips share segment URLs; the media sequence numbers the first
     // listed segment (§4.3.3.2).
     `#EXT-X-MEDIA-SEQUENCE:${main.firstNumber}`,
-    '#EXT-X-PLAYLIST-TYPE:VOD',
+    // A live playlist slides: it MUST NOT carry a playlist type (RFC 8216 §6.2.2).
+    ...(live === undefined ? ['#EXT-X-PLAYLIST-TYPE:VOD'] : []),
     // Every segment starts with a sync sample (whole source fragments, closed GOPs): §4.3.5.1.
     '#EXT-X-INDEPENDENT-SEGMENTS',
   ];
@@ -149,8 +152,13 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
     }
     return out.join('\n');
   });
+  // Live: the wall-clock time of the first segment, anchor + output time (RFC 8216 §4.3.2.6), the
+  // same on every origin; the media sequence is on the epoch grid (model/live-window.ts).
+  if (live !== undefined && main.segments.count > 0)
+    lines.push(`#EXT-X-PROGRAM-DATE-TIME:${programDateTime(live.anchorSeconds, main.segments.time(0), timescale)}`);
   if (list !== '') lines.push(list);
-  lines.push('#EXT-X-ENDLIST', '');
+  if (live === undefined || live.ended) lines.push('#EXT-X-ENDLIST');
+  lines.push('');
   return lines.join('\n');
 }
 

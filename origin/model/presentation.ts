@@ -9,6 +9,7 @@ import { ServerManifest } from './server-manifest';
 import { StreamOptions } from '../options/registry';
 import type { Protection } from './protection';
 import type { TimedEvent } from './timed-metadata';
+import type { LiveDescription, TrackArchiveFiles } from './live';
 
 export interface PresentationTrack {
   /** Position in the server manifest (the order every output lists tracks in). */
@@ -28,6 +29,11 @@ export interface PresentationTrack {
    * (model/timed-metadata.ts). Undefined: none.
    */
   events?: readonly TimedEvent[];
+  /**
+   * A live channel's track: the archive files behind its fragment table, whose offsets are on
+   * their common byte axis, and `src` names the track's archive directory (model/live.ts).
+   */
+  archive?: TrackArchiveFiles;
 }
 
 /** An instant as ticks of a timescale, exact. */
@@ -62,6 +68,11 @@ export interface Presentation {
   durationSeconds: number;
   /** The encryption its DRM options ask for (origin/drm/protection.ts); undefined: clear. */
   protection: Protection | undefined;
+  /**
+   * A live channel (a `.isml` read through origin/live/channel-presentation.ts): `origin` is the
+   * fixed channel anchor, not the earliest fragment. Undefined: a VOD presentation.
+   */
+  live?: LiveDescription;
 }
 
 export function compareInstants(a: Instant, b: Instant): number {

@@ -9,6 +9,7 @@ import { Instant, Presentation, PresentationTrack, ticksIn } from './presentatio
 import { orderEvents, TimedEvent } from './timed-metadata';
 import { SegmentList } from './segment-list';
 import { Clip, parseClip, placeSegments } from './timeline';
+import { gridNumber, liveWindow, wholeSegments } from './live-window';
 
 export interface ViewTrack {
   track: PresentationTrack;
@@ -92,14 +93,27 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
   const suppress = req.options.bool('suppress_query_parameters');
   // HLS under suppression writes segment URLs without the clip (HLS_SEGMENT_ADDRESSING), which
   // name whole unclipped segments: the playlist lists those (the clip widened to them).
-  const widen = suppress && req.format === 'hls';
+  // A live window lists whole segments too: a segment URL names the same bytes as the window slides.
+  const widen = (suppress && req.format === 'hls') || p.live !== undefined;
+  // A live channel lists its DVR window, numbered on the epoch grid (model/live-window.ts).
+  if (p.live !== undefined && req.clip !== undefined)
+    throw originError('bad-time', 'time controls (t, vbegin) on a live channel are not built yet', { subject: 't' });
+  const clip = p.live === undefined ? req.clip : liveWindow(p.live);
   const tracks: ViewTrack[] = [];
   for (const i of kept) {
     const track = p.tracks[i]!;
     // Metadata tracks reach the writers as events only (below).
     if (track.properties.type === 'data') continue;
-    const placed = placeSegments(track, p.origin, req.clip, minLength, widen);
-    if (placed !== undefined) tracks.push({ track, segments: placed.segments, firstNumber: placed.number });
+    const placed = placeSegments(track, p.origin, clip, minLength, widen);
+    if (placed === undefined) continue;
+    if (p.live === undefined) {
+      tracks.push({ track, segments: placed.segments, firstNumber: placed.number });
+      continue;
+    }
+    const segments = p.live.ended
+      ? placed.segments
+      : wholeSegments(placed.segments, minLength, track.properties.TimeScale);
+    if (segments.count > 0) tracks.push({ track, segments, firstNumber: gridNumber(segments) });
   }
   if (tracks.length === 0) {
     throw originError(
@@ -118,7 +132,7 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     options: req.options,
     carriedQuery,
     playlistQuery,
-    clip: req.clip,
+    clip,
     tracks,
     events: req.options.bool('timed_metadata') ? viewEvents(p, tracks) : [],
   };

@@ -39,7 +39,9 @@ export function corsHeaders(): string[] {
  * Content-Range, Content-Length) follow. send() and the hot path (hot-path.ts) both write these.
  */
 export function pushReplyHeaders(head: string[], reply: Reply, controls: CacheControls): string[] {
-  const cacheControl = reply.cacheClass === 'manifest' ? controls.manifestCacheControl : controls.segmentCacheControl;
+  const cacheControl =
+    reply.cacheControl ??
+    (reply.cacheClass === 'manifest' ? controls.manifestCacheControl : controls.segmentCacheControl);
   if (cacheControl !== '') head.push('Cache-Control', cacheControl);
   head.push('Last-Modified', httpDate(reply.lastModified), 'ETag', reply.etag, 'Content-Type', reply.contentType);
   return head;

@@ -11,8 +11,9 @@ import * as http from 'node:http';
 import { originError } from '../errors';
 import { rootReadable } from '../io/storage';
 import { METRICS_CONTENT_TYPE, OriginMetrics } from '../ops/metrics';
+import { TIME_PATH } from '../manifests/dash-live';
 
-export const OPS_PATHS: ReadonlySet<string> = new Set(['/metrics', '/healthz', '/readyz']);
+export const OPS_PATHS: ReadonlySet<string> = new Set(['/metrics', '/healthz', '/readyz', TIME_PATH]);
 
 /** How long /readyz waits for the root to be listed before it calls storage unreachable, ms. */
 export const STORAGE_CHECK_MS = 2000;
@@ -25,6 +26,8 @@ export interface OpsState {
   ready: boolean;
   /** SIGTERM came: finishing what is in flight (drain.ts). */
   draining: boolean;
+  /** The clock `/.time` reads, ms since 1970 (injectable for tests; default Date.now). */
+  now?: () => number;
 }
 
 /** /readyz's answer: each check and the verdict. */
@@ -44,6 +47,10 @@ export async function serveOps(
   s: OpsState,
 ): Promise<void> {
   if (path === '/healthz') return answer(req, res, 200, 'text/plain; charset=utf-8', 'ok\n');
+  // The time live MPDs name in their UTCTiming (manifests/dash-live.ts): an xs:dateTime with ms,
+  // urn:mpeg:dash:utc:http-xsdate:2014 (ISO/IEC 23009-1 Table 32). Players sync their clock to it.
+  if (path === TIME_PATH)
+    return answer(req, res, 200, 'text/plain; charset=utf-8', new Date((s.now ?? Date.now)()).toISOString());
   if (path === '/readyz') {
     const r = await readiness(s);
     return answer(req, res, r.ready ? 200 : 503, 'application/json', `${JSON.stringify(r)}\n`);

@@ -36,6 +36,8 @@ export interface Reply {
   /** Strong validator: a hash of the manifest text, or of the segment's identity. */
   etag: string;
   cacheClass: 'manifest' | 'segment';
+  /** Cache-Control instead of the server's for the class (live manifests: half a segment). */
+  cacheControl?: string;
   /** How the rendered-manifest cache answered (manifests only): the request log's `cache` field. */
   cache?: ManifestOutcome;
 }

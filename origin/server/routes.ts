@@ -277,6 +277,11 @@ export function matchPresentationRoute(segments: readonly string[]): Presentatio
       'unknown-url',
       'a presentation URL needs a manifest or segment after .ism/ (e.g. .mpd, .m3u8, Manifest)',
     );
+  return matchTail(ismPath, tail);
+}
+
+/** The route of the tail after `.ism/` (or a live channel's `.isml/`); 404 unknown-url when none. */
+export function matchTail(ismPath: string, tail: string): PresentationRequest {
   for (const route of ROUTES) {
     const m = route.pattern.exec(tail);
     if (m !== null) return { route, ismPath, tail, groups: { ...(m.groups ?? {}) } };

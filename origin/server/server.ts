@@ -15,7 +15,8 @@ import { ManifestCacheStats } from '../cache/manifest-cache';
 import { TrackSelector } from '../model/view';
 import { handlePlayout } from './handlers';
 import { newPlayoutContext } from './route-handler';
-import { decodePath, matchPresentationRoute, ROUTES } from './routes';
+import { decodePath, matchPresentationRoute, matchTail, ROUTES } from './routes';
+import { handleLivePlayout, LiveChannels } from './live-playout';
 import { warmUp } from './warm-up';
 import { FileHandles } from '../io/file-handles';
 import { RootConfinement } from '../io/confine';
@@ -41,6 +42,8 @@ import { remoteLocations } from './locations';
 
 export interface ServerOptions {
   root: string;
+  /** The clock of `/.time`, ms since 1970 (tests inject one; default Date.now). */
+  now?: () => number;
   host: string;
   port: number;
   /** Cache-Control for manifests and for segments; '' sends none. */
@@ -144,6 +147,8 @@ interface Origin extends HotPath {
   ops: OpsState;
   /** Undefined with --follow-symlinks. */
   confinement: RootConfinement | undefined;
+  /** Live channels' presentations at their current versions (live-playout.ts). */
+  liveChannels: LiveChannels;
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
@@ -173,7 +178,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     coalescer: new Coalescer(),
     logger,
     observer: metrics === undefined && requestLog === undefined ? undefined : { metrics, logger: requestLog },
-    ops: { root, metrics, ready: false, draining: false },
+    ops: { root, metrics, ready: false, draining: false, now: opts.now },
+    liveChannels: new LiveChannels(FILE_STORAGE, root),
     confinement,
   };
   metrics?.bind(metricSources(state));
@@ -376,6 +382,18 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
     }
     // Live channels (.isml): their state and archive; the .isml and its archive are never files.
     const live = matchLiveRoute(segments);
+    if (live !== undefined && live.route.kind === 'output') {
+      const output = matchTail(live.isml, live.tail);
+      if (noted !== undefined) {
+        noted.kind = output.route.kind;
+        noted.presentation = live.isml;
+      }
+      const reply = await state.coalescer.reply(rawUrl, () =>
+        handleLivePlayout(state.ctx, state.liveChannels, output, rawQuery),
+      );
+      holdUntilClosed(res, reply);
+      return await send(req, res, reply, replyOutput(state, controlsAt(state, live.isml)));
+    }
     if (live !== undefined) return await serveLiveStatus(req, res, live, rawQuery, { root, storage: FILE_STORAGE });
     const at = { root, segments, rawQuery };
     if (noted !== undefined) noted.kind = 'player';

@@ -11,7 +11,7 @@ const match = (p: string): [string, string, string | undefined] | undefined => {
   return m === undefined ? undefined : [m.route.kind, m.isml, m.stream];
 };
 
-test('ingest, state and archive URLs; anything else under a .isml is 404', () => {
+test('ingest, state and archive URLs; other tails are live output; the .isml and its archive are 404', () => {
   expect(match('/live/ch1.isml/Streams(video-640x360-800k.cmfv)')).toEqual([
     'ingest',
     '/live/ch1.isml',
@@ -21,14 +21,11 @@ test('ingest, state and archive URLs; anything else under a .isml is 404', () =>
   expect(match('/a/b/ch.isml/state')).toEqual(['state', '/a/b/ch.isml', undefined]);
   expect(match('/ch.ISML/archive')).toEqual(['archive', '/ch.ISML', undefined]);
   expect(match('/vod/x.ism/Manifest')).toBeUndefined();
+  // Live output: the server matches the tail against the presentation URL table.
+  expect(match('/live/ch.isml/.mpd')).toEqual(['output', '/live/ch.isml', undefined]);
+  expect(matchLiveRoute(['ch.isml', 'hls', 'ch-video=1.m4s'])?.tail).toBe('hls/ch-video=1.m4s');
   expect(match('/index.html')).toBeUndefined();
-  for (const p of [
-    '/ch.isml',
-    '/ch.isml/Manifest',
-    '/ch.isml/Streams(a/b)',
-    '/ch.isml/Streams()',
-    '/ch.isml.archive/channel.json',
-  ])
+  for (const p of ['/ch.isml', '/ch.isml/Streams(a/b)', '/ch.isml/Streams()', '/ch.isml.archive/channel.json'])
     expect([p, thrownOriginError(() => match(p)).code]).toEqual([p, 'unknown-url']);
 });
 
