@@ -27,7 +27,7 @@ import { TrackProperties } from '../model/media';
 import { PlayoutView, seconds, viewDuration, ViewTrack } from '../model/view';
 import { Amf0Property, onMetaData } from '../segments/f4f/amf0';
 import { writeBootstrap } from '../segments/f4f/bootstrap';
-import { findMedia, HdsMedia, hdsMedia, hdsUrls, mediaKbps } from '../model/hds-media';
+import { findMedia, HdsMedia, hdsMedia, hdsUrls, liveHdsBase, mediaKbps } from '../model/hds-media';
 import { xmlAttr } from './xml';
 
 export const F4M_NAMESPACE = { 1: 'http://ns.adobe.com/f4m/1.0', 2: 'http://ns.adobe.com/f4m/2.0' } as const;
@@ -57,14 +57,20 @@ export interface HdsLive {
   ended: boolean;
 }
 
+/** A channel's view: whether it has ended (undefined: VOD). */
+export function hdsLiveOf(view: PlayoutView): HdsLive | undefined {
+  const live = view.presentation.live;
+  return live === undefined ? undefined : { ended: live.ended };
+}
+
 /** The manifest `<name>.f4m` (or `.f4m`): all media, or the set-level manifest under hds_multi_level. */
-export function writeF4m(view: PlayoutView, live?: HdsLive): string {
+export function writeF4m(view: PlayoutView, live = hdsLiveOf(view)): string {
   const media = hdsMedia(view);
   return view.options.bool('hds_multi_level') ? setLevel(view, media) : document(view, media, live);
 }
 
 /** The stream-level manifest of one media (`<name>-<key>.f4m`). */
-export function writeStreamF4m(view: PlayoutView, m: HdsMedia, live?: HdsLive): string {
+export function writeStreamF4m(view: PlayoutView, m: HdsMedia, live = hdsLiveOf(view)): string {
   return document(view, [m], live);
 }
 
@@ -136,12 +142,16 @@ function document(view: PlayoutView, media: HdsMedia[], live: HdsLive | undefine
  * them from 1 (the fragment route counts so); a channel by its own numbering, live or ended.
  */
 export function bootstrapOf(view: PlayoutView, m: HdsMedia, live?: HdsLive): Uint8Array {
+  const timescale = m.timeline.track.properties.TimeScale;
+  const s = m.timeline.segments;
+  // A channel's times modulo the live HDS period (model/hds-media.ts), as its fragments' FLV tags.
+  const channel = view.presentation.live !== undefined;
   return writeBootstrap({
     movieIdentifier: view.name,
-    timescale: m.timeline.track.properties.TimeScale,
-    fragments: Array.from({ length: m.timeline.segments.count }, (_, i) => ({
-      time: m.timeline.segments.time(i),
-      duration: m.timeline.segments.duration(i),
+    timescale,
+    fragments: Array.from({ length: s.count }, (_, i) => ({
+      time: s.time(i) - liveHdsBase(channel, s.time(i), timescale),
+      duration: s.duration(i),
     })),
     ...(live === undefined ? {} : { live: !live.ended, firstFragment: m.timeline.firstNumber }),
   });
@@ -193,7 +203,7 @@ function audioMetadata(a: TrackProperties): Amf0Property[] {
 }
 
 /** The document a `<stem>.f4m` URL names: a media's stream-level manifest when the stem ends with its key, else the manifest. */
-export function writeHdsManifest(view: PlayoutView, stem: string, live?: HdsLive): string {
+export function writeHdsManifest(view: PlayoutView, stem: string, live = hdsLiveOf(view)): string {
   const m = findMedia(view, stem);
   return m === undefined ? writeF4m(view, live) : writeStreamF4m(view, m, live);
 }

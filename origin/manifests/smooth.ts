@@ -7,7 +7,7 @@
 // (AAC priming in ffmpeg's ismv) is shifted as a whole so that no time is negative, and the
 // fragments' tfxd say the same (timeline.ts, Segment.smoothTime).
 //
-// Live (a channel, `live` given): `IsLive="TRUE"`, `Duration="0"` (MS-SSTR §2.2.2.1: unknown;
+// Live (a channel: `view.presentation.live`, smoothLiveOf): `IsLive="TRUE"`, `Duration="0"` (MS-SSTR §2.2.2.1: unknown;
 // dash.js takes a live manifest with a Duration for a start-over one), `LookaheadCount` and
 // `DVRWindowLength` (manifest timescale; 0 is an unbounded window). Times are the ingest times,
 // UTC at the track timescale, as dash.js reads `t` (from 1970). The chunks are the view's (the
@@ -28,6 +28,9 @@ import { xmlAttr } from './xml';
 /** MS-SSTR §2.2.2.1: the manifest TimeScale when the tracks do not agree on one. */
 const DEFAULT_TIMESCALE = 10_000_000;
 
+/** `lookahead_fragments` unset: the reference's default (options/live-options.ts). */
+const DEFAULT_LOOKAHEAD = 2;
+
 interface StreamGroup {
   name: string;
   members: ViewTrack[];
@@ -41,7 +44,15 @@ export interface SmoothLive extends SmoothLookahead {
   dvrWindowSeconds: number;
 }
 
-export function writeSmoothManifest(view: PlayoutView, live?: SmoothLive): string {
+/** The live description of a channel's view (undefined: VOD): `lookahead_fragments`, its DVR window. */
+export function smoothLiveOf(view: PlayoutView): SmoothLive | undefined {
+  const live = view.presentation.live;
+  if (live === undefined) return undefined;
+  const count = view.options.int('lookahead_fragments') ?? DEFAULT_LOOKAHEAD;
+  return { count, ended: live.ended, dvrWindowSeconds: live.dvrWindowSeconds };
+}
+
+export function writeSmoothManifest(view: PlayoutView, live = smoothLiveOf(view)): string {
   // Per view (model/view-derived.ts): the ladders compare every segment of the tracks.
   const key = live === undefined ? 'smooth groups' : `smooth groups ${live.count} ${live.ended}`;
   const groups = derived(view.tracks, key, () => streamGroups(view.tracks, live));

@@ -14,6 +14,7 @@ import { writeHdsManifest } from '../../../origin/manifests/hds';
 import { Presentation } from '../../../origin/model/presentation';
 import { PlayoutView } from '../../../origin/model/view';
 import { writeBootstrap } from '../../../origin/segments/f4f/bootstrap';
+import { LIVE_HDS_PERIOD_SECONDS, liveHdsBase } from '../../../origin/model/hds-media';
 import { viewOf } from '../../helpers/presentations';
 import { channelWindow } from '../live/live-presentation';
 import { Abst, parseAbst, parseAmf0 } from '../segments/f4f/f4f-reader';
@@ -127,4 +128,16 @@ test('refused: fragment numbers outside 1..2^32-1', () => {
   expect(
     parseAbst(writeBootstrap({ ...b, firstFragment: 0xfffffffe })).fragmentRunTables[0]!.entries[0]!.firstFragment,
   ).toBe(0xfffffffe);
+});
+
+test('live HDS times are taken modulo 2^22 s, in whole ticks of any timescale', () => {
+  for (const ts of [1000, 25, 48000, 10_000_000]) {
+    const period = BigInt(LIVE_HDS_PERIOD_SECONDS) * BigInt(ts);
+    expect(liveHdsBase(false, 5n * period + 7n, ts)).toBe(0n);
+    expect(liveHdsBase(true, 5n * period + 7n, ts)).toBe(5n * period);
+    expect(liveHdsBase(true, period - 1n, ts)).toBe(0n);
+    expect(liveHdsBase(true, -1n, ts)).toBe(-period);
+    // What stays is below 2^32 ms.
+    expect(((period - 1n) * 1000n) / BigInt(ts)).toBeLessThan(2n ** 32n);
+  }
 });

@@ -17,10 +17,10 @@ const LIVE: SmoothLive = { count: 2, ended: false, dvrWindowSeconds: 30 };
 
 type Attrs = Record<string, string>;
 type Chunk = Attrs;
-interface Stream extends Attrs {
+type Stream = Attrs & {
   QualityLevel: Attrs[];
   c: Chunk[];
-}
+};
 interface Doc {
   SmoothStreamingMedia: Attrs & { StreamIndex: Stream[] };
 }
