@@ -10,6 +10,7 @@ import { liveFragmentError, OriginError, originError } from '../errors';
 import { smoothLiveOf } from '../manifests/smooth';
 import { findMedia } from '../model/hds-media';
 import { listedChunks, lookaheadOf } from '../model/lookahead';
+import type { SegmentList } from '../model/segment-list';
 import { PlayoutView, trackKey, ViewTrack } from '../model/view';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
 import type { RouteHandler } from './route-handler';
@@ -36,7 +37,7 @@ export const liveSmoothFragment: RouteHandler = async ({ ctx, req, view }) => {
   const t = smoothTrack(view, req);
   const look = smoothLiveOf(view)!;
   const s = t.segments;
-  const index = s.indexOfTime(BigInt(req.groups.time!), 'smooth');
+  const index = chunkAt(s, BigInt(req.groups.time!), listedChunks(s, look));
   if (index < 0 || index >= listedChunks(s, look)) throw smoothRefusal(t, look, BigInt(req.groups.time!));
   const segment = s.segment(index);
   const next = lookaheadOf(s, index, look);
@@ -58,6 +59,26 @@ export const liveSmoothFragment: RouteHandler = async ({ ctx, req, view }) => {
     cacheClass: 'segment',
   };
 };
+
+/**
+ * The listed chunk a requested time names: exactly, or within the spacing of doubles at that
+ * magnitude. A UTC time at 10 MHz is past 2^53, and dash.js keeps a time it learns from a tfrf
+ * (codem-isoboxer reads 64-bit fields into a Number) rounded to a double; the next fragment's
+ * URL then names a time a few ticks off, which is still that fragment and no other.
+ */
+function chunkAt(s: SegmentList, time: bigint, listed: number): number {
+  const exact = s.indexOfTime(time, 'smooth');
+  if (exact >= 0 || time < 2n ** 53n) return exact;
+  const ulp = 1n << BigInt(time.toString(2).length - 53);
+  let lo = 0;
+  let hi = listed;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (s.smoothTime(mid) + ulp < time) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < listed && s.smoothTime(lo) - time <= ulp ? lo : -1;
+}
 
 /** A Smooth time the listed chunks do not hold: older than the window, past the listed edge, or a gap. */
 function smoothRefusal(t: ViewTrack, look: { count: number; ended: boolean }, time: bigint): OriginError {

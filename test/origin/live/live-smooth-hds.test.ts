@@ -140,8 +140,15 @@ test('Smooth: a listed fragment carries its tfxd and a tfrf of the next two; an 
   expect([notYet.status, notYet.error]).toEqual([412, 'fragment-not-yet']);
   const expired = await get(fragmentUrl(vs, ts[0]! - 20_000_000n));
   expect([expired.status, expired.error]).toEqual([404, 'fragment-expired']);
-  const missing = await get(fragmentUrl(vs, ts[1]! + 1n));
+  const missing = await get(fragmentUrl(vs, ts[1]! + 1000n));
   expect([missing.status, missing.error]).toEqual([412, 'fragment-missing']);
+  // A time rounded to a double (dash.js keeps tfrf times as Numbers; between 2^53 and 2^54 they
+  // step by 2) still names its fragment, and only within that spacing.
+  expect(ts[2]! >= 2n ** 53n && ts[2]! < 2n ** 54n).toBe(true);
+  const rounded = await get(fragmentUrl(vs, ts[2]! + 2n));
+  expect([rounded.status, uuids(rounded.body).tfxd]).toEqual([200, ts[2]]);
+  expect((await get(fragmentUrl(vs, ts[2]! - 2n))).status).toBe(200);
+  expect((await get(fragmentUrl(vs, ts[2]! + 3n))).status).toBe(412);
 });
 
 test('HDS: a live F4M and bootstrap numbered on the epoch grid; fragments by that number, times wrapped', async () => {
