@@ -7,6 +7,7 @@
 
 import { Rational } from '../rational';
 import { LiveDescription } from './live';
+import { PresentationTrack } from './presentation';
 import { SegmentList } from './segment-list';
 import { Clip } from './timeline';
 
@@ -63,4 +64,16 @@ export function wholeSegments(segments: SegmentList, minLength: Rational | undef
   const slot = Math.floor((start + l / 8) / l);
   const end = start + Number(segments.duration(last));
   return end + l / 8 >= (slot + 1) * l ? segments : segments.slice(0, last);
+}
+
+/**
+ * The `mfhd` sequence number of fragment i of a track (ISO/IEC 14496-12 §8.8.5: increasing). VOD:
+ * its position from 1. Live: the table's positions move as old files are purged, and a segment's
+ * bytes must not, so the number comes from the fragment's time: tenths of a second since the
+ * anchor, modulo 2^32 (increasing for fragments of 100 ms and longer).
+ */
+export function fragmentSequenceNumber(track: PresentationTrack, i: number): number {
+  if (track.archive === undefined) return i + 1;
+  const tenths = (track.fragments.times[i]! * 10n) / BigInt(track.properties.TimeScale);
+  return Number(BigInt.asUintN(32, tenths));
 }

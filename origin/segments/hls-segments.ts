@@ -128,8 +128,17 @@ export async function tsSegment(
   const seg = v.segments.segment(index);
   const last = index === v.segments.count - 1;
   const a = audioOf(r);
-  const lo = index === 0 ? undefined : seg.first;
+  // A live segment is the same bytes wherever the sliding window puts it (model/live-window.ts):
+  // its audio is exactly that of its video's time window, its continuity counters start at 0
+  // (a discontinuity between segments that demuxers take segment by segment), PAT/PMT count by
+  // its media sequence number. VOD segments take the audio before the first and after the last.
+  const live = p.live !== undefined;
+  const lo = index === 0 && !live ? undefined : seg.first;
   const hi = last ? undefined : v.segments.first(index + 1);
+  // The live edge segment: its audio ends with its video (source ticks), not with the archive.
+  const until = last && live ? seg.sourceTime + seg.duration : undefined;
+  const tableCc = live ? seg.first : fragmentRange(v).first;
+  const psiCc = (live ? v.firstNumber + index : index) & 0x0f;
   // The video and the audio are read concurrently (two sources, or two ranges of one): the
   // segment waits for one round of reads, not two in turn. Both reads go into pooled buffers
   // (io/buffers.ts) that return to the pool once the segment is written: the output is a copy.
@@ -142,7 +151,7 @@ export async function tsSegment(
       videoScan(v.track, p, open).then(
         async (scan) => [scan, await readVideo(v, seg, scan.decodeDelay, reads)] as const,
       ),
-      a === undefined ? undefined : readMuxedAudio(a, v, lo, hi, reads),
+      a === undefined ? undefined : readMuxedAudio(a, v, { lo, hi, until }, reads),
       a === undefined ? undefined : audioPieces(a.track, v.track, p, open),
     ]);
     if (videoRead.status === 'rejected') throw videoRead.reason;
@@ -154,16 +163,19 @@ export async function tsSegment(
         ? undefined
         : ([audioRead.value, piecesRead.value] as const);
     const input: TsSegmentInput = {
-      streams: [
-        { stream: streamOf(v.track), samples: video, cc: videoCounter(scan, fragmentRange(v).first, seg.first) },
-      ],
-      patCc: index & 0x0f,
-      pmtCc: index & 0x0f,
-      ...(last
+      streams: [{ stream: streamOf(v.track), samples: video, cc: videoCounter(scan, tableCc, seg.first) }],
+      patCc: psiCc,
+      pmtCc: psiCc,
+      // Live: the PCR runs to the segment's own end, which is the next one's start, whether or not
+      // that is archived yet.
+      ...(last && !live
         ? {}
         : {
             nextPcr:
-              to90k(v.segments.time(index + 1) - scan.decodeDelay, v.track.properties.TimeScale) +
+              to90k(
+                (last ? seg.time + seg.duration : v.segments.time(index + 1)) - scan.decodeDelay,
+                v.track.properties.TimeScale,
+              ) +
               BigInt(TS_TIME_OFFSET) -
               PCR_LEAD,
           }),
@@ -174,7 +186,7 @@ export async function tsSegment(
       input.streams.push({
         stream: streamOf(a.track),
         samples: audio,
-        cc: audioCounter(pieces, range.first, range.end, lo),
+        cc: audioCounter(pieces, range.first, range.end, live || index === 0 ? undefined : seg.first),
       });
     }
     // SAMPLE-AES changes samples (and sizes) and PMT entries before the plan, and pads the plan to
@@ -226,17 +238,18 @@ async function readVideo(
 
 /**
  * The audio frames of the segment whose video fragments are [lo, hi) (undefined: open ended),
- * with their bytes, from the audio view track's fragments that overlap that time window.
+ * ending before `until` (video source ticks) when given, with their bytes, from the audio view
+ * track's fragments that overlap that time window.
  */
 async function readMuxedAudio(
   a: ViewTrack,
   v: ViewTrack,
-  lo: number | undefined,
-  hi: number | undefined,
+  { lo, hi, until }: { lo: number | undefined; hi: number | undefined; until: bigint | undefined },
   { p, open, lease }: SegmentReads,
 ): Promise<TsSample[]> {
-  const range = fragmentRange(a);
   const fv = v.track.fragments;
+  // Live: any archived audio of the segment's time window, not only the window's (which slides).
+  const range = p.live === undefined ? fragmentRange(a) : { first: 0, end: a.track.fragments.count };
   const tsA = BigInt(a.track.properties.TimeScale);
   const tsV = BigInt(v.track.properties.TimeScale);
   const shiftA = outputShift(a.track, p.origin);
@@ -246,7 +259,7 @@ async function readMuxedAudio(
     shift: shiftA,
     tsV,
     from: lo === undefined ? undefined : (fv.times[lo]! - shiftV) * tsA,
-    to: hi === undefined ? undefined : (fv.times[hi]! - shiftV) * tsA,
+    to: hi === undefined ? (until === undefined ? undefined : (until - shiftV) * tsA) : (fv.times[hi]! - shiftV) * tsA,
   });
   const picked: SourceSample[] = [];
   const groups: number[] = [];
@@ -263,7 +276,8 @@ async function readMuxedAudio(
       const g = audioGroups(samples, a.track, v.track, p);
       samples.forEach((s, j) => {
         const k = g.interval[j]!;
-        if ((lo === undefined || k >= lo) && (hi === undefined || k < hi)) {
+        const before = until === undefined || s.time * tsV < (until - shiftV) * tsA;
+        if ((lo === undefined || k >= lo) && (hi === undefined || k < hi) && before) {
           picked.push(s);
           groups.push(g.group[j]!);
         }

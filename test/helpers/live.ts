@@ -59,6 +59,8 @@ export async function startLiveOrigin(
   const ingest = await startIngestServer({ root, host: '127.0.0.1', port: 0, sync: false, ...o });
   const serving = await startServer({
     root,
+    // The same clock on both ports: /.time says what the channel's clock says.
+    now: o.now,
     host: '127.0.0.1',
     port: 0,
     manifestCacheControl: '',

@@ -34,6 +34,7 @@ import {
   STYP_MAJOR_BRAND,
   writeTrackFragment,
 } from './media-segment';
+import { fragmentSequenceNumber } from '../../model/live-window';
 
 const VIDEO_PATTERN: Pattern = { crypt: 1, skip: 9 };
 const WHOLE_BLOCKS: Pattern = { crypt: 0, skip: 0 };
@@ -143,7 +144,7 @@ async function encryptedSegment(
     const moof = await reader.moof(offset);
     const time = mode === 'smooth' ? f.times[i]! - smoothShift : f.times[i]! - shift;
     const common = {
-      sequenceNumber: i + 1,
+      sequenceNumber: fragmentSequenceNumber(track, i),
       baseMediaDecodeTime: time,
       keepTfxd: mode === 'smooth',
       ...(mode === 'smooth' ? { tfxdTime: time } : {}),

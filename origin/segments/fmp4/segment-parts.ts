@@ -9,6 +9,7 @@ import { Presentation, PresentationTrack, ticksIn } from '../../model/presentati
 import { Segment } from '../../model/timeline';
 import { mediaSegmentParts, readFragmentMoof, reboxFragment, SegmentPart } from './media-segment';
 import { SmoothFragmentTime } from './smooth-live-boxes';
+import { fragmentSequenceNumber } from '../../model/live-window';
 
 /**
  * Live Smooth Streaming (MS-SSTR §2.2.4.5): every fragment carries a fresh tfxd and a tfrf with
@@ -74,7 +75,7 @@ async function segmentParts(
     const k = i - s.first;
     fragments.push(
       reboxFragment(moof, f.offsets[i]!, track.properties.trackID, {
-        sequenceNumber: i + 1,
+        sequenceNumber: fragmentSequenceNumber(track, i),
         baseMediaDecodeTime: time,
         keepTfxd: smooth,
         ...(smooth ? { tfxdTime: time } : {}),
