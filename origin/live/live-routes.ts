@@ -48,9 +48,9 @@ export const LIVE_ROUTES: readonly LiveRoute[] = [
     // Any other tail: the server matches it against the presentation URL table (server/routes.ts).
     pattern: /^(?!(?:Events\([^/]*\)\/)?Streams\()[^]+$/,
     methods: ['GET', 'HEAD'],
-    shape: '<ch>.isml/.mpd, <ch>.isml/.m3u8, <ch>.isml/<a DASH or HLS URL tail of a .ism>',
+    shape: '<ch>.isml/.mpd, <ch>.isml/.m3u8, <ch>.isml/Manifest, <ch>.isml/.f4m, <ch>.isml/<any URL tail of a .ism>',
     description:
-      "Live output: the channel's DVR window as a dynamic MPD or sliding HLS playlists (TS or fMP4), and their segments, as the table above names them after `<pres>.ism/`",
+      "Live output: the channel's DVR window as a dynamic MPD, sliding HLS playlists (TS or fMP4), a live Smooth manifest (fragments with tfrf) or a live HDS manifest, and their segments, as the table above names them after `<pres>.ism/`",
   },
 ];
 

@@ -13,14 +13,21 @@
 //
 // Version: `hds_client_manifest_version` 1 writes the F4M 1.0 namespace, 2 the 2.0 namespace; a
 // set-level manifest exists only in F4M 2.0, so `hds_multi_level` writes 2.0 whatever the version
-// (as HLS raises EXT-X-VERSION where the output needs it). Every manifest is a VOD one:
-// `streamType` recorded, `deliveryType` streaming, no DVR information (that comes with live).
+// (as HLS raises EXT-X-VERSION where the output needs it).
+//
+// VOD: `streamType` recorded, `deliveryType` streaming, the `duration`. Live (a channel, `live`
+// given), as ffmpeg's hdsenc writes it: `streamType` live, no `duration` (onMetaData's is 0),
+// each bootstrap in its live form (segments/f4f/bootstrap.ts) over the DVR window, its fragments
+// numbered by the channel's numbering (ViewTrack.firstNumber); after the end of stream,
+// `recorded` with the window's duration and closed bootstraps, the numbers unchanged. No DVR
+// element: F4M's `dvrInfo` attributes are not verified against a client here, and the bootstrap
+// already bounds what a client can ask for.
 
 import { TrackProperties } from '../model/media';
 import { PlayoutView, seconds, viewDuration, ViewTrack } from '../model/view';
 import { Amf0Property, onMetaData } from '../segments/f4f/amf0';
 import { writeBootstrap } from '../segments/f4f/bootstrap';
-import { findMedia, HdsMedia, hdsMedia, hdsUrls, mediaKbps } from '../model/hds-media';
+import { findMedia, HdsMedia, hdsMedia, hdsUrls, liveHdsBase, mediaKbps } from '../model/hds-media';
 import { xmlAttr } from './xml';
 
 export const F4M_NAMESPACE = { 1: 'http://ns.adobe.com/f4m/1.0', 2: 'http://ns.adobe.com/f4m/2.0' } as const;
@@ -44,15 +51,27 @@ function namespace(view: PlayoutView, isSetLevel: boolean): string {
     : F4M_NAMESPACE[1];
 }
 
+/** What a live channel changes in its HDS manifests. */
+export interface HdsLive {
+  /** The channel has stopped (end of stream): the recorded form. */
+  ended: boolean;
+}
+
+/** A channel's view: whether it has ended (undefined: VOD). */
+export function hdsLiveOf(view: PlayoutView): HdsLive | undefined {
+  const live = view.presentation.live;
+  return live === undefined ? undefined : { ended: live.ended };
+}
+
 /** The manifest `<name>.f4m` (or `.f4m`): all media, or the set-level manifest under hds_multi_level. */
-export function writeF4m(view: PlayoutView): string {
+export function writeF4m(view: PlayoutView, live = hdsLiveOf(view)): string {
   const media = hdsMedia(view);
-  return view.options.bool('hds_multi_level') ? setLevel(view, media) : document(view, media);
+  return view.options.bool('hds_multi_level') ? setLevel(view, media) : document(view, media, live);
 }
 
 /** The stream-level manifest of one media (`<name>-<key>.f4m`). */
-export function writeStreamF4m(view: PlayoutView, m: HdsMedia): string {
-  return document(view, [m]);
+export function writeStreamF4m(view: PlayoutView, m: HdsMedia, live = hdsLiveOf(view)): string {
+  return document(view, [m], live);
 }
 
 function header(ns: string): string[] {
@@ -75,18 +94,20 @@ function setLevel(view: PlayoutView, media: HdsMedia[]): string {
   return lines.join('\n');
 }
 
-function document(view: PlayoutView, media: HdsMedia[]): string {
+function document(view: PlayoutView, media: HdsMedia[], live: HdsLive | undefined): string {
   const lines = header(namespace(view, false));
   const hasVideo = media.some((m) => m.video !== undefined);
+  const growing = live !== undefined && !live.ended;
   lines.push(`  <id>${xmlAttr(view.name)}</id>`);
   lines.push(`  <mimeType>${hasVideo ? 'video/mp4' : 'audio/mp4'}</mimeType>`);
-  lines.push('  <streamType>recorded</streamType>');
+  lines.push(`  <streamType>${growing ? 'live' : 'recorded'}</streamType>`);
   lines.push('  <deliveryType>streaming</deliveryType>');
-  lines.push(`  <duration>${decimal(Math.max(...media.map((m) => timelineSeconds(m.timeline))))}</duration>`);
+  if (!growing)
+    lines.push(`  <duration>${decimal(Math.max(...media.map((m) => timelineSeconds(m.timeline))))}</duration>`);
   // One bootstrapInfo per distinct bootstrap, in order of first use.
   const ids = new Map<string, string>();
   const idOf = media.map((m) => {
-    const base64 = Buffer.from(bootstrapOf(view, m)).toString('base64');
+    const base64 = Buffer.from(bootstrapOf(view, m, live)).toString('base64');
     let id = ids.get(base64);
     if (id === undefined) {
       id = `bootstrap${ids.size + 1}`;
@@ -108,22 +129,31 @@ function document(view: PlayoutView, media: HdsMedia[]): string {
       ['bootstrapInfoId', idOf[i]],
     ];
     lines.push(`  <media${attributes(attrs)}>`);
-    lines.push(`    <metadata>${Buffer.from(onMetaData(metadataOf(m))).toString('base64')}</metadata>`);
+    const metadata = onMetaData(metadataOf(m, growing));
+    lines.push(`    <metadata>${Buffer.from(metadata).toString('base64')}</metadata>`);
     lines.push('  </media>');
   });
   lines.push('</manifest>', '');
   return lines.join('\n');
 }
 
-/** The abst of a media: its timeline track's segments, in that track's timescale. */
-export function bootstrapOf(view: PlayoutView, m: HdsMedia): Uint8Array {
+/**
+ * The abst of a media: its timeline track's segments, in that track's timescale. VOD numbers
+ * them from 1 (the fragment route counts so); a channel by its own numbering, live or ended.
+ */
+export function bootstrapOf(view: PlayoutView, m: HdsMedia, live?: HdsLive): Uint8Array {
+  const timescale = m.timeline.track.properties.TimeScale;
+  const s = m.timeline.segments;
+  // A channel's times modulo the live HDS period (model/hds-media.ts), as its fragments' FLV tags.
+  const channel = view.presentation.live !== undefined;
   return writeBootstrap({
     movieIdentifier: view.name,
-    timescale: m.timeline.track.properties.TimeScale,
-    fragments: Array.from({ length: m.timeline.segments.count }, (_, i) => ({
-      time: m.timeline.segments.time(i),
-      duration: m.timeline.segments.duration(i),
+    timescale,
+    fragments: Array.from({ length: s.count }, (_, i) => ({
+      time: s.time(i) - liveHdsBase(channel, s.time(i), timescale),
+      duration: s.duration(i),
     })),
+    ...(live === undefined ? {} : { live: !live.ended, firstFragment: m.timeline.firstNumber }),
   });
 }
 
@@ -148,8 +178,9 @@ function decimal(x: number): string {
 }
 
 /** onMetaData (FLV 10.1 E.5): what a player learns of the stream before the first tag. */
-export function metadataOf(m: HdsMedia): Amf0Property[] {
-  const out: Amf0Property[] = [['duration', timelineSeconds(m.timeline)]];
+export function metadataOf(m: HdsMedia, live = false): Amf0Property[] {
+  // A live stream has no duration yet: 0, as FLV encoders write it.
+  const out: Amf0Property[] = [['duration', live ? 0 : timelineSeconds(m.timeline)]];
   const v = m.video?.track.properties;
   if (v !== undefined) {
     out.push(['width', v.DisplayWidth ?? v.MaxWidth ?? 0], ['height', v.DisplayHeight ?? v.MaxHeight ?? 0]);
@@ -172,7 +203,7 @@ function audioMetadata(a: TrackProperties): Amf0Property[] {
 }
 
 /** The document a `<stem>.f4m` URL names: a media's stream-level manifest when the stem ends with its key, else the manifest. */
-export function writeHdsManifest(view: PlayoutView, stem: string): string {
+export function writeHdsManifest(view: PlayoutView, stem: string, live = hdsLiveOf(view)): string {
   const m = findMedia(view, stem);
-  return m === undefined ? writeF4m(view) : writeStreamF4m(view, m);
+  return m === undefined ? writeF4m(view, live) : writeStreamF4m(view, m, live);
 }

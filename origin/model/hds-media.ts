@@ -108,3 +108,21 @@ export const hdsUrls = {
   fragment: (view: PlayoutView, m: HdsMedia, n: number): string =>
     `${view.name}-${m.key}Seg1-Frag${n}${view.carriedQuery}`,
 };
+
+/**
+ * A live HDS time's period, seconds: 2^22 s (48.5 days). FLV tag timestamps are 32-bit
+ * milliseconds (FLV 10.1 E.4.1, Timestamp + TimestampExtended), and a channel's output times are
+ * seconds since 1970, so live HDS times (FLV tags, bootstrap) are taken modulo this period: below
+ * 2^32 ms with a day of margin for a fragment that crosses it, and a whole number of ticks in any
+ * timescale. Stable as the window slides and the same on every origin; the timeline steps back
+ * once per period.
+ */
+export const LIVE_HDS_PERIOD_SECONDS = 2 ** 22;
+
+/** Ticks (of `timescale`) to subtract from a live HDS time at `time`: whole periods; 0 for VOD. */
+export function liveHdsBase(live: boolean, time: bigint, timescale: number): bigint {
+  if (!live) return 0n;
+  const period = BigInt(LIVE_HDS_PERIOD_SECONDS) * BigInt(timescale);
+  const q = time / period;
+  return (time < 0n && time % period !== 0n ? q - 1n : q) * period;
+}

@@ -82,6 +82,17 @@ export const OPTIONS: readonly OptionSpec[] = [
     description: 'EXT-X-VERSION of the playlists; changes the output as RFC 8216 requires for that version.',
   },
   fragmentLength('iss', 'smooth', 'Smooth Streaming', '0'),
+  {
+    name: 'iss_chunk_repeat',
+    cli: 'iss.chunk_repeat',
+    type: 'boolean',
+    default: false,
+    formats: ['smooth'],
+    query: true,
+    stored: true,
+    description:
+      "Smooth: write a run of contiguous chunks of equal duration as one `<c>` whose `r` is the run's total count (as dash.js, shaka 4 and ExoPlayer read it; older clients ignore `r`), with MinorVersion 2. Off: one `<c>` per chunk.",
+  },
   fragmentLength('hls', 'hls', 'HLS', '4'),
   fragmentLength('mpd', 'dash', 'DASH', '0'),
   fragmentLength('hds', 'hds', 'HDS', '0'),

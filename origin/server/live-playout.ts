@@ -7,10 +7,11 @@
 //   them (io/spanning-source.ts), and segments are read into memory before the reply starts;
 // - a segment outside the view is refused as the reference does per format (error-codes.ts
 //   LIVE_FRAGMENT_STATUS): older than the DVR window, inside a gap, or past the live edge;
+// - a Smooth fragment gets its tfrf, and Smooth and HDS their refusals, from live-smooth.ts;
 // - live manifests may be cached for half a segment at most; a segment's ETag is made from
 //   (channel, URL, bytes), which neither an append nor a restart changes.
 
-import { OriginError, liveFragmentError, originError } from '../errors';
+import { OriginError, liveFragmentError } from '../errors';
 import { FileStat, Storage } from '../io/storage';
 import { SourceOpener } from '../io/source';
 import { SpanningSource } from '../io/spanning-source';
@@ -19,6 +20,7 @@ import { gridDuration } from '../model/live-window';
 import { Presentation } from '../model/presentation';
 import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { contentEtag } from './etag';
+import { hdsRefusal, liveSmoothFragment } from './live-smooth';
 import { inMemory } from './remote-playout';
 import type { PlayoutContext, Reply } from './route-handler';
 import type { PresentationRequest } from './routes';
@@ -68,8 +70,6 @@ export async function handleLivePlayout(
   signal?: AbortSignal,
 ): Promise<Reply> {
   const format = req.route.format;
-  if (format === 'smooth' || format === 'hds')
-    throw originError('unknown-url', `live ${format === 'smooth' ? 'Smooth' : 'HDS'} output is not served yet`);
   const p = await channels.presentation(req.ismPath);
   const view = ctx.views.get(
     p,
@@ -80,12 +80,13 @@ export async function handleLivePlayout(
   const live: PlayoutContext = { ...ctx, open: liveOpener(ctx.open, channels.storage, p) };
   let reply: Reply;
   try {
-    reply = await inMemory(
-      await req.route.handler({ ctx: live, req, presentation: p, view, rawQuery, signal }),
-      live.open,
-    );
+    // Live Smooth fragments carry a tfrf (live-smooth.ts); every other route is VOD's handler.
+    const handler = req.route.kind === 'smooth-fragment' ? liveSmoothFragment : req.route.handler;
+    reply = await inMemory(await handler({ ctx: live, req, presentation: p, view, rawQuery, signal }), live.open);
   } catch (e) {
-    throw e instanceof OriginError && e.code === 'unknown-time' ? refusal(view, req, e) : e;
+    if (!(e instanceof OriginError) || e.code !== 'unknown-time') throw e;
+    if (format === 'smooth') throw e;
+    throw format === 'hds' ? hdsRefusal(view, req, e) : refusal(view, req, e);
   }
   if (reply.cacheClass === 'manifest') {
     if (p.live?.ended === true) return reply;

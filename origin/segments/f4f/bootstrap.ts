@@ -14,6 +14,12 @@
 //   other without a gap (the count of a run is the next entry's FirstFragment minus its own), as
 //   DASH's `<S r>` folds the same segments. Fragments are numbered from 1. Durations are exact
 //   ticks of the media's timescale: the same numbers as DASH `<S d>` and Smooth `<c d>`.
+//
+// Live (a channel that has not ended), as ffmpeg's hdsenc writes it: the Live bit set (byte
+// 0x20: Profile 0, Live 1, Update 0), CurrentMediaTime the end of the newest fragment listed,
+// asrt FragmentsPerSegment 0xFFFFFFFF (segment 1 is open-ended), and the afrt numbering the
+// window's fragments from `firstFragment`, a number that stays with its fragment as the window
+// slides (the channel's numbering, model/view.ts firstNumber), not from 1.
 
 import { originError } from '../../errors';
 import { field, fullBox, serialize, Writable } from '../box-writer';
@@ -30,6 +36,10 @@ export interface BootstrapInput {
   /** Ticks per second of every time in the boxes. */
   timescale: number;
   fragments: readonly FragmentTiming[];
+  /** A live bootstrap (the Live bit, an open segment). Default false. */
+  live?: boolean;
+  /** The number of `fragments[0]` (default 1). */
+  firstFragment?: number;
 }
 
 /** One afrt entry (FRAGMENTRUNENTRY). */
@@ -42,7 +52,7 @@ export interface FragmentRun {
 const U32_MAX = 0xffffffff;
 
 /** Folds fragments into runs: a new run where the duration changes or the timeline has a gap. */
-export function fragmentRuns(fragments: readonly FragmentTiming[]): FragmentRun[] {
+export function fragmentRuns(fragments: readonly FragmentTiming[], firstFragment = 1): FragmentRun[] {
   const runs: FragmentRun[] = [];
   let expected: bigint | undefined;
   let current: FragmentRun | undefined;
@@ -56,13 +66,20 @@ export function fragmentRuns(fragments: readonly FragmentTiming[]): FragmentRun[
       );
     }
     if (current === undefined || f.time !== expected || BigInt(current.fragmentDuration) !== f.duration) {
-      current = { firstFragment: i + 1, firstFragmentTimestamp: f.time, fragmentDuration: Number(f.duration) };
+      current = {
+        firstFragment: firstFragment + i,
+        firstFragmentTimestamp: f.time,
+        fragmentDuration: Number(f.duration),
+      };
       runs.push(current);
     }
     expected = f.time + f.duration;
   });
   return runs;
 }
+
+/** Segment 1 of a live bootstrap: FragmentsPerSegment 0xFFFFFFFF, the segment has no end yet. */
+const OPEN_SEGMENT = U32_MAX;
 
 /** asrt with one entry: segment 1 holds `fragmentCount` fragments. */
 function segmentRunTable(fragmentCount: number): Writable {
@@ -97,13 +114,18 @@ export function bootstrapBox(b: BootstrapInput): Writable {
   if (!Number.isInteger(b.timescale) || b.timescale < 1 || b.timescale > U32_MAX) {
     throw originError('internal', `timescale ${b.timescale} is not a 32-bit positive integer`, { subject: 'hds' });
   }
-  const runs = fragmentRuns(b.fragments);
+  const first = b.firstFragment ?? 1;
+  if (!Number.isInteger(first) || first < 1 || first + b.fragments.length - 1 > U32_MAX) {
+    throw originError('internal', `fragment numbers from ${first} do not fit 1..2^32-1`, { subject: 'hds' });
+  }
+  const live = b.live === true;
+  const runs = fragmentRuns(b.fragments, first);
   return fullBox(
     'abst',
     0,
     0,
     field.u32(1), // BootstrapinfoVersion
-    field.u8(0), // Profile (2 bits) 0 = named, Live (1) 0, Update (1) 0, Reserved (4)
+    field.u8(live ? 0x20 : 0), // Profile (2 bits) 0 = named, Live (1), Update (1) 0, Reserved (4)
     field.u32(b.timescale),
     field.u64(last.time + last.duration), // CurrentMediaTime
     field.u64(0n), // SmpteTimeCodeOffset
@@ -113,7 +135,7 @@ export function bootstrapBox(b: BootstrapInput): Writable {
     field.cstring(''), // DrmData
     field.cstring(''), // MetaData
     field.u8(1), // SegmentRunTableCount
-    segmentRunTable(b.fragments.length),
+    segmentRunTable(live ? OPEN_SEGMENT : first + b.fragments.length - 1),
     field.u8(1), // FragmentRunTableCount
     fragmentRunTable(b.timescale, runs),
   );

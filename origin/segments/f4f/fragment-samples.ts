@@ -42,7 +42,7 @@ import {
   writeF4fFragment,
 } from './fragment';
 import { presentationDecodeDelay } from '../../media/decode-delay';
-import { findMedia, HdsMedia } from '../../model/hds-media';
+import { findMedia, HdsMedia, liveHdsBase } from '../../model/hds-media';
 
 function describe(t: ViewTrack): string {
   return `${t.track.src} track ${t.track.properties.trackID}`;
@@ -62,9 +62,10 @@ export function sequenceHeaderOf(t: ViewTrack): Uint8Array {
   return config.record;
 }
 
-function flvSamples(samples: readonly SampleWithData[]): FlvSample[] {
+/** `shift`: ticks taken off every time (a live channel's whole HDS periods, hds-media.ts liveHdsBase). */
+function flvSamples(samples: readonly SampleWithData[], shift: bigint): FlvSample[] {
   return samples.map((s) => ({
-    time: s.time,
+    time: s.time - shift,
     compositionOffset: s.compositionOffset,
     duration: s.duration,
     sync: s.sync,
@@ -152,8 +153,10 @@ export async function hdsFragment(
   open: SourceOpener = openFile,
 ): Promise<Uint8Array> {
   const count = m.timeline.segments.count;
-  if (!Number.isSafeInteger(n) || n < 1 || n > count) {
-    throw originError('unknown-time', `no fragment ${n} for ${m.key} (there are ${count}, numbered from 1)`);
+  // VOD numbers fragments from 1; a channel by its own numbering (manifests/hds.ts bootstrapOf).
+  const first = view.presentation.live === undefined ? 1 : m.timeline.firstNumber;
+  if (!Number.isSafeInteger(n) || n < first || n >= first + count) {
+    throw originError('unknown-time', `no fragment ${n} for ${m.key} (there are ${count}, numbered from ${first})`);
   }
   const p = view.presentation;
   // The reads go into pooled buffers (io/buffers.ts): writeF4fFragment copies the samples into
@@ -168,15 +171,18 @@ export async function hdsFragment(
 
 async function writeFragment(view: PlayoutView, m: HdsMedia, n: number, reads: FragmentReads): Promise<Uint8Array> {
   const { p, open } = reads;
-  const index = n - 1;
+  const index = n - (p.live === undefined ? 1 : m.timeline.firstNumber);
   // D matters only when there is video: audio alone keeps its output times.
   const decodeDelay: Instant =
     m.video !== undefined ? await presentationDecodeDelay(p, open) : { ticks: 0n, timescale: 1 };
-  const input: F4fInput = { fragmentNumber: n, timescale: m.timeline.track.properties.TimeScale, decodeDelay };
+  const timescale = m.timeline.track.properties.TimeScale;
+  const input: F4fInput = { fragmentNumber: n, timescale, decodeDelay };
+  // Live: whole HDS periods off every time, by the timeline's fragment start (as the bootstrap does).
+  const periods = liveHdsBase(p.live !== undefined, m.timeline.segments.time(index), timescale) / BigInt(timescale);
   const stream = (t: ViewTrack, samples: SampleWithData[]): FragmentStream => ({
     timescale: t.track.properties.TimeScale,
     sequenceHeader: sequenceHeaderOf(t),
-    samples: flvSamples(samples),
+    samples: flvSamples(samples, periods * BigInt(t.track.properties.TimeScale)),
   });
   if (m.video !== undefined) input.video = stream(m.video, await readSegment(m.video, index, reads));
   if (m.audio !== undefined) {

@@ -8,7 +8,8 @@
 // The new moof (ISO/IEC 14496-12 §8.8.4): mfhd (§8.8.5) with the caller's sequence number; per
 // traf of the track: tfhd (§8.8.7) with default-base-is-moof and the source's defaults, tfdt
 // version 1 (§8.8.12) with the caller's baseMediaDecodeTime, the source truns (§8.8.8) with
-// data_offset pointing into the new mdat, and the source tfxd only when asked (Smooth). Other
+// data_offset pointing into the new mdat, and the source tfxd only when asked (Smooth; live
+// Smooth gets a fresh tfxd and a tfrf instead, smooth-live-boxes.ts). Other
 // boxes (tfrf/other uuids, sdtp, sample groups) are dropped: with default-base-is-moof and a
 // tfdt in every fragment, a player needs nothing else.
 
@@ -19,6 +20,7 @@ import { ByteSource } from '../../io/source';
 import { box, BoxWriter, brandBox, field, fullBox, serialize, Writable } from '../box-writer';
 import { AuxOffsets, auxInfoBoxes, patchSaio, SampleAuxInfo } from './encryption-boxes';
 import { inFile } from '../../media/moov';
+import { SmoothFragmentTime, tfrfBox, tfxdBox } from './smooth-live-boxes';
 import { ByteRange, locateRuns, parseSourceMoof, runDuration, SourceTraf, TFHD, TRUN } from '../../media/traf-layout';
 
 export type { ByteRange } from '../../media/traf-layout';
@@ -37,6 +39,11 @@ export interface ReboxOptions {
   /** With keepTfxd: write this fragment_absolute_time into the kept tfxd (MS-SSTR §2.2.4.4),
    *  for a Smooth timeline shifted to start at or after 0. Duration is kept. */
   tfxdTime?: bigint;
+  /**
+   * Live Smooth Streaming: instead of the source's tfxd, a fresh one saying `self`, followed by
+   * a tfrf listing `next` (smooth-live-boxes.ts), in the track's first traf.
+   */
+  smoothLive?: { self: SmoothFragmentTime; next: readonly SmoothFragmentTime[] };
   /** Track id written in tfhd; must equal the init segment's (default: the source's). */
   outputTrackId?: number;
   /** trex defaults by source track id (media/moov.ts), for sizes and durations
@@ -214,10 +221,7 @@ function writeMoof({ trafs: mine, trackID, total, trex }: TrackFragment, opts: R
     const duration = traf.tfhd.defaultSampleDuration ?? trex?.defaultSampleDuration;
     // A later traf of the same track starts where this one ends (§8.8.12: tfdt is per traf).
     if (index < mine.length - 1) time += BigInt(traf.truns.reduce((s, run) => s + runDuration(run, duration), 0));
-    const tfxd =
-      opts.keepTfxd && traf.tfxd
-        ? [field.bytes(opts.tfxdTime === undefined ? traf.tfxd : retimeTfxd(traf.tfxd, opts.tfxdTime))]
-        : [];
+    const tfxd = smoothBoxes(traf, index, opts);
     const samples = opts.encryption?.trafs[index];
     const offsets = { saioField: 0, sencStart: 0 };
     if (samples !== undefined) aux.push(offsets);
@@ -230,6 +234,14 @@ function writeMoof({ trafs: mine, trackID, total, trex }: TrackFragment, opts: R
   const moof = serialize(node);
   patchSaio(moof, aux);
   return moof;
+}
+
+/** The Smooth uuid boxes of a traf: live, fresh tfxd + tfrf in the first; else the source's tfxd if kept. */
+function smoothBoxes(traf: SourceTraf, index: number, opts: ReboxOptions): Writable[] {
+  const live = opts.smoothLive;
+  if (live !== undefined) return index === 0 ? [tfxdBox(live.self), tfrfBox(live.next)] : [];
+  if (!opts.keepTfxd || traf.tfxd === undefined) return [];
+  return [field.bytes(opts.tfxdTime === undefined ? traf.tfxd : retimeTfxd(traf.tfxd, opts.tfxdTime))];
 }
 
 /**

@@ -8,7 +8,22 @@ import { ByteSource, SourceOpener, withSource } from '../../io/source';
 import { Presentation, PresentationTrack, ticksIn } from '../../model/presentation';
 import { Segment } from '../../model/timeline';
 import { mediaSegmentParts, readFragmentMoof, reboxFragment, SegmentPart } from './media-segment';
+import { SmoothFragmentTime } from './smooth-live-boxes';
 import { fragmentSequenceNumber } from '../../model/live-window';
+
+/**
+ * Live Smooth Streaming (MS-SSTR §2.2.4.5): every fragment carries a fresh tfxd and a tfrf with
+ * the times of the `next` fragments of its track (the lookahead the manifest promised).
+ */
+export interface SmoothLiveMode {
+  kind: 'smooth-live';
+  /** How many successors a tfrf lists (`lookahead_fragments`). */
+  lookahead: number;
+  /** The fragments after the segment, Smooth times: `lookahead` of them, fewer after the end of stream. */
+  next: readonly SmoothFragmentTime[];
+}
+
+export type PartsMode = 'smooth' | 'fmp4' | SmoothLiveMode;
 
 export interface SegmentParts {
   parts: SegmentPart[];
@@ -23,7 +38,7 @@ export function readSegmentParts(
   track: PresentationTrack,
   segment: Segment,
   p: Presentation,
-  mode: 'smooth' | 'fmp4',
+  mode: PartsMode,
 ): Promise<SegmentParts> {
   return withSource(open, track.src, async (source) => {
     const { parts, length } = await segmentParts(source, track, segment, p, mode);
@@ -41,12 +56,14 @@ async function segmentParts(
   track: PresentationTrack,
   s: Segment,
   p: Presentation,
-  mode: 'smooth' | 'fmp4',
+  mode: PartsMode,
 ): Promise<{ parts: SegmentPart[]; length: number }> {
   const f = track.fragments;
   const shift = ticksIn(p.origin, track.properties.TimeScale);
   const smoothShift = s.sourceTime - s.smoothTime;
   const headers = track.headers;
+  const smooth = mode !== 'fmp4';
+  const live = typeof mode === 'object' ? liveTimes(track, s, mode) : undefined;
   const fragments = [];
   for (let i = s.first; i < s.first + s.count; i++) {
     const moof = await readFragmentMoof(source, f.offsets[i]!);
@@ -54,13 +71,17 @@ async function segmentParts(
       // MS-SSTR §2.2.4: the fragment as the source has it, moof + mdat, byte for byte.
       return { parts: [{ kind: 'file', offset: f.offsets[i]!, length: f.sizes[i]! }], length: f.sizes[i]! };
     }
-    const time = mode === 'smooth' ? f.times[i]! - smoothShift : f.times[i]! - shift;
+    const time = smooth ? f.times[i]! - smoothShift : f.times[i]! - shift;
+    const k = i - s.first;
     fragments.push(
       reboxFragment(moof, f.offsets[i]!, track.properties.trackID, {
         sequenceNumber: fragmentSequenceNumber(track, i),
         baseMediaDecodeTime: time,
-        keepTfxd: mode === 'smooth',
-        ...(mode === 'smooth' ? { tfxdTime: time } : {}),
+        keepTfxd: smooth,
+        ...(smooth ? { tfxdTime: time } : {}),
+        ...(live !== undefined
+          ? { smoothLive: { self: live.all[k]!, next: live.all.slice(k + 1, k + 1 + live.count) } }
+          : {}),
         headers,
         fileSize: source.size,
         fileName: track.src,
@@ -68,6 +89,24 @@ async function segmentParts(
     );
   }
   return mediaSegmentParts(fragments, { styp: mode === 'fmp4' });
+}
+
+/**
+ * The Smooth times of a live segment's fragments followed by the lookahead: a fragment's tfrf
+ * lists the next `count` of them (those of a segment of several fragments first, then the next
+ * segment's).
+ */
+function liveTimes(
+  track: PresentationTrack,
+  s: Segment,
+  mode: SmoothLiveMode,
+): { all: SmoothFragmentTime[]; count: number } {
+  const f = track.fragments;
+  const smoothShift = s.sourceTime - s.smoothTime;
+  const all: SmoothFragmentTime[] = [];
+  for (let i = s.first; i < s.first + s.count; i++)
+    all.push({ time: f.times[i]! - smoothShift, duration: BigInt(f.durations[i]!) });
+  return { all: [...all, ...mode.next], count: mode.lookahead };
 }
 
 /** trafs in a moof read by readFragmentMoof (whose header it has already checked). */
