@@ -72,6 +72,7 @@ export type ErrorCode =
   | 'unavailable'
   | 'storage-unavailable'
   | 'storage-error'
+  | 'storage-denied'
   | 'storage-changed'
   | 'storage-insecure'
   | 'storage-timeout'
@@ -173,7 +174,12 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   'storage-error': {
     kind: 'bad-gateway',
     meaning:
-      'remote storage answered what the origin cannot use: a refusal (401, 403), a range it did not ask for, a body shorter or longer than announced',
+      'remote storage answered what the origin cannot use: a status it does not expect, a range it did not ask for, a body shorter or longer than announced',
+  },
+  'storage-denied': {
+    kind: 'bad-gateway',
+    meaning:
+      'remote storage refused the origin (401, 403: for `s3://`, wrong or missing credentials, a bad signature, no permission; the S3 error code is logged), or no S3 credentials were found',
   },
   'storage-changed': {
     kind: 'bad-gateway',

@@ -1,5 +1,5 @@
 // The storage of a root with remote locations: paths under a location's directory go to its
-// HttpStorage, every other path to the file system. Reconfigured on SIGHUP: a location whose
+// HttpStorage (an S3 one signs its requests), every other path to the file system. Reconfigured on SIGHUP: a location whose
 // target and settings did not change keeps its storage (its connections and known validators).
 
 import { FILE_STORAGE, FileStat, RemoteScope, Storage } from '../storage';
@@ -30,7 +30,7 @@ export class RoutedStorage implements Storage {
     const old = new Map(this.mounted.map((m) => [m.key, m]));
     const next: Mounted[] = [];
     for (const l of locations) {
-      const key = JSON.stringify([l.dir, l.base, l.connections, l.timeoutMs, l.revalidateMs, l.retryDelaysMs]);
+      const key = JSON.stringify([l.dir, l.base, l.connections, l.timeoutMs, l.revalidateMs, l.retryDelaysMs, l.s3]);
       const kept = old.get(key);
       old.delete(key);
       const storage = kept?.storage ?? new HttpStorage(l);
