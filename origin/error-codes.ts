@@ -64,6 +64,8 @@ export type ErrorCode =
   | 'method-not-allowed'
   | 'url-too-long'
   | 'unsupported-media'
+  | 'passthrough-smooth-only'
+  | 'passthrough-no-index'
   | 'segment-too-large'
   | 'corrupt-media'
   | 'bad-track-filter'
@@ -142,6 +144,15 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   'empty-clip': { kind: 'not-found', meaning: 'the sub-clip selects no media' },
   'method-not-allowed': { kind: 'method-not-allowed', meaning: 'anything but GET, HEAD, OPTIONS' },
   'url-too-long': { kind: 'too-long', meaning: 'a path longer than 4096 characters' },
+  'passthrough-smooth-only': {
+    kind: 'unsupported-media',
+    meaning:
+      'a DASH, HLS or HDS request under an `iss_pass_through` location: its legacy Smooth content is served as stored, never parsed, so only Smooth Streaming plays',
+  },
+  'passthrough-no-index': {
+    kind: 'unsupported-media',
+    meaning: 'a source under an `iss_pass_through` location without the `mfra` random-access index at its end',
+  },
   'unsupported-media': {
     kind: 'unsupported-media',
     meaning:

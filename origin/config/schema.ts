@@ -275,7 +275,8 @@ export const LOCATION_KEYS: readonly ConfigKey[] = [
     type: bool,
     default: 'false',
     reload: true,
-    description: 'Legacy Smooth passthrough. **Not implemented yet**: `true` is refused at start.',
+    description:
+      "Legacy Smooth passthrough, for pre-packaged Smooth content the origin cannot parse: `Manifest` is the `.ismc` on storage as it is (the `.ism`'s `clientManifestRelativePath`, else `<name>.ismc`), a fragment the bytes from its `moof` to the end of its `mdat`, found through the source's `tfra`; DASH, HLS and HDS answer 415 `passthrough-smooth-only` (docs/guide/serving.md#legacy-smooth-passthrough).",
   },
   {
     name: 'prefer_static',
@@ -283,7 +284,7 @@ export const LOCATION_KEYS: readonly ConfigKey[] = [
     default: 'false',
     reload: true,
     description:
-      'Serve files as they are where they exist (with `iss_pass_through`). **Not implemented yet**: `true` is refused at start.',
+      'A URL under the prefix that names a file on the local disk is served as that file, before any generated answer (pre-made manifests and fragments, `.ismc`); media sources and server manifests only with `serve_sources`.',
   },
   {
     name: 'manifest_cache_control',
