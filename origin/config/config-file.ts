@@ -38,6 +38,8 @@ export interface LocationConfig {
   proxyTimeoutMs: number;
   /** How long remote validators are trusted before a HEAD asks again (ms, default 5000). */
   proxyRevalidateMs: number;
+  /** How long a path storage does not have is taken as missing (ms, default 1000; 0: not remembered). */
+  proxyNegativeTtlMs: number;
   /** Allow a server manifest with keys over plain http://. */
   proxyInsecureKeys: boolean;
   issPassThrough: boolean;
@@ -60,6 +62,7 @@ export const LOCATION_DEFAULTS = {
   proxyConnections: 16,
   proxyTimeoutMs: 10_000,
   proxyRevalidateMs: 5000,
+  proxyNegativeTtlMs: 1000,
 } as const;
 
 interface Where {
@@ -147,6 +150,7 @@ function readLocations(w: Where, node: unknown): LocationConfig[] {
       proxyConnections: (given.get('proxy_connections') as number) ?? LOCATION_DEFAULTS.proxyConnections,
       proxyTimeoutMs: (given.get('proxy_timeout_ms') as number) ?? LOCATION_DEFAULTS.proxyTimeoutMs,
       proxyRevalidateMs: (given.get('proxy_revalidate_ms') as number) ?? LOCATION_DEFAULTS.proxyRevalidateMs,
+      proxyNegativeTtlMs: (given.get('proxy_negative_ttl_ms') as number) ?? LOCATION_DEFAULTS.proxyNegativeTtlMs,
       proxyInsecureKeys: given.get('proxy_insecure_keys') === true,
       ...s3Keys(w, item, path, given),
       issPassThrough: given.get('iss_pass_through') === true,

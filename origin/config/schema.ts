@@ -263,6 +263,14 @@ export const LOCATION_KEYS: readonly ConfigKey[] = [
       "How long a remote file's validators (ETag, Last-Modified, size) are trusted before a HEAD asks again; every range read still carries `If-Match`.",
   },
   {
+    name: 'proxy_negative_ttl_ms',
+    type: int(0, 600_000),
+    default: '1000',
+    reload: true,
+    description:
+      'How long a path storage answered 404/410 for is taken as missing without asking again (a client retrying a missing presentation costs one HEAD per TTL); 0 remembers no miss.',
+  },
+  {
     name: 'proxy_insecure_keys',
     type: bool,
     default: 'false',

@@ -23,6 +23,7 @@ export function remoteLocations(
       connections: l.proxyConnections,
       timeoutMs: l.proxyTimeoutMs,
       revalidateMs: l.proxyRevalidateMs,
+      negativeTtlMs: l.proxyNegativeTtlMs,
       insecureKeys: l.proxyInsecureKeys,
       ...target(l, env),
     }));

@@ -181,7 +181,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     confinement,
     passthrough: new Passthrough(routed ?? FILE_STORAGE, confinement),
   };
-  metrics?.bind(metricSources(state));
+  metrics?.bind(metricSources(state, routed));
   if (logger?.enabled('debug'))
     store.onLoad = (p, ms) =>
       logger.log('debug', `loaded ${p.path}`, { tracks: p.tracks.length, protected: p.protection !== undefined, ms });
@@ -273,7 +273,7 @@ async function warmUpBeforeListening(opts: ServerOptions, logger: OriginLogger |
 }
 
 /** What /metrics reads of a server: its caches, coalescer, handles and buffer pools. */
-function metricSources(state: Origin): MetricSources {
+function metricSources(state: Origin, routed: RoutedStorage | undefined): MetricSources {
   const { ctx } = state;
   const figures = (c: CacheCounts, bytes: boolean): CacheFigures => ({
     hits: c.hits,
@@ -302,6 +302,7 @@ function metricSources(state: Origin): MetricSources {
       };
     },
     coalesced: () => state.coalescer.joined,
+    storage: () => routed?.stats,
     sourceHandles: () => ctx.files.openDescriptors,
     pools: () => ({
       segment: { idle: segmentReadBuffers.idleBytes, lent: segmentReadBuffers.lentBytes },

@@ -14,13 +14,14 @@
 
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { originError } from '../../errors';
+import { OriginError, originError } from '../../errors';
 import type { FileStat } from '../storage';
 import type { ByteSource } from '../source';
 import { StorageAnswer, StorageClient } from './storage-client';
 import { RemoteSource } from './remote-source';
 import { resolveCredentials, S3Credentials } from './s3-credentials';
 import { s3Signer } from './s3-signer';
+import type { StorageStats } from './storage-stats';
 
 /** An S3 location's signing settings. */
 export interface S3Signing {
@@ -40,11 +41,17 @@ export interface HttpStorageOptions {
   retryDelaysMs?: readonly number[];
   /** Set for S3 locations: every request is signed (SigV4). */
   s3?: S3Signing;
+  /** How long a path storage does not have (404/410) is taken as missing without asking again, ms; 0: not. */
+  negativeTtlMs?: number;
+  /** Counters for /metrics (shared by the locations of one backend kind). */
+  stats?: StorageStats;
 }
 
 interface Known {
   until: number;
   stat: Promise<FileStat>;
+  /** The stat failed with not-found: kept for negativeTtlMs. */
+  missing?: boolean;
 }
 
 /** Validators trusted at most this many paths per location (a bound, then forgotten at once). */
@@ -73,16 +80,29 @@ export class HttpStorage {
     return this.client.urlOf(p.slice(this.opts.dir.length).split(path.sep));
   }
 
+  /**
+   * Size and validators of `p`, trusted for `revalidateMs`. A miss (404/410) is remembered for
+   * `negativeTtlMs` (short: a file uploaded after a request for it shows up that much later), so
+   * a client asking again and again for a missing presentation costs storage one HEAD per TTL.
+   */
   stat(p: string): Promise<FileStat> {
     const now = performance.now();
     const hit = this.known.get(p);
-    if (hit !== undefined && hit.until > now) return hit.stat;
+    if (hit !== undefined && hit.until > now) {
+      if (hit.missing === true && this.opts.stats !== undefined) this.opts.stats.negativeHits++;
+      return hit.stat;
+    }
     const stat = this.head(p);
     if (this.known.size >= MAX_KNOWN) this.known.clear();
-    const entry = { until: now + this.opts.revalidateMs, stat };
+    const entry: Known = { until: now + this.opts.revalidateMs, stat };
     this.known.set(p, entry);
-    stat.catch(() => {
-      if (this.known.get(p) === entry) this.known.delete(p);
+    const negativeMs = this.opts.negativeTtlMs ?? 0;
+    stat.catch((e: unknown) => {
+      if (this.known.get(p) !== entry) return;
+      if (negativeMs > 0 && e instanceof OriginError && e.code === 'not-found') {
+        entry.missing = true;
+        entry.until = performance.now() + negativeMs;
+      } else this.known.delete(p);
     });
     return stat;
   }
@@ -143,12 +163,19 @@ export class HttpStorage {
     const etag = a.headers.etag;
     if (version === undefined || !version.startsWith('"') || etag === undefined || etag === version) return;
     this.forget(p);
+    this.opts.stats?.error('storage-changed');
     throw originError('storage-changed', `GET ${this.urlOf(p).href}: ETag ${etag}, the index read ${version}`, {
       subject: p,
     });
   }
 
   private statusError(p: string, what: string, a: StorageAnswer): Error {
+    const e = this.statusErrorOf(p, what, a);
+    this.opts.stats?.error(e.code);
+    return e;
+  }
+
+  private statusErrorOf(p: string, what: string, a: StorageAnswer): OriginError {
     const where = `${what} ${this.urlOf(p).href}`;
     if (a.status === 404 || a.status === 410) return originError('not-found', 'no such file', { subject: p });
     if (a.status === 401 || a.status === 403)

@@ -9,9 +9,11 @@
 import * as dns from 'node:dns';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { performance } from 'node:perf_hooks';
 import { OriginError, originError } from '../../errors';
 import { encodeS3 } from './s3-address';
 import type { Sign } from './s3-signer';
+import { outcomeOf, StorageStats } from './storage-stats';
 
 export interface StorageClientOptions {
   /** Connections to the host kept and used at most. */
@@ -22,6 +24,8 @@ export interface StorageClientOptions {
   retryDelaysMs?: readonly number[];
   /** Signs each exchange (S3): its headers are sent instead of the given ones. */
   sign?: Sign;
+  /** Where exchanges, bytes, retries, errors and durations are counted (/metrics). */
+  stats?: StorageStats;
 }
 
 export interface StorageAnswer {
@@ -77,7 +81,10 @@ export class StorageClient {
     const answer = this.withRetries(method, url, headers);
     this.inFlight.set(key, answer);
     const forget = (): void => void this.inFlight.delete(key);
-    answer.then(forget, forget);
+    answer.then(forget, (e: unknown) => {
+      forget();
+      this.opts.stats?.error(e instanceof OriginError ? e.code : 'internal');
+    });
     return answer;
   }
 
@@ -85,7 +92,7 @@ export class StorageClient {
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= this.retryDelays.length;
       try {
-        const a = await this.exchange(method, url, headers);
+        const a = await this.measured(method, url, headers);
         if (!RETRY_STATUS.has(a.status)) return a;
         if (last) throw originError('storage-unavailable', `storage answered ${a.status} to ${method} ${url.href}`);
       } catch (e) {
@@ -93,6 +100,23 @@ export class StorageClient {
         if (last || !(e instanceof OriginError) || e.code !== 'storage-unavailable') throw e;
       }
       await new Promise((r) => setTimeout(r, this.retryDelays[attempt]));
+      if (this.opts.stats !== undefined) this.opts.stats.retries++;
+    }
+  }
+
+  /** An exchange, counted in the stats: its outcome, body bytes and duration. */
+  private async measured(method: string, url: URL, headers: Record<string, string>): Promise<StorageAnswer> {
+    const stats = this.opts.stats;
+    if (stats === undefined) return this.exchange(method, url, headers);
+    const started = performance.now();
+    try {
+      const a = await this.exchange(method, url, headers);
+      stats.exchange(outcomeOf(a.status), (performance.now() - started) / 1000, a.body.byteLength);
+      return a;
+    } catch (e) {
+      const timeout = e instanceof OriginError && e.code === 'storage-timeout';
+      stats.exchange(timeout ? 'timeout' : 'failed', (performance.now() - started) / 1000, 0);
+      throw e;
     }
   }
 

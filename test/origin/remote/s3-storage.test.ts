@@ -15,6 +15,7 @@ import { freePort } from '../../helpers/nginx';
 import { PLAYABLE } from '../../helpers/presentations';
 import { putTree, S3Store, startS3rver } from '../../helpers/s3rver';
 import { SignatureGate, startSignatureGate } from '../../helpers/signature-gate';
+import { parseExposition, seriesOf, valueOf } from '../../helpers/prometheus';
 import { get, testServerOptions } from '../server/server-helpers';
 import { crawl } from './crawl';
 import { firstVideoFragment, location, storagePresentation } from './remote-setup';
@@ -230,3 +231,40 @@ test('a presentation replaced on storage is served from its new files, as the lo
     expect(rf.body.equals(lf.body)).toBe(true);
   }
 }, 60_000);
+
+test('a miss is remembered for proxy_negative_ttl_ms: one HEAD, then the upload shows', async () => {
+  const seen = proxy.seen;
+  for (let i = 0; i < 5; i++) expect((await get(remote.url, '/counted/late/l.ism/Manifest')).status).toBe(404);
+  expect(proxy.seen - seen).toBe(1);
+  const l = path.join(dir, 'late');
+  await storagePresentation(l, 'l', ['video_baseline_400k.ismv']);
+  await putTree(s3, 'media', 'store/late/', l);
+  // Still the remembered miss within the TTL (1 s by default), the presentation after it.
+  expect((await get(remote.url, '/counted/late/l.ism/Manifest')).status).toBe(404);
+  await new Promise((r) => setTimeout(r, 1100));
+  expect((await get(remote.url, '/counted/late/l.ism/Manifest')).status).toBe(200);
+});
+
+test('/metrics: storage requests, bytes, retries, errors and latency of the s3 backend', async () => {
+  const e = parseExposition((await get(remote.url, '/metrics')).text);
+  const s3series = (name: string): Record<string, number> =>
+    Object.fromEntries(Object.entries(seriesOf(e, name)).filter(([k]) => k.includes('backend=s3')));
+  expect(e.types.get('origin_storage_requests_total')).toBe('counter');
+  expect(e.types.get('origin_storage_request_duration_seconds')).toBe('histogram');
+  expect(s3series('origin_storage_requests_total')['backend=s3,outcome=2xx']).toBeGreaterThan(100);
+  expect(s3series('origin_storage_requests_total')['backend=s3,outcome=4xx']).toBeGreaterThan(0);
+  expect(s3series('origin_storage_requests_total')['backend=s3,outcome=failed']).toBeGreaterThanOrEqual(3);
+  expect(valueOf(e, 'origin_storage_response_bytes_total', { backend: 's3' })).toBeGreaterThan(100_000);
+  // The /down/ location: refused connections, each tried three times.
+  expect(valueOf(e, 'origin_storage_retries_total', { backend: 's3' })).toBeGreaterThanOrEqual(2);
+  const errors = s3series('origin_storage_errors_total');
+  for (const code of ['storage-denied', 'storage-unavailable', 'not-found'])
+    expect([code, errors[`backend=s3,code=${code}`]! > 0]).toEqual([code, true]);
+  expect(valueOf(e, 'origin_storage_negative_hits_total', { backend: 's3' })).toBeGreaterThanOrEqual(4);
+  const count = valueOf(e, 'origin_storage_request_duration_seconds_count', { backend: 's3' })!;
+  expect(valueOf(e, 'origin_storage_request_duration_seconds_bucket', { backend: 's3', le: '+Inf' })).toBe(count);
+  expect(count).toBe(Object.values(s3series('origin_storage_requests_total')).reduce((a, b) => a + b, 0));
+  // No http:// location here: its series are there, at 0.
+  expect(valueOf(e, 'origin_storage_requests_total', { backend: 'http', outcome: '2xx' })).toBe(0);
+  expect(valueOf(e, 'origin_storage_request_duration_seconds_count', { backend: 'http' })).toBe(0);
+});
