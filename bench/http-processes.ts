@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fetchUrl } from './http-urls';
+import { childrenOf } from './procfs';
 import { repoRoot } from './media';
 
 export const CPUS = os.availableParallelism();
@@ -70,9 +71,10 @@ export function originCliPath(): string {
   return process.env['BENCH_ORIGIN_CLI'] ?? path.join(repoRoot(), 'bin', 'origin.js');
 }
 
-export function startOrigin(root: string, workers: number, extra: string[] = []): Promise<Proc> {
+/** `origin serve` on `root` at a free port: this build's CLI, or another build's `cli`. */
+export function startOrigin(root: string, workers: number, extra: string[] = [], cli = originCliPath()): Promise<Proc> {
   const args = [
-    originCliPath(),
+    cli,
     'serve',
     '--root',
     root,
@@ -96,19 +98,8 @@ export function rssOf(pid: number): { pid: number; rss: number }[] {
       return 0;
     }
   };
-  const children = (p: number): number[] => {
-    try {
-      return readFileSync(`/proc/${p}/task/${p}/children`, 'utf8')
-        .trim()
-        .split(/\s+/)
-        .filter((x) => x !== '')
-        .map(Number);
-    } catch {
-      return [];
-    }
-  };
   // Through taskset the pid is exec'd in place, so the child pid is node's.
-  return [pid, ...children(pid)].map((p) => ({ pid: p, rss: one(p) }));
+  return [pid, ...childrenOf(pid)].map((p) => ({ pid: p, rss: one(p) }));
 }
 
 /** Clock ticks a second of /proc/<pid>/stat's utime and stime (sysconf(_SC_CLK_TCK); 100 on Linux). */

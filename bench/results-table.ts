@@ -202,8 +202,11 @@ function drmRows(j: Json): Row[] {
     },
     {
       suite: 'drm',
-      measurement: 'encrypted over clear, same run: cenc / cbcs',
-      figure: join([j.ratios.cencOverClear, j.ratios.cbcsOverClear].map((x: number) => fixed(x, 2))),
+      measurement:
+        'encrypted over clear, median of the passes’ own ratios: cenc / cbcs (MB/s of wall time; per CPU-second)',
+      figure: `${join([j.ratios.cencOverClear, j.ratios.cbcsOverClear].map((x: number) => fixed(x, 2)))}; ${join(
+        [j.ratios.cpu.cencOverClear, j.ratios.cpu.cbcsOverClear].map((x: number) => fixed(x, 2)),
+      )}`,
       target: 'cenc ≥ 0.4, cbcs ≥ 0.2',
     },
     {

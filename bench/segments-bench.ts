@@ -37,7 +37,7 @@ import {
   LOAD_CPU,
   sleep,
   startNginx,
-  startPrinting,
+  startOrigin,
   stop,
   originCliPath,
 } from './http-processes';
@@ -130,19 +130,6 @@ function measured(server: Server, paths: string[], connections: number, seconds:
   return { ...r, cpuMsPerRequest: Number(((cpu * 1000) / Math.max(1, r.requests)).toFixed(3)) };
 }
 
-function startOriginCli(cli: string, root: string): Promise<Proc> {
-  return startPrinting(PIN ? SERVER_CPU : undefined, process.execPath, [
-    cli,
-    'serve',
-    '--root',
-    root,
-    '--port',
-    '0',
-    '--no-player',
-    '-q',
-  ]);
-}
-
 /** Every URL, 8 at a time; the server's RSS half a second later and its CPU per request. */
 async function walk(proc: Proc, urls: string[]): Promise<{ rss: number; cpuMsPerRequest: number; bad: number }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
@@ -211,7 +198,7 @@ export async function runSegmentsBench(options: SegmentsBenchOptions = {}): Prom
   };
   try {
     for (const [name, cli] of builds) {
-      const proc = await startOriginCli(cli, dir);
+      const proc = await startOrigin(dir, 1, [], cli);
       servers.push({ name, proc, paths: () => [] });
     }
     const { segments, every } = await discover(servers[0]!.proc.url);
@@ -261,7 +248,7 @@ export async function runSegmentsBench(options: SegmentsBenchOptions = {}): Prom
     const memory: Record<string, { rss: number; cpuMsPerRequest: number; bad: number }[]> = {};
     for (let w = 0; w < walks; w++) {
       for (const [name, cli] of w % 2 === 0 ? builds : [...builds].reverse()) {
-        const proc = await startOriginCli(cli, dir);
+        const proc = await startOrigin(dir, 1, [], cli);
         try {
           (memory[name] ??= []).push(await walk(proc, every));
         } finally {

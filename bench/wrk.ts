@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { LOAD_CPU, pinned } from './http-processes';
+import { parseWrkSummary, wrkArgs, wrkScript } from './wrk-script';
 
 // ---------------------------------------------------------------------------------------------
 // wrk
@@ -19,15 +20,6 @@ export interface WrkResult {
   latencyMs: { p50: number; p90: number; p99: number; max: number };
   errors: { connect: number; read: number; write: number; status: number; timeout: number };
 }
-
-const LUA_DONE = `
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('WRKJSON {"requests":%d,"bytes":%d,"durationUs":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d}\\n',
-    summary.requests, summary.bytes, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
-end
-`;
 
 let scriptCount = 0;
 
@@ -51,44 +43,21 @@ export function wrk(
   const dir = path.join(os.tmpdir(), `http-bench-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   const script = path.join(dir, `s${scriptCount++}.lua`);
-  const lua =
-    paths.length === 1
-      ? LUA_DONE
-      : `local paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}\nlocal i = math.random(#paths)\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format("GET", paths[i])\nend\n${LUA_DONE}`;
-  writeFileSync(script, lua);
-  const [cmd, args] = pinned(cpus, 'wrk', [
-    '-t',
-    String(threads),
-    '-c',
-    String(connections),
-    '-d',
-    `${seconds}s`,
-    '--timeout',
-    '10s',
-    '-s',
-    script,
-    base + paths[0],
-  ]);
+  writeFileSync(script, wrkScript(paths));
+  const [cmd, args] = pinned(cpus, 'wrk', wrkArgs({ threads, connections, seconds }, script, base + paths[0]));
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
   if (r.error !== undefined) throw new Error(`wrk: ${r.error.message} (install it: apt-get install -y wrk)`);
-  const m = /WRKJSON (\{.*\})/.exec(r.stdout);
-  if (m === null) throw new Error(`wrk printed no result: ${r.stdout}\n${r.stderr}`);
-  const j = JSON.parse(m[1]!) as Record<string, number>;
-  const secs = j['durationUs']! / 1e6;
+  const j = parseWrkSummary(r.stdout);
+  if (j === undefined) throw new Error(`wrk printed no result: ${r.stdout}\n${r.stderr}`);
+  const secs = j.durationUs / 1e6;
   return {
-    requests: j['requests']!,
+    requests: j.requests,
     seconds: Number(secs.toFixed(2)),
-    rps: Math.round(j['requests']! / secs),
-    mbps: Number((j['bytes']! / secs / 1e6).toFixed(1)),
-    bytesPerRequest: Math.round(j['bytes']! / Math.max(1, j['requests']!)),
-    latencyMs: { p50: j['p50']! / 1000, p90: j['p90']! / 1000, p99: j['p99']! / 1000, max: j['max']! / 1000 },
-    errors: {
-      connect: j['connect']!,
-      read: j['read']!,
-      write: j['write']!,
-      status: j['status']!,
-      timeout: j['timeout']!,
-    },
+    rps: Math.round(j.requests / secs),
+    mbps: Number((j.bytes / secs / 1e6).toFixed(1)),
+    bytesPerRequest: Math.round(j.bytes / Math.max(1, j.requests)),
+    latencyMs: { p50: j.p50 / 1000, p90: j.p90 / 1000, p99: j.p99 / 1000, max: j.max / 1000 },
+    errors: { connect: j.connect, read: j.read, write: j.write, status: j.status, timeout: j.timeout },
   };
 }
 

@@ -72,6 +72,7 @@ export type ErrorCode =
   | 'io'
   | 'missing-source'
   | 'unavailable'
+  | 'client-gone'
   | 'storage-unavailable'
   | 'storage-error'
   | 'storage-denied'
@@ -177,6 +178,11 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
     kind: 'unavailable',
     meaning:
       "`/metrics` of a worker whose primary process did not answer in time (`origin serve --workers`): the workers' sum cannot be made now",
+  },
+  'client-gone': {
+    kind: 'unavailable',
+    meaning:
+      'a generated segment waiting for its turn (server/work-gate.ts) whose every client closed its connection is not made; no client reads this answer, the access log does',
   },
   'storage-unavailable': {
     kind: 'bad-gateway',

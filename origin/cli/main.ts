@@ -14,6 +14,7 @@ const USAGE = `Usage: origin <command> [arguments]
 
 Commands:
   package   write a server manifest (.ism) from fragmented MP4 files (origin package --help)
+  capture   record a client manifest's tracks and time range into a fragmented MP4 (origin capture --help)
   keys      ask a key server for the drm_a key pair and print its options (origin keys --help)
   serve     serve presentations over HTTP as Smooth, DASH, HLS and HDS (origin serve --help)
   filter    show which tracks of a server manifest a filter expression keeps (origin filter --help)
@@ -29,6 +30,8 @@ type Command = (argv: readonly string[], out: NodeJS.WritableStream, err: NodeJS
 
 const COMMANDS: Record<string, Command> = {
   package: runPackage,
+  capture: (argv, out, err) =>
+    (require('./capture-command') as typeof import('./capture-command')).runCapture(argv, out, err),
   filter: runFilter,
   keys: (argv, out, err) => (require('./keys-command') as typeof import('./keys-command')).runKeys(argv, out, err),
   // Loaded on use: the packaging and filter commands need none of the HTTP stack.

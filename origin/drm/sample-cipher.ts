@@ -43,13 +43,16 @@ function ctrRanges(
   sample: Uint8Array,
   ranges: ReadonlyArray<[number, number]>,
 ): void {
-  const counter = new Uint8Array(16);
-  counter.set(iv8, 0);
-  const cipher = createCipheriv('aes-128-ctr', key, counter);
+  // One counter block for every cipher: createCipheriv copies the IV it is given.
+  COUNTER.set(iv8, 0);
+  const cipher = createCipheriv('aes-128-ctr', key, COUNTER);
   for (const [start, end] of ranges) {
     if (end > start) sample.set(cipher.update(sample.subarray(start, end)), start);
   }
 }
+
+/** IV‖0: the last 8 bytes stay 0. */
+const COUNTER = new Uint8Array(16);
 
 /** One sample for cencEncryptSamples. */
 export interface CencSample {

@@ -7,10 +7,13 @@
 import * as http from 'node:http';
 import { Reply } from './route-handler';
 
-/** A reply being made and the number of requests waiting for it. */
+/** A reply being made, the number of requests waiting for it, and how many of them are still connected. */
 interface Pending {
   reply: Promise<Reply>;
   users: number;
+  connected: number;
+  /** Aborts once every waiting request's client has gone (work-gate.ts then skips the work). */
+  abort: AbortController;
 }
 
 export class Coalescer {
@@ -34,24 +37,31 @@ export class Coalescer {
     return this.inflight[key] !== undefined;
   }
 
-  /** The reply being made for `key`, joined, or a new one from `make`. */
-  reply(key: string, make: () => Promise<Reply>): Promise<Reply> {
+  /**
+   * The reply being made for `key`, joined, or a new one from `make`. `make`'s signal aborts when
+   * every request waiting for the reply has seen its response close before the reply was ready.
+   */
+  reply(key: string, res: http.ServerResponse, make: (signal: AbortSignal) => Promise<Reply>): Promise<Reply> {
     const inflight = this.inflight;
     const joined = inflight[key];
     if (joined !== undefined) {
       joined.users++;
+      joined.connected++;
       this.joined++;
+      watchClient(res, joined);
       return joined.reply;
     }
-    const entry: Pending = { reply: make(), users: 1 };
+    const abort = new AbortController();
+    const entry: Pending = { reply: make(abort.signal), users: 1, connected: 1, abort };
     inflight[key] = entry;
+    watchClient(res, entry);
     // Registered before any user's await, so it runs first: the key is gone (no one joins any more)
     // before the users count as holders of lent bytes, and each holder lets go when its response
     // closes (holdUntilClosed).
     entry.reply.then(
       (r) => {
         delete inflight[key];
-        if (r.body.type === 'bytes') r.body.loan?.share(entry.users);
+        if (r.body.type !== 'text') r.body.loan?.share(entry.users);
       },
       () => void delete inflight[key],
     );
@@ -59,14 +69,26 @@ export class Coalescer {
   }
 }
 
+/** Counts `res`'s client out of `entry` if its response closes before the reply is made. */
+function watchClient(res: http.ServerResponse, entry: Pending): void {
+  let made = false;
+  void entry.reply.then(
+    () => (made = true),
+    () => (made = true),
+  );
+  res.once('close', () => {
+    if (!made && --entry.connected === 0) entry.abort.abort();
+  });
+}
+
 /**
- * Lent reply bytes (a TS segment's output, handlers.ts) stay with this response until it has
+ * Lent reply bytes (a TS segment's output, an encrypted segment's read buffer: handlers.ts) stay with this response until it has
  * closed: 'close' follows 'finish', which follows the socket's last write callback, or comes when
  * the connection is gone, after libuv has cancelled its pending writes. Either way nothing reads
  * the bytes after it.
  */
 export function holdUntilClosed(res: http.ServerResponse, reply: Reply): void {
-  const loan = reply.body.type === 'bytes' ? reply.body.loan : undefined;
+  const loan = reply.body.type === 'text' ? undefined : reply.body.loan;
   if (loan === undefined) return;
   if (res.closed) loan.letGo();
   else res.once('close', () => loan.letGo());

@@ -78,9 +78,10 @@ export function handlePlayout(
   req: PresentationRequest,
   absoluteIsm: string,
   rawQuery: string,
+  signal?: AbortSignal,
 ): Promise<Reply> {
-  if (ctx.store.storage.remote === undefined) return playout(ctx, req, absoluteIsm, rawQuery);
-  return onceMoreIfChanged(ctx, absoluteIsm, () => playout(ctx, req, absoluteIsm, rawQuery));
+  if (ctx.store.storage.remote === undefined) return playout(ctx, req, absoluteIsm, rawQuery, signal);
+  return onceMoreIfChanged(ctx, absoluteIsm, () => playout(ctx, req, absoluteIsm, rawQuery, signal));
 }
 
 async function playout(
@@ -88,6 +89,7 @@ async function playout(
   req: PresentationRequest,
   absoluteIsm: string,
   rawQuery: string,
+  signal: AbortSignal | undefined,
 ): Promise<Reply> {
   const p =
     ctx.store.peek(absoluteIsm) ??
@@ -110,9 +112,9 @@ async function playout(
   if (req.route.format === 'hls') checkHlsProtected(view, req.route.kind);
   // Remote storage (server/remote-playout.ts): sources pinned to their indexed versions, read whole.
   const versions = ctx.store.sourceVersions(p);
-  if (versions === undefined) return req.route.handler({ ctx, req, presentation: p, view, rawQuery });
+  if (versions === undefined) return req.route.handler({ ctx, req, presentation: p, view, rawQuery, signal });
   const pinned = versionedContext(ctx, versions);
-  return inMemory(await req.route.handler({ ctx: pinned, req, presentation: p, view, rawQuery }), pinned.open);
+  return inMemory(await req.route.handler({ ctx: pinned, req, presentation: p, view, rawQuery, signal }), pinned.open);
 }
 
 export const smoothManifest: RouteHandler = (call) => manifest(call, () => writeSmoothManifest(call.view));
@@ -137,7 +139,7 @@ export const hdsManifest: RouteHandler = (call) =>
   manifest(call, () => writeHdsManifest(call.view, call.req.groups.stem!));
 
 /** HDS fragments, identity ETag (etag.ts) with the presentation's decode delay D (f4f/fragment.ts). */
-export const hdsFragment: RouteHandler = ({ ctx, req, view }) =>
+export const hdsFragment: RouteHandler = ({ ctx, req, view, signal }) =>
   ctx.generation.run(async () => {
     const g = req.groups;
     const sources = new SourceSizes(ctx.open);
@@ -157,7 +159,7 @@ export const hdsFragment: RouteHandler = ({ ctx, req, view }) =>
         segment: `${media.key}:${fragment}/${media.timeline.segments.count}:${d === undefined ? '-' : `${d.ticks}/${d.timescale}`}`,
       }),
     );
-  });
+  }, signal);
 
 /** DASH init and media segments, media by `$Time$` or (`mpd_segment_template=number`) `$Number$`. */
 export const dashSegment: RouteHandler = (call) =>
@@ -167,12 +169,12 @@ export const hlsFmp4Segment: RouteHandler = (call) => fmp4InitOrMediaSegment(cal
 
 /** MPEG-TS, packed audio or WebVTT segments: the route's extension names the kind it serves. */
 export function hlsSegment(kind: SegmentKind): RouteHandler {
-  return (call) => call.ctx.generation.run(() => generatedHlsSegment(call, kind));
+  return (call) => call.ctx.generation.run(() => generatedHlsSegment(call, kind), call.signal);
 }
 
 /** I-frame segments as MPEG-TS or as moof+mdat. */
 export function iframeSegment(kind: 'ts' | 'm4s'): RouteHandler {
-  return (call) => call.ctx.generation.run(() => generatedIFrameSegment(call, kind));
+  return (call) => call.ctx.generation.run(() => generatedIFrameSegment(call, kind), call.signal);
 }
 
 async function manifest(call: RouteCall, render: () => string): Promise<Reply> {
@@ -455,17 +457,21 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
     // keyed by everything the bytes depend on besides the presentation object (whose keys and
     // sources a change of the .ism or a source replaces), concurrent misses encrypting once.
     const key = `${req.route.format}\n${mode}\n${t.track.index}\n${segment.first}\n${segment.count}\n${segment.time}\n${segment.sourceTime - segment.smoothTime}`;
+    // Without the cache the read buffer is lent from the segment pool and comes back once the
+    // responses are written (coalesce.ts), as a TS segment's output does.
+    const pool = ctx.encrypted.maxBytes === 0 ? segmentReadBuffers : undefined;
     const read = await ctx.encrypted.getAsync(
       p,
       key,
-      () => readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode }),
+      () => readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode, pool }),
       encryptedSegmentCost,
     );
     const { parts, length } = withEmsg(read.parts, read.length, events);
     const variant = `${protection.scheme}${inClearLead(t.track, segment, protection) ? '-clear-lead' : ''}${withEvents}`;
+    const loan = read.loan === undefined ? {} : { loan: read.loan };
     return {
       contentType: req.route.contentType,
-      body: { type: 'parts', file: t.track.src, parts, length },
+      body: { type: 'parts', file: t.track.src, parts, length, ...loan },
       lastModified: new Date(p.mtimeMs),
       etag: sourceSegmentEtag({ ...identity, fileSize: read.fileSize, variant }),
       cacheClass: 'segment',

@@ -26,7 +26,13 @@ export type ReplyBody =
       bytes: Uint8Array;
       /** `bytes` are lent from a pool: the server shares the loan among its responses and lets go as each closes */ loan?: BufferLoan;
     }
-  | { type: 'parts'; file: string; parts: Part[]; length: number };
+  | {
+      type: 'parts';
+      file: string;
+      parts: Part[];
+      length: number;
+      /** The in-memory parts are views of a pooled buffer (an encrypted segment): as for `bytes` */ loan?: BufferLoan;
+    };
 
 export interface Reply {
   contentType: string;
@@ -91,6 +97,8 @@ export interface RouteCall {
   presentation: Presentation;
   view: PlayoutView;
   rawQuery: string;
+  /** Aborts when every client waiting for this reply has gone (coalesce.ts); unset: never. */
+  signal?: AbortSignal;
 }
 
 /** The reply to one kind of presentation URL (routes.ts Route.handler). */

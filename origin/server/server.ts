@@ -10,7 +10,7 @@ import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { originError } from '../errors';
+import { OriginError, originError } from '../errors';
 import { CacheCounts, DEFAULT_LIMITS, PresentationStore } from '../cache/presentation-store';
 import { ManifestCacheStats } from '../cache/manifest-cache';
 import { TrackSelector } from '../model/view';
@@ -399,10 +399,10 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
       // Legacy locations are not remembered: a static file may appear, and passthrough is their path.
       if (remembered === undefined && legacy === undefined) state.routes.set(rawPath, route, ism, controls);
       const joining = noted !== undefined && state.coalescer.pending(rawUrl);
-      const reply = await state.coalescer.reply(rawUrl, () =>
+      const reply = await state.coalescer.reply(rawUrl, res, (signal) =>
         legacy?.issPassThrough === true
           ? state.passthrough.reply(route, ism)
-          : handlePlayout(state.ctx, route, ism, rawQuery),
+          : handlePlayout(state.ctx, route, ism, rawQuery, signal),
       );
       if (noted !== undefined) noted.cache = joining ? 'coalesced' : reply.cache;
       holdUntilClosed(res, reply);
@@ -423,6 +423,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
   } catch (e) {
     // A client that went away in the middle of a file is no server error (its request line says aborted).
     if (res.destroyed && (e as NodeJS.ErrnoException)?.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+    // Nor one whose segment was never made because every client asking for it had gone (work-gate.ts).
+    if (e instanceof OriginError && e.code === 'client-gone') return;
     sendError(res, e, state.logger);
   }
 }

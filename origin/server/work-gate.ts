@@ -14,24 +14,34 @@
 // Rule: a task inside the gate never waits for another task to enter the gate (the writers share
 // one-time scans through promises, which the task that started them finishes on its own).
 
+import { OriginError, originError } from '../errors';
+
 /** Generated segments made at once by one worker (libuv's default thread pool size). */
 export const GENERATION_SLOTS = 4;
 
 export class WorkGate {
   private running = 0;
-  /** Waiting tasks' wake-ups, oldest first from `head`. */
+  /** Waiting tasks' wake-ups, oldest first from `head`; a cancelled one leaves a hole. */
   private waiting: Array<(() => void) | undefined> = [];
   private head = 0;
+  private waitingCount = 0;
+  /** Tasks whose signal aborted while they waited: never started (/metrics). */
+  cancelled = 0;
 
   constructor(readonly slots: number = GENERATION_SLOTS) {
     if (!(Number.isInteger(slots) && slots >= 1))
       throw new RangeError(`a work gate needs 1 or more slots, not ${slots}`);
   }
 
-  /** Runs `task` once a slot is free; its slot passes to the oldest waiting task when it settles. */
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `task` once a slot is free; its slot passes to the oldest waiting task when it settles.
+   * A task whose `signal` aborts before it starts (every client that asked for it has gone) is
+   * never started: it rejects with `client-gone` and gives up its place in the queue.
+   */
+  async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted === true) throw this.gone();
     if (this.running < this.slots) this.running++;
-    else await new Promise<void>((wake) => this.waiting.push(wake));
+    else await this.wait(signal);
     try {
       return await task();
     } finally {
@@ -45,17 +55,42 @@ export class WorkGate {
   }
 
   get queued(): number {
-    return this.waiting.length - this.head;
+    return this.waitingCount;
+  }
+
+  private wait(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      // Valid until this entry is woken: the list is emptied only once every entry has been.
+      const at = this.waiting.length;
+      const onAbort = (): void => {
+        this.waiting[at] = undefined;
+        this.waitingCount--;
+        reject(this.gone());
+      };
+      this.waiting.push(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      this.waitingCount++;
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private gone(): OriginError {
+    this.cancelled++;
+    return originError('client-gone', 'every client that asked for this segment closed its connection');
   }
 
   private leave(): void {
-    if (this.head < this.waiting.length) {
-      const wake = this.waiting[this.head]!;
+    while (this.head < this.waiting.length) {
+      const wake = this.waiting[this.head];
       this.waiting[this.head++] = undefined;
       if (this.head === this.waiting.length) {
         this.waiting = [];
         this.head = 0;
       }
+      if (wake === undefined) continue; // cancelled while it waited
+      this.waitingCount--;
       wake(); // the slot passes on: `running` stays
       return;
     }

@@ -20,6 +20,7 @@ test('docs/reference/cli.md has the help of origin and of every command it lists
   expect(blocks.map((b) => b.command)).toEqual([
     '',
     'package',
+    'capture',
     'keys',
     'serve',
     'filter',

@@ -55,14 +55,34 @@ export function writeInitSegment(
       subject: 'writeInitSegment',
     });
   }
-  return serialize(brandBox('ftyp', INIT_MAJOR_BRAND, 0, INIT_COMPATIBLE_BRANDS), moov(h, trackId, opts.encryption));
+  return serialize(
+    brandBox('ftyp', INIT_MAJOR_BRAND, 0, INIT_COMPATIBLE_BRANDS),
+    moov([{ h, trackId }], opts.encryption),
+  );
+}
+
+/**
+ * The same header for several clear tracks in one file (what `origin capture` writes: one
+ * fragmented MP4 holding every captured track, ISO/IEC 14496-12 §8.8.1); the movie timescale is the
+ * first track's.
+ */
+export function writeMultiTrackInit(tracks: ReadonlyArray<{ header: TrackHeader; trackId: number }>): Uint8Array {
+  if (tracks.length === 0) throw originError('internal', 'no tracks', { subject: 'writeMultiTrackInit' });
+  for (const t of tracks) writeInitSegment(t.header, { trackId: t.trackId }); // checks each id
+  const all = tracks.map((t) => ({ h: t.header, trackId: t.trackId }));
+  return serialize(brandBox('ftyp', INIT_MAJOR_BRAND, 0, INIT_COMPATIBLE_BRANDS), moov(all, undefined));
 }
 
 function matrix(): Writable {
   return field.group(...UNITY_MATRIX.map((v) => field.i32(v)));
 }
 
-function moov(h: TrackHeader, trackId: number, encryption: TrackEncryption | undefined): Writable {
+function moov(
+  tracks: ReadonlyArray<{ h: TrackHeader; trackId: number }>,
+  encryption: TrackEncryption | undefined,
+): Writable {
+  const h = tracks[0]!.h;
+  const trackId = Math.max(...tracks.map((t) => t.trackId));
   // §8.2.2 MovieHeaderBox, version 1 (64-bit times). The movie timescale is the track's, so a
   // reader converting between the two has nothing to round.
   const mvhd = fullBox(
@@ -83,7 +103,8 @@ function moov(h: TrackHeader, trackId: number, encryption: TrackEncryption | und
   );
   // §8.1 (ISO/IEC 23001-7): pssh boxes in the moov, after mvex as shaka-packager places them.
   const pssh = (encryption?.pssh ?? []).map((b) => field.bytes(b));
-  return box('moov', mvhd, trak(h, trackId, encryption), box('mvex', trex(h, trackId)), ...pssh);
+  const traks = tracks.map((t) => trak(t.h, t.trackId, encryption));
+  return box('moov', mvhd, ...traks, box('mvex', ...tracks.map((t) => trex(t.h, t.trackId))), ...pssh);
 }
 
 function trak(h: TrackHeader, trackId: number, encryption: TrackEncryption | undefined): Writable {

@@ -1,7 +1,7 @@
-// hls.js reads the origin's timed ID3 (issue 27): from the ID3 PES stream of MPEG-TS segments and
-// from the emsg boxes of fMP4 segments, each tag at its media time within a frame. A page of
-// our own (a static file of the test root) runs hls.js from /_players/ and keeps every
-// FRAG_PARSING_METADATA sample; the test plays to the end of the fixture.
+// The players read the origin's timed metadata (issue 27): hls.js and shaka 5 the ID3 of HLS (the
+// ID3 PES stream of MPEG-TS segments, the emsg boxes of fMP4 segments), each tag at its media
+// time within a frame; dash.js and shaka 5 the MPD's events. A page of our own per player (a
+// static file of the test root) runs it from /_players/ and keeps what it reports.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -9,7 +9,7 @@ import { chromium } from 'playwright-core';
 import { RunningServer, startServer } from '../../../origin/server/server';
 import { CHROMIUM, CHROMIUM_ARGS, playerTestsEnabled } from '../../helpers/browser';
 import { media, runOrigin, tempDir } from '../../helpers/fixtures';
-import { EVENTS, ID3_SCHEME, META_URIM } from '../../helpers/timed-metadata';
+import { EVENTS, ID3_SCHEME, META_URIM, SCTE35_SCHEME } from '../../helpers/timed-metadata';
 import { testServerOptions } from '../../origin/server/server-helpers';
 
 const PAGE = `<!doctype html><html><body><video id="video" muted playsinline></video>
@@ -33,8 +33,10 @@ const FRAME = 1 / 24;
 const outputSeconds = (ms: number): number => ms / 1000 + 213333 / 1e7;
 
 const enabled = playerTestsEnabled();
-(enabled ? describe : describe.skip)('hls.js exposes the timed ID3', () => {
-  let server: RunningServer;
+let server: RunningServer;
+let base: string;
+if (enabled) {
+  // One presentation (video, audio and the urim metadata track) and every player's page.
   beforeAll(async () => {
     const root = tempDir('origin-tm-players-');
     mkdirSync(path.join(root, 'meta'));
@@ -50,37 +52,69 @@ const enabled = playerTestsEnabled();
     ]);
     expect(r.code).toBe(0);
     writeFileSync(path.join(root, 'id3.html'), PAGE);
+    writeFileSync(path.join(root, 'dash.html'), DASH_PAGE);
+    writeFileSync(path.join(root, 'shaka.html'), SHAKA_PAGE);
     server = await startServer(testServerOptions(root, []));
+    base = server.url.replace(/\/$/, '');
   });
   afterAll(async () => {
     await server.close();
   });
+}
 
+/**
+ * Opens `page` (a file of the test root) on `src` in headless Chromium and polls the page's
+ * `window[key]` and `window.__errors` every 200 ms until `enough` holds, an error shows, or
+ * `polls` have passed; returns what the page saw.
+ */
+async function watch<T>(
+  pageName: string,
+  src: string,
+  key: string,
+  enough: (seen: T[]) => boolean,
+  polls = 150,
+): Promise<{ seen: T[]; errors: string[] }> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${base}/${pageName}?src=${encodeURIComponent(base + src)}`);
+    let out: { seen: T[]; errors: string[] } = { seen: [], errors: [] };
+    for (let i = 0; i < polls && !enough(out.seen) && out.errors.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      out = await page.evaluate((k) => {
+        const w = window as unknown as Record<string, unknown[]>;
+        return { seen: [...(w[k] as T[])], errors: [...(w['__errors'] as string[])] };
+      }, key);
+    }
+    return out;
+  } finally {
+    await browser.close();
+  }
+}
+
+/** The scheme a player reports for a fixture event: SCTE-35 is written as the MPD's XML+bin form. */
+const mpdScheme = (s: string): string => (s === ID3_SCHEME ? s : 'urn:scte:scte35:2014:xml+bin');
+const byTimeThenId =
+  <E extends { id: number }>(time: (e: E) => number) =>
+  (a: E, b: E): number =>
+    time(a) - time(b) || a.id - b.id;
+
+(enabled ? describe : describe.skip)('hls.js exposes the timed ID3', () => {
   it.each([
     ['MPEG-TS', '/meta/p.ism/.m3u8'],
     ['fMP4', '/meta/p.ism/.m3u8?hls_fmp4=true'],
   ])('%s: every ID3 tag, byte for byte, within a frame of its time', async (_kind, src) => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    try {
-      const page = await browser.newPage();
-      const base = server.url.replace(/\/$/, '');
-      await page.goto(`${base}/id3.html?src=${encodeURIComponent(base + src)}`);
-      const expected = EVENTS.filter((e) => e.scheme === ID3_SCHEME);
-      let seen: { id3: Array<{ pts: number; hex: string }>; errors: string[] } = { id3: [], errors: [] };
-      for (let i = 0; i < 150 && seen.id3.length < expected.length && seen.errors.length === 0; i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        seen = await page.evaluate(() => {
-          const w = window as unknown as { __id3: Array<{ pts: number; hex: string }>; __errors: string[] };
-          return { id3: [...w.__id3], errors: [...w.__errors] };
-        });
-      }
-      expect(seen.errors).toEqual([]);
-      const tags = [...seen.id3].sort((a, b) => a.pts - b.pts);
-      expect(tags.map((t) => t.hex)).toEqual(expected.map((e) => e.data));
-      tags.forEach((t, i) => expect(Math.abs(t.pts - outputSeconds(expected[i]!.time))).toBeLessThanOrEqual(FRAME));
-    } finally {
-      await browser.close();
-    }
+    const expected = EVENTS.filter((e) => e.scheme === ID3_SCHEME);
+    const { seen, errors } = await watch<{ pts: number; hex: string }>(
+      'id3.html',
+      src,
+      '__id3',
+      (id3) => id3.length >= expected.length,
+    );
+    expect(errors).toEqual([]);
+    const tags = [...seen].sort((a, b) => a.pts - b.pts);
+    expect(tags.map((t) => t.hex)).toEqual(expected.map((e) => e.data));
+    tags.forEach((t, i) => expect(Math.abs(t.pts - outputSeconds(expected[i]!.time))).toBeLessThanOrEqual(FRAME));
   });
 });
 
@@ -104,54 +138,20 @@ const DASH_PAGE = `<!doctype html><html><body><video id="video" muted playsinlin
 </script></body></html>`;
 
 (enabled ? describe : describe.skip)('dash.js raises the MPD events', () => {
-  let server: RunningServer;
-  beforeAll(async () => {
-    const root = tempDir('origin-tm-dash-');
-    mkdirSync(path.join(root, 'meta'));
-    const r = await runOrigin([
-      'package',
-      '-q',
-      '--timed_metadata',
-      '-o',
-      path.join(root, 'meta', 'p.ism'),
-      media('video_baseline_400k.ismv'),
-      media('audio_eng_64k.isma'),
-      META_URIM,
-    ]);
-    expect(r.code).toBe(0);
-    writeFileSync(path.join(root, 'dash.html'), DASH_PAGE);
-    server = await startServer(testServerOptions(root, []));
-  });
-  afterAll(async () => {
-    await server.close();
-  });
-
   it('on receive and on start, with the scheme, id and presentation time of each', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
     type Seen = { mode: string; scheme: string; id: number; time: number };
-    try {
-      const page = await browser.newPage();
-      const base = server.url.replace(/\/$/, '');
-      await page.goto(`${base}/dash.html?src=${encodeURIComponent(`${base}/meta/p.ism/.mpd`)}`);
-      let seen: { events: Seen[]; errors: string[] } = { events: [], errors: [] };
-      const started = (): number => seen.events.filter((e) => e.mode === 'start').length;
-      for (let i = 0; i < 150 && started() < EVENTS.length && seen.errors.length === 0; i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        seen = await page.evaluate(() => {
-          const w = window as unknown as { __events: Seen[]; __errors: string[] };
-          return { events: [...w.__events], errors: [...w.__errors] };
-        });
-      }
-      expect(seen.errors).toEqual([]);
-      const scheme = (s: string): string => (s === ID3_SCHEME ? s : 'urn:scte:scte35:2014:xml+bin');
-      for (const mode of ['receive', 'start']) {
-        const got = seen.events.filter((e) => e.mode === mode).sort((a, b) => a.time - b.time || a.id - b.id);
-        const want = [...EVENTS].sort((a, b) => a.time - b.time || a.id - b.id);
-        expect(got.map((e) => [e.scheme, e.id])).toEqual(want.map((e) => [scheme(e.scheme), e.id]));
-        got.forEach((e, i) => expect(Math.abs(e.time - outputSeconds(want[i]!.time))).toBeLessThanOrEqual(FRAME));
-      }
-    } finally {
-      await browser.close();
+    const { seen, errors } = await watch<Seen>(
+      'dash.html',
+      '/meta/p.ism/.mpd',
+      '__events',
+      (events) => events.filter((e) => e.mode === 'start').length >= EVENTS.length,
+    );
+    expect(errors).toEqual([]);
+    const want = [...EVENTS].sort(byTimeThenId((e) => e.time));
+    for (const mode of ['receive', 'start']) {
+      const got = seen.filter((e) => e.mode === mode).sort(byTimeThenId((e) => e.time));
+      expect(got.map((e) => [e.scheme, e.id])).toEqual(want.map((e) => [mpdScheme(e.scheme), e.id]));
+      got.forEach((e, i) => expect(Math.abs(e.time - outputSeconds(want[i]!.time))).toBeLessThanOrEqual(FRAME));
     }
   });
 });
@@ -160,6 +160,7 @@ const SHAKA_PAGE = `<!doctype html><html><body><video id="video" muted playsinli
 <script src="/_players/shaka-player.compiled.js"></script>
 <script>
   window.__events = [];
+  window.__metadata = [];
   window.__errors = [];
   (async () => {
     shaka.polyfill.installAll();
@@ -169,6 +170,13 @@ const SHAKA_PAGE = `<!doctype html><html><body><video id="video" muted playsinli
       const d = e.detail;
       window.__events.push({ scheme: d.schemeIdUri, id: Number(d.id), time: d.startTime });
     });
+    const text = (v) => typeof v === 'string' ? v : Array.from(new Uint8Array(v), (b) => b.toString(16).padStart(2, '0')).join('');
+    // HLS has no emsg signalling: shaka reads the emsg boxes of fMP4 segments only when told to.
+    player.configure({ mediaSource: { dispatchAllEmsgBoxes: true } });
+    player.addEventListener('metadataadded', (e) => {
+      window.__metadata.push({ type: e.metadataType, time: e.startTime, key: e.payload.key,
+        description: e.payload.description, data: text(e.payload.data) });
+    });
     player.addEventListener('error', (e) => window.__errors.push(String(e.detail && e.detail.code)));
     try { await player.load(new URLSearchParams(location.search).get('src')); }
     catch (e) { window.__errors.push(String(e.code || e)); }
@@ -176,51 +184,72 @@ const SHAKA_PAGE = `<!doctype html><html><body><video id="video" muted playsinli
 </script></body></html>`;
 
 (enabled ? describe : describe.skip)('shaka 5 reports the MPD events', () => {
-  let server: RunningServer;
-  beforeAll(async () => {
-    const root = tempDir('origin-tm-shaka-');
-    mkdirSync(path.join(root, 'meta'));
-    const r = await runOrigin([
-      'package',
-      '-q',
-      '--timed_metadata',
-      '-o',
-      path.join(root, 'meta', 'p.ism'),
-      media('video_baseline_400k.ismv'),
-      media('audio_eng_64k.isma'),
-      META_URIM,
-    ]);
-    expect(r.code).toBe(0);
-    writeFileSync(path.join(root, 'shaka.html'), SHAKA_PAGE);
-    server = await startServer(testServerOptions(root, []));
-  });
-  afterAll(async () => {
-    await server.close();
-  });
-
   it('as timeline regions, with the scheme, id and start time of each', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
     type Seen = { scheme: string; id: number; time: number };
-    try {
-      const page = await browser.newPage();
-      const base = server.url.replace(/\/$/, '');
-      await page.goto(`${base}/shaka.html?src=${encodeURIComponent(`${base}/meta/p.ism/.mpd`)}`);
-      let seen: { events: Seen[]; errors: string[] } = { events: [], errors: [] };
-      for (let i = 0; i < 100 && seen.events.length < EVENTS.length && seen.errors.length === 0; i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        seen = await page.evaluate(() => {
-          const w = window as unknown as { __events: Seen[]; __errors: string[] };
-          return { events: [...w.__events], errors: [...w.__errors] };
-        });
-      }
-      expect(seen.errors).toEqual([]);
-      const scheme = (s: string): string => (s === ID3_SCHEME ? s : 'urn:scte:scte35:2014:xml+bin');
-      const got = [...seen.events].sort((a, b) => a.time - b.time || a.id - b.id);
-      const want = [...EVENTS].sort((a, b) => a.time - b.time || a.id - b.id);
-      expect(got.map((e) => [e.scheme, e.id])).toEqual(want.map((e) => [scheme(e.scheme), e.id]));
-      got.forEach((e, i) => expect(Math.abs(e.time - outputSeconds(want[i]!.time))).toBeLessThanOrEqual(FRAME));
-    } finally {
-      await browser.close();
+    const { seen, errors } = await watch<Seen>(
+      'shaka.html',
+      '/meta/p.ism/.mpd',
+      '__events',
+      (events) => events.length >= EVENTS.length,
+      100,
+    );
+    expect(errors).toEqual([]);
+    const got = [...seen].sort(byTimeThenId((e) => e.time));
+    const want = [...EVENTS].sort(byTimeThenId((e) => e.time));
+    expect(got.map((e) => [e.scheme, e.id])).toEqual(want.map((e) => [mpdScheme(e.scheme), e.id]));
+    got.forEach((e, i) => expect(Math.abs(e.time - outputSeconds(want[i]!.time))).toBeLessThanOrEqual(FRAME));
+  });
+});
+
+/** The ID3 frames of the fixture's tags (fixtures/make-timed-metadata.cjs), as shaka reports them. */
+const ID3_FRAMES = [
+  { id: 1, key: 'TXXX', description: 'title', data: 'Intro' },
+  { id: 2, key: 'PRIV', description: 'com.example.origin', data: Buffer.from('ad-break:start').toString('hex') },
+  { id: 3, key: 'TXXX', description: 'title', data: 'Outro' },
+];
+
+(enabled ? describe : describe.skip)('shaka 5 reports the HLS timed ID3', () => {
+  it('the fixture tags are what the frames say', () => {
+    // The expected frames above, checked against the tags' bytes so that they cannot drift apart.
+    for (const f of ID3_FRAMES) {
+      const tag = Buffer.from(EVENTS.find((e) => e.id === f.id)!.data, 'hex');
+      expect(tag.subarray(10, 14).toString('latin1')).toBe(f.key);
+      expect(tag.includes(Buffer.from(f.description))).toBe(true);
+      expect(tag.includes(f.key === 'PRIV' ? Buffer.from(f.data, 'hex') : Buffer.from(f.data))).toBe(true);
     }
   });
+
+  // shaka splits a TS that carries audio and video into its two source buffers and reads the
+  // ID3 stream once for each: every tag comes twice for the muxed variant, once for video alone.
+  it.each([
+    ['MPEG-TS (video)', `/meta/p.ism/.m3u8?filter=${encodeURIComponent('type!="audio"')}`, false],
+    ['MPEG-TS (audio and video muxed)', '/meta/p.ism/.m3u8', true],
+    ['fMP4', '/meta/p.ism/.m3u8?hls_fmp4=true', false],
+  ])(
+    '%s: every ID3 frame as a metadata region within a frame of its time, the cues as DATERANGE',
+    async (_kind, src, twice) => {
+      type Seen = { type: string; time: number; key: string; description: string; data: string };
+      const id3 = (m: Seen[]): Seen[] => m.filter((x) => x.type === 'org.id3');
+      const count = ID3_FRAMES.length * (twice ? 2 : 1);
+      const { seen, errors } = await watch<Seen>('shaka.html', src, '__metadata', (m) => id3(m).length >= count);
+      expect(errors).toEqual([]);
+      expect(id3(seen)).toHaveLength(count);
+      // Each frame (key, owner or description, data) as often as the variant says, every copy at its time.
+      const content = (m: { key: string; description: string; data: string }): string =>
+        JSON.stringify([m.key, m.description, m.data]);
+      const got = id3(seen);
+      const frames = [...new Map(got.map((m) => [content(m), m])).values()].sort((a, b) => a.time - b.time);
+      expect(frames.map(content)).toEqual(ID3_FRAMES.map(content));
+      for (const f of ID3_FRAMES) {
+        const copies = got.filter((m) => content(m) === content(f));
+        expect(copies).toHaveLength(twice ? 2 : 1);
+        const at = outputSeconds(EVENTS.find((e) => e.id === f.id)!.time);
+        for (const m of copies) expect(Math.abs(m.time - at)).toBeLessThanOrEqual(FRAME);
+      }
+      // The SCTE-35 cues reach shaka as the playlist's EXT-X-DATERANGE attributes, each section whole.
+      const sections = seen.filter((m) => m.type === 'com.apple.quicktime.HLS' && m.key.startsWith('SCTE35-'));
+      const want = EVENTS.filter((e) => e.scheme === SCTE35_SCHEME).map((e) => `0x${e.data.toUpperCase()}`);
+      expect(sections.map((m) => m.data).sort()).toEqual(want.sort());
+    },
+  );
 });

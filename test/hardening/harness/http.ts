@@ -3,12 +3,9 @@
 // stuck test), and kept-alive connections shared by a run.
 
 import * as http from 'node:http';
+import { rawRequest, RawAnswer } from '../../helpers/raw-request';
 
-export interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
+export type Answer = RawAnswer;
 
 export interface RequestOptions {
   method?: string;
@@ -20,37 +17,7 @@ export interface RequestOptions {
 
 /** GET (or `method`) of a raw path; rejects on a reset, a malformed answer or the time bound. */
 export function request(base: string, rawPath: string, o: RequestOptions = {}): Promise<Answer> {
-  const u = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: u.hostname,
-        port: u.port,
-        path: rawPath,
-        method: o.method ?? 'GET',
-        headers: o.headers,
-        agent: o.agent ?? false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
-        });
-        res.on('error', fail);
-      },
-    );
-    const fail = (e: Error): void => {
-      clearTimeout(timer);
-      reject(new Error(`${o.method ?? 'GET'} ${rawPath.slice(0, 200)}: ${e.message}`));
-    };
-    const timer = setTimeout(() => {
-      req.destroy(new Error(`no complete answer within ${o.timeoutMs ?? 15_000} ms`));
-    }, o.timeoutMs ?? 15_000);
-    req.on('error', fail);
-    req.end();
-  });
+  return rawRequest(base, rawPath, { ...o, timeoutMs: o.timeoutMs ?? 15_000 });
 }
 
 /** Runs `work` over `items` with at most `concurrency` at a time, in order of start. */

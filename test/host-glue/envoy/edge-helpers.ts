@@ -20,6 +20,7 @@ import {
 } from '../../../host-glue/proxy-wasm/http-filter';
 import { writeConfiguration } from '../../../origin/edge-config/envoy-yaml';
 import { ROOT } from '../../helpers/fixtures';
+import { RawAnswer, rawRequest, RawRequestOptions } from '../../helpers/raw-request';
 
 export const ENVOY_YAML = path.join(ROOT, 'envoy-config', 'envoy.yaml');
 
@@ -194,56 +195,11 @@ export const withFactory =
   async () =>
     f;
 
-export interface Response {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  rawHeaders: string[];
-  body: Buffer;
-}
+export type Response = RawAnswer;
 
 /** One request; `agent` for keep-alive (default: a fresh connection). */
-export function request(
-  base: string,
-  rawPath: string,
-  o: {
-    method?: string;
-    headers?: Record<string, string> | string[];
-    body?: Buffer | string[];
-    agent?: http.Agent;
-  } = {},
-): Promise<Response> {
-  const u = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: u.hostname,
-        port: u.port,
-        path: rawPath,
-        method: o.method ?? 'GET',
-        headers: o.headers ?? {},
-        agent: o.agent ?? false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            rawHeaders: res.rawHeaders,
-            body: Buffer.concat(chunks),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    if (Array.isArray(o.body)) {
-      // Chunked: each string is written separately.
-      for (const part of o.body) req.write(part);
-      req.end();
-    } else req.end(o.body);
-  });
+export function request(base: string, rawPath: string, o: RawRequestOptions = {}): Promise<Response> {
+  return rawRequest(base, rawPath, o);
 }
 
 /** Waits until `check` holds (streams end on 'close', a moment after the client saw the end). */

@@ -49,18 +49,7 @@ export function startCli(args: string[]): Promise<Cli> {
   });
 }
 
-/** The pids of a process's children. */
-export function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter((x) => x !== '')
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
+export { childrenOf } from '../../../bench/procfs';
 
 /** Whether a process exists (and is not a zombie). */
 export function alive(pid: number): boolean {

@@ -85,3 +85,56 @@ test('refuses a slot count below 1 or not an integer', () => {
   expect(() => new WorkGate(0)).toThrow(RangeError);
   expect(() => new WorkGate(1.5)).toThrow(RangeError);
 });
+
+test('a waiting task whose signal aborts is never started, rejects client-gone and keeps the order', async () => {
+  const gate = new WorkGate(1);
+  const started: number[] = [];
+  const first = deferred<number>();
+  const aborts = [new AbortController(), new AbortController(), new AbortController()];
+  const running = gate.run(async () => {
+    started.push(0);
+    return first.promise;
+  });
+  const waiting = aborts.map((a, i) =>
+    gate.run(async () => {
+      started.push(i + 1);
+      return i + 1;
+    }, a.signal),
+  );
+  await tick();
+  expect(gate.queued).toBe(3);
+  aborts[0]!.abort();
+  aborts[2]!.abort();
+  await expect(waiting[0]).rejects.toMatchObject({ code: 'client-gone' });
+  await expect(waiting[2]).rejects.toMatchObject({ code: 'client-gone' });
+  expect(gate.queued).toBe(1);
+  expect(gate.cancelled).toBe(2);
+  first.resolve(0);
+  expect(await running).toBe(0);
+  expect(await waiting[1]).toBe(2);
+  expect(started).toEqual([0, 2]);
+  expect(gate.active + gate.queued).toBe(0);
+  // The slot was passed on and given back: a new task runs at once.
+  await expect(gate.run(async () => 'next')).resolves.toBe('next');
+});
+
+test('a signal aborted before the call starts nothing; one aborted after the start changes nothing', async () => {
+  const gate = new WorkGate(1);
+  const gone = new AbortController();
+  gone.abort();
+  let ran = false;
+  await expect(
+    gate.run(async () => {
+      ran = true;
+    }, gone.signal),
+  ).rejects.toMatchObject({ code: 'client-gone' });
+  expect(ran).toBe(false);
+  const late = new AbortController();
+  const task = deferred<string>();
+  const result = gate.run(() => task.promise, late.signal);
+  await tick();
+  late.abort();
+  task.resolve('made');
+  await expect(result).resolves.toBe('made');
+  expect(gate.active + gate.queued).toBe(0);
+});
