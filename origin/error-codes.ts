@@ -64,6 +64,8 @@ export type ErrorCode =
   | 'method-not-allowed'
   | 'url-too-long'
   | 'unsupported-media'
+  | 'passthrough-smooth-only'
+  | 'passthrough-no-index'
   | 'segment-too-large'
   | 'corrupt-media'
   | 'bad-track-filter'
@@ -73,6 +75,7 @@ export type ErrorCode =
   | 'client-gone'
   | 'storage-unavailable'
   | 'storage-error'
+  | 'storage-denied'
   | 'storage-changed'
   | 'storage-insecure'
   | 'storage-timeout'
@@ -146,6 +149,15 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   'empty-clip': { kind: 'not-found', meaning: 'the sub-clip selects no media' },
   'method-not-allowed': { kind: 'method-not-allowed', meaning: 'anything but GET, HEAD, OPTIONS' },
   'url-too-long': { kind: 'too-long', meaning: 'a path longer than 4096 characters' },
+  'passthrough-smooth-only': {
+    kind: 'unsupported-media',
+    meaning:
+      'a DASH, HLS or HDS request under an `iss_pass_through` location: its legacy Smooth content is served as stored, never parsed, so only Smooth Streaming plays',
+  },
+  'passthrough-no-index': {
+    kind: 'unsupported-media',
+    meaning: 'a source under an `iss_pass_through` location without the `mfra` random-access index at its end',
+  },
   'unsupported-media': {
     kind: 'unsupported-media',
     meaning:
@@ -183,7 +195,12 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   'storage-error': {
     kind: 'bad-gateway',
     meaning:
-      'remote storage answered what the origin cannot use: a refusal (401, 403), a range it did not ask for, a body shorter or longer than announced',
+      'remote storage answered what the origin cannot use: a status it does not expect, a range it did not ask for, a body shorter or longer than announced',
+  },
+  'storage-denied': {
+    kind: 'bad-gateway',
+    meaning:
+      'remote storage refused the origin (401, 403: for `s3://`, wrong or missing credentials, a bad signature, no permission; the S3 error code is logged), or no S3 credentials were found',
   },
   'storage-changed': {
     kind: 'bad-gateway',

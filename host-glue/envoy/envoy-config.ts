@@ -152,7 +152,7 @@ export function parseEnvoyConfig(text: string, file: string): EdgeConfig {
   const hcm = found.hcm;
   if (hcm.has('rds') || !hcm.has('route_config'))
     (hcm.field('rds') ?? hcm).fail('origin edge needs an inline route_config (rds is dynamic configuration)');
-  const virtualHosts = readVirtualHosts(hcm.need('route_config'));
+  const virtualHosts = readVirtualHosts(hcm.need('route_config'), warnings);
   const clusters = readClusters(resources, virtualHosts, warnings);
   return {
     file,
@@ -297,6 +297,7 @@ function readHttpFilters(hcm: YamlCursor): { wasm: YamlCursor; router: YamlCurso
 /** route_config.virtual_hosts, keeping each cursor for the clusters check. */
 function readVirtualHosts(
   routeConfig: YamlCursor,
+  warnings: string[],
 ): Array<{ value: VirtualHost; routes: Array<{ cluster: YamlCursor }> }> {
   return routeConfig
     .need('virtual_hosts')
@@ -305,7 +306,7 @@ function readVirtualHosts(
       const routes = vh
         .need('routes')
         .list()
-        .map((r) => readRoute(r));
+        .map((r) => readRoute(r, warnings));
       const domains = vh
         .need('domains')
         .list()
@@ -315,7 +316,7 @@ function readVirtualHosts(
     });
 }
 
-function readRoute(r: YamlCursor): { value: RouteEntry; cluster: YamlCursor } {
+function readRoute(r: YamlCursor, warnings: string[]): { value: RouteEntry; cluster: YamlCursor } {
   const m = r.need('match');
   const kinds = (['prefix', 'path', 'path_separated_prefix'] as const).filter((k) => m.has(k));
   if (kinds.length !== 1) m.fail('origin edge matches routes by exactly one of prefix, path or path_separated_prefix');
@@ -341,6 +342,12 @@ function readRoute(r: YamlCursor): { value: RouteEntry; cluster: YamlCursor } {
           'not supported by origin edge (it routes to a named cluster, with prefix_rewrite and host_rewrite_literal)',
         );
   }
+  // What Envoy does with these, origin edge does not: read, said, and the rest of the file honoured.
+  for (const [key, why] of [
+    ['hash_policy', 'origin edge balances round robin (no consistent hashing)'],
+    ['retry_policy', 'origin edge does not retry'],
+  ] as const)
+    if (action.has(key)) warnings.push(`${action.need(key).path}: ${why}`);
   const cluster = action.need('cluster');
   return {
     cluster,
@@ -395,5 +402,12 @@ function readCluster(c: YamlCursor, warnings: string[]): Cluster {
     }
   }
   if (endpoints.length === 0) c.need('load_assignment').fail('the cluster has no endpoint');
+  const lb = c.field('lb_policy')?.str();
+  if (lb !== undefined && lb !== 'ROUND_ROBIN')
+    warnings.push(`${c.need('lb_policy').path}: ${lb}: origin edge balances round robin`);
+  if (c.has('health_checks'))
+    warnings.push(
+      `${c.need('health_checks').path}: origin edge does no health checks (every endpoint stays in the rotation)`,
+    );
   return { name: c.need('name').str(), endpoints, connectTimeoutMs: c.field('connect_timeout')?.durationMs() ?? 5000 };
 }

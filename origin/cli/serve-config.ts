@@ -51,16 +51,7 @@ export async function readConfigFile(file: string): Promise<OriginConfig> {
   } catch (e) {
     throw new ConfigFileError(`${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
   }
-  const config = parseConfig(text, file);
-  for (const l of config.locations) {
-    // Accepted and documented, so files can be written for them now; the passthrough comes later.
-    for (const [key, on] of [
-      ['iss_pass_through', l.issPassThrough],
-      ['prefer_static', l.preferStatic],
-    ] as const)
-      if (on) throw new ConfigFileError(`${file}:${l.line}: location "${l.prefix}": ${key}: not implemented yet`);
-  }
-  return config;
+  return parseConfig(text, file);
 }
 
 /** The settings of a file as ServeArgs fields (paths resolved against the file's directory). */

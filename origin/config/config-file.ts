@@ -10,6 +10,7 @@
 //       proxy_pass: https://storage.example/media/   # /remote/a/x.ism/.mpd reads media/a/x.ism
 
 import { isMap, isScalar, isSeq, LineCounter, Node as YamlNode, parseDocument, YAMLMap } from 'yaml';
+import { parseS3Url, S3UrlStyle } from '../io/remote/s3-address';
 import { ConfigKey, ConfigType, LOCATION_KEYS, SERVER_KEYS } from './schema';
 
 /** A configuration file that is wrong; the message starts with `<file>:<line>:`. */
@@ -22,14 +23,23 @@ export type ConfigValue = string | number | boolean;
 export interface LocationConfig {
   /** URL path prefix, from '/'. */
   prefix: string;
-  /** Remote storage: an http(s) URL ending in '/'. */
+  /** Remote storage: an http(s) URL ending in '/', or s3://bucket/prefix/. */
   proxyPass?: string;
+  /** S3 locations: the signing region (unset: the environment's, else us-east-1). */
+  s3Region?: string;
+  /** S3 locations: an endpoint other than AWS's. */
+  s3Endpoint?: string;
+  s3UrlStyle?: S3UrlStyle;
+  /** S3 locations: the shared credentials file's profile. */
+  s3Profile?: string;
   /** Connections to the storage host per worker (default 16). */
   proxyConnections: number;
   /** A storage request that stalls this long fails (ms, default 10 000). */
   proxyTimeoutMs: number;
   /** How long remote validators are trusted before a HEAD asks again (ms, default 5000). */
   proxyRevalidateMs: number;
+  /** How long a path storage does not have is taken as missing (ms, default 1000; 0: not remembered). */
+  proxyNegativeTtlMs: number;
   /** Allow a server manifest with keys over plain http://. */
   proxyInsecureKeys: boolean;
   issPassThrough: boolean;
@@ -52,6 +62,7 @@ export const LOCATION_DEFAULTS = {
   proxyConnections: 16,
   proxyTimeoutMs: 10_000,
   proxyRevalidateMs: 5000,
+  proxyNegativeTtlMs: 1000,
 } as const;
 
 interface Where {
@@ -139,7 +150,9 @@ function readLocations(w: Where, node: unknown): LocationConfig[] {
       proxyConnections: (given.get('proxy_connections') as number) ?? LOCATION_DEFAULTS.proxyConnections,
       proxyTimeoutMs: (given.get('proxy_timeout_ms') as number) ?? LOCATION_DEFAULTS.proxyTimeoutMs,
       proxyRevalidateMs: (given.get('proxy_revalidate_ms') as number) ?? LOCATION_DEFAULTS.proxyRevalidateMs,
+      proxyNegativeTtlMs: (given.get('proxy_negative_ttl_ms') as number) ?? LOCATION_DEFAULTS.proxyNegativeTtlMs,
       proxyInsecureKeys: given.get('proxy_insecure_keys') === true,
+      ...s3Keys(w, item, path, given),
       issPassThrough: given.get('iss_pass_through') === true,
       preferStatic: given.get('prefer_static') === true,
       manifestCacheControl: given.get('manifest_cache_control') as string | undefined,
@@ -147,6 +160,20 @@ function readLocations(w: Where, node: unknown): LocationConfig[] {
       line,
     });
   });
+  return out;
+}
+
+/** The s3_* keys of a location; they mean nothing without an s3:// proxy_pass. */
+function s3Keys(w: Where, item: unknown, path: string, given: Map<string, ConfigValue>): Partial<LocationConfig> {
+  const proxyPass = given.get('proxy_pass') as string | undefined;
+  const stray = [...given.keys()].find((k) => k.startsWith('s3_'));
+  if (stray !== undefined && !proxyPass?.startsWith('s3://'))
+    fail(w, item, `${path}.${stray}`, 'only a location whose proxy_pass is s3://bucket/prefix/ takes s3_ keys');
+  const out: Partial<LocationConfig> = {};
+  if (given.has('s3_region')) out.s3Region = given.get('s3_region') as string;
+  if (given.has('s3_endpoint')) out.s3Endpoint = given.get('s3_endpoint') as string;
+  if (given.has('s3_url_style')) out.s3UrlStyle = given.get('s3_url_style') as S3UrlStyle;
+  if (given.has('s3_profile')) out.s3Profile = given.get('s3_profile') as string;
   return out;
 }
 
@@ -186,21 +213,33 @@ function stringProblem(type: ConfigType, v: string): string | undefined {
       ? undefined
       : `expected a URL path starting with "/" (no spaces, "?", "#", "." or ".." segments), found "${v.slice(0, 64)}"`;
   if (type.kind === 'storage-url') return storageUrlProblem(v);
+  if (type.kind === 'endpoint-url') return httpUrlProblem(v, 'an S3 endpoint');
   return undefined;
 }
 
 function storageUrlProblem(v: string): string | undefined {
+  if (v.startsWith('s3://')) {
+    const s3 = parseS3Url(v);
+    return typeof s3 === 'string' ? s3 : undefined;
+  }
+  const why = httpUrlProblem(v, 'a storage URL');
+  if (why !== undefined) return why;
+  const { pathname } = new URL(v);
+  if (!pathname.endsWith('/')) return `a storage URL names a directory: end it with "/" (${pathname})`;
+  return undefined;
+}
+
+function httpUrlProblem(v: string, what: string): string | undefined {
   let u: URL;
   try {
     u = new URL(v);
   } catch {
-    return `expected an http:// or https:// URL, found "${v.slice(0, 64)}"`;
+    return `expected an http://, https:// or s3:// URL, found "${v.slice(0, 64)}"`;
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    return `expected an http:// or https:// URL, not ${u.protocol}// (s3:// is not implemented yet)`;
+    return `expected an http://, https:// or s3:// URL, not ${u.protocol}//`;
   // Credentials in a URL end up in logs and process listings: never accepted.
-  if (u.username !== '' || u.password !== '') return 'a storage URL must not carry credentials';
-  if (u.search !== '' || u.hash !== '') return 'a storage URL has no query or fragment';
-  if (!u.pathname.endsWith('/')) return `a storage URL names a directory: end it with "/" (${u.pathname})`;
+  if (u.username !== '' || u.password !== '') return `${what} must not carry credentials`;
+  if (u.search !== '' || u.hash !== '') return `${what} has no query or fragment`;
   return undefined;
 }

@@ -14,8 +14,13 @@ export type ConfigType =
   | { kind: 'header' }
   /** A URL path starting with '/'. */
   | { kind: 'prefix' }
-  /** An http:// or https:// URL of a directory (ending in '/'), without credentials, query or fragment. */
+  /**
+   * An http:// or https:// URL of a directory (ending in '/'), without credentials, query or
+   * fragment; or s3://bucket/prefix/.
+   */
   | { kind: 'storage-url' }
+  /** An http:// or https:// URL of a host (an S3 endpoint), without credentials, query or fragment. */
+  | { kind: 'endpoint-url' }
   /** The list of locations. */
   | { kind: 'locations' };
 
@@ -202,7 +207,37 @@ export const LOCATION_KEYS: readonly ConfigKey[] = [
     type: { kind: 'storage-url' },
     reload: true,
     description:
-      'Remote storage over HTTP: `/<prefix>a/x.ism/...` reads `<proxy_pass>a/x.ism` and its sources with range requests (docs/guide/remote-storage.md). The local root is not read under this prefix.',
+      'Remote storage over HTTP (`http(s)://host/dir/`) or the S3 API (`s3://bucket/prefix/`): `/<prefix>a/x.ism/...` reads `<proxy_pass>a/x.ism` and its sources with range requests (docs/guide/remote-storage.md). The local root is not read under this prefix.',
+  },
+  {
+    name: 's3_region',
+    type: { kind: 'string' },
+    default: 'AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1',
+    reload: true,
+    description: 'The region an `s3://` location signs for (SigV4) and whose AWS endpoint it reads.',
+  },
+  {
+    name: 's3_endpoint',
+    type: { kind: 'endpoint-url' },
+    default: 'https://s3.<region>.amazonaws.com',
+    reload: true,
+    description: 'The S3 endpoint of an `s3://` location: another S3-compatible store (MinIO, Ceph RGW, ...).',
+  },
+  {
+    name: 's3_url_style',
+    type: { kind: 'enum', values: ['virtual-host', 'path'] },
+    default: 'virtual-host',
+    reload: true,
+    description:
+      'How an `s3://` location names its bucket: `virtual-host` (`https://<bucket>.<endpoint host>/<key>`, AWS) or `path` (`https://<endpoint host>/<bucket>/<key>`, most S3-compatible stores).',
+  },
+  {
+    name: 's3_profile',
+    type: { kind: 'string' },
+    default: 'the environment, else AWS_PROFILE, else default',
+    reload: true,
+    description:
+      "The shared credentials file's profile an `s3://` location signs with (the file: AWS_SHARED_CREDENTIALS_FILE, else `~/.aws/credentials`). Unset: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) from the environment when set, else the file. Credentials are never logged.",
   },
   {
     name: 'proxy_connections',
@@ -228,6 +263,14 @@ export const LOCATION_KEYS: readonly ConfigKey[] = [
       "How long a remote file's validators (ETag, Last-Modified, size) are trusted before a HEAD asks again; every range read still carries `If-Match`.",
   },
   {
+    name: 'proxy_negative_ttl_ms',
+    type: int(0, 600_000),
+    default: '1000',
+    reload: true,
+    description:
+      'How long a path storage answered 404/410 for is taken as missing without asking again (a client retrying a missing presentation costs one HEAD per TTL); 0 remembers no miss.',
+  },
+  {
     name: 'proxy_insecure_keys',
     type: bool,
     default: 'false',
@@ -240,7 +283,8 @@ export const LOCATION_KEYS: readonly ConfigKey[] = [
     type: bool,
     default: 'false',
     reload: true,
-    description: 'Legacy Smooth passthrough. **Not implemented yet**: `true` is refused at start.',
+    description:
+      "Legacy Smooth passthrough, for pre-packaged Smooth content the origin cannot parse: `Manifest` is the `.ismc` on storage as it is (the `.ism`'s `clientManifestRelativePath`, else `<name>.ismc`), a fragment the bytes from its `moof` to the end of its `mdat`, found through the source's `tfra`; DASH, HLS and HDS answer 415 `passthrough-smooth-only` (docs/guide/serving.md#legacy-smooth-passthrough).",
   },
   {
     name: 'prefer_static',
@@ -248,7 +292,7 @@ export const LOCATION_KEYS: readonly ConfigKey[] = [
     default: 'false',
     reload: true,
     description:
-      'Serve files as they are where they exist (with `iss_pass_through`). **Not implemented yet**: `true` is refused at start.',
+      'A URL under the prefix that names a file on the local disk is served as that file, before any generated answer (pre-made manifests and fragments, `.ismc`); media sources and server manifests only with `serve_sources`.',
   },
   {
     name: 'manifest_cache_control',
@@ -273,6 +317,7 @@ function typeText(t: ConfigType): string {
     case 'header':
       return 'header value';
     case 'storage-url':
+    case 'endpoint-url':
       return 'URL';
     case 'prefix':
       return 'URL path';

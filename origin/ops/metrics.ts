@@ -12,6 +12,7 @@
 import { IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { VERSION } from '../version';
+import { BackendKind, OUTCOMES, STORAGE_DURATION_BUCKETS, StorageStats } from '../io/remote/storage-stats';
 
 /** Upper bounds of the request-duration buckets, seconds (a cached manifest: the first few). */
 export const DURATION_BUCKETS: readonly number[] = [
@@ -39,6 +40,8 @@ export interface MetricSources {
   coalesced(): number;
   sourceHandles(): number;
   pools(): Record<PoolName, { idle: number; lent: number }>;
+  /** Remote storage's counters per backend kind (undefined: no remote location). */
+  storage?(): Readonly<Record<BackendKind, StorageStats>> | undefined;
 }
 
 /** One sample of a family, as prom-client's registries exchange them. */
@@ -175,6 +178,7 @@ export class OriginMetrics {
       () => perKind(this.aborted),
     );
     this.registerSources(family);
+    this.registerStorage(family);
     family(
       'origin_event_loop_delay_seconds',
       'Event-loop delay since the previous scrape (the worst worker).',
@@ -256,6 +260,63 @@ export class OriginMetrics {
     });
   }
 
+  private registerStorage(
+    family: (name: string, help: string, type: string, aggregator: Aggregator, values: () => Sample[]) => void,
+  ): void {
+    // Every series from 0, remote storage or not (a dashboard's rate() needs the zero).
+    const each = (f: (backend: string, s: StorageStats) => Sample[]) => (): Sample[] =>
+      Object.entries(this.sources?.storage?.() ?? NO_STORAGE).flatMap(([backend, s]) => f(backend, s));
+    const one = (value: (s: StorageStats) => number) =>
+      each((backend, s) => [{ labels: { backend }, value: value(s) }]);
+    family(
+      'origin_storage_requests_total',
+      'Exchanges with remote storage (retries included), by backend kind and outcome.',
+      'counter',
+      'sum',
+      each((backend, s) =>
+        OUTCOMES.map((outcome) => ({
+          labels: { backend, outcome },
+          value: s.exchanges[outcome],
+        })),
+      ),
+    );
+    family(
+      'origin_storage_response_bytes_total',
+      'Body bytes received from remote storage, by backend kind.',
+      'counter',
+      'sum',
+      one((s) => s.bytes),
+    );
+    family(
+      'origin_storage_retries_total',
+      'Storage exchanges made again after a reset, a short body or a 5xx, by backend kind.',
+      'counter',
+      'sum',
+      one((s) => s.retries),
+    );
+    family(
+      'origin_storage_errors_total',
+      'Storage reads that failed for the origin, by backend kind and error code.',
+      'counter',
+      'sum',
+      each((backend, s) => [...s.errors].map(([code, value]) => ({ labels: { backend, code }, value }))),
+    );
+    family(
+      'origin_storage_negative_hits_total',
+      'Stats answered from remembered misses without asking storage, by backend kind.',
+      'counter',
+      'sum',
+      one((s) => s.negativeHits),
+    );
+    family(
+      'origin_storage_request_duration_seconds',
+      'Duration of one exchange with remote storage, by backend kind.',
+      'histogram',
+      'sum',
+      each((backend, s) => storageHistogram(backend, s)),
+    );
+  }
+
   private requestSamples(): Sample[] {
     const out: Sample[] = [];
     for (let k = 0; k < this.kinds.length; k++) {
@@ -304,6 +365,25 @@ export class OriginMetrics {
     h.reset();
     return out;
   }
+}
+
+/** The storage counters shown when the server has no remote location: all 0. */
+const NO_STORAGE: Readonly<Record<BackendKind, StorageStats>> = { http: new StorageStats(), s3: new StorageStats() };
+
+function storageHistogram(backend: string, s: StorageStats): Sample[] {
+  const name = 'origin_storage_request_duration_seconds';
+  let count = 0;
+  for (const n of s.buckets) count += n;
+  const out: Sample[] = [];
+  let below = 0;
+  s.buckets.forEach((n, b) => {
+    below += n;
+    const le = b < STORAGE_DURATION_BUCKETS.length ? STORAGE_DURATION_BUCKETS[b]! : '+Inf';
+    out.push({ metricName: `${name}_bucket`, labels: { backend, le }, value: below });
+  });
+  out.push({ metricName: `${name}_sum`, labels: { backend }, value: s.seconds });
+  out.push({ metricName: `${name}_count`, labels: { backend }, value: count });
+  return out;
 }
 
 /** A family of samples computed at each scrape, registered as prom-client registries take metrics. */

@@ -5,6 +5,7 @@
 // (ops-endpoints.ts), player pages and files (static.ts). Every request is noted for /metrics and
 // the log (observe.ts); drain.ts stops the server without cutting responses off.
 
+import { promises as fs } from 'node:fs';
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
@@ -39,6 +40,7 @@ import { RoutedStorage } from '../io/remote/routed-storage';
 import type { LocationConfig } from '../config/config-file';
 import { Locations } from '../config/locations';
 import { remoteLocations } from './locations';
+import { Passthrough } from './passthrough';
 
 export interface ServerOptions {
   root: string;
@@ -149,6 +151,8 @@ interface Origin extends HotPath {
   confinement: RootConfinement | undefined;
   /** Live channels' presentations at their current versions (live-playout.ts). */
   liveChannels: LiveChannels;
+  /** Legacy Smooth passthrough (`iss_pass_through` locations). */
+  passthrough: Passthrough;
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
@@ -181,8 +185,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ops: { root, metrics, ready: false, draining: false, now: opts.now },
     liveChannels: new LiveChannels(FILE_STORAGE, root),
     confinement,
+    passthrough: new Passthrough(routed ?? FILE_STORAGE, confinement),
   };
-  metrics?.bind(metricSources(state));
+  metrics?.bind(metricSources(state, routed));
   if (logger?.enabled('debug'))
     store.onLoad = (p, ms) =>
       logger.log('debug', `loaded ${p.path}`, { tracks: p.tracks.length, protected: p.protection !== undefined, ms });
@@ -274,7 +279,7 @@ async function warmUpBeforeListening(opts: ServerOptions, logger: OriginLogger |
 }
 
 /** What /metrics reads of a server: its caches, coalescer, handles and buffer pools. */
-function metricSources(state: Origin): MetricSources {
+function metricSources(state: Origin, routed: RoutedStorage | undefined): MetricSources {
   const { ctx } = state;
   const figures = (c: CacheCounts, bytes: boolean): CacheFigures => ({
     hits: c.hits,
@@ -303,6 +308,7 @@ function metricSources(state: Origin): MetricSources {
       };
     },
     coalesced: () => state.coalescer.joined,
+    storage: () => routed?.stats,
     sourceHandles: () => ctx.files.openDescriptors,
     pools: () => ({
       segment: { idle: segmentReadBuffers.idleBytes, lent: segmentReadBuffers.lentBytes },
@@ -324,6 +330,28 @@ function controlsAt(state: Origin, urlPath: string): CacheControls | undefined {
 
 function replyOutput(state: Origin, controls: CacheControls | undefined): ReplyOutput {
   return controls === undefined ? state : { opts: controls, files: state.files, buffers: state.buffers };
+}
+
+function staticOptions(state: Origin): { serveSources: boolean; confinement: RootConfinement | undefined } {
+  return { serveSources: state.opts.serveSources === true, confinement: state.confinement };
+}
+
+/** The location of a path when it is a legacy one (`iss_pass_through` or `prefer_static`), else undefined. */
+function legacyAt(state: Origin, segments: readonly string[]): LocationConfig | undefined {
+  if (state.locations.size === 0) return undefined;
+  const l = state.locations.match('/' + segments.join('/'));
+  return l !== undefined && (l.issPassThrough || l.preferStatic) ? l : undefined;
+}
+
+/** Whether a path names a file on the local disk (`prefer_static`: then it is served as it is). */
+async function preferredFile(state: Origin, segments: readonly string[]): Promise<boolean> {
+  const file = path.join(state.root, ...segments);
+  if (state.ctx.store.storage.remote?.(file) !== undefined) return false;
+  try {
+    return (await fs.stat(file)).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Whether a raw URL is one of the origin's own endpoints (its path exactly, any query). */
@@ -361,6 +389,11 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
     }
     const remembered = state.routes.get(rawPath);
     const segments = remembered === undefined ? decodePath(rawPath) : [];
+    const legacy = remembered === undefined ? legacyAt(state, segments) : undefined;
+    if (legacy?.preferStatic === true && (await preferredFile(state, segments))) {
+      if (noted !== undefined) noted.kind = 'static';
+      return await serveStatic(req, res, { root, segments, rawQuery }, staticOptions(state));
+    }
     const route = remembered?.request ?? matchPresentationRoute(segments);
     if (route !== undefined) {
       if (noted !== undefined) {
@@ -369,10 +402,13 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
       }
       const ism = remembered?.ism ?? path.join(root, ...route.ismPath.split('/'));
       const controls = remembered === undefined ? controlsAt(state, route.ismPath) : remembered.controls;
-      if (remembered === undefined) state.routes.set(rawPath, route, ism, controls);
+      // Legacy locations are not remembered: a static file may appear, and passthrough is their path.
+      if (remembered === undefined && legacy === undefined) state.routes.set(rawPath, route, ism, controls);
       const joining = noted !== undefined && state.coalescer.pending(rawUrl);
       const reply = await state.coalescer.reply(rawUrl, res, (signal) =>
-        handlePlayout(state.ctx, route, ism, rawQuery, signal),
+        legacy?.issPassThrough === true
+          ? state.passthrough.reply(route, ism)
+          : handlePlayout(state.ctx, route, ism, rawQuery, signal),
       );
       if (noted !== undefined) noted.cache = joining ? 'coalesced' : reply.cache;
       holdUntilClosed(res, reply);
@@ -401,10 +437,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
     if (noted !== undefined) noted.kind = 'player';
     if (opts.playerPage && (await servePlayer(req, res, at, opts.playerExamples))) return;
     if (noted !== undefined) noted.kind = 'static';
-    await serveStatic(req, res, at, {
-      serveSources: opts.serveSources === true,
-      confinement: state.confinement,
-    });
+    await serveStatic(req, res, at, staticOptions(state));
   } catch (e) {
     // A client that went away in the middle of a file is no server error (its request line says aborted).
     if (res.destroyed && (e as NodeJS.ErrnoException)?.code === 'ERR_STREAM_PREMATURE_CLOSE') return;

@@ -1,10 +1,11 @@
 // The storage of a root with remote locations: paths under a location's directory go to its
-// HttpStorage, every other path to the file system. Reconfigured on SIGHUP: a location whose
+// HttpStorage (an S3 one signs its requests), every other path to the file system. Reconfigured on SIGHUP: a location whose
 // target and settings did not change keeps its storage (its connections and known validators).
 
 import { FILE_STORAGE, FileStat, RemoteScope, Storage } from '../storage';
 import type { ByteSource } from '../source';
 import { HttpStorage, HttpStorageOptions } from './http-storage';
+import { BackendKind, StorageStats } from './storage-stats';
 
 export interface RemoteLocation extends HttpStorageOptions {
   /** A server manifest with keys may be read over plain http. */
@@ -20,6 +21,8 @@ interface Mounted {
 export class RoutedStorage implements Storage {
   /** Longest directory first. */
   private mounted: Mounted[] = [];
+  /** Counters per backend kind, kept across reloads (/metrics). */
+  readonly stats: Record<BackendKind, StorageStats> = { http: new StorageStats(), s3: new StorageStats() };
 
   constructor(locations: readonly RemoteLocation[]) {
     this.reconfigure(locations);
@@ -30,10 +33,19 @@ export class RoutedStorage implements Storage {
     const old = new Map(this.mounted.map((m) => [m.key, m]));
     const next: Mounted[] = [];
     for (const l of locations) {
-      const key = JSON.stringify([l.dir, l.base, l.connections, l.timeoutMs, l.revalidateMs, l.retryDelaysMs]);
+      const key = JSON.stringify([
+        l.dir,
+        l.base,
+        l.connections,
+        l.timeoutMs,
+        l.revalidateMs,
+        l.retryDelaysMs,
+        l.s3,
+        l.negativeTtlMs,
+      ]);
       const kept = old.get(key);
       old.delete(key);
-      const storage = kept?.storage ?? new HttpStorage(l);
+      const storage = kept?.storage ?? new HttpStorage({ ...l, stats: this.stats[l.s3 === undefined ? 'http' : 's3'] });
       next.push({ storage, key, scope: { dir: l.dir, secure: storage.secure, insecureKeys: l.insecureKeys } });
     }
     for (const m of old.values()) m.storage.close();

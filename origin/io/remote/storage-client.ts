@@ -3,11 +3,17 @@
 // request, no TIME_WAIT storm); identical requests in flight share one exchange; idempotent reads
 // are retried with backoff on a reset, a short body or a 5xx; a total deadline per exchange turns a
 // stalled storage into 504. Every answer is checked before anyone reads it: the status, and the
-// body's length against Content-Length (a body cut short is an error, never data).
+// body's length against Content-Length (a body cut short is an error, never data). S3 locations
+// sign each exchange (s3-signer.ts); the rest is the same HTTP.
 
+import * as dns from 'node:dns';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { performance } from 'node:perf_hooks';
 import { OriginError, originError } from '../../errors';
+import { encodeS3 } from './s3-address';
+import type { Sign } from './s3-signer';
+import { outcomeOf, StorageStats } from './storage-stats';
 
 export interface StorageClientOptions {
   /** Connections to the host kept and used at most. */
@@ -16,6 +22,10 @@ export interface StorageClientOptions {
   timeoutMs: number;
   /** Delays before the retries, ms (their count is the number of retries). */
   retryDelaysMs?: readonly number[];
+  /** Signs each exchange (S3): its headers are sent instead of the given ones. */
+  sign?: Sign;
+  /** Where exchanges, bytes, retries, errors and durations are counted (/metrics). */
+  stats?: StorageStats;
 }
 
 export interface StorageAnswer {
@@ -50,6 +60,7 @@ export class StorageClient {
       // The most recently used socket first: idle ones time out instead of all staying warm.
       scheduling: 'lifo',
       timeout: 60_000,
+      lookup: localhostLookup,
     };
     this.agent = base.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
     this.retryDelays = opts.retryDelaysMs ?? [50, 200];
@@ -70,7 +81,10 @@ export class StorageClient {
     const answer = this.withRetries(method, url, headers);
     this.inFlight.set(key, answer);
     const forget = (): void => void this.inFlight.delete(key);
-    answer.then(forget, forget);
+    answer.then(forget, (e: unknown) => {
+      forget();
+      this.opts.stats?.error(e instanceof OriginError ? e.code : 'internal');
+    });
     return answer;
   }
 
@@ -78,7 +92,7 @@ export class StorageClient {
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= this.retryDelays.length;
       try {
-        const a = await this.exchange(method, url, headers);
+        const a = await this.measured(method, url, headers);
         if (!RETRY_STATUS.has(a.status)) return a;
         if (last) throw originError('storage-unavailable', `storage answered ${a.status} to ${method} ${url.href}`);
       } catch (e) {
@@ -86,12 +100,30 @@ export class StorageClient {
         if (last || !(e instanceof OriginError) || e.code !== 'storage-unavailable') throw e;
       }
       await new Promise((r) => setTimeout(r, this.retryDelays[attempt]));
+      if (this.opts.stats !== undefined) this.opts.stats.retries++;
     }
   }
 
-  private exchange(method: string, url: URL, headers: Record<string, string>): Promise<StorageAnswer> {
+  /** An exchange, counted in the stats: its outcome, body bytes and duration. */
+  private async measured(method: string, url: URL, headers: Record<string, string>): Promise<StorageAnswer> {
+    const stats = this.opts.stats;
+    if (stats === undefined) return this.exchange(method, url, headers);
+    const started = performance.now();
+    try {
+      const a = await this.exchange(method, url, headers);
+      stats.exchange(outcomeOf(a.status), (performance.now() - started) / 1000, a.body.byteLength);
+      return a;
+    } catch (e) {
+      const timeout = e instanceof OriginError && e.code === 'storage-timeout';
+      stats.exchange(timeout ? 'timeout' : 'failed', (performance.now() - started) / 1000, 0);
+      throw e;
+    }
+  }
+
+  private async exchange(method: string, url: URL, given: Record<string, string>): Promise<StorageAnswer> {
     this.exchanges++;
     const lib = url.protocol === 'https:' ? https : http;
+    const headers = this.opts.sign === undefined ? given : await this.opts.sign(method, url, given);
     return new Promise((resolve, reject) => {
       let settled = false;
       const done = (e: Error | undefined, a?: StorageAnswer): void => {
@@ -140,9 +172,12 @@ export class StorageClient {
     });
   }
 
-  /** The URL of a path relative to the base (each segment percent-encoded). */
+  /**
+   * The URL of a path relative to the base, each segment percent-encoded as S3's canonical URI
+   * does (what is sent is what is signed; any HTTP server decodes it the same).
+   */
   urlOf(relative: readonly string[]): URL {
-    return new URL(relative.map(encodeURIComponent).join('/'), this.base);
+    return new URL(relative.map(encodeS3).join('/'), this.base);
   }
 
   /** Closes the kept connections (a reload dropped this location, or the server stops). */
@@ -157,6 +192,20 @@ export class StorageClient {
     for (const list of Object.values(this.agent.freeSockets)) n += list?.length ?? 0;
     return n;
   }
+}
+
+/**
+ * `*.localhost` names resolve to loopback (RFC 6761 §6.3), whatever the resolver says: an S3
+ * store on this machine in virtual-host style (`bucket.s3.localhost`) without a hosts entry.
+ */
+function localhostLookup(
+  hostname: string,
+  options: dns.LookupOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void,
+): void {
+  if (!hostname.endsWith('.localhost')) return void dns.lookup(hostname, options, callback);
+  if (options.all === true) callback(null, [{ address: '127.0.0.1', family: 4 }]);
+  else callback(null, '127.0.0.1', 4);
 }
 
 function unreachable(method: string, url: URL, e: Error): OriginError {

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { EdgeConfigError, loadEdgeConfig, parseEnvoyConfig, TYPE_URL } from '../../../host-glue/envoy/envoy-config';
 import { writeConfiguration } from '../../../origin/edge-config/envoy-yaml';
+import { parseConfig } from '../../../origin/config/config-file';
 import { ROOT, tempDir } from '../../helpers/fixtures';
 import { ENVOY_YAML } from './edge-helpers';
 
@@ -377,4 +378,48 @@ test('the shipped istio-wasmplugin.yaml is a WasmPlugin for the same plugin (roo
   expect(istio.spec.type).toBe('HTTP');
   // Istio hands pluginConfig (a Struct) to the plugin as JSON: the same object envoy.yaml passes.
   expect(istio.spec.pluginConfig).toEqual(JSON.parse(new TextDecoder().decode(shipped.plugin.pluginConfiguration)));
+});
+
+describe('the scale-out example envoy-config/scale-out/', () => {
+  test('envoy.yaml reads: three origins; hashing, retries and health checks named in the warnings', async () => {
+    const c = await loadEdgeConfig(path.join(ROOT, 'envoy-config', 'scale-out', 'envoy.yaml'), { cwd: ROOT });
+    expect([...c.clusters.values()]).toEqual([
+      {
+        name: 'origins',
+        endpoints: [8081, 8082, 8083].map((port) => ({ host: '127.0.0.1', port })),
+        connectTimeoutMs: 1000,
+      },
+    ]);
+    expect(c.virtualHosts[0]!.routes[0]).toMatchObject({ cluster: 'origins', timeoutMs: 15_000 });
+    const warned = c.warnings.join('\n');
+    for (const key of ['hash_policy', 'retry_policy', 'lb_policy', 'health_checks'])
+      expect([key, warned.includes(key)]).toEqual([key, true]);
+    expect(warned).toMatch(/RING_HASH: origin edge balances round robin/);
+  });
+
+  test('its hash key is the path up to .ism, the same for every URL of a presentation', () => {
+    const raw = parseYaml(readFileSync(path.join(ROOT, 'envoy-config', 'scale-out', 'envoy.yaml'), 'utf8'));
+    const route =
+      raw.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0]
+        .route;
+    const h = route.hash_policy[0].header;
+    expect(h.header_name).toBe(':path');
+    // RE2 and JavaScript agree on this pattern; Envoy's `\1` is JavaScript's `$1`.
+    const key = (p: string): string =>
+      p.replace(new RegExp(h.regex_rewrite.pattern.regex), h.regex_rewrite.substitution.replace('\\1', '$1'));
+    expect(key('/vod/a/x.ism/.mpd')).toBe('/vod/a/x.ism');
+    expect(key('/vod/a/x.ism/QualityLevels(410594)/Fragments(video=0)')).toBe('/vod/a/x.ism');
+    expect(key('/vod/a/x.ism/.m3u8?filter=type%3D%3D%22audio%22')).toBe('/vod/a/x.ism');
+    expect(key('/vod/a/y.ism/.mpd')).not.toBe(key('/vod/a/x.ism/.mpd'));
+    expect(key('/index.html')).toBe('/index.html');
+  });
+
+  test('origin.yaml reads: an s3:// location with the player off', () => {
+    const file = path.join(ROOT, 'envoy-config', 'scale-out', 'origin.yaml');
+    const c = parseConfig(readFileSync(file, 'utf8'), file);
+    expect(c.server.get('player')).toBe(false);
+    expect(c.locations.map((l) => [l.prefix, l.proxyPass, l.s3Region])).toEqual([
+      ['/vod/', 's3://media-bucket/packaged/', 'eu-west-1'],
+    ]);
+  });
 });

@@ -4,6 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ConfigFileError, LOCATION_DEFAULTS, parseConfig } from '../../../origin/config/config-file';
+import { remoteLocations } from '../../../origin/server/locations';
 import { Locations } from '../../../origin/config/locations';
 import { configMarkdown, LOCATION_KEYS, SERVER_KEYS } from '../../../origin/config/schema';
 import { DEFAULT_DRAIN_SECONDS, SERVE_USAGE } from '../../../origin/cli/serve-command';
@@ -88,15 +89,31 @@ test.each([
   ],
   [
     'locations:\n  - prefix: /a/\n    proxy_pass: ftp://s/m/\n',
-    'f.yaml:3: locations[0].proxy_pass: expected an http:// or https:// URL, not ftp://',
+    'f.yaml:3: locations[0].proxy_pass: expected an http://, https:// or s3:// URL, not ftp://',
   ],
   [
-    'locations:\n  - prefix: /a/\n    proxy_pass: s3://bucket/m/\n',
-    'f.yaml:3: locations[0].proxy_pass: expected an http:// or https:// URL, not s3:// (s3:// is not implemented yet)',
+    'locations:\n  - prefix: /a/\n    proxy_pass: s3://Bucket/m/\n',
+    'f.yaml:3: locations[0].proxy_pass: "Bucket" is not an S3 bucket name (3-63 of a-z, 0-9, ".", "-")',
+  ],
+  [
+    'locations:\n  - prefix: /a/\n    proxy_pass: s3://bucket/m\n',
+    'f.yaml:3: locations[0].proxy_pass: an S3 prefix names a directory: end it with "/" (m)',
+  ],
+  [
+    'locations:\n  - prefix: /a/\n    proxy_pass: https://s/m/\n    s3_region: eu-west-1\n',
+    'f.yaml:2: locations[0].s3_region: only a location whose proxy_pass is s3://bucket/prefix/ takes s3_ keys',
+  ],
+  [
+    'locations:\n  - prefix: /a/\n    proxy_pass: s3://bucket/m/\n    s3_url_style: host\n',
+    'f.yaml:4: locations[0].s3_url_style: expected one of virtual-host, path, found "host"',
+  ],
+  [
+    'locations:\n  - prefix: /a/\n    proxy_pass: s3://bucket/m/\n    s3_endpoint: http://u:p@minio:9000\n',
+    'f.yaml:4: locations[0].s3_endpoint: an S3 endpoint must not carry credentials',
   ],
   [
     'locations:\n  - prefix: /a/\n    proxy_pass: storage/m/\n',
-    'f.yaml:3: locations[0].proxy_pass: expected an http:// or https:// URL, found "storage/m/"',
+    'f.yaml:3: locations[0].proxy_pass: expected an http://, https:// or s3:// URL, found "storage/m/"',
   ],
   [
     'locations:\n  - prefix: /a/\n    proxy_pass: https://s/media\n',
@@ -172,4 +189,35 @@ test("the defaults the docs print are the code's", () => {
       String,
     ),
   );
+});
+
+test('an s3:// location: its keys, and the base URL and signing the storage takes', () => {
+  const c = parseConfig(
+    [
+      'locations:',
+      '  - prefix: /s3/',
+      '    proxy_pass: s3://media-bucket/vod/',
+      '    s3_region: eu-west-1',
+      '  - prefix: /minio/',
+      '    proxy_pass: s3://mmm/',
+      '    s3_endpoint: http://127.0.0.1:9000',
+      '    s3_url_style: path',
+      '    s3_profile: ci',
+      '',
+    ].join('\n'),
+    'o.yaml',
+  );
+  expect(c.locations[0]).toMatchObject({ proxyPass: 's3://media-bucket/vod/', s3Region: 'eu-west-1' });
+  const [s3, minio] = remoteLocations('/srv', c.locations, { AWS_REGION: 'ap-south-1' });
+  expect(s3).toMatchObject({
+    base: 'https://media-bucket.s3.eu-west-1.amazonaws.com/vod/',
+    s3: { region: 'eu-west-1' },
+  });
+  expect(minio).toMatchObject({ base: 'http://127.0.0.1:9000/mmm/', s3: { region: 'ap-south-1', profile: 'ci' } });
+  const [plain] = remoteLocations(
+    '/srv',
+    parseConfig('locations:\n  - prefix: /p/\n    proxy_pass: s3://bbb/\n', 'o').locations,
+    {},
+  );
+  expect(plain).toMatchObject({ base: 'https://bbb.s3.us-east-1.amazonaws.com/', s3: { region: 'us-east-1' } });
 });

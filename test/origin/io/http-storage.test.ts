@@ -104,8 +104,8 @@ test('a weak ETag is not used for If-Match: Last-Modified with If-Unmodified-Sin
 });
 
 test.each([
-  [403, 'storage-error'],
-  [401, 'storage-error'],
+  [403, 'storage-denied'],
+  [401, 'storage-denied'],
   [404, 'not-found'],
   [410, 'not-found'],
   [412, 'storage-changed'],

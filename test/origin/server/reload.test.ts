@@ -30,12 +30,8 @@ test('flags override the file; root and edge_config are relative to the file', a
 
 test.each([
   [
-    'locations:\n  - prefix: /legacy/\n    iss_pass_through: true\n',
-    'o.yaml:2: location "/legacy/": iss_pass_through: not implemented yet',
-  ],
-  [
-    'locations:\n  - prefix: /legacy/\n    prefer_static: true\n',
-    'o.yaml:2: location "/legacy/": prefer_static: not implemented yet',
+    'locations:\n  - prefix: /legacy/\n    iss_pass_through: "on"\n',
+    'o.yaml:3: locations[0].iss_pass_through: expected true or false, found "on"',
   ],
   [
     'root: .\nlocations:\n  - prefix: /a/\n    proxy_pass: 12\n',

@@ -1,0 +1,165 @@
+// Legacy Smooth passthrough (`iss_pass_through`, `prefer_static`; origin/server/passthrough.ts)
+// with a deliberately mis-encoded fixture made here from the sample media: the sources' `stsd`
+// (the sample descriptions in moov) renamed so that the normal path cannot read them, the client
+// manifest (`.ismc`) the one a local origin wrote for the sound files. The passthrough must serve
+// that .ismc as it is and every fragment as the exact moof+mdat bytes of the file, which the test
+// finds with a box walk of its own.
+
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { chunkTimes } from '../../../origin/server/passthrough';
+import { RunningServer, startServer } from '../../../origin/server/server';
+import { boxes } from '../../helpers/box-walk';
+import { tempDir } from '../../helpers/fixtures';
+import { location, storagePresentation } from '../remote/remote-setup';
+import { get, testServerOptions } from './server-helpers';
+import { smoothWritten } from './written-urls';
+
+const FILES = ['video_baseline_400k.ismv', 'audio_eng_64k.isma'];
+let root: string;
+let server: RunningServer;
+let ismc: string;
+
+/** The file with every `stsd` type inside its moov renamed: no sample description to read. */
+function breakSampleDescriptions(bytes: Buffer): Buffer {
+  const out = Buffer.from(bytes);
+  const moov = boxes(out).findIndex((b) => b.type === 'moov');
+  let at = boxes(out)
+    .slice(0, moov)
+    .reduce((n, b) => n + b.size, 0);
+  const end = at + boxes(out)[moov]!.size;
+  let renamed = 0;
+  for (; at < end - 4; at++)
+    if (out.toString('latin1', at, at + 4) === 'stsd') {
+      out.write('stsX', at, 'latin1');
+      renamed++;
+    }
+  if (renamed === 0) throw new Error('no stsd');
+  return out;
+}
+
+beforeAll(async () => {
+  root = tempDir('origin-legacy-');
+  const good = path.join(root, 'good');
+  await storagePresentation(good, 'q', FILES);
+  const reference = await startServer(testServerOptions(root, []));
+  try {
+    ismc = (await get(reference.url, '/good/q.ism/Manifest')).text;
+  } finally {
+    await reference.close();
+  }
+  for (const dir of ['legacy', 'plain']) {
+    const d = path.join(root, dir);
+    await fs.mkdir(d);
+    await fs.copyFile(path.join(good, 'q.ism'), path.join(d, 'q.ism'));
+    await fs.writeFile(path.join(d, 'q.ismc'), ismc);
+    for (const f of FILES)
+      await fs.writeFile(path.join(d, f), breakSampleDescriptions(await fs.readFile(path.join(good, f))));
+  }
+  // A source without its mfra (the random-access index at the end).
+  const legacy = path.join(root, 'legacy');
+  const video = await fs.readFile(path.join(legacy, FILES[0]!));
+  const mfra = boxes(video).at(-1)!;
+  expect(mfra.type).toBe('mfra');
+  await fs.writeFile(path.join(legacy, 'noindex.ismv'), video.subarray(0, video.length - mfra.size));
+  await fs.writeFile(
+    path.join(legacy, 'n.ism'),
+    (await fs.readFile(path.join(legacy, 'q.ism'), 'utf8')).replaceAll(`src="${FILES[0]}"`, 'src="noindex.ismv"'),
+  );
+  await fs.writeFile(path.join(legacy, 'n.ismc'), ismc);
+  // prefer_static: a pre-made answer where a generated one would be.
+  await fs.mkdir(path.join(legacy, 's.ism'));
+  await fs.writeFile(path.join(legacy, 's.ism', 'Manifest'), '<SmoothStreamingMedia made="by hand"/>');
+  server = await startServer({
+    ...testServerOptions(root, []),
+    locations: [{ ...location('/legacy/', 'unused'), proxyPass: undefined, issPassThrough: true, preferStatic: true }],
+  });
+}, 60_000);
+
+afterAll(() => server?.close());
+
+test('the normal path refuses the mis-encoded presentation', async () => {
+  for (const tail of ['Manifest', '.mpd']) {
+    const r = await get(server.url, `/plain/q.ism/${tail}`);
+    expect([tail, r.status >= 400]).toEqual([tail, true]);
+  }
+});
+
+test('Manifest is the .ismc as stored', async () => {
+  const r = await get(server.url, '/legacy/q.ism/Manifest');
+  expect(r.status).toBe(200);
+  expect(r.headers['content-type']).toBe('text/xml; charset=utf-8');
+  expect(r.text).toBe(ismc);
+  expect(r.headers.etag).toMatch(/^"p/);
+  expect(r.headers['cache-control']).toBe('public, max-age=60');
+});
+
+test("every fragment is the file's moof+mdat, byte for byte, in order", async () => {
+  for (const [file, kind] of [
+    [FILES[0]!, 'video'],
+    [FILES[1]!, 'audio'],
+  ] as const) {
+    const stored = boxes(await fs.readFile(path.join(root, 'legacy', file)));
+    const expected: Buffer[] = [];
+    let at = 0;
+    for (const [i, b] of stored.entries()) {
+      if (b.type === 'moof' && stored[i + 1]?.type === 'mdat') {
+        const whole = await fs.readFile(path.join(root, 'legacy', file));
+        expected.push(whole.subarray(at, at + b.size + stored[i + 1]!.size));
+      }
+      at += b.size;
+    }
+    const urls = smoothWritten(ismc, 'http://x/legacy/q.ism/Manifest').filter((w) => w.key.startsWith(kind));
+    expect(urls.length).toBe(expected.length);
+    for (const [n, w] of urls.entries()) {
+      const r = await get(server.url, new URL(w.url).pathname);
+      expect([w.url, r.status, r.headers['content-type']]).toEqual([w.url, 200, 'video/mp4']);
+      if (!r.body.equals(expected[n]!)) throw new Error(`${w.url}: not the stored fragment ${n}`);
+    }
+  }
+});
+
+test.each(['.mpd', '.m3u8', '.f4m', 'video.m3u8'])(
+  '%s of a passthrough presentation: 415 passthrough-smooth-only',
+  async (tail) => {
+    const r = await get(server.url, `/legacy/q.ism/${tail}`);
+    expect([r.status, r.headers['x-origin-error']]).toEqual([415, 'passthrough-smooth-only']);
+  },
+);
+
+test('chunkTimes: t, d and r of each StreamIndex', () => {
+  const text =
+    '<SmoothStreamingMedia><StreamIndex Type="video" Name="v"><c t="5" d="10"/><c d="10" r="2"/><c t="100" d="1"/>' +
+    '</StreamIndex><StreamIndex Type="audio"><c d="7"/><c d="7"></c></StreamIndex></SmoothStreamingMedia>';
+  expect(chunkTimes(text)).toEqual(
+    new Map([
+      ['v', [5n, 15n, 25n, 100n]],
+      ['audio', [0n, 7n]],
+    ]),
+  );
+});
+
+test('an unknown bitrate, track name or time: 404; a source without mfra: 415', async () => {
+  const first = smoothWritten(ismc, 'http://x/q.ism/Manifest').find((w) => w.key.startsWith('video'))!;
+  const tail = first.url.slice('http://x/q.ism/'.length);
+  const [, bitrate, name, time] = /^QualityLevels\((\d+)\)\/Fragments\((\w+)=(\d+)\)$/.exec(tail)!;
+  for (const [url, code] of [
+    [`QualityLevels(1${bitrate})/Fragments(${name}=${time})`, 'unknown-track'],
+    [`QualityLevels(${bitrate})/Fragments(nope=${time})`, 'unknown-track'],
+    [`QualityLevels(${bitrate})/Fragments(${name}=${time}1)`, 'unknown-time'],
+  ]) {
+    const r = await get(server.url, `/legacy/q.ism/${url}`);
+    expect([url, r.status, r.headers['x-origin-error']]).toEqual([url, 404, code]);
+  }
+  const r = await get(server.url, `/legacy/n.ism/${tail}`);
+  expect([r.status, r.headers['x-origin-error']]).toEqual([415, 'passthrough-no-index']);
+});
+
+test('prefer_static: a file where a generated answer would be is served as it is', async () => {
+  const r = await get(server.url, '/legacy/s.ism/Manifest');
+  expect([r.status, r.text]).toEqual([200, '<SmoothStreamingMedia made="by hand"/>']);
+  const c = await get(server.url, '/legacy/q.ismc');
+  expect([c.status, c.text]).toEqual([200, ismc]);
+  // Sources stay unserved as files (serve_sources is off).
+  expect((await get(server.url, `/legacy/${FILES[0]}`)).status).toBe(404);
+});
