@@ -406,7 +406,8 @@ export async function runServe(
     err.write(`${why}\n`);
     return 1;
   }
-  const ingest = await startIngestFromArgs(a, logger).catch(async (e: unknown) => {
+  // One process: the ingest tells this server's fragment table directly.
+  const ingest = await startIngestFromArgs(a, logger, (m) => server.live.apply(m)).catch(async (e: unknown) => {
     await server.close();
     throw e;
   });

@@ -6,6 +6,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { OriginError } from '../errors';
+import type { LivePublished } from '../live/fragment-table';
 import { OriginLogger } from '../ops/log';
 import { DEFAULT_INGEST_IDLE_MS, RunningIngest, startIngestServer } from '../server/ingest-server';
 import { UsageError } from './args';
@@ -43,7 +44,11 @@ export async function readCredentials(file: string): Promise<string[]> {
 }
 
 /** Starts the ingest listener when --ingest-port is given. */
-export async function startIngestFromArgs(a: ServeArgs, logger: OriginLogger): Promise<RunningIngest | undefined> {
+export async function startIngestFromArgs(
+  a: ServeArgs,
+  logger: OriginLogger,
+  onPublish: (m: LivePublished) => void,
+): Promise<RunningIngest | undefined> {
   if (a.ingestPort === undefined) return undefined;
   const credentials = a.ingestCredentials === undefined ? [] : await readCredentials(a.ingestCredentials);
   try {
@@ -54,6 +59,7 @@ export async function startIngestFromArgs(a: ServeArgs, logger: OriginLogger): P
       credentials,
       idleTimeoutMs: (a.ingestIdleSeconds ?? DEFAULT_INGEST_IDLE_MS / 1000) * 1000,
       logger,
+      onPublish,
     });
     logger.log('info', `origin: taking live ingest at ${ingest.url}/<channel>.isml/Streams(<name>)`);
     return ingest;

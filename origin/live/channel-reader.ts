@@ -31,15 +31,20 @@ export async function readChannelStatus(storage: Storage, root: string, isml: st
   return status ?? { state: 'idle', updated: new Date(0).toISOString(), encoders: 0, tracks: [] };
 }
 
+/** A published fragment and the archive file that holds it (the start time its file is named by). */
+export interface LiveFragment extends IndexRecord {
+  file: bigint;
+}
+
 /** Every published fragment of one track, oldest file first, read from its index files. */
 export async function readTrackRecords(
   storage: Storage,
   root: string,
   isml: string,
   track: TrackStatus,
-): Promise<IndexRecord[]> {
+): Promise<LiveFragment[]> {
   const dir = path.join(archiveDirOf(path.join(root, ...isml.split('/'))), track.key);
-  const out: IndexRecord[] = [];
+  const out: LiveFragment[] = [];
   for (const start of track.files) {
     const media = path.join(dir, `${start}.${EXTENSIONS[track.type] ?? 'cmfm'}`);
     try {
@@ -48,7 +53,9 @@ export async function readTrackRecords(
       try {
         const bytes = await src.read(0, src.size);
         if (readIndexHeader(bytes) === undefined) continue;
-        out.push(...readIndexRecords(bytes.subarray(INDEX_HEADER_BYTES), mediaSize).records);
+        const file = BigInt(start);
+        for (const r of readIndexRecords(bytes.subarray(INDEX_HEADER_BYTES), mediaSize).records)
+          out.push({ ...r, file });
       } finally {
         await src.close();
       }

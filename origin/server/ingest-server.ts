@@ -23,6 +23,7 @@ import { ArchiveIo } from '../live/archive';
 import { BoxSplitter } from '../live/box-stream';
 import { Channel } from '../live/channel';
 import { Channels } from '../live/channels';
+import { LivePublished } from '../live/fragment-table';
 import { IngestParser } from '../live/ingest-parser';
 import { matchLiveRoute } from '../live/live-routes';
 import { OriginLogger } from '../ops/log';
@@ -50,6 +51,8 @@ export interface IngestServerOptions {
   sync?: boolean;
   io?: ArchiveIo;
   logger?: OriginLogger;
+  /** Told of each published fragment: the serving processes' fragment tables (fragment-table.ts). */
+  onPublish?: (m: LivePublished) => void;
 }
 
 export interface RunningIngest {
@@ -76,6 +79,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<Running
     io: o.io ?? { read: FILE_STORAGE, write: FILE_ARCHIVE_STORAGE },
     now: o.now,
     sync: o.sync,
+    onPublish: o.onPublish,
   });
   // A restart continues every channel at once: torn tails cut, the status rewritten (no encoder
   // is connected to a process that just started), before any encoder comes back.

@@ -33,6 +33,7 @@ import { Noted, noteOnClose } from './observe';
 import { OPS_PATHS, OpsState, serveOps } from './ops-endpoints';
 import { drain } from './drain';
 import { matchLiveRoute } from '../live/live-routes';
+import { LiveFragmentTable } from '../live/fragment-table';
 import { serveLiveStatus } from './live-status';
 import { RoutedStorage } from '../io/remote/routed-storage';
 import type { LocationConfig } from '../config/config-file';
@@ -126,6 +127,8 @@ export interface RunningServer {
   reconfigure(r: Reconfiguration): void;
   /** The remote storage of the locations (tests, benches), if any. */
   storage: RoutedStorage | undefined;
+  /** The live channels' fragments: the ingest process's messages go to its apply(). */
+  live: LiveFragmentTable;
 }
 
 /**
@@ -144,6 +147,8 @@ interface Origin extends HotPath {
   ops: OpsState;
   /** Undefined with --follow-symlinks. */
   confinement: RootConfinement | undefined;
+  /** The live channels' published fragments (origin/live/fragment-table.ts). */
+  live: LiveFragmentTable;
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
@@ -175,6 +180,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     observer: metrics === undefined && requestLog === undefined ? undefined : { metrics, logger: requestLog },
     ops: { root, metrics, ready: false, draining: false },
     confinement,
+    live: new LiveFragmentTable(FILE_STORAGE, root),
   };
   metrics?.bind(metricSources(state));
   if (logger?.enabled('debug'))
@@ -221,6 +227,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port,
     metrics,
     storage: routed,
+    live: state.live,
     reconfigure: (r) => {
       if (routed === undefined) throw new Error('this server was started without locations (--config)');
       routed.reconfigure(remoteLocations(root, r.locations));
@@ -376,7 +383,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
     }
     // Live channels (.isml): their state and archive; the .isml and its archive are never files.
     const live = matchLiveRoute(segments);
-    if (live !== undefined) return await serveLiveStatus(req, res, live, rawQuery, { root, storage: FILE_STORAGE });
+    if (live !== undefined)
+      return await serveLiveStatus(req, res, live, rawQuery, { root, storage: FILE_STORAGE, fragments: state.live });
     const at = { root, segments, rawQuery };
     if (noted !== undefined) noted.kind = 'player';
     if (opts.playerPage && (await servePlayer(req, res, at, opts.playerExamples))) return;
