@@ -37,6 +37,8 @@ export interface LiveState {
     gaps: number;
     duplicatesDropped: number;
     lateDropped: number;
+    /** Timed-metadata events archived. */
+    events: number;
   }>;
 }
 
