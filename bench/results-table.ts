@@ -257,6 +257,19 @@ function remoteRows(j: Json): Row[] {
   ];
 }
 
+function ingestRows(j: Json): Row[] {
+  const runs = j.runs as Json[];
+  const held = runs.filter((r) => r.holds === true).pop();
+  return [
+    {
+      suite: 'ingest',
+      measurement: `largest N channels (3 video + audio each, real time) that holds: p99 ingest-to-available < 2 s, none dropped; p50 / p99 ms at that N (readers poll /archive every ${j.probeMs} ms)`,
+      figure: held === undefined ? '0' : `${held.channels} (${held.p50Ms} / ${held.p99Ms})`,
+      target: '',
+    },
+  ];
+}
+
 /** The table, from the JSON files in `dir` (bench/results). */
 export function resultsTable(dir: string): string {
   const read = (suite: string): Json => JSON.parse(readFileSync(path.join(dir, `${suite}.json`), 'utf8')) as Json;
@@ -270,8 +283,9 @@ export function resultsTable(dir: string): string {
     ...edgeRows(read('edge')),
     ...targetRows('edge-plugin', read('edge-plugin')),
     ...remoteRows(read('remote')),
+    ...ingestRows(read('ingest')),
   ];
-  const dates = ['index', 'filter', 'http', 'segments', 'ts', 'drm', 'edge', 'edge-plugin', 'remote'].map(
+  const dates = ['index', 'filter', 'http', 'segments', 'ts', 'drm', 'edge', 'edge-plugin', 'remote', 'ingest'].map(
     (s) => `${s} ${read(s).date.slice(0, 10)}`,
   );
   return [

@@ -19,6 +19,7 @@ import { runIndexBench } from './index-bench';
 import { runTsBench } from './ts-bench';
 import { runSegmentsBench } from './segments-bench';
 import { runDrmBench } from './drm-bench';
+import { runIngestBench } from './ingest-bench';
 
 interface Suite {
   name: string;
@@ -72,6 +73,12 @@ const SUITES: Suite[] = [
     description:
       'remote storage (proxy_pass to nginx) next to local files, same run: cold first manifest, segment req/s, connections to storage under 256 clients with 2 workers (needs wrk and nginx)',
     run: () => runRemoteBench(),
+  },
+  {
+    name: 'ingest',
+    description:
+      'live ingest: N channels (3 video renditions + audio, the test encoder at real time) into origin serve --workers 2 while readers poll /archive: ingest-to-available latency p50/p99, the largest N that holds (BENCH_INGEST_SECONDS, BENCH_INGEST_MAX)',
+    run: () => runIngestBench(),
   },
   {
     name: 'edge-plugin',

@@ -84,6 +84,7 @@ export type ErrorCode =
   | 'unknown-channel'
   | 'ingest-unauthorized'
   | 'ingest-forbidden'
+  | 'ingest-token-expired'
   | 'channel-stopped'
   | 'ingest-media-type'
   | 'ingest-bad-box'
@@ -231,9 +232,17 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   },
   'ingest-unauthorized': {
     kind: 'unauthorized',
-    meaning: 'ingest without credentials on a listener that requires them (with a Basic challenge)',
+    meaning:
+      'ingest without credentials or with a malformed token on a listener that requires them (with a Basic challenge when Basic is configured)',
   },
-  'ingest-forbidden': { kind: 'forbidden', meaning: 'ingest with wrong credentials' },
+  'ingest-forbidden': {
+    kind: 'forbidden',
+    meaning: 'ingest with wrong credentials, or a signed URL whose token does not match it or is not valid yet',
+  },
+  'ingest-token-expired': {
+    kind: 'forbidden',
+    meaning: 'ingest to a signed URL past its timestamp plus the token timeout (`--ingest-token`)',
+  },
   'channel-stopped': {
     kind: 'forbidden',
     meaning: 'ingest to a stopped channel whose publishing point lacks `restart_on_encoder_reconnect`',

@@ -17,6 +17,7 @@ import { startClearKeyServer } from '../drm/clearkey-server';
 import { PlayerName, playHref } from '../player/player-page';
 import { BROWSER_FILTER } from '../server/static';
 import { classUrls, DemoLocations, demoLocations, demoPlayHref, edgeExamples } from './demo-examples';
+import { DEMO_CHANNEL, DemoLive, startDemoLive } from './demo-live';
 
 /** The repository (fixtures/media, envoy-config/), from dist/origin/cli or from the sources. */
 const ROOT = projectRoot(__dirname);
@@ -111,10 +112,13 @@ export interface DemoArgs {
   noEdge: boolean;
   /** The demo ClearKey license server's port (the encrypted presentation's keys). */
   clearKeyPort: number;
+  /** A live channel too (demo-live.ts), with its ingest listener on `ingestPort`. */
+  live: boolean;
+  ingestPort: number;
 }
 
 const DEMO_USAGE =
-  'origin demo [--port N] [--edge-port N] [--clearkey-port N] [--host A] [--out DIR] [--no-edge] [--no-serve]';
+  'origin demo [--port N] [--edge-port N] [--clearkey-port N] [--host A] [--out DIR] [--no-edge] [--no-serve] [--live [--ingest-port N]]';
 
 export function parseDemoArgs(argv: readonly string[]): DemoArgs {
   const a: DemoArgs = {
@@ -125,6 +129,8 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
     edgePort: 8080,
     noEdge: false,
     clearKeyPort: 8082,
+    live: false,
+    ingestPort: 8083,
   };
   const port = (flag: string, v: string): number => {
     if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`${flag} must be 0..65535, not "${v}"`);
@@ -134,12 +140,14 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
     const arg = argv[i]!;
     if (arg === '--no-serve') a.noServe = true;
     else if (arg === '--no-edge') a.noEdge = true;
-    else if (['--port', '--edge-port', '--clearkey-port', '--host', '--out'].includes(arg)) {
+    else if (arg === '--live') a.live = true;
+    else if (['--port', '--edge-port', '--clearkey-port', '--ingest-port', '--host', '--out'].includes(arg)) {
       const v = argv[++i];
       if (v === undefined) throw new UsageError(`${arg} needs a value`);
       if (arg === '--port') a.port = port(arg, v);
       else if (arg === '--edge-port') a.edgePort = port(arg, v);
       else if (arg === '--clearkey-port') a.clearKeyPort = port(arg, v);
+      else if (arg === '--ingest-port') a.ingestPort = port(arg, v);
       else if (arg === '--host') a.host = v;
       else a.outDir = v;
     } else throw new UsageError(`unknown argument "${arg}" (${DEMO_USAGE})`);
@@ -230,6 +238,21 @@ export async function runDemo(
     throw e;
   });
   const direct = server.url;
+  const live = a.live
+    ? await startDemoLive({
+        outDir: a.outDir,
+        host: a.host,
+        port: a.ingestPort,
+        onPublish: (m) => server.live.apply(m),
+        log: (line) => err.write(`${line}\n`),
+      }).catch(async (e: unknown) => {
+        await server.close();
+        await licenses?.close();
+        throw new UsageError(
+          `the live demo's ingest cannot listen on ${a.host}:${a.ingestPort}: ${(e as Error).message} (--ingest-port <n> picks another port)`,
+        );
+      })
+    : undefined;
   let edge: import('./edge-command').StartedEdge | undefined;
   if (!a.noEdge) {
     // The edge of `npm start`: the same envoy.yaml a user gives Envoy, in front of this origin.
@@ -249,6 +272,7 @@ export async function runDemo(
         { cwd: ROOT, pluginLog: (_level, line) => err.write(`${line}\n`) },
       );
     } catch (e) {
+      await live?.close();
       await server.close();
       await licenses?.close();
       const { EdgeConfigError } =
@@ -296,10 +320,23 @@ export async function runDemo(
   out.write(
     `\n  Try a filter: ${base}/tablets.ism/.mpd?filter=${encodeURIComponent('type!="video"||systemBitrate<800000')}\n`,
   );
+  if (live !== undefined) writeLive(out, live, base);
   out.write(`\nCtrl-C stops ${edge !== undefined ? 'the edge and the origin' : 'the server'}.\n`);
   await untilSignal();
+  await live?.close();
   await edge?.close();
   await server.close();
   await licenses?.close();
   return 0;
+}
+
+/** The live channel's lines: its ingest, state and archive, and what feeds it. */
+function writeLive(out: NodeJS.WritableStream, live: DemoLive, base: string): void {
+  out.write(`\n  live channel ${DEMO_CHANNEL} (docs/guide/live.md)\n`);
+  out.write(`    ingest                 ${live.channelUrl}/Streams(<name>)\n`);
+  out.write(`    state                  ${base}${DEMO_CHANNEL}/state?format=json\n`);
+  out.write(`    archive                ${base}${DEMO_CHANNEL}/archive\n`);
+  if (live.feeder !== undefined) out.write('    fed by ffmpeg (a test pattern, Smooth ingest)\n');
+  else out.write(`    no ffmpeg here: feed it with\n      ${live.command.join(' ')}\n`);
+  out.write('    (the player page plays it once live output is built: manifests and segments are not served yet)\n');
 }

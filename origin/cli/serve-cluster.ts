@@ -15,6 +15,7 @@
 
 import cluster, { Worker } from 'node:cluster';
 import * as path from 'node:path';
+import { isLivePublished, LivePublished } from '../live/fragment-table';
 import { RestartBackoff } from '../ops/backoff';
 import { PrimaryMetrics, scrapeThroughPrimary } from '../ops/cluster-metrics';
 import { OriginLogger } from '../ops/log';
@@ -57,7 +58,16 @@ export async function runWorker(a: ServeArgs, logger: OriginLogger): Promise<num
   });
   // SIGHUP is the primary's to act on (a terminal's hangup reaches the whole group): ignored here.
   process.on('SIGHUP', ignore);
-  process.on('message', (m: WorkerReconfigure) => {
+  // Fault injection for the tests (test/origin/live/fragment-table-cli.test.ts): every k-th
+  // message of the ingest process is ignored, as if lost; the worker must recover from the index.
+  const dropEvery = Number(process.env.ORIGIN_TEST_DROP_LIVE_MESSAGES ?? 0);
+  let published = 0;
+  process.on('message', (m: WorkerReconfigure | LivePublished) => {
+    if (isLivePublished(m)) {
+      if (dropEvery > 0 && ++published % dropEvery === 0) return;
+      // Before the server runs: its table reads the index on first use.
+      return server?.live.apply(m);
+    }
     if (m?.origin !== 'reconfigure' || server === undefined) return;
     try {
       server.reconfigure(m.reconfiguration);
@@ -135,8 +145,13 @@ export async function runPrimary(
     await stopWorkers(0);
     throw e;
   }
-  // The primary owns the live archive: it alone takes ingest; the workers read what it writes.
-  const ingest = await startIngestFromArgs(a, logger).catch(async (e: unknown) => {
+  // The primary owns the live archive: it alone takes ingest; the workers read what it writes,
+  // told of each published fragment (origin/live/fragment-table.ts; a worker that misses a
+  // message, or starts later, reads the index files).
+  const notify = (m: LivePublished): void => {
+    for (const w of live()) if (w.isConnected()) w.send(m);
+  };
+  const ingest = await startIngestFromArgs(a, logger, notify).catch(async (e: unknown) => {
     stopping = true;
     await stopWorkers(0);
     throw e;

@@ -124,6 +124,8 @@ export interface ServeArgs {
   ingestHost?: string;
   /** A file of `user:password` lines. */
   ingestCredentials?: string;
+  /** A JSON file: the edge's auth_token object (secret, prefix, timeout, skew). */
+  ingestToken?: string;
   ingestIdleSeconds?: number;
 }
 
@@ -240,6 +242,9 @@ export function parseServeArgs(argv: readonly string[], file: Partial<ServeArgs>
         break;
       case '--ingest-credentials':
         a.ingestCredentials = value();
+        break;
+      case '--ingest-token':
+        a.ingestToken = value();
         break;
       case '--ingest-idle-timeout':
         a.ingestIdleSeconds = integer(flag, value(), 1, 3600);
@@ -406,7 +411,8 @@ export async function runServe(
     err.write(`${why}\n`);
     return 1;
   }
-  const ingest = await startIngestFromArgs(a, logger).catch(async (e: unknown) => {
+  // One process: the ingest tells this server's fragment table directly.
+  const ingest = await startIngestFromArgs(a, logger, (m) => server.live.apply(m)).catch(async (e: unknown) => {
     await server.close();
     throw e;
   });

@@ -1,5 +1,6 @@
 // `origin sign-url --secret <s> [--prefix token] [--time T | --expires E --timeout S] [--base URL] <path>`:
-// a URL the edge's auth_token accepts (assembly/edge/token.ts; docs/guide/edge.md#signing-urls).
+// a URL the edge's auth_token accepts (assembly/edge/token.ts; docs/guide/edge.md#signing-urls),
+// and the ingest listener's --ingest-token (origin/server/url-token.ts checks it there).
 //
 //   /<prefix>/<hash>/<timestamp>/<path>       timestamp = 8 hex digits, seconds since the epoch
 //   hash = hex MD5(secret + scope + timestamp), scope = the path up to and including its first
@@ -14,7 +15,7 @@
 // decoded path and the printed URL spells it the way the edge forwards it. A query after the
 // path is kept, unsigned (mod_auth_token signs paths only).
 
-import { createHash } from 'node:crypto';
+import { manifestScope, normalisePrefix, tokenDigest } from '../server/url-token';
 import { eachArg, UsageError } from './args';
 
 export const SIGN_URL_USAGE = `Usage: origin sign-url --secret <secret> [options] <path>
@@ -128,28 +129,8 @@ export function signUrl(r: SignRequest): string {
   if (!Number.isInteger(r.timestamp) || r.timestamp < 0 || r.timestamp > MAX_TIMESTAMP)
     throw new UsageError(`the timestamp must fit in 8 hex digits (0 to ${MAX_TIMESTAMP}), not ${r.timestamp}`);
   const ts = r.timestamp.toString(16).padStart(8, '0');
-  const hash = createHash('md5')
-    .update(Buffer.from(r.secret, 'utf8'))
-    .update(Buffer.from(manifestScope(decoded), 'utf8'))
-    .update(ts)
-    .digest('hex');
+  const hash = tokenDigest(r.secret, manifestScope(decoded), ts);
   return `${normalisePrefix(r.prefix)}${hash}/${ts}${encodePath(decoded)}${query}`;
-}
-
-/** "token" -> "/token/" (as the edge reads auth_token.prefix). */
-export function normalisePrefix(prefix: string): string {
-  let p = prefix.startsWith('/') ? prefix : `/${prefix}`;
-  if (!p.endsWith('/')) p += '/';
-  return p;
-}
-
-/** The path up to and including its first segment ending in .ism or .isml, else all of it. */
-export function manifestScope(path: string): string {
-  const segments = path.split('/');
-  for (let i = 1; i < segments.length; i++) {
-    if (/\.isml?$/i.test(segments[i]!)) return segments.slice(0, i + 1).join('/');
-  }
-  return path;
 }
 
 /** Decodes once with the edge's refusals (assembly/edge/target.ts). */

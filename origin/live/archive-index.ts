@@ -7,7 +7,9 @@
 //
 // Big-endian like the boxes it indexes. `time` is the fragment's decode time in the track
 // timescale, exact 64-bit (a UTC time at 10 MHz is past 2^53); `offset`/`size` locate its
-// moof+mdat (with a leading prft/styp) in the archive file; flags bit 0: starts with a sync sample.
+// moof+mdat (with the styp, prft and emsg boxes that came before the moof) in the archive file;
+// flags bit 0: starts with a sync sample; bit 1: top-level `emsg` boxes lie ahead of the moof
+// (ISO/IEC 23009-1 §5.10.3.3; docs/design/live.md#timed-metadata).
 // The crc32 (ISO 3309, as zlib's) covers the record's first 36 bytes. A record is trusted only
 // when its magic and crc check and its bytes lie inside the media file: a crash between the
 // fragment's write and its record's, or in the middle of either, leaves a tail that fails one
@@ -35,6 +37,8 @@ export interface IndexRecord {
   offset: number;
   size: number;
   keyframe: boolean;
+  /** Top-level `emsg` boxes precede the moof inside the record's bytes. */
+  events: boolean;
 }
 
 export function writeIndexHeader(h: IndexHeader): Uint8Array {
@@ -65,7 +69,7 @@ export function writeIndexRecord(r: IndexRecord): Uint8Array {
   v.setBigUint64(12, BigInt(r.duration));
   v.setBigUint64(20, BigInt(r.offset));
   v.setUint32(28, r.size);
-  v.setUint32(32, r.keyframe ? 1 : 0);
+  v.setUint32(32, (r.keyframe ? 1 : 0) | (r.events ? 2 : 0));
   v.setUint32(36, crc32(b.subarray(0, 36)));
   return b;
 }
@@ -92,6 +96,7 @@ export function readIndexRecords(body: Uint8Array, mediaSize: number): { records
       offset,
       size,
       keyframe: (v.getUint32(at + 32) & 1) === 1,
+      events: (v.getUint32(at + 32) & 2) === 2,
     });
   }
   return { records, valid: records.length };

@@ -119,14 +119,15 @@ export class TrackArchive {
   }
 
   /**
-   * Appends one fragment (its bytes from the prft/styp or moof to the end of its mdat) and
-   * publishes it once it is on disk. `init` starts a new archive file when one is due.
+   * Appends one fragment (its bytes from the first box before its moof — styp, prft, emsg — to
+   * the end of its mdat) and publishes it once it is on disk. `init` starts a new archive file
+   * when one is due. Answers the published record and its file, undefined for a duplicate.
    */
   async append(
     init: Uint8Array,
-    f: { time: bigint; duration: number; keyframe: boolean; bytes: Uint8Array },
-  ): Promise<void> {
-    if (this.times.has(f.time)) return;
+    f: { time: bigint; duration: number; keyframe: boolean; inband?: number; bytes: Uint8Array },
+  ): Promise<{ record: IndexRecord; file: bigint } | undefined> {
+    if (this.times.has(f.time)) return undefined;
     const current = this.files[this.files.length - 1];
     if (current === undefined || this.media === undefined || this.due(current, f.time))
       await this.startFile(init, f.time);
@@ -141,11 +142,13 @@ export class TrackArchive {
       offset,
       size: f.bytes.byteLength,
       keyframe: f.keyframe,
+      events: (f.inband ?? 0) > 0,
     };
     await this.index!.append(writeIndexRecord(record));
     if (this.opts.sync !== false) await this.index!.sync();
     file.records.push(record);
     this.published(record);
+    return { record, file: file.start };
   }
 
   /** Removes whole archive files that end before `before` (track timescale); never the newest. */

@@ -34,11 +34,18 @@ export async function readChannelStatus(storage: Storage, root: string, isml: st
 /** One archive file of a track as a reader finds it: its size, its init size, its published fragments. */
 export interface ReadArchiveFile {
   media: string;
+  /** The decode time of its first fragment, which names it (TrackStatus.files). */
+  start: bigint;
   /** Bytes of the media file when its index was read. */
   size: number;
   /** Bytes of the ftyp + moov at its start. */
   initSize: number;
   records: IndexRecord[];
+}
+
+/** A published fragment and the archive file that holds it (the start time its file is named by). */
+export interface LiveFragment extends IndexRecord {
+  file: bigint;
 }
 
 /** Every published fragment of one track, oldest file first, read from its index files. */
@@ -47,8 +54,10 @@ export async function readTrackRecords(
   root: string,
   isml: string,
   track: TrackStatus,
-): Promise<IndexRecord[]> {
-  return (await readTrackFiles(storage, root, isml, track)).flatMap((f) => f.records);
+): Promise<LiveFragment[]> {
+  return (await readTrackFiles(storage, root, isml, track)).flatMap((f) =>
+    f.records.map((r) => ({ ...r, file: f.start })),
+  );
 }
 
 /**
@@ -74,7 +83,7 @@ export async function readTrackFiles(
         const header = readIndexHeader(bytes);
         if (header === undefined) continue;
         const { records } = readIndexRecords(bytes.subarray(INDEX_HEADER_BYTES), mediaSize);
-        out.push({ media, size: mediaSize, initSize: header.initSize, records });
+        out.push({ media, start: BigInt(start), size: mediaSize, initSize: header.initSize, records });
       } finally {
         await src.close();
       }

@@ -25,6 +25,7 @@ import { MoovTrack, readMoov } from '../media/moov';
 import { StreamOptions } from '../options/registry';
 import { ArchiveIo, TrackArchive } from './archive';
 import { IngestFragment, IngestHeader } from './ingest-parser';
+import { LivePublished, publishedMessage } from './fragment-table';
 import { ChannelStatus, encodeStatus, TrackStatus } from './status';
 import { bitrateOfStreamName, liveTrackNames } from './track-names';
 
@@ -44,6 +45,8 @@ export interface ChannelConfig {
   now: () => number;
   /** fsync each append (default true). */
   sync?: boolean;
+  /** Told of each fragment once it is published (fragment-table.ts: the serving processes' tables). */
+  onPublish?: (m: LivePublished) => void;
 }
 
 interface LiveTrack {
@@ -161,6 +164,7 @@ export class Channel {
             gaps: 0,
             duplicates: 0,
             late: 0,
+            events: 0,
             files: [],
           },
           track: t,
@@ -198,11 +202,23 @@ export class Channel {
       } else {
         const end = t.archive.lastEnd();
         if (end !== undefined && f.time > end) s.gaps++;
-        await t.archive.append(t.init, f);
+        const prev = s.lastTime;
+        const published = await t.archive.append(t.init, f);
         s.fragments = t.archive.count;
         s.lastTime = f.time;
         s.files = t.archive.files.map((x) => x.start.toString());
+        s.events += f.events.length;
         await this.purge(t);
+        if (published !== undefined)
+          this.config.onPublish?.(
+            publishedMessage(
+              this.config.name,
+              key,
+              prev,
+              [{ ...published.record, file: published.file }],
+              t.archive.files.map((x) => x.start),
+            ),
+          );
         outcome = 'archived';
       }
       t.ended = f.last;

@@ -9,6 +9,7 @@ import { parseServerManifest } from '../ism/server-manifest';
 import { optionsFromManifest } from '../options/registry';
 import { ArchiveIo } from './archive';
 import { Channel, STATUS_FILE } from './channel';
+import { LivePublished } from './fragment-table';
 import { decodeStatus } from './status';
 
 export interface ChannelsOptions {
@@ -19,6 +20,8 @@ export interface ChannelsOptions {
   now?: () => number;
   /** fsync each append (default true). */
   sync?: boolean;
+  /** Told of each published fragment (ChannelConfig.onPublish). */
+  onPublish?: (m: LivePublished) => void;
 }
 
 /** `<dir>/<name>.isml` → `<dir>/<name>.isml.archive`. */
@@ -77,6 +80,7 @@ export class Channels {
         io: this.o.io,
         now: this.o.now ?? Date.now,
         sync: this.o.sync,
+        onPublish: this.o.onPublish,
       },
       stored,
     );

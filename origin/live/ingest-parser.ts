@@ -10,12 +10,25 @@
 //   `lmsg` marks the last one. One segment per request is the same with the header sent once.
 //
 // A fragment is one `moof` of one `traf` and the `mdat` that follows it. The events keep the
-// header's bytes (ftyp + moov, what every archive file starts with) and each fragment's moof+mdat.
+// header's bytes (ftyp + moov, what every archive file starts with) and each fragment's bytes:
+// its moof+mdat, behind the top-level `emsg` boxes sent before the moof (ISO/IEC 23009-1
+// §5.10.3.3), which are timed metadata of that fragment (docs/design/live.md#timed-metadata).
+// Every event is parsed here (origin/media/event-boxes.ts, scte35.ts): the `emsg` boxes, and the
+// samples of a metadata track (`urim`: emsg v1, `evte`: emib), so the archive never holds an
+// event the output writers would refuse.
 
 import { OriginError, originError } from '../errors';
 import { parseMoof } from '../media/boxes';
+import { isEventSampleEntry } from '../media/event-index';
+import { parseEmsg, parseEventSample } from '../media/event-boxes';
 import { MoovTrack, readMoov } from '../media/moov';
+import { samplesOfMoof } from '../media/samples';
+import { parseSpliceInfoSection } from '../media/scte35';
+import { isScte35, TimedEvent } from '../model/timed-metadata';
 import { Box } from './box-stream';
+
+/** The `emsg` bytes one fragment may carry (event-index.ts holds a source's to 1 MiB per box). */
+export const MAX_FRAGMENT_EMSG_BYTES = 1 << 20;
 
 /** MS-SSTR §2.2.7.3 LiveServerManifestBox. */
 const LIVE_SERVER_MANIFEST_UUID = 'a5d40b30e81411ddba2f0800200c9a66';
@@ -35,10 +48,14 @@ export interface IngestFragment {
   /** Track timescale units. */
   duration: number;
   keyframe: boolean;
-  /** moof + mdat. */
+  /** The emsg boxes sent before the moof, then moof + mdat. */
   bytes: Uint8Array;
   /** The fragment carried `lmsg` (DASH-IF ingest: the last segment of its track). */
   last: boolean;
+  /** How many `emsg` boxes lead `bytes`. */
+  inband: number;
+  /** Its timed metadata: the leading emsg boxes, or the events of a metadata track's samples. */
+  events: TimedEvent[];
 }
 
 export type IngestEvent =
@@ -50,6 +67,9 @@ export class IngestParser {
   private header: IngestHeader | undefined;
   private moof: Box | undefined;
   private lmsg = false;
+  /** emsg boxes waiting for the moof they precede. */
+  private emsg: Box[] = [];
+  private emsgBytes = 0;
 
   /**
    * `known`: the header the channel already has for this stream (one segment per request sends
@@ -75,6 +95,14 @@ export class IngestParser {
   end(): void {
     if (this.moof !== undefined)
       throw originError('ingest-bad-box', `the body ends after a moof (at byte ${this.moof.offset}) without its mdat`);
+    this.noPendingEmsg('the end of the body');
+  }
+
+  /** emsg boxes belong to the fragment after them: one that never comes is metadata lost. */
+  private noPendingEmsg(what: string): void {
+    const first = this.emsg[0];
+    if (first !== undefined)
+      throw originError('ingest-bad-box', `an emsg (at byte ${first.offset}) is followed by ${what}, not a fragment`);
   }
 
   private take(box: Box): IngestEvent | undefined {
@@ -94,7 +122,16 @@ export class IngestParser {
           this.manifest = Buffer.from(box.bytes.subarray(28)).toString('utf8');
         return undefined;
       case 'moov':
+        this.noPendingEmsg('a moov');
         return { kind: 'header', header: this.readHeader(box) };
+      case 'emsg':
+        if ((this.emsgBytes += box.bytes.byteLength) > MAX_FRAGMENT_EMSG_BYTES)
+          throw originError(
+            'ingest-box-too-large',
+            `emsg boxes of over ${MAX_FRAGMENT_EMSG_BYTES} bytes before one fragment (at byte ${box.offset})`,
+          );
+        this.emsg.push(box);
+        return undefined;
       case 'styp':
         this.lmsg = hasBrand(box.bytes, 'lmsg');
         return undefined;
@@ -111,9 +148,10 @@ export class IngestParser {
       case 'mfra':
         // An empty mfra ends the stream (MS-SSTR §3.3.6, IIS); ffmpeg's CMAF output writes a full
         // one as its trailer, equally the end of what it sends.
+        this.noPendingEmsg('an mfra');
         return { kind: 'end' };
       default:
-        // prft, emsg, free, skip, sidx, and the deprecated StreamManifestBox: nothing to keep.
+        // prft, free, skip, sidx, and the deprecated StreamManifestBox: nothing to keep.
         return undefined;
     }
   }
@@ -148,9 +186,34 @@ export class IngestParser {
         'ingest-bad-box',
         `the fragment at byte ${moof.offset} has neither tfxd nor tfdt: its time is unknown`,
       );
-    const bytes = new Uint8Array(moof.bytes.byteLength + mdat.bytes.byteLength);
-    bytes.set(moof.bytes, 0);
-    bytes.set(mdat.bytes, moof.bytes.byteLength);
+    const emsg = this.emsg;
+    this.emsg = [];
+    this.emsgBytes = 0;
+    const parts = [...emsg.map((b) => b.bytes), moof.bytes, mdat.bytes];
+    const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+    let at = 0;
+    for (const p of parts) {
+      bytes.set(p, at);
+      at += p.byteLength;
+    }
+    const track = header.tracks.find((t) => t.header.trackID === traf.trackId)!;
+    const placed = { time: traf.baseTime, timescale: track.header.timescale };
+    const events = emsg.map((b) =>
+      parseEmsg(b.bytes.subarray(8), { path: `emsg@${b.offset}`, offset: b.offset + 8 }, placed),
+    );
+    const entry = track.header.sampleEntry;
+    if (isEventSampleEntry(entry))
+      events.push(
+        ...sampleEvents(
+          bytes.subarray(at - moof.bytes.byteLength - mdat.bytes.byteLength),
+          track,
+          traf.baseTime,
+          entry,
+        ),
+      );
+    for (const e of events)
+      if (isScte35(e))
+        e.splice = parseSpliceInfoSection(e.data, { path: `event ${e.id} (${e.schemeIdUri})`, offset: 0 });
     const last = this.lmsg;
     this.lmsg = false;
     return {
@@ -162,9 +225,35 @@ export class IngestParser {
         keyframe: traf.startsWithSync,
         bytes,
         last,
+        inband: emsg.length,
+        events,
       },
     };
   }
+}
+
+/** The events of a metadata track's fragment (moof + mdat): every sample parsed as its entry says. */
+function sampleEvents(fragment: Uint8Array, track: MoovTrack, baseTime: bigint, kind: 'urim' | 'evte'): TimedEvent[] {
+  const moofSize = new DataView(fragment.buffer, fragment.byteOffset, 4).getUint32(0);
+  const samples = samplesOfMoof(fragment.subarray(0, moofSize), 0, {
+    trackId: track.header.trackID,
+    trex: track.header.trexDefaults,
+    baseTime,
+    fragment: 0,
+    shift: 0n,
+    fileSize: fragment.byteLength,
+  });
+  const out: TimedEvent[] = [];
+  for (const s of samples) {
+    const at = {
+      path: `${kind} sample@${s.offset}`,
+      offset: s.offset,
+      time: s.sourceTime,
+      timescale: track.header.timescale,
+    };
+    out.push(...parseEventSample(fragment.subarray(s.offset, s.offset + s.size), kind, at));
+  }
+  return out;
 }
 
 /** Whether a styp/ftyp lists `brand` as its major or a compatible brand (§4.3). */

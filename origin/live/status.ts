@@ -28,6 +28,8 @@ export interface TrackStatus {
   duplicates: number;
   /** Fragments dropped because they were older than the latest one and not a copy of one. */
   late: number;
+  /** Timed-metadata events archived: `emsg` boxes ahead of a moof, events in a metadata track's samples. */
+  events: number;
   /** Start times of the archive files, oldest first (their names). */
   files: string[];
 }
@@ -74,6 +76,7 @@ export function decodeStatus(text: string): ChannelStatus | undefined {
       gaps: Number(t.gaps),
       duplicates: Number(t.duplicates),
       late: Number(t.late),
+      events: Number(t.events) || 0,
       files: Array.isArray(t.files) ? t.files.map(String).filter((f) => /^-?\d{1,20}$/.test(f)) : [],
     });
   }
@@ -105,6 +108,7 @@ export function stateJson(name: string, s: ChannelStatus): string {
       gaps: t.gaps,
       duplicatesDropped: t.duplicates,
       lateDropped: t.late,
+      events: t.events,
     })),
   };
   return JSON.stringify(body, null, 2) + '\n';

@@ -6,12 +6,10 @@
 //
 // Statuses are the DASH-IF live media ingest spec's (§Failure behaviours): 403 credentials, 404
 // unknown publishing point, 415 media type, 412 a fragment before its header, 400 anything else
-// malformed; plus 401 with a Basic challenge when no credentials came (ffmpeg sends them only
-// when challenged). Memory per request is bounded: the body is cut into boxes as it arrives
+// malformed; plus 401 when no credentials came (ingest-auth.ts: Basic, the edge's signed URLs). Memory per request is bounded: the body is cut into boxes as it arrives
 // (origin/live/box-stream.ts), at most one box is held, and a box larger than `maxBoxBytes` is
 // refused from its header. The next chunk is read only when the previous one is archived.
 
-import { timingSafeEqual } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as http from 'node:http';
@@ -23,11 +21,14 @@ import { ArchiveIo } from '../live/archive';
 import { BoxSplitter } from '../live/box-stream';
 import { Channel } from '../live/channel';
 import { Channels } from '../live/channels';
+import { LivePublished } from '../live/fragment-table';
 import { IngestParser } from '../live/ingest-parser';
 import { matchLiveRoute } from '../live/live-routes';
 import { OriginLogger } from '../ops/log';
 import { sendError } from './http';
+import { authorizeIngest, authRequired, IngestAuth } from './ingest-auth';
 import { decodePath } from './routes';
+import { TokenRule } from './url-token';
 
 export const DEFAULT_INGEST_IDLE_MS = 30_000;
 /** Largest box an encoder may send: a 6-second 4K fragment's mdat is far below. */
@@ -37,8 +38,10 @@ export interface IngestServerOptions {
   root: string;
   host: string;
   port: number;
-  /** Accepted Basic credentials, `user:password`; none: the listener is open (loopback only). */
+  /** Accepted Basic credentials, `user:password`; none, and no token: open (loopback only). */
   credentials?: readonly string[];
+  /** Signed URLs accepted (the edge's auth_token scheme, origin/server/url-token.ts). */
+  token?: TokenRule;
   /** A body silent this long is closed (default DEFAULT_INGEST_IDLE_MS). */
   idleTimeoutMs?: number;
   /** Node's headersTimeout (default 60 s). */
@@ -50,6 +53,8 @@ export interface IngestServerOptions {
   sync?: boolean;
   io?: ArchiveIo;
   logger?: OriginLogger;
+  /** Told of each published fragment: the serving processes' fragment tables (fragment-table.ts). */
+  onPublish?: (m: LivePublished) => void;
 }
 
 export interface RunningIngest {
@@ -65,17 +70,22 @@ export function isLoopback(host: string): boolean {
 }
 
 export async function startIngestServer(o: IngestServerOptions): Promise<RunningIngest> {
-  const credentials = (o.credentials ?? []).map((c) => Buffer.from(c, 'utf8'));
-  if (credentials.length === 0 && !isLoopback(o.host))
+  const auth: IngestAuth = {
+    credentials: (o.credentials ?? []).map((c) => Buffer.from(c, 'utf8')),
+    token: o.token,
+    now: o.now ?? Date.now,
+  };
+  if (!authRequired(auth) && !isLoopback(o.host))
     throw originError(
       'bad-request',
-      `ingest on ${o.host} without credentials: give --ingest-credentials, or listen on a loopback address`,
+      `ingest on ${o.host} without authentication: give --ingest-credentials or --ingest-token, or listen on a loopback address`,
     );
   const channels = new Channels({
     root: o.root,
     io: o.io ?? { read: FILE_STORAGE, write: FILE_ARCHIVE_STORAGE },
     now: o.now,
     sync: o.sync,
+    onPublish: o.onPublish,
   });
   // A restart continues every channel at once: torn tails cut, the status rewritten (no encoder
   // is connected to a process that just started), before any encoder comes back.
@@ -94,7 +104,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<Running
   (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   const ctx: IngestContext = {
     channels,
-    credentials,
+    auth,
     idleMs: o.idleTimeoutMs ?? DEFAULT_INGEST_IDLE_MS,
     maxBox: o.maxBoxBytes ?? DEFAULT_MAX_INGEST_BOX,
     logger: o.logger,
@@ -103,7 +113,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<Running
   // Expect: 100-continue (ffmpeg sends it with credentials in the URL): refuse before the body.
   server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
     try {
-      authorize(req, res, ctx.credentials);
+      authorizeIngest(req, res, ctx.auth, pathSegments(req));
     } catch (e) {
       res.shouldKeepAlive = false;
       return sendError(res, e, ctx.logger);
@@ -133,7 +143,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<Running
 
 interface IngestContext {
   channels: Channels;
-  credentials: Buffer[];
+  auth: IngestAuth;
   idleMs: number;
   maxBox: number;
   logger: OriginLogger | undefined;
@@ -148,10 +158,7 @@ async function ingest(req: http.IncomingMessage, res: http.ServerResponse, ctx: 
       res.setHeader('Allow', 'POST, PUT');
       throw originError('method-not-allowed', `${String(req.method).slice(0, 16)}: ingest takes POST or PUT`);
     }
-    authorize(req, res, ctx.credentials);
-    const rawUrl = req.url ?? '/';
-    const q = rawUrl.indexOf('?');
-    const live = matchLiveRoute(decodePath(q < 0 ? rawUrl : rawUrl.slice(0, q)));
+    const live = matchLiveRoute(authorizeIngest(req, res, ctx.auth, pathSegments(req)));
     if (live === undefined || live.route.kind !== 'ingest' || live.stream === undefined)
       throw originError('unknown-url', 'ingest URLs are <channel>.isml/Streams(<name>)');
     const type = req.headers['content-type']?.split(';')[0]?.trim();
@@ -220,6 +227,13 @@ async function consume(
   return { ends: parser.sentHeader && fragments > 0 ? keys : [], summary };
 }
 
+/** The decoded segments of the request's path (its query, unsigned, is ignored). */
+function pathSegments(req: http.IncomingMessage): string[] {
+  const rawUrl = req.url ?? '/';
+  const q = rawUrl.indexOf('?');
+  return decodePath(q < 0 ? rawUrl : rawUrl.slice(0, q));
+}
+
 function respond(res: http.ServerResponse, status: number, text: string): void {
   const body = `${text}\n`;
   res.statusCode = status;
@@ -242,23 +256,6 @@ function closeAfter(req: http.IncomingMessage, res: http.ServerResponse): void {
     socket.end();
     setTimeout(() => socket.destroy(), 1000).unref();
   });
-}
-
-/** Basic credentials (RFC 7617) against the configured ones; none configured: open. */
-function authorize(req: http.IncomingMessage, res: http.ServerResponse, credentials: readonly Buffer[]): void {
-  if (credentials.length === 0) return;
-  const header = req.headers.authorization;
-  const m = header === undefined ? null : /^Basic\s+([A-Za-z0-9+/=]{1,1024})$/i.exec(header);
-  if (m === null) {
-    // Only with no credentials at all: a challenge (clients retry with them).
-    if (header === undefined) res.setHeader('WWW-Authenticate', 'Basic realm="origin ingest", charset="UTF-8"');
-    throw header === undefined
-      ? originError('ingest-unauthorized', 'this ingest listener needs credentials (Basic)')
-      : originError('ingest-forbidden', 'credentials not accepted');
-  }
-  const given = Buffer.from(m[1]!, 'base64');
-  const ok = credentials.some((c) => c.byteLength === given.byteLength && timingSafeEqual(c, given));
-  if (!ok) throw originError('ingest-forbidden', 'credentials not accepted');
 }
 
 /** Directories searched below the root for channel archives at start-up. */

@@ -1,11 +1,15 @@
 // The channel endpoints of the serving port: `<ch>.isml/state` and `<ch>.isml/archive`
 // (origin/live/live-routes.ts). Any worker answers them from what the ingest process wrote, read
-// through the storage seam (origin/live/channel-reader.ts); nothing here writes.
+// through the storage seam (origin/live/channel-reader.ts); nothing here writes. Both read the
+// channel's status file (one small file, the only place its state and encoders are); the archive's
+// ranges come from the process's fragment table (origin/live/fragment-table.ts), which the
+// ingest process's messages keep current, instead of every index file on every request.
 
 import * as http from 'node:http';
 import { originError } from '../errors';
 import { Storage } from '../io/storage';
-import { readChannelStatus, readTrackRecords } from '../live/channel-reader';
+import { readChannelStatus } from '../live/channel-reader';
+import { LiveFragmentTable } from '../live/fragment-table';
 import { LiveRequest } from '../live/live-routes';
 import { archiveJson, stateJson, stateSmil, timeRanges } from '../live/status';
 
@@ -14,7 +18,7 @@ export async function serveLiveStatus(
   res: http.ServerResponse,
   live: LiveRequest,
   rawQuery: string,
-  o: { root: string; storage: Storage },
+  o: { root: string; storage: Storage; fragments: LiveFragmentTable },
 ): Promise<void> {
   if (live.route.kind === 'ingest') {
     res.setHeader('Allow', 'POST, PUT');
@@ -30,7 +34,7 @@ export async function serveLiveStatus(
   } else {
     const tracks = [];
     for (const t of status.tracks)
-      tracks.push({ status: t, ranges: timeRanges(await readTrackRecords(o.storage, o.root, live.isml, t)) });
+      tracks.push({ status: t, ranges: timeRanges(await o.fragments.fragments(live.isml, t)) });
     body = archiveJson(live.isml, tracks);
     type = 'application/json';
   }

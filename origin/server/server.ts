@@ -35,6 +35,7 @@ import { Noted, noteOnClose } from './observe';
 import { OPS_PATHS, OpsState, serveOps } from './ops-endpoints';
 import { drain } from './drain';
 import { matchLiveRoute } from '../live/live-routes';
+import { LiveFragmentTable } from '../live/fragment-table';
 import { serveLiveStatus } from './live-status';
 import { RoutedStorage } from '../io/remote/routed-storage';
 import type { LocationConfig } from '../config/config-file';
@@ -131,6 +132,8 @@ export interface RunningServer {
   reconfigure(r: Reconfiguration): void;
   /** The remote storage of the locations (tests, benches), if any. */
   storage: RoutedStorage | undefined;
+  /** The live channels' fragments: the ingest process's messages go to its apply(). */
+  live: LiveFragmentTable;
 }
 
 /**
@@ -153,6 +156,8 @@ interface Origin extends HotPath {
   liveChannels: LiveChannels;
   /** Legacy Smooth passthrough (`iss_pass_through` locations). */
   passthrough: Passthrough;
+  /** The live channels' published fragments (origin/live/fragment-table.ts). */
+  live: LiveFragmentTable;
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
@@ -186,6 +191,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     liveChannels: new LiveChannels(FILE_STORAGE, root),
     confinement,
     passthrough: new Passthrough(routed ?? FILE_STORAGE, confinement),
+    live: new LiveFragmentTable(FILE_STORAGE, root),
   };
   metrics?.bind(metricSources(state, routed));
   if (logger?.enabled('debug'))
@@ -232,6 +238,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port,
     metrics,
     storage: routed,
+    live: state.live,
     reconfigure: (r) => {
       if (routed === undefined) throw new Error('this server was started without locations (--config)');
       routed.reconfigure(remoteLocations(root, r.locations));
@@ -432,7 +439,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
       holdUntilClosed(res, reply);
       return await send(req, res, reply, replyOutput(state, controlsAt(state, live.isml)));
     }
-    if (live !== undefined) return await serveLiveStatus(req, res, live, rawQuery, { root, storage: FILE_STORAGE });
+    if (live !== undefined)
+      return await serveLiveStatus(req, res, live, rawQuery, { root, storage: FILE_STORAGE, fragments: state.live });
     const at = { root, segments, rawQuery };
     if (noted !== undefined) noted.kind = 'player';
     if (opts.playerPage && (await servePlayer(req, res, at, opts.playerExamples))) return;

@@ -3,6 +3,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { LivePublished } from '../../origin/live/fragment-table';
 import { RunningIngest, IngestServerOptions, startIngestServer } from '../../origin/server/ingest-server';
 import { RunningServer, startServer } from '../../origin/server/server';
 import { wasmTrackSelector } from '../../origin/server/select';
@@ -36,6 +37,8 @@ export interface LiveState {
     gaps: number;
     duplicatesDropped: number;
     lateDropped: number;
+    /** Timed-metadata events archived. */
+    events: number;
   }>;
 }
 
@@ -56,7 +59,6 @@ export async function startLiveOrigin(
   o: Partial<IngestServerOptions> = {},
   root = tempDir('origin-live-'),
 ): Promise<LiveOrigin> {
-  const ingest = await startIngestServer({ root, host: '127.0.0.1', port: 0, sync: false, ...o });
   const serving = await startServer({
     root,
     // The same clock on both ports: /.time says what the channel's clock says.
@@ -69,6 +71,14 @@ export async function startLiveOrigin(
     playerPage: false,
     metrics: false,
   });
+  // As `origin serve` in one process: the ingest tells the serving port's fragment table.
+  const onPublish = o.onPublish ?? ((m: LivePublished) => serving.live.apply(m));
+  const ingest = await startIngestServer({ root, host: '127.0.0.1', port: 0, sync: false, ...o, onPublish }).catch(
+    async (e: unknown) => {
+      await serving.close();
+      throw e;
+    },
+  );
   return {
     root,
     ingest,

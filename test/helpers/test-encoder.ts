@@ -22,6 +22,11 @@ export interface FixtureFragment {
   /** Offsets in `bytes` of the 64-bit times to rewrite (tfxd v1, tfdt v1) and of 32-bit ones (tfdt v0). */
   time64At: number[];
   time32At: number[];
+  /**
+   * Absolute event times to move with the fragment: `emsg` version 1 presentation_time (64-bit,
+   * the box's own timescale), top-level before the moof or inside a `urim` track's samples.
+   */
+  eventTimesAt: Array<{ at: number; timescale: number }>;
 }
 
 export interface Fixture {
@@ -47,7 +52,22 @@ function boxes(b: Uint8Array, from: number, to: number): Array<{ type: string; s
   return out;
 }
 
-/** Reads a fragmented MP4 fixture: its header, and each moof+mdat with where its time is written. */
+/** Version 1 emsg boxes among `list` (boxes of `b`): where their presentation_time is, relative to `base`. */
+function emsgV1Times(
+  b: Uint8Array,
+  list: Array<{ type: string; start: number }>,
+  base: number,
+): Array<{ at: number; timescale: number }> {
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  return list
+    .filter((x) => x.type === 'emsg' && b[x.start + 8] === 1)
+    .map((x) => ({ at: x.start + 16 - base, timescale: v.getUint32(x.start + 12) }));
+}
+
+/**
+ * Reads a fragmented MP4 fixture: its header, and each fragment — the top-level emsg boxes before
+ * its moof, the moof, its mdat — with where its times are written.
+ */
 export function loadFixture(file: string): Fixture {
   const b = new Uint8Array(readFileSync(file));
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -55,6 +75,7 @@ export function loadFixture(file: string): Fixture {
   const ftyp = top.find((x) => x.type === 'ftyp')!;
   const moov = top.find((x) => x.type === 'moov')!;
   const timescales = new Map<number, number>();
+  const urim = new Set<number>();
   for (const trak of boxes(b, moov.start + 8, moov.start + moov.size).filter((x) => x.type === 'trak')) {
     const inner = boxes(b, trak.start + 8, trak.start + trak.size);
     const tkhd = inner.find((x) => x.type === 'tkhd')!;
@@ -62,12 +83,23 @@ export function loadFixture(file: string): Fixture {
     const mdia = inner.find((x) => x.type === 'mdia')!;
     const mdhd = boxes(b, mdia.start + 8, mdia.start + mdia.size).find((x) => x.type === 'mdhd')!;
     timescales.set(id, v.getUint32(mdhd.start + 8 + (b[mdhd.start + 8] === 1 ? 20 : 12)));
+    // The first sample entry's type: mdia/minf/stbl/stsd, 8 bytes into stsd's payload.
+    const minf = boxes(b, mdia.start + 8, mdia.start + mdia.size).find((x) => x.type === 'minf')!;
+    const stbl = boxes(b, minf.start + 8, minf.start + minf.size).find((x) => x.type === 'stbl')!;
+    const stsd = boxes(b, stbl.start + 8, stbl.start + stbl.size).find((x) => x.type === 'stsd')!;
+    if (String.fromCharCode(...b.subarray(stsd.start + 20, stsd.start + 24)) === 'urim') urim.add(id);
   }
   const fragments: FixtureFragment[] = [];
+  let emsgFrom = -1;
   for (let i = 0; i < top.length; i++) {
     const moof = top[i]!;
     const mdat = top[i + 1];
+    if (moof.type === 'emsg' && emsgFrom < 0) emsgFrom = i;
     if (moof.type !== 'moof' || mdat?.type !== 'mdat') continue;
+    // The emsg boxes right before this moof travel with it (ISO/IEC 23009-1 §5.10.3.3).
+    const lead = emsgFrom < 0 ? [] : top.slice(emsgFrom, i).filter((x) => x.type === 'emsg');
+    emsgFrom = -1;
+    const start = lead[0]?.start ?? moof.start;
     const traf = boxes(b, moof.start + 8, moof.start + moof.size).find((x) => x.type === 'traf')!;
     let trackId = 0;
     let time: bigint | undefined;
@@ -78,17 +110,32 @@ export function loadFixture(file: string): Fixture {
       const p = c.start + 8;
       if (c.type === 'tfhd') trackId = v.getUint32(p + 4);
       else if (c.type === 'tfdt') {
-        if (b[p] === 1) time64At.push(p + 4 - moof.start);
-        else time32At.push(p + 4 - moof.start);
+        if (b[p] === 1) time64At.push(p + 4 - start);
+        else time32At.push(p + 4 - start);
         time ??= b[p] === 1 ? v.getBigUint64(p + 4) : BigInt(v.getUint32(p + 4));
       } else if (c.type === 'uuid' && Buffer.from(b.subarray(p, p + 16)).toString('hex') === TFXD) {
-        time64At.push(p + 20 - moof.start);
+        time64At.push(p + 20 - start);
         time = v.getBigInt64(p + 20);
         duration = v.getBigUint64(p + 28);
       }
     }
-    const bytes = b.slice(moof.start, mdat.start + mdat.size);
-    fragments.push({ trackId, timescale: timescales.get(trackId)!, time: time!, duration, bytes, time64At, time32At });
+    const eventTimesAt = emsgV1Times(b, lead, start);
+    // A urim track's samples are emsg boxes one after another: the mdat's payload is a box sequence.
+    if (urim.has(trackId))
+      eventTimesAt.push(...emsgV1Times(b, boxes(b, mdat.start + 8, mdat.start + mdat.size), start));
+    const bytes = b.slice(start, mdat.start + mdat.size);
+    const timescale = timescales.get(trackId)!;
+    fragments.push({ trackId, timescale, time: time!, duration, bytes, time64At, time32At, eventTimesAt });
+  }
+  // Without tfxd a fragment's duration is the distance to the next of its track (the last: the one before).
+  for (const [i, f] of fragments.entries()) {
+    if (f.duration !== 0n) continue;
+    const next = fragments.slice(i + 1).find((x) => x.trackId === f.trackId);
+    const prev = fragments
+      .slice(0, i)
+      .reverse()
+      .find((x) => x.trackId === f.trackId);
+    f.duration = next !== undefined ? next.time - f.time : prev !== undefined ? f.time - prev.time : 0n;
   }
   const tracks = new Map<number, { first: bigint; loop: bigint; timescale: number }>();
   for (const f of fragments) {
@@ -231,6 +278,10 @@ export class TestEncoder {
     const v = new DataView(bytes.buffer);
     for (const at of f.time64At) v.setBigInt64(at, time);
     for (const at of f.time32At) v.setUint32(at, Number(time & 0xffffffffn));
+    // Events move with their fragment, in their own timescale.
+    const shift = time - f.time;
+    for (const e of f.eventTimesAt)
+      v.setBigUint64(e.at, v.getBigUint64(e.at) + (shift * BigInt(e.timescale)) / BigInt(t.timescale));
     return { bytes, trackId: f.trackId, time, duration: f.duration };
   }
 

@@ -44,6 +44,7 @@ test('index records round-trip with exact 64-bit times; a flipped bit ends the i
     offset: 100 + i * 10,
     size: 10,
     keyframe: i !== 1,
+    events: i === 2,
   }));
   const body = Buffer.concat(records.map(writeIndexRecord));
   expect(readIndexRecords(body, 1000)).toEqual({ records, valid: 3 });
@@ -122,7 +123,14 @@ describe('a torn tail is detected and cut off on reload', () => {
     fs.truncateSync(w.media, w.goodMedia - 300); // the third fragment lost its end
     fs.appendFileSync(
       w.index,
-      writeIndexRecord({ time: T0 + 99n, duration: 1, offset: w.goodMedia, size: 10, keyframe: true }).subarray(0, 17),
+      writeIndexRecord({
+        time: T0 + 99n,
+        duration: 1,
+        offset: w.goodMedia,
+        size: 10,
+        keyframe: true,
+        events: false,
+      }).subarray(0, 17),
     );
     const { archive, report } = await reopen(w.dir);
     expect(report).toEqual({ files: 1, fragments: 2, droppedRecords: 2, droppedBytes: 1002 - 300 });

@@ -195,7 +195,7 @@ describe('credentials', () => {
 
   test('an open listener is refused on a non-loopback address', async () => {
     await expect(startIngestServer({ root: origin.root, host: '0.0.0.0', port: 0 })).rejects.toThrow(
-      /without credentials/,
+      /without authentication/,
     );
   });
 });

@@ -1,7 +1,9 @@
 // `origin serve --workers 2 --ingest-port`, the built CLI: the primary takes ingest and owns the
 // archive, both workers answer the channel's state from it; killed with SIGKILL mid-stream and
 // started again, the origin reloads the archive (a torn tail dropped), lists every fragment it
-// had published, byte for byte, and the reconnecting encoder continues the timeline.
+// had published, byte for byte, and the reconnecting encoder continues the timeline. The workers'
+// fragment tables, fed by the primary's messages with some dropped on purpose, answer every
+// fragment the index files hold.
 
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -10,6 +12,9 @@ import { media, ROOT, tempDir } from '../../helpers/fixtures';
 import { ArchiveJson, createChannel, eventually, LiveState } from '../../helpers/live';
 import { httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { readIndexRecords, writeIndexRecord, INDEX_HEADER_BYTES } from '../../../origin/live/archive-index';
+import { readChannelStatus, readTrackRecords } from '../../../origin/live/channel-reader';
+import { timeRanges } from '../../../origin/live/status';
+import { FILE_STORAGE } from '../../../origin/io/storage';
 import { exited, linux } from '../server/cli-origin';
 
 const maybe = linux ? test : test.skip;
@@ -22,10 +27,11 @@ interface Served {
   ingest: string;
 }
 
-function serve(root: string): Promise<Served> {
+function serve(root: string, env: Record<string, string> = {}): Promise<Served> {
   const args = ['serve', '--root', root, '--port', '0', '--workers', '2', '--ingest-port', '0'];
   const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'origin.js'), ...args, '--warm-up-rounds', '0', '-q'], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -114,7 +120,10 @@ maybe(
       fs.appendFileSync(mediaFile, enc.fragment(10).bytes.subarray(0, 700));
       fs.appendFileSync(
         path.join(dir, newest),
-        writeIndexRecord({ time: 1n, duration: 1, offset: size, size: 9999, keyframe: true }).subarray(0, 30),
+        writeIndexRecord({ time: 1n, duration: 1, offset: size, size: 9999, keyframe: true, events: false }).subarray(
+          0,
+          30,
+        ),
       );
 
       o = await serve(root);
@@ -147,6 +156,58 @@ maybe(
         [7, 0, 1],
       ]);
       for (const t of (await archive(o)).tracks) expect(t.ranges).toHaveLength(1);
+    } finally {
+      o.child.kill('SIGTERM');
+      await exited(o.child);
+    }
+  },
+  60_000,
+);
+
+/** Each track's ranges as the index files on disk say, as /archive spells them. */
+async function rangesOnDisk(root: string, isml: string): Promise<Array<{ track: string; ranges: string[] }>> {
+  const s = await readChannelStatus(FILE_STORAGE, root, isml);
+  const out = [];
+  for (const t of s.tracks) {
+    const ranges = timeRanges(await readTrackRecords(FILE_STORAGE, root, isml, t));
+    out.push({ track: t.key, ranges: ranges.map((r) => `${r.start}-${r.end}`) });
+  }
+  return out;
+}
+
+maybe(
+  'two workers, every third message of the primary dropped in each: both answer every published fragment',
+  async () => {
+    const root = tempDir('origin-live-table-');
+    await createChannel(root, 'ch', ['--archiving', '--archive_segment_length=4']);
+    const o = await serve(root, { ORIGIN_TEST_DROP_LIVE_MESSAGES: '3' });
+    try {
+      const enc = new TestEncoder({
+        channelUrl: `${o.ingest}/live/ch.isml`,
+        stream: 'ffmpeg',
+        fixture: muxed,
+        anchorSeconds: NOW,
+      });
+      await enc.open();
+      const answered = async (): Promise<Array<{ track: string; ranges: string[] }>> =>
+        (await archive(o)).tracks.map((t) => ({ track: t.track, ranges: t.ranges.map((r) => `${r.start}-${r.end}`) }));
+      for (let step = 0; step < 6; step++) {
+        // Two fragments at a time; a gap after the fourth step (fragments 8 and 9 never sent).
+        const from = step < 4 ? step * 2 : step * 2 + 2;
+        await enc.send(from, from + 2);
+        const published = step < 4 ? from + 2 : from;
+        await eventually(
+          () => state(o),
+          (x) => x.tracks.reduce((n, t) => n + t.fragments, 0) === published,
+        );
+        const truth = await rangesOnDisk(root, '/live/ch.isml');
+        // New connections alternate between the workers (cluster round robin): both answer.
+        for (let i = 0; i < 6; i++) expect(await answered()).toEqual(truth);
+      }
+      expect((await enc.close(true)).status).toBe(200);
+      const truth = await rangesOnDisk(root, '/live/ch.isml');
+      expect(truth.map((t) => t.ranges.length)).toEqual([2, 2]);
+      for (let i = 0; i < 4; i++) expect(await answered()).toEqual(truth);
     } finally {
       o.child.kill('SIGTERM');
       await exited(o.child);
