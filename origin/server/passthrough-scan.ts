@@ -19,6 +19,9 @@ export const MAX_BOXES = 1 << 20;
 /** A moof larger than this is refused: a Smooth moof is one traf of a few hundred samples. */
 const MAX_MOOF = 4 << 20;
 
+/** Bytes read at a time while walking the headers. */
+const READ_AHEAD = 64 << 10;
+
 const TFXD = '6d1d9b0542d544e680e2141daff757b2';
 
 /** The fragments of one track in file order: each one's time and moof offset. */
@@ -46,17 +49,25 @@ export async function scanFragments(
   const bad = (at: number, why: string): Error =>
     originError('passthrough-bad-layout', `top-level box at ${at}: ${why}`, { subject: name });
   const out = new Map<number, ScannedTrack>();
+  // Reads go through a window of READ_AHEAD bytes: small boxes (a file of audio fragments, or a
+  // hostile one of 2^20 empty boxes) cost one read per window, not one per box.
+  let window: { start: number; bytes: Uint8Array } = { start: 0, bytes: new Uint8Array(0) };
+  const bytesAt = async (at: number, n: number): Promise<Uint8Array> => {
+    const end = Math.min(at + n, size);
+    if (at < window.start || end > window.start + window.bytes.byteLength)
+      window = { start: at, bytes: await source.read(at, Math.min(Math.max(n, READ_AHEAD), size - at)) };
+    return window.bytes.subarray(at - window.start, end - window.start);
+  };
   let at = 0;
   for (let n = 0; at < size; n++) {
     if (n >= MAX_BOXES) throw bad(at, `more than ${MAX_BOXES} top-level boxes`);
     if (size - at < 8) throw bad(at, `${size - at} trailing bytes are no box header`);
-    const head = await source.read(at, Math.min(16, size - at));
-    const box = header(head, size - at);
+    const box = header(await bytesAt(at, 16), size - at);
     if (typeof box === 'string') throw bad(at, box);
     if (box.type === 'moof') {
       if (box.size > MAX_MOOF) throw bad(at, `a moof of ${box.size} bytes`);
-      // The moof and the header of the box after it in one read.
-      const bytes = await source.read(at, Math.min(box.size + 16, size - at));
+      // The moof and the header of the box after it.
+      const bytes = await bytesAt(at, box.size + 16);
       const next = at + box.size < size ? header(bytes.subarray(box.size), size - at - box.size) : undefined;
       if (typeof next === 'object' && next.type === 'mdat')
         for (const [track, time] of moofTimes(bytes.subarray(0, box.size))) {
@@ -76,16 +87,17 @@ export async function scanFragments(
 function header(bytes: Uint8Array, left: number): { type: string; size: number } | string {
   if (bytes.byteLength < 8) return 'a truncated box header';
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const type = String.fromCharCode(...bytes.subarray(4, 8)).replace(/[^\x20-\x7e]/g, '?');
+  const type = String.fromCharCode(bytes[4]!, bytes[5]!, bytes[6]!, bytes[7]!);
+  const shown = (): string => type.replace(/[^\x20-\x7e]/g, '?');
   let size = view.getUint32(0);
   let headerSize = 8;
   if (size === 1) {
-    if (bytes.byteLength < 16) return `box '${type}' has a 64-bit size but no room for it`;
+    if (bytes.byteLength < 16) return `box '${shown()}' has a 64-bit size but no room for it`;
     size = Number(view.getBigUint64(8));
     headerSize = 16;
   } else if (size === 0) size = left;
-  if (size < headerSize) return `box '${type}' declares ${size} bytes, less than its header`;
-  if (size > left) return `box '${type}' of ${size} bytes runs past the end of the file (${left} bytes left)`;
+  if (size < headerSize) return `box '${shown()}' declares ${size} bytes, less than its header`;
+  if (size > left) return `box '${shown()}' of ${size} bytes runs past the end of the file (${left} bytes left)`;
   return { type, size };
 }
 
