@@ -13,6 +13,7 @@ import { boxScans, MAX_BOXES, moofTimes, scanFragments } from '../../../origin/s
 import { RunningServer, startServer } from '../../../origin/server/server';
 import { boxes } from '../../helpers/box-walk';
 import { tempDir } from '../../helpers/fixtures';
+import { haveNginx, Nginx, startNginx } from '../../helpers/nginx';
 import { location, storagePresentation } from '../remote/remote-setup';
 import { get, testServerOptions } from './server-helpers';
 import { smoothWritten } from './written-urls';
@@ -21,6 +22,7 @@ const FILES = ['video_baseline_400k.ismv', 'audio_eng_64k.isma'];
 let root: string;
 let server: RunningServer;
 let ismc: string;
+let nginx: Nginx | undefined;
 
 /** The file with every `stsd` type inside its moov renamed: no sample description to read. */
 function breakSampleDescriptions(bytes: Buffer): Buffer {
@@ -94,13 +96,21 @@ beforeAll(async () => {
   // prefer_static: a pre-made answer where a generated one would be.
   await fs.mkdir(path.join(legacy, 's.ism'));
   await fs.writeFile(path.join(legacy, 's.ism', 'Manifest'), '<SmoothStreamingMedia made="by hand"/>');
+  // The same directory as remote storage (proxy_pass to Debian's nginx), where nginx is installed.
+  nginx = haveNginx ? await startNginx(root) : undefined;
   server = await startServer({
     ...testServerOptions(root, []),
-    locations: [{ ...location('/legacy/', 'unused'), proxyPass: undefined, issPassThrough: true, preferStatic: true }],
+    locations: [
+      { ...location('/legacy/', 'unused'), proxyPass: undefined, issPassThrough: true, preferStatic: true },
+      ...(nginx === undefined ? [] : [location('/remote/', `${nginx.url}legacy/`, { issPassThrough: true })]),
+    ],
   });
 }, 60_000);
 
-afterAll(() => server?.close());
+afterAll(async () => {
+  await server?.close();
+  await nginx?.stop();
+});
 
 test('the normal path refuses the mis-encoded presentation', async () => {
   for (const tail of ['Manifest', '.mpd']) {
@@ -133,8 +143,13 @@ async function storedFragments(file: string): Promise<Buffer[]> {
 }
 
 /** Asks for every fragment of `kind` the .ismc lists under `ism` (the first `upTo`) and compares it with `expected`. */
-async function servesStored(ism: string, kind: string, expected: Buffer[], upTo = Infinity): Promise<void> {
-  const urls = smoothWritten(ismc, `http://x/legacy/${ism}/Manifest`).filter((w) => w.key.startsWith(kind));
+async function servesStored(
+  ism: string,
+  kind: string,
+  expected: Buffer[],
+  { upTo = Infinity, under = 'legacy' } = {},
+): Promise<void> {
+  const urls = smoothWritten(ismc, `http://x/${under}/${ism}/Manifest`).filter((w) => w.key.startsWith(kind));
   expect(urls.length).toBe(expected.length);
   for (const [n, w] of urls.slice(0, upTo).entries()) {
     const r = await get(server.url, new URL(w.url).pathname);
@@ -158,7 +173,7 @@ test('a source without mfra: one scan of its top-level boxes finds every fragmen
   await servesStored('n.ism', 'video', expected);
   // The audio file keeps its mfra: only the video file is scanned, and only once for all fragments.
   expect(boxScans() - before).toBe(1);
-  await servesStored('n.ism', 'video', expected, 2);
+  await servesStored('n.ism', 'video', expected, { upTo: 2 });
   expect(boxScans() - before).toBe(1);
   // A new version of the file (another mtime) is scanned again.
   const later = new Date(Date.now() + 5000);
@@ -166,6 +181,18 @@ test('a source without mfra: one scan of its top-level boxes finds every fragmen
   await servesStored('n.ism', 'video', expected);
   expect(boxScans() - before).toBe(2);
 });
+
+(haveNginx ? test : test.skip)(
+  'the same scan on remote storage (proxy_pass): every fragment byte for byte',
+  async () => {
+    const before = boxScans();
+    await servesStored('n.ism', 'video', await storedFragments('n.ismv'), { under: 'remote' });
+    expect(boxScans() - before).toBe(1);
+    const c1 = smoothWritten(ismc, 'http://x/remote/c1.ism/Manifest')[0]!;
+    const r = await get(server.url, new URL(c1.url).pathname);
+    expect([r.status, r.headers['x-origin-error']]).toEqual([500, 'passthrough-bad-layout']);
+  },
+);
 
 test.each([
   ['c1', 'a box size running past the end of the file', /runs past the end of the file/],
