@@ -68,6 +68,7 @@ export type ErrorCode =
   | 'passthrough-no-index'
   | 'segment-too-large'
   | 'corrupt-media'
+  | 'passthrough-bad-layout'
   | 'bad-track-filter'
   | 'io'
   | 'missing-source'
@@ -157,7 +158,8 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   },
   'passthrough-no-index': {
     kind: 'unsupported-media',
-    meaning: 'a source under an `iss_pass_through` location without the `mfra` random-access index at its end',
+    meaning:
+      'a source under an `iss_pass_through` location with neither the `mfra` random-access index at its end nor any `moof`+`mdat` fragment found by the scan of its top-level boxes',
   },
   'unsupported-media': {
     kind: 'unsupported-media',
@@ -172,6 +174,11 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   'corrupt-media': {
     kind: 'corrupt-media',
     meaning: 'a source file or server manifest does not parse as the format it claims to be',
+  },
+  'passthrough-bad-layout': {
+    kind: 'corrupt-media',
+    meaning:
+      'a source under an `iss_pass_through` location without `mfra` whose top-level boxes cannot be scanned: a box size below its header or past the end of the file, a moof over 4 MiB, more than 2^20 boxes',
   },
   'bad-track-filter': {
     kind: 'corrupt-media',

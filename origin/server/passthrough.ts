@@ -14,8 +14,9 @@
 //   the k-th tfra entry is its fragment: the client only ever asks for times the .ismc lists.
 // - DASH, HLS and HDS need the media parsed: 415 `passthrough-smooth-only`.
 //
-// A source without `mfra` is not served (`passthrough-no-index`): the box scan the issue allows
-// for those is not built. The tfra tables are kept per file version (a small bounded map).
+// A source without `mfra` is indexed by one scan of its top-level box headers instead
+// (passthrough-scan.ts); one where that scan finds no fragment answers `passthrough-no-index`.
+// Either index is kept per file version (a small bounded map), so a file is read for it once.
 
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
@@ -23,7 +24,8 @@ import { originError } from '../errors';
 import type { RootConfinement } from '../io/confine';
 import type { Storage } from '../io/storage';
 import { parseServerManifest } from '../ism/server-manifest';
-import { parseMfra, parseMfro, RandomAccessTable, readBoxHeader } from '../media/boxes';
+import { parseMfra, parseMfro, readBoxHeader } from '../media/boxes';
+import { scanFragments } from './passthrough-scan';
 import type { IsmTrack, MetaEntry } from '../model/server-manifest';
 import type { Reply } from './route-handler';
 import type { PresentationRequest } from './routes';
@@ -33,8 +35,15 @@ const MAX_INDEXES = 256;
 /** A fragment larger than this is refused: a Smooth fragment is a few seconds of one track. */
 const MAX_FRAGMENT = 64 << 20;
 
+/** Where each fragment of a track is: its time and moof offset, in file order (tfra or scan). */
+interface TrackIndex {
+  count: number;
+  times: { indexOf(t: bigint): number };
+  moofOffsets: ArrayLike<number>;
+}
+
 export class Passthrough {
-  private readonly indexes = new Map<string, Promise<Map<number, RandomAccessTable>>>();
+  private readonly indexes = new Map<string, Promise<Map<number, TrackIndex>>>();
   private readonly ismcs = new Map<string, Promise<Map<string, bigint[]>>>();
 
   constructor(
@@ -117,7 +126,7 @@ export class Passthrough {
     const trackId = Number(track.params.find((p) => p.name === 'trackID')?.value ?? '1');
     const table = (await this.index(file, stat)).get(trackId);
     if (table === undefined)
-      throw originError('unknown-track', `${path.basename(file)} has no tfra for track ${trackId}`);
+      throw originError('unknown-track', `${path.basename(file)} has no fragments of track ${trackId}`);
     let e = table.times.indexOf(at.time);
     if (e < 0) e = (await chunks()).get(at.name)?.indexOf(at.time) ?? -1;
     if (e < 0 || e >= table.count)
@@ -142,11 +151,11 @@ export class Passthrough {
     }
   }
 
-  /** The tfra tables of a file version, read once. */
+  /** The tfra tables (else the box scan) of a file version, read once. */
   private index(
     file: string,
     stat: { mtimeMs: number; size: number; version?: string },
-  ): Promise<Map<number, RandomAccessTable>> {
+  ): Promise<Map<number, TrackIndex>> {
     const key = `${file}\n${stat.version ?? ''}\n${stat.mtimeMs}\n${stat.size}`;
     let kept = this.indexes.get(key);
     if (kept === undefined) {
@@ -163,12 +172,16 @@ async function readIndex(
   storage: Storage,
   file: string,
   stat: { size: number; version?: string },
-): Promise<Map<number, RandomAccessTable>> {
+): Promise<Map<number, TrackIndex>> {
   const source = await storage.open(file, stat.version);
   try {
     const mfraSize = stat.size < 16 ? undefined : parseMfro(await source.read(stat.size - 16, 16), stat.size - 16);
-    if (mfraSize === undefined || mfraSize < 16 || mfraSize > stat.size)
-      throw originError('passthrough-no-index', `${path.basename(file)} has no mfra (random-access index) at its end`);
+    if (mfraSize === undefined || mfraSize < 16 || mfraSize > stat.size) {
+      const scanned = await scanFragments(source, stat.size, file);
+      if (scanned.size === 0)
+        throw originError('passthrough-no-index', `${path.basename(file)} has neither mfra nor moof+mdat fragments`);
+      return scanned;
+    }
     const start = stat.size - mfraSize;
     return parseMfra(await source.read(start, mfraSize), start);
   } finally {
