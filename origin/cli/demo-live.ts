@@ -87,10 +87,11 @@ export async function startDemoLive(o: {
     close: async () => {
       stopping = true;
       if (feeder !== undefined && feeder.exitCode === null) {
-        // SIGINT: ffmpeg writes its trailer (the empty mfra that stops the channel) and exits.
+        // SIGINT: ffmpeg writes its trailer (the empty mfra that stops the channel) and exits; on a
+        // busy machine that took more than 3 s (CI), and a SIGKILL then left the channel started.
         const gone = new Promise((r) => feeder!.once('exit', r));
         feeder.kill('SIGINT');
-        await Promise.race([gone, new Promise((r) => setTimeout(r, 3000))]);
+        await Promise.race([gone, new Promise((r) => setTimeout(r, 15_000))]);
         if (feeder.exitCode === null) feeder.kill('SIGKILL');
       }
       await ingest.close();

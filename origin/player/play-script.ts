@@ -116,7 +116,7 @@ export const PLAY_SCRIPT = String.raw`
     // A Smooth manifest has no UTCTiming: for live, dash.js would ask its default public time
     // server; the origin's own clock (/.time, manifests/dash-live.ts) is the one to agree with.
     if (mss) p.updateSettings({ streaming: { utcSynchronization: { defaultTimingSource: {
-      scheme: 'urn:mpeg:dash:utc:http-xsdate:2014', value: new URL('/.time', cfg.url).href } } } });
+      scheme: 'urn:mpeg:dash:utc:http-xsdate:2014', value: new URL('/.time', new URL(cfg.url, location.href)).href } } } });
     p.initialize(video, cfg.url, true);
     p.attachTTMLRenderingDiv(document.getElementById('ttml'));
   }
