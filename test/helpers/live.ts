@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LivePublished } from '../../origin/live/fragment-table';
 import { RunningIngest, IngestServerOptions, startIngestServer } from '../../origin/server/ingest-server';
-import { RunningServer, startServer } from '../../origin/server/server';
+import { RunningServer, ServerOptions, startServer } from '../../origin/server/server';
 import { wasmTrackSelector } from '../../origin/server/select';
 import { runOrigin, tempDir } from './fixtures';
 import { httpGet } from './test-encoder';
@@ -59,18 +59,8 @@ export async function startLiveOrigin(
   o: Partial<IngestServerOptions> = {},
   root = tempDir('origin-live-'),
 ): Promise<LiveOrigin> {
-  const serving = await startServer({
-    root,
-    // The same clock on both ports: /.time says what the channel's clock says.
-    now: o.now,
-    host: '127.0.0.1',
-    port: 0,
-    manifestCacheControl: '',
-    segmentCacheControl: '',
-    select: wasmTrackSelector,
-    playerPage: false,
-    metrics: false,
-  });
+  // The same clock on both ports: /.time says what the channel's clock says.
+  const serving = await startServer(liveServerOptions(root, o.now));
   // As `origin serve` in one process: the ingest tells the serving port's fragment table.
   const onPublish = o.onPublish ?? ((m: LivePublished) => serving.live.apply(m));
   const ingest = await startIngestServer({ root, host: '127.0.0.1', port: 0, sync: false, ...o, onPublish }).catch(
@@ -111,4 +101,19 @@ export async function eventually<T>(f: () => Promise<T>, ok: (v: T) => boolean, 
     if (Date.now() > until) throw new Error(`not reached within ${ms} ms; last: ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** A serving port for live tests: no player page, metrics or Cache-Control, `now` as its clock. */
+export function liveServerOptions(root: string, now?: () => number): ServerOptions {
+  return {
+    root,
+    now,
+    host: '127.0.0.1',
+    port: 0,
+    manifestCacheControl: '',
+    segmentCacheControl: '',
+    select: wasmTrackSelector,
+    playerPage: false,
+    metrics: false,
+  };
 }

@@ -10,10 +10,9 @@ import type { Page } from 'playwright-core';
 import { PlayerName } from '../../../origin/player/player-page';
 import { RunningIngest, startIngestServer } from '../../../origin/server/ingest-server';
 import { RunningServer, startServer } from '../../../origin/server/server';
-import { wasmTrackSelector } from '../../../origin/server/select';
 import { closeBrowser, newPage, playerTestsEnabled, screenshotAndClose } from '../../helpers/browser';
 import { tempDir } from '../../helpers/fixtures';
-import { createChannel, eventually } from '../../helpers/live';
+import { createChannel, eventually, liveServerOptions } from '../../helpers/live';
 import { httpGet } from '../../helpers/test-encoder';
 
 const T0 = ((Math.floor(Date.now() / 1920) * 192) / 100).toFixed(2);
@@ -97,16 +96,7 @@ describePlayers('real players on a live channel fed by ffmpeg', () => {
     const root = tempDir('origin-live-players-');
     await createChannel(root, 'ch', ['--dvr_window_length=30']);
     ingest = await startIngestServer({ root, host: '127.0.0.1', port: 0, sync: false });
-    serving = await startServer({
-      root,
-      host: '127.0.0.1',
-      port: 0,
-      manifestCacheControl: '',
-      segmentCacheControl: '',
-      select: wasmTrackSelector,
-      playerPage: true,
-      metrics: false,
-    });
+    serving = await startServer({ ...liveServerOptions(root), playerPage: true });
     ffmpeg = spawn('ffmpeg', ffmpegArgs(`${ingest.url}/live/ch.isml`), { stdio: ['ignore', 'ignore', 'pipe'] });
     ffmpeg.stderr!.on('data', (c: Buffer) => (ffmpegErrors += c.toString()));
     // 16 s of media: the first player starts with a window to seek back into.
@@ -172,17 +162,9 @@ describePlayers('real players on a live channel fed by ffmpeg', () => {
 
 // The origin's clock, as the MPD's UTCTiming names it.
 test('/.time answers an xs:dateTime', async () => {
-  const server = await startServer({
-    root: tempDir('origin-time-'),
-    host: '127.0.0.1',
-    port: 0,
-    manifestCacheControl: '',
-    segmentCacheControl: '',
-    select: wasmTrackSelector,
-    playerPage: false,
-    metrics: false,
-    now: () => Date.UTC(2030, 0, 2, 3, 4, 5, 678),
-  });
+  const server = await startServer(
+    liveServerOptions(tempDir('origin-time-'), () => Date.UTC(2030, 0, 2, 3, 4, 5, 678)),
+  );
   try {
     const r = await new Promise<{ status: number; body: string; cc: string | undefined }>((resolve, reject) =>
       http

@@ -8,9 +8,8 @@ import * as path from 'node:path';
 import { parseDemoArgs } from '../../../origin/cli/demo-command';
 import { DEMO_CHANNEL, feederArgs, startDemoLive } from '../../../origin/cli/demo-live';
 import { startServer } from '../../../origin/server/server';
-import { wasmTrackSelector } from '../../../origin/server/select';
 import { tempDir } from '../../helpers/fixtures';
-import { ArchiveJson, eventually, LiveState } from '../../helpers/live';
+import { ArchiveJson, eventually, LiveState, liveServerOptions } from '../../helpers/live';
 import { httpGet } from '../../helpers/test-encoder';
 
 const ffmpeg = spawnSync('ffmpeg', ['-version']).status === 0;
@@ -31,16 +30,7 @@ test("the feeder's times sit on the 1.92 s grid, in seconds since 1970", () => {
   'the demo channel: created, fed by ffmpeg, seen on the serving port, stopped when the demo stops',
   async () => {
     const root = tempDir('origin-demo-live-');
-    const serving = await startServer({
-      root,
-      host: '127.0.0.1',
-      port: 0,
-      manifestCacheControl: '',
-      segmentCacheControl: '',
-      select: wasmTrackSelector,
-      playerPage: false,
-      metrics: false,
-    });
+    const serving = await startServer(liveServerOptions(root));
     const lines: string[] = [];
     const live = await startDemoLive({
       outDir: root,
