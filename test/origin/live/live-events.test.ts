@@ -296,6 +296,32 @@ describe.each([
     expect(tags).toEqual(id3.map((e) => ({ pts: pts(e.time), tag: e.data })));
   });
 
+  test('HLS: m3u8-parser reads both masters and every playlist they name without a warning', async () => {
+    for (const master of [`/.m3u8${q}`, `/.m3u8?hls_fmp4=true${and}`]) {
+      const text = (await httpGet(url(ch) + master)).body;
+      const uris = [...text.matchAll(/^([^#\n].*)$|URI="([^"]+)"/gm)].map((m) => m[1] ?? m[2]!);
+      expect(uris.length).toBeGreaterThanOrEqual(2);
+      expect([master, parse(text).warnings]).toEqual([master, []]);
+      for (const u of uris) expect([u, parse((await httpGet(`${url(ch)}/${u}`)).body).warnings]).toEqual([u, []]);
+    }
+  });
+
+  test('a filter never removes the metadata: the video-only and audio-only views keep every event', async () => {
+    const sep = q === '' ? '?' : '&';
+    const audioOnly = (await httpGet(`${url(ch)}/.mpd${q}${sep}filter=${encodeURIComponent('type=="audio"')}`)).body;
+    // Audio without video carries the events (segments/fmp4/emsg.ts carriesEvents).
+    expect(audioOnly).toContain(`<InbandEventStream schemeIdUri="${SCTE35_SCHEME}" value="" />`);
+    const ids: number[] = [];
+    for (const t of videoTimes(audioOnly, 'audio')) {
+      const b = await ok(
+        `${url(ch)}/dash/ch-audio=64000-${t}.dash${q}${sep}filter=${encodeURIComponent('type=="audio"')}`,
+      );
+      const parsed = ISOBoxer.parseBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+      ids.push(...parsed.fetchAll('emsg').map((e) => e.id!));
+    }
+    expect(ids.sort((a, b) => a - b)).toEqual(EVENTS.map((e) => e.id).sort((a, b) => a - b));
+  });
+
   test('Smooth and HDS leave the metadata out, as for VOD: the bytes of the plain channel', async () => {
     for (const tail of ['/Manifest', '/.f4m']) {
       const got = (await ok(`${url(ch)}${tail}${q}`)).toString();

@@ -257,6 +257,38 @@ describe('timed_metadata on', () => {
     expect(counters).toEqual([0, 1, 2]);
   });
 
+  it.each(['/.m3u8', '/.m3u8?hls_fmp4=true'])(
+    'HLS %s: m3u8-parser reads the master and every playlist it names without a warning',
+    async (master) => {
+      const text = (await body(on(master))).toString('utf8');
+      const uris = [...text.matchAll(/^([^#\n].*)$|URI="([^"]+)"/gm)].map((m) => m[1] ?? m[2]!);
+      expect(uris.length).toBeGreaterThanOrEqual(2);
+      for (const [name, playlist] of [
+        [master, text],
+        ...(await Promise.all(uris.map(async (u) => [u, (await body(`${META}/${u}`)).toString('utf8')]))),
+      ]) {
+        expect([name, parse(playlist!).warnings]).toEqual([name, []]);
+      }
+    },
+  );
+
+  it('a filter never removes the metadata: a filter that names only audio, or excludes data tracks, keeps every event', async () => {
+    for (const filter of ['type=="audio"', 'type!="data"&&FourCC!="urim"']) {
+      const q = `&filter=${encodeURIComponent(filter)}`;
+      const mpd = (await body(on('/.mpd') + q)).toString('utf8');
+      for (const e of EVENTS) expect([filter, mpd.includes(` id="${e.id}"`)]).toEqual([filter, true]);
+    }
+    // Audio only: the audio segments carry the emsg boxes (segments/fmp4/emsg.ts).
+    const q = `&filter=${encodeURIComponent('type=="audio"')}`;
+    const ids: number[] = [];
+    for (const n of [1, 2, 3]) {
+      const b = await body(on(`/hls/p-audio_eng=64113-${n}.m4s?hls_fmp4=true`) + q);
+      const parsed = ISOBoxer.parseBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+      ids.push(...parsed.fetchAll('emsg').map((e) => e.id!));
+    }
+    expect(ids.sort((a, b) => a - b)).toEqual(EVENTS.map((e) => e.id).sort((a, b) => a - b));
+  });
+
   it('Smooth and HDS leave the metadata out: the same bytes as with it off', async () => {
     for (const tail of ['/Manifest', '/.f4m', '/QualityLevels(410594)/Fragments(video_eng=213333)'])
       expect(withoutQuery(await body(on(tail)), tail)).toEqual(await body(PLAIN + tail));
