@@ -10,6 +10,7 @@ import { FileStat, Storage } from '../io/storage';
 import { Presentation } from '../model/presentation';
 import { optionsFromManifest } from '../options/registry';
 import { STATUS_FILE } from './channel';
+import { readArchivedEvents } from './channel-events';
 import { channelPresentation, ChannelTrackInput } from './channel-presentation';
 import { readChannelStatus, readTrackFiles, trackDirOf } from './channel-reader';
 import { archiveDirOf } from './channels';
@@ -44,7 +45,10 @@ export async function loadChannelPresentation(
       const r = first.records[0]!;
       // The init, then the first fragment (its timing gives the frame rate when the SPS has none).
       const head = await source.read(0, r.offset + r.size);
-      tracks.push({ status: t, files, head, dir: trackDirOf(root, isml, t) });
+      // Timed metadata (channel-events.ts): the events, and the records moved past their emsg.
+      const name = `${isml} ${t.key}`;
+      const read = await readArchivedEvents(storage, files, { type: t.type, trackId: t.trackId, head, name });
+      tracks.push({ status: t, files: read.files, head, dir: trackDirOf(root, isml, t), events: read.events });
     } finally {
       await source.close();
     }

@@ -7,7 +7,9 @@
 // - origin is the fixed channel anchor (the Unix epoch unless the caller gives another), not the
 //   earliest fragment, which moves with the window: DASH `$Time$`, HLS media sequence numbers
 //   ⌊(t − anchor)/D⌋ and PDT then agree across origins fed the same encoders;
-// - version is channel.json's (mtime, size), which the ingest process rewrites on every publish.
+// - version is channel.json's (mtime, size), which the ingest process rewrites on every publish;
+// - timed metadata (channel-events.ts read it) rides on the tracks as VOD's does, a metadata
+//   stream's on the first track.
 // Pure: what the reader read (channel-reader.ts) in, a Presentation out; nothing here opens a file.
 
 import { originError } from '../errors';
@@ -17,6 +19,7 @@ import { FragmentTable } from '../model/media';
 import { ArchiveFileSpan, LiveDescription } from '../model/live';
 import { Presentation, PresentationTrack } from '../model/presentation';
 import { ServerManifest } from '../model/server-manifest';
+import { orderEvents, TimedEvent } from '../model/timed-metadata';
 import { StreamOptions } from '../options/registry';
 import type { ReadArchiveFile } from './channel-reader';
 import type { ChannelStatus, TrackStatus } from './status';
@@ -33,6 +36,8 @@ export interface ChannelTrackInput {
   head: Uint8Array;
   /** The track's archive directory: the `src` of the presentation track. */
   dir: string;
+  /** Its timed-metadata events (channel-events.ts), times on the ingest timeline. */
+  events?: readonly TimedEvent[];
 }
 
 export interface ChannelInput {
@@ -60,6 +65,10 @@ export async function channelPresentation(input: ChannelInput): Promise<Presenta
     throw originError('fragment-not-yet', 'the channel has no media yet', { subject: input.isml });
   const tracks: PresentationTrack[] = [];
   for (const t of withMedia) tracks.push(await channelTrack(t, tracks.length, input.isml));
+  // Metadata tracks are no tracks of the output (as the VOD view leaves them out): their events
+  // join the first track's, since the view's events are the presentation's (model/view.ts).
+  const metadata = input.tracks.filter((t) => t.status.type === 'data').flatMap((t) => t.events ?? []);
+  if (metadata.length > 0) tracks[0]!.events = orderEvents([...(tracks[0]!.events ?? []), ...metadata]);
   let edge = -Infinity;
   let start = Infinity;
   for (const t of tracks) {
@@ -111,6 +120,7 @@ async function channelTrack(t: ChannelTrackInput, index: number, isml: string): 
     moov: media.moov,
     headers: media.headers,
     archive: { files, fileOf },
+    ...(t.events !== undefined && t.events.length > 0 ? { events: t.events } : {}),
   };
 }
 

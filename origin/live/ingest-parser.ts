@@ -233,7 +233,12 @@ export class IngestParser {
 }
 
 /** The events of a metadata track's fragment (moof + mdat): every sample parsed as its entry says. */
-function sampleEvents(fragment: Uint8Array, track: MoovTrack, baseTime: bigint, kind: 'urim' | 'evte'): TimedEvent[] {
+export function sampleEvents(
+  fragment: Uint8Array,
+  track: MoovTrack,
+  baseTime: bigint,
+  kind: 'urim' | 'evte',
+): TimedEvent[] {
   const moofSize = new DataView(fragment.buffer, fragment.byteOffset, 4).getUint32(0);
   const samples = samplesOfMoof(fragment.subarray(0, moofSize), 0, {
     trackId: track.header.trackID,

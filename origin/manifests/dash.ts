@@ -23,7 +23,7 @@ import { derived } from '../model/view-derived';
 import { TrackProperties } from '../model/media';
 import { xmlAttr } from './xml';
 import { contentProtection, protectionNamespaces } from './dash-protection';
-import { eventNamespaces, eventStreams } from './dash-events';
+import { eventNamespaces, eventStreams, inbandEventStreams } from './dash-events';
 import type { CencProtection } from '../model/protection';
 import { dynamicAttributes, utcTimingLine } from './dash-live';
 
@@ -197,6 +197,7 @@ function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start:
       ])} />`,
     );
   }
+  out.push(...inbandEventStreams(view, first));
   for (const r of roles(p))
     out.push(
       `      <Role${attributes([

@@ -10,27 +10,58 @@
 //
 // Dates: a VOD presentation has no wall clock, so `hls_program_date_time` (an option, default
 // 1970-01-01T00:00:00Z) is the date of output time 0; the PROGRAM-DATE-TIME before the first
-// segment is that plus the segment's output time, START-DATE that plus the cue's. Live is to use
-// the ingest's UTC instead. A playlist gets both only when the view has a SCTE-35 cue.
+// segment is that plus the segment's output time, START-DATE that plus the cue's. A playlist gets
+// both only when the view has a SCTE-35 cue. Live dates are the ingest's UTC (the channel
+// anchor plus the output time), and every live playlist has its PROGRAM-DATE-TIME already
+// (hls.ts): only the DATERANGEs are written here.
+//
+// Pairing across reloads: an IN whose OUT has left the view (the live window slid past it, or a
+// clip starts between them) still takes the OUT's START-DATE, found among the presentation's
+// events, so that one ID keeps one START-DATE in every playlist that lists it.
 
 import { originError } from '../errors';
-import { isScte35, SPLICE_INSERT } from '../model/timed-metadata';
+import { isScte35, orderEvents, SPLICE_INSERT } from '../model/timed-metadata';
 import type { PlayoutView, ViewEvent, ViewTrack } from '../model/view';
 
 /** The PROGRAM-DATE-TIME and DATERANGE lines of a media playlist whose first segments are `main`'s; [] without cues. */
 export function dateRangeLines(view: PlayoutView, main: ViewTrack): string[] {
   const cues = view.events.filter((e) => isScte35(e.event) && e.event.splice !== undefined);
   if (cues.length === 0) return [];
+  const live = view.presentation.live;
   const text = view.options.str('hls_program_date_time') ?? '1970-01-01T00:00:00Z';
-  const anchor = Date.parse(text);
+  const anchor = live !== undefined ? live.anchorSeconds * 1000 : Date.parse(text);
   // The option's pattern takes 2026-13-45T00:00:00Z, which is no date.
   if (!Number.isFinite(anchor))
     throw originError('bad-option', `${JSON.stringify(text)} is not a date`, { subject: 'hls_program_date_time' });
   const ts = main.track.properties.TimeScale;
-  const lines = [`#EXT-X-PROGRAM-DATE-TIME:${date(anchor, Number(main.segments.time(0)) / ts)}`];
-  const outs = new Map<number, { start: string; seconds: number }>();
+  const lines =
+    live !== undefined ? [] : [`#EXT-X-PROGRAM-DATE-TIME:${date(anchor, Number(main.segments.time(0)) / ts)}`];
+  const outs = earlierOuts(view, cues[0]!, anchor);
   for (const e of cues) lines.push(dateRange(e, anchor, outs));
   return lines;
+}
+
+/** The OUTs of the presentation before the view's first cue, by splice_event_id (see the header). */
+function earlierOuts(
+  view: PlayoutView,
+  first: ViewEvent,
+  anchor: number,
+): Map<number, { start: string; seconds: number }> {
+  const outs = new Map<number, { start: string; seconds: number }>();
+  const p = view.presentation;
+  const origin = Number(p.origin.ticks) / p.origin.timescale;
+  const f = first.event;
+  for (const e of orderEvents(p.tracks.flatMap((t) => t.events ?? []))) {
+    // Source times, each in its own timescale: stop at the first cue, exactly.
+    if (e.time * BigInt(f.timescale) >= f.time * BigInt(e.timescale)) break;
+    const s = e.splice;
+    if (s?.commandType !== SPLICE_INSERT || s.spliceEventId === undefined || s.cancelled === true) continue;
+    if (s.outOfNetwork === true) {
+      const seconds = Number(e.time) / e.timescale - origin;
+      outs.set(s.spliceEventId, { start: date(anchor, seconds), seconds });
+    } else outs.delete(s.spliceEventId);
+  }
+  return outs;
 }
 
 function dateRange(e: ViewEvent, anchor: number, outs: Map<number, { start: string; seconds: number }>): string {

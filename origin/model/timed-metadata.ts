@@ -5,9 +5,9 @@
 // - an `evte` track (ISO/IEC 23001-18) whose samples are `emib` boxes;
 // - top-level `emsg` boxes before the `moof`s of a media track ("inband").
 //
-// VOD sources are read into TimedEvent lists when their file is indexed (media/event-index.ts).
-// Live ingest (not built yet) is to append the events it receives to the same list per track, in
-// the same shape; the writers then serve both alike (docs/design/timed-metadata.md).
+// VOD sources are read into TimedEvent lists when their file is indexed (media/event-index.ts);
+// a live channel's from its archive (live/channel-events.ts), in the same shape; the writers serve
+// both alike (docs/design/timed-metadata.md).
 
 /** ID3 in emsg (AOM "Carriage of ID3 Timed Metadata in CMAF"), and Apple's earlier URI for it. */
 export const ID3_SCHEMES: readonly string[] = [

@@ -12,7 +12,7 @@ import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
 import { presentationDecodeDelay } from '../media/decode-delay';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
-import { hlsSegmentEvents, withEmsg } from '../segments/fmp4/emsg';
+import { segmentEmsg, withEmsg } from '../segments/fmp4/emsg';
 import {
   encryptedSegmentCost,
   inClearLead,
@@ -434,10 +434,10 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
   const { ctx, req, view } = call;
   const segment = t.segments.segment(index);
   const p = view.presentation;
-  // HLS fMP4 carries timed metadata as emsg boxes (segments/fmp4/emsg.ts); DASH lists it in the
-  // MPD (manifests/dash-events.ts), so its segments stay as they are.
+  // HLS fMP4 and live DASH carry timed metadata as emsg boxes (segments/fmp4/emsg.ts); VOD DASH
+  // lists it in the MPD (manifests/dash-events.ts), so its segments stay as they are.
   const hls = mode === 'fmp4' && req.route.format === 'hls';
-  const { events, etag: withEvents } = hls ? hlsSegmentEvents(view, t, index) : { events: [], etag: '' };
+  const { events, etag: withEvents } = segmentEmsg(view, t, index, mode === 'fmp4' ? req.route.format : undefined);
   const identity = { presentation: p, track: t.track, mode, segment };
   if (hls && aes128Of(view) !== undefined && isEncryptedTrack(t.track)) {
     // AES-128: the whole segment, read and encrypted (one segment in memory, like TS).

@@ -43,3 +43,32 @@ export function inbandVideo(): string {
   writeFileSync(inband, SCRIPT.inbandCopy(media('video_baseline_400k.ismv')));
   return inband;
 }
+
+/** The PES packets of PID 0x102: PTS and payload (our own reading of ISO/IEC 13818-1 §2.4.3, not the origin's). */
+export function id3Pes(ts: Buffer): Array<{ pts: number; tag: string }> {
+  const out: Array<{ pts: number; tag: string }> = [];
+  let current: Buffer[] | undefined;
+  const flush = (): void => {
+    if (current === undefined) return;
+    const pes = Buffer.concat(current);
+    expect(pes.readUIntBE(0, 3)).toBe(1);
+    expect(pes[3]).toBe(0xbd);
+    expect(pes[7]! & 0xc0).toBe(0x80); // PTS only
+    const p = pes.subarray(9);
+    const pts = (p[0]! & 0x0e) * 2 ** 29 + p[1]! * 2 ** 22 + (p[2]! >> 1) * 2 ** 15 + p[3]! * 2 ** 7 + (p[4]! >> 1);
+    out.push({ pts, tag: pes.subarray(9 + pes[8]!, 6 + pes.readUInt16BE(4)).toString('hex') });
+    current = undefined;
+  };
+  for (let at = 0; at < ts.length; at += 188) {
+    const pid = ts.readUInt16BE(at + 1) & 0x1fff;
+    if (pid !== 0x102) continue;
+    const start = (ts[at + 1]! & 0x40) !== 0;
+    const hasAdaptation = (ts[at + 3]! & 0x20) !== 0;
+    const payload = ts.subarray(at + 4 + (hasAdaptation ? 1 + ts[at + 4]! : 0), at + 188);
+    if (start) flush();
+    if (start) current = [];
+    current?.push(payload);
+  }
+  flush();
+  return out;
+}

@@ -48,13 +48,15 @@ export function carriesEvents(view: PlayoutView, t: ViewTrack): boolean {
 
 /**
  * The events whose output time falls in [start, end) of segment `index` of `t`; the first
- * segment also takes those before it, the last those after it.
+ * segment also takes those before it, the last those after it. Live: its own span only, so that
+ * a segment's bytes do not depend on the window that lists it (docs/design/live.md).
  */
 export function segmentEvents(view: PlayoutView, t: ViewTrack, index: number): ViewEvent[] {
   const ts = BigInt(t.track.properties.TimeScale);
   const s = t.segments;
-  const start = index === 0 ? undefined : s.time(index);
-  const end = index + 1 < s.count ? s.time(index + 1) : undefined;
+  const live = view.presentation.live !== undefined;
+  const start = index === 0 && !live ? undefined : s.time(index);
+  const end = index + 1 < s.count ? s.time(index + 1) : live ? s.time(index) + s.duration(index) : undefined;
   // e.time / e.timescale against ticks / ts, exactly.
   return view.events.filter((e) => {
     const at = e.time * ts;
@@ -96,4 +98,18 @@ export function hlsSegmentEvents(
 ): { events: ViewEvent[]; etag: string } {
   const events = carriesEvents(view, t) ? segmentEvents(view, t, index) : [];
   return { events, etag: events.length === 0 ? '' : `-emsg:${events.map((e) => e.event.id).join(',')}` };
+}
+
+/**
+ * The events a segment of `t` carries as emsg boxes in `format` (fMP4 segments; undefined for
+ * others): HLS always, DASH when live (VOD DASH lists them in the MPD: manifests/dash-events.ts).
+ */
+export function segmentEmsg(
+  view: PlayoutView,
+  t: ViewTrack,
+  index: number,
+  format: string | undefined,
+): { events: ViewEvent[]; etag: string } {
+  const inband = format === 'hls' || (format === 'dash' && view.presentation.live !== undefined);
+  return inband ? hlsSegmentEvents(view, t, index) : { events: [], etag: '' };
 }

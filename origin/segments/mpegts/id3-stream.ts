@@ -134,6 +134,7 @@ export function writeTsWithId3(
  * continues over the tags of the segments before it.
  */
 export function tsId3Input(view: PlayoutView, v: ViewTrack, index: number): Id3Input | undefined {
+  if (view.presentation.live !== undefined) return liveId3Input(view, v, index);
   if (view.events.length === 0) return undefined;
   const events = view.events.filter((e) => isId3(e.event));
   if (events.length === 0) return undefined;
@@ -151,4 +152,25 @@ export function tsId3Input(view: PlayoutView, v: ViewTrack, index: number): Id3I
       tags.push({ pts: to90kPlus(e.time, e.timescale, TS_TIME_OFFSET), tag: e.event.data });
   }
   return { tags, cc: cc & 0x0f };
+}
+
+/**
+ * Live: a segment's bytes may not depend on the window that lists it (docs/design/live.md), so
+ * with `timed_metadata` on every segment has the ID3 stream (with the tags of its own span, none
+ * perhaps), and its continuity counter starts at 0 as the segment's other streams' do.
+ */
+function liveId3Input(view: PlayoutView, v: ViewTrack, index: number): Id3Input | undefined {
+  if (!view.options.bool('timed_metadata')) return undefined;
+  const ts = BigInt(v.track.properties.TimeScale);
+  const start = v.segments.time(index);
+  const end = start + v.segments.duration(index);
+  const tags: Id3Tag[] = [];
+  for (const e of view.events) {
+    // e.time / e.timescale against ticks / ts, exactly.
+    const at = e.time * ts;
+    const scale = BigInt(e.timescale);
+    if (isId3(e.event) && at >= start * scale && at < end * scale)
+      tags.push({ pts: to90kPlus(e.time, e.timescale, TS_TIME_OFFSET), tag: e.event.data });
+  }
+  return { tags, cc: 0 };
 }

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { RunningServer, startServer } from '../../../origin/server/server';
 import { runSync } from '../../helpers/process';
-import { EVENTS, ID3_SCHEME, META_URIM, SCTE35_SCHEME } from '../../helpers/timed-metadata';
+import { EVENTS, ID3_SCHEME, id3Pes, META_URIM, SCTE35_SCHEME } from '../../helpers/timed-metadata';
 import { media, runOrigin, tempDir } from '../../helpers/fixtures';
 import { get, testServerOptions } from '../server/server-helpers';
 import { validateMpd } from './format-support';
@@ -257,6 +257,38 @@ describe('timed_metadata on', () => {
     expect(counters).toEqual([0, 1, 2]);
   });
 
+  it.each(['/.m3u8', '/.m3u8?hls_fmp4=true'])(
+    'HLS %s: m3u8-parser reads the master and every playlist it names without a warning',
+    async (master) => {
+      const text = (await body(on(master))).toString('utf8');
+      const uris = [...text.matchAll(/^([^#\n].*)$|URI="([^"]+)"/gm)].map((m) => m[1] ?? m[2]!);
+      expect(uris.length).toBeGreaterThanOrEqual(2);
+      for (const [name, playlist] of [
+        [master, text],
+        ...(await Promise.all(uris.map(async (u) => [u, (await body(`${META}/${u}`)).toString('utf8')]))),
+      ]) {
+        expect([name, parse(playlist!).warnings]).toEqual([name, []]);
+      }
+    },
+  );
+
+  it('a filter never removes the metadata: a filter that names only audio, or excludes data tracks, keeps every event', async () => {
+    for (const filter of ['type=="audio"', 'type!="data"&&FourCC!="urim"']) {
+      const q = `&filter=${encodeURIComponent(filter)}`;
+      const mpd = (await body(on('/.mpd') + q)).toString('utf8');
+      for (const e of EVENTS) expect([filter, mpd.includes(` id="${e.id}"`)]).toEqual([filter, true]);
+    }
+    // Audio only: the audio segments carry the emsg boxes (segments/fmp4/emsg.ts).
+    const q = `&filter=${encodeURIComponent('type=="audio"')}`;
+    const ids: number[] = [];
+    for (const n of [1, 2, 3]) {
+      const b = await body(on(`/hls/p-audio_eng=64113-${n}.m4s?hls_fmp4=true`) + q);
+      const parsed = ISOBoxer.parseBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+      ids.push(...parsed.fetchAll('emsg').map((e) => e.id!));
+    }
+    expect(ids.sort((a, b) => a - b)).toEqual(EVENTS.map((e) => e.id).sort((a, b) => a - b));
+  });
+
   it('Smooth and HDS leave the metadata out: the same bytes as with it off', async () => {
     for (const tail of ['/Manifest', '/.f4m', '/QualityLevels(410594)/Fragments(video_eng=213333)'])
       expect(withoutQuery(await body(on(tail)), tail)).toEqual(await body(PLAIN + tail));
@@ -266,32 +298,3 @@ describe('timed_metadata on', () => {
     expect(new Set(EVENTS.map((e) => e.scheme))).toEqual(new Set([ID3_SCHEME, SCTE35_SCHEME]));
   });
 });
-
-/** The PES packets of PID 0x102: PTS and payload (our own reading of ISO/IEC 13818-1 §2.4.3, not the origin's). */
-function id3Pes(ts: Buffer): Array<{ pts: number; tag: string }> {
-  const out: Array<{ pts: number; tag: string }> = [];
-  let current: Buffer[] | undefined;
-  const flush = (): void => {
-    if (current === undefined) return;
-    const pes = Buffer.concat(current);
-    expect(pes.readUIntBE(0, 3)).toBe(1);
-    expect(pes[3]).toBe(0xbd);
-    expect(pes[7]! & 0xc0).toBe(0x80); // PTS only
-    const p = pes.subarray(9);
-    const pts = (p[0]! & 0x0e) * 2 ** 29 + p[1]! * 2 ** 22 + (p[2]! >> 1) * 2 ** 15 + p[3]! * 2 ** 7 + (p[4]! >> 1);
-    out.push({ pts, tag: pes.subarray(9 + pes[8]!, 6 + pes.readUInt16BE(4)).toString('hex') });
-    current = undefined;
-  };
-  for (let at = 0; at < ts.length; at += 188) {
-    const pid = ts.readUInt16BE(at + 1) & 0x1fff;
-    if (pid !== 0x102) continue;
-    const start = (ts[at + 1]! & 0x40) !== 0;
-    const hasAdaptation = (ts[at + 3]! & 0x20) !== 0;
-    const payload = ts.subarray(at + 4 + (hasAdaptation ? 1 + ts[at + 4]! : 0), at + 188);
-    if (start) flush();
-    if (start) current = [];
-    current?.push(payload);
-  }
-  flush();
-  return out;
-}

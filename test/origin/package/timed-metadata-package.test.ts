@@ -90,6 +90,22 @@ describe('the presentation and its views', () => {
     }
   });
 
+  it('?timed_metadata=true on a presentation packaged without the switch: the events, unless a packaging filter dropped the track', async () => {
+    // Packaged without --timed_metadata, the metadata track is in the .ism all the same.
+    const kept = await store.presentation((await pack('meta-off', [VIDEO, AUDIO, META_URIM])).ism);
+    expect(seen(viewForQuery(kept, 'hls', 'timed_metadata=true', wasmTrackSelector).events)).toEqual(expected);
+    expect(viewForQuery(kept, 'hls', '', wasmTrackSelector).events).toEqual([]);
+    // A --track_filter applied when packaging with the switch off leaves it out: nothing to turn on.
+    const mediaOnly = ['--track_filter=type=="video"||type=="audio"'];
+    const dropped = await pack('meta-filtered', [VIDEO, AUDIO, META_URIM], mediaOnly);
+    expect(readFileSync(dropped.ism, 'utf8')).not.toContain('urim');
+    const p = await store.presentation(dropped.ism);
+    expect(viewForQuery(p, 'hls', 'timed_metadata=true', wasmTrackSelector).events).toEqual([]);
+    // With the switch on, the same filter keeps it.
+    const on = await pack('meta-filtered-on', [VIDEO, AUDIO, META_URIM], ['--timed_metadata', ...mediaOnly]);
+    expect(readFileSync(on.ism, 'utf8')).toContain('urim');
+  });
+
   it('inband events of a media track come through as the metadata track’s do', async () => {
     const { ism } = await pack('inband', [inbandVideo(), AUDIO], ['--timed_metadata']);
     const p = await store.presentation(ism);
