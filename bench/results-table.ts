@@ -156,6 +156,14 @@ function segmentsRows(j: Json): Row[] {
       figure: join(SEGMENT_KINDS.map((k) => fixed(roundRatio(of(k, 'origin'), of(k, 'before'), 'mbps'), 2))),
       target: '',
     });
+  if (hasBefore)
+    rows.push({
+      suite: 'segments',
+      measurement:
+        'server CPU per request ÷ the build before, same rounds (Smooth / DASH / HLS fMP4 / TS / packed audio / I-frame TS / HDS)',
+      figure: join(SEGMENT_KINDS.map((k) => fixed(roundRatio(of(k, 'origin'), of(k, 'before'), 'cpuMsPerRequest'), 2))),
+      target: '',
+    });
   rows.push(
     {
       suite: 'segments',
