@@ -82,7 +82,9 @@ export function startOrigin(root: string, workers: number, extra: string[] = [],
     '0',
     '--no-player',
     '-q',
-    ...(workers > 1 ? ['--workers', String(workers)] : []),
+    // Always named: `origin serve` defaults to one worker per CPU (two here), not one.
+    '--workers',
+    String(workers),
     ...extra,
   ];
   return startPrinting(workers > 1 ? undefined : SERVER_CPU, process.execPath, args);

@@ -156,6 +156,14 @@ function segmentsRows(j: Json): Row[] {
       figure: join(SEGMENT_KINDS.map((k) => fixed(roundRatio(of(k, 'origin'), of(k, 'before'), 'mbps'), 2))),
       target: '',
     });
+  if (hasBefore)
+    rows.push({
+      suite: 'segments',
+      measurement:
+        'server CPU per request ÷ the build before, same rounds (Smooth / DASH / HLS fMP4 / TS / packed audio / I-frame TS / HDS)',
+      figure: join(SEGMENT_KINDS.map((k) => fixed(roundRatio(of(k, 'origin'), of(k, 'before'), 'cpuMsPerRequest'), 2))),
+      target: '',
+    });
   rows.push(
     {
       suite: 'segments',
@@ -270,6 +278,20 @@ function ingestRows(j: Json): Row[] {
   ];
 }
 
+function identityRows(j: Json): Row[] {
+  const kinds = j.kinds as Record<string, { segments: number; identical: number }>;
+  const names = ['hls-ts', 'packed-audio', 'iframe-ts', 'hds'];
+  return [
+    {
+      suite: 'identity',
+      measurement:
+        'generated segments of the segments presentation byte-identical to the build before, identical / all (TS / packed audio / I-frame TS / HDS)',
+      figure: join(names.map((k) => `${kinds[k]!.identical}/${kinds[k]!.segments}`)),
+      target: 'all',
+    },
+  ];
+}
+
 /** The table, from the JSON files in `dir` (bench/results). */
 export function resultsTable(dir: string): string {
   const read = (suite: string): Json => JSON.parse(readFileSync(path.join(dir, `${suite}.json`), 'utf8')) as Json;
@@ -278,6 +300,7 @@ export function resultsTable(dir: string): string {
     ...targetRows('filter', read('filter')),
     ...httpRows(read('http')),
     ...segmentsRows(read('segments')),
+    ...identityRows(read('identity')),
     ...tsRows(read('ts')),
     ...drmRows(read('drm')),
     ...edgeRows(read('edge')),
@@ -285,9 +308,19 @@ export function resultsTable(dir: string): string {
     ...remoteRows(read('remote')),
     ...ingestRows(read('ingest')),
   ];
-  const dates = ['index', 'filter', 'http', 'segments', 'ts', 'drm', 'edge', 'edge-plugin', 'remote', 'ingest'].map(
-    (s) => `${s} ${read(s).date.slice(0, 10)}`,
-  );
+  const dates = [
+    'index',
+    'filter',
+    'http',
+    'segments',
+    'identity',
+    'ts',
+    'drm',
+    'edge',
+    'edge-plugin',
+    'remote',
+    'ingest',
+  ].map((s) => `${s} ${read(s).date.slice(0, 10)}`);
   return [
     `Runs: ${dates.join(', ')}.`,
     '',

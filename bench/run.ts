@@ -18,6 +18,7 @@ import { runRemoteBench } from './remote-bench';
 import { runIndexBench } from './index-bench';
 import { runTsBench } from './ts-bench';
 import { runSegmentsBench } from './segments-bench';
+import { runIdentityCheck } from './segments-identity';
 import { runDrmBench } from './drm-bench';
 import { runIngestBench } from './ingest-bench';
 
@@ -50,6 +51,12 @@ const SUITES: Suite[] = [
     description:
       'every segment kind over 60 distinct segments at 64 connections, one worker: req/s, MB/s, server CPU per request next to nginx static and our fMP4, the coalesced hot URL, RSS after every URL (needs wrk and nginx; BENCH_BEFORE_CLI adds an older build)',
     run: () => runSegmentsBench(),
+  },
+  {
+    name: 'identity',
+    description:
+      'every TS, packed audio, I-frame segment and HDS fragment of the segments presentation from this build and BENCH_BEFORE_CLI: SHA-256 compared',
+    run: () => runIdentityCheck(),
   },
   {
     name: 'drm',
