@@ -13,12 +13,7 @@ import { presentationDecodeDelay } from '../media/decode-delay';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
 import { hlsSegmentEvents, withEmsg } from '../segments/fmp4/emsg';
-import {
-  encryptedSegmentCost,
-  inClearLead,
-  readEncryptedSegment,
-  trackEncryption,
-} from '../segments/fmp4/encrypted-segment';
+import { encryptedSegmentCost, inClearLead, trackEncryption } from '../segments/fmp4/encrypted-segment';
 import { checkFormatProtected, checkHlsProtected } from '../drm/refusals';
 import { aes128, aes128Of, cencOf, sampleAesOf } from './protection-of';
 import { isEncryptedTrack } from '../drm/encrypted-tracks';
@@ -465,7 +460,7 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
     const read = await ctx.encrypted.getAsync(
       p,
       key,
-      () => readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode, pool }),
+      () => ctx.encryptedLayouts.read(ctx.open, t.track, segment, p, { protection, mode, pool }),
       encryptedSegmentCost,
     );
     const { parts, length } = withEmsg(read.parts, read.length, events);
