@@ -448,7 +448,8 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
     };
   }
   const protection = mode === 'fmp4' ? cencOf(call, t.track) : p.protection?.smooth;
-  if (protection !== undefined && trackEncryption(t.track, protection) !== undefined) {
+  // isEncryptedTrack: whether trackEncryption gives one, without building it per request.
+  if (protection !== undefined && isEncryptedTrack(t.track)) {
     // Encrypted bytes are made per request, as parts in memory (the new boxes and views of the one
     // buffer read and encrypted), or taken from the encrypted-segment cache when it has a bound:
     // keyed by everything the bytes depend on besides the presentation object (whose keys and
