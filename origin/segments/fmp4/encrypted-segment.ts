@@ -2,8 +2,9 @@
 // segment's boxes (media-segment.ts) with `saiz`/`saio`/`senc` in each traf, and the sample bytes
 // read into memory and encrypted (drm/sample-cipher.ts) instead of streamed from the file. One
 // segment is buffered per request; nothing is kept here but the key material (drm/ivs.ts) and the
-// parsed avcC (drm/subsamples.ts): the optional cache of whole segments is the server's
-// (server/handlers.ts, PlayoutContext.encrypted). The keyframes of HLS I-frame segments are
+// parsed avcC (drm/subsamples.ts). A build also gives the segment's layout, which
+// encrypted-layout.ts keeps to make it again from one read; the optional cache of whole segments
+// is the server's (server/handlers.ts, PlayoutContext.encrypted). The keyframes of HLS I-frame segments are
 // encrypted here too, as in their media segments (encryptKeyframe).
 // Which tracks are encrypted: video (H.264) and audio (AAC, AC-3, E-AC-3); text never is.
 //
