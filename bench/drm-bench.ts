@@ -5,9 +5,12 @@
 // ranges (as the HTTP layer would stream them), the encrypted paths build and encrypt the segment.
 // Passes alternate the order of the kinds. Reports MB/s of output per kind (wall time, and per
 // CPU-second of the process) and the ratio to clear, the median of the passes' own ratios;
-// docs/design/drm.md explains the cost. The encrypted kinds also run through a second
-// context with the encrypted-segment cache on (`--encrypted-segment-cache-bytes`, off by default),
-// filled by one untimed pass: what a warm cache gives, every request a hit.
+// docs/design/drm.md explains the cost. Every kind is requested once untimed first, so `cenc`
+// and `cbcs` are repeated requests, made from their kept layouts (segments/fmp4/encrypted-layout.ts:
+// the read and the AES); `cenc-first` and `cbcs-first` run through a context that keeps no
+// layouts, every request built as a first request is. The encrypted kinds also run through a
+// context with the encrypted-segment cache on (`--encrypted-segment-cache-bytes`, off by default):
+// what a warm cache gives, every request a hit.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +20,8 @@ import { PresentationStore } from '../origin/cache/presentation-store';
 import { PresentationTrack } from '../origin/model/presentation';
 import { trackKey, viewForQuery } from '../origin/model/view';
 import { newPlayoutContext, PlayoutContext } from '../origin/server/handlers';
+import { PresentationIds } from '../origin/cache/request-caches';
+import { EncryptedSegments } from '../origin/segments/fmp4/encrypted-layout';
 import { fetchThrough, Sink } from './in-process';
 import { stats } from './stats';
 import { median } from './wrk';
@@ -26,12 +31,12 @@ import { machine, machineLine } from './machine';
 const KID = '00112233445566778899aabbccddeeff';
 const KEY = '3a2a1b68dd2bd9b2eeb25e84c4776668';
 const SEGMENTS = 120;
-const KINDS = ['clear', 'cenc', 'cbcs', 'cenc-cached', 'cbcs-cached'] as const;
+const KINDS = ['clear', 'cenc', 'cbcs', 'cenc-first', 'cbcs-first', 'cenc-cached', 'cbcs-cached'] as const;
 type Kind = (typeof KINDS)[number];
 /** The cache's bound in the cached runs: one pass of each scheme fits (about 48 MB each). */
 const CACHE_BYTES = 256 << 20;
 /** The presentation a kind requests. */
-const ism = (kind: Kind): string => kind.replace('-cached', '');
+const ism = (kind: Kind): string => kind.replace(/-(cached|first)$/, '');
 
 const selectAll = (tracks: readonly PresentationTrack[]): number[] => tracks.map((_, i) => i);
 
@@ -59,7 +64,11 @@ export async function runDrmBench(options: { passes?: number; log?: (l: string) 
     }
     const plain = newPlayoutContext(new PresentationStore(), selectAll);
     const cached = newPlayoutContext(new PresentationStore(), selectAll, undefined, CACHE_BYTES);
-    const ctx = (kind: Kind): PlayoutContext => (kind.endsWith('-cached') ? cached : plain);
+    // No layouts kept: every encrypted request is built as the first request of its segment is.
+    const first = newPlayoutContext(new PresentationStore(), selectAll);
+    first.encryptedLayouts = new EncryptedSegments(new PresentationIds(), 0);
+    const ctx = (kind: Kind): PlayoutContext =>
+      kind.endsWith('-cached') ? cached : kind.endsWith('-first') ? first : plain;
     const probe = await new PresentationStore().presentation(path.join(dir, 'clear.ism'));
     const view = viewForQuery(probe, 'dash', '', selectAll);
     // DASH $Time$ URLs of SEGMENTS consecutive segments of each track (from the 10th).
@@ -73,10 +82,9 @@ export async function runDrmBench(options: { passes?: number; log?: (l: string) 
         return out;
       });
     const file = (kind: Kind): string => path.join(dir, `${ism(kind)}.ism`);
-    for (const kind of KINDS) await fetchThrough(ctx(kind), file(kind), urls(kind)[0]!); // load
-    // Fill the cache: the cached kinds' timed passes are all hits.
-    for (const kind of KINDS.filter((k) => k.endsWith('-cached')))
-      for (const url of urls(kind)) await fetchThrough(ctx(kind), file(kind), url);
+    // One untimed pass of every kind: presentations loaded, layouts kept (cenc, cbcs), the cache
+    // filled (the cached kinds' timed passes are all hits).
+    for (const kind of KINDS) for (const url of urls(kind)) await fetchThrough(ctx(kind), file(kind), url);
     // Per pass and kind: MB/s of wall time, and MB per second of this process's CPU time (user +
     // system), which other work on a shared machine moves far less.
     const rates: Record<string, number[]> = Object.fromEntries(KINDS.map((k) => [k, []]));
@@ -130,11 +138,15 @@ export async function runDrmBench(options: { passes?: number; log?: (l: string) 
         cbcsOverClear: ratio(rates, 'cbcs'),
         cencCachedOverClear: ratio(rates, 'cenc-cached'),
         cbcsCachedOverClear: ratio(rates, 'cbcs-cached'),
+        cencFirstOverClear: ratio(rates, 'cenc-first'),
+        cbcsFirstOverClear: ratio(rates, 'cbcs-first'),
         cpu: {
           cencOverClear: ratio(cpuRates, 'cenc'),
           cbcsOverClear: ratio(cpuRates, 'cbcs'),
           cencCachedOverClear: ratio(cpuRates, 'cenc-cached'),
           cbcsCachedOverClear: ratio(cpuRates, 'cbcs-cached'),
+          cencFirstOverClear: ratio(cpuRates, 'cenc-first'),
+          cbcsFirstOverClear: ratio(cpuRates, 'cbcs-first'),
         },
       },
     };

@@ -22,7 +22,8 @@ export const DURATION_BUCKETS: readonly number[] = [
 /** Request kinds besides the route kinds: files, the player page, these endpoints, and the rest. */
 export const OTHER_KINDS = ['static', 'player', 'ops', 'other'] as const;
 
-export type CacheName = 'manifest' | 'presentation' | 'media-index' | 'view' | 'segment-boxes' | 'encrypted-segment';
+export type CacheName =
+  'manifest' | 'presentation' | 'media-index' | 'view' | 'segment-boxes' | 'encryption-layout' | 'encrypted-segment';
 export type PoolName = 'segment' | 'stream';
 
 export interface CacheFigures {

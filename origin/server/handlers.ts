@@ -13,12 +13,7 @@ import { presentationDecodeDelay } from '../media/decode-delay';
 import { writeInitSegment } from '../segments/fmp4/init-segment';
 import { partsCost, readSegmentParts } from '../segments/fmp4/segment-parts';
 import { segmentEmsg, withEmsg } from '../segments/fmp4/emsg';
-import {
-  encryptedSegmentCost,
-  inClearLead,
-  readEncryptedSegment,
-  trackEncryption,
-} from '../segments/fmp4/encrypted-segment';
+import { encryptedSegmentCost, inClearLead, trackEncryption } from '../segments/fmp4/encrypted-segment';
 import { checkFormatProtected, checkHlsProtected } from '../drm/refusals';
 import { aes128, aes128Of, cencOf, sampleAesOf } from './protection-of';
 import { isEncryptedTrack } from '../drm/encrypted-tracks';
@@ -453,7 +448,8 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
     };
   }
   const protection = mode === 'fmp4' ? cencOf(call, t.track) : p.protection?.smooth;
-  if (protection !== undefined && trackEncryption(t.track, protection) !== undefined) {
+  // isEncryptedTrack: whether trackEncryption gives one, without building it per request.
+  if (protection !== undefined && isEncryptedTrack(t.track)) {
     // Encrypted bytes are made per request, as parts in memory (the new boxes and views of the one
     // buffer read and encrypted), or taken from the encrypted-segment cache when it has a bound:
     // keyed by everything the bytes depend on besides the presentation object (whose keys and
@@ -465,7 +461,7 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
     const read = await ctx.encrypted.getAsync(
       p,
       key,
-      () => readEncryptedSegment(ctx.open, t.track, segment, p, { protection, mode, pool }),
+      () => ctx.encryptedLayouts.read(ctx.open, t.track, segment, p, { protection, mode, pool }),
       encryptedSegmentCost,
     );
     const { parts, length } = withEmsg(read.parts, read.length, events);

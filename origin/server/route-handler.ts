@@ -14,6 +14,7 @@ import { segmentSources } from '../io/storage';
 import type { SegmentPart as Part } from '../segments/fmp4/media-segment';
 import type { SegmentParts } from '../segments/fmp4/segment-parts';
 import type { EncryptedSegment } from '../segments/fmp4/encrypted-segment';
+import { EncryptedSegments } from '../segments/fmp4/encrypted-layout';
 import type { PresentationRequest } from './routes';
 import { WorkGate } from './work-gate';
 
@@ -63,6 +64,8 @@ export interface PlayoutContext {
    * 0, the default, keeps none and every request encrypts).
    */
   encrypted: PresentationMemo<EncryptedSegment>;
+  /** Encrypted segments made again from their kept layouts (boxes, IVs, subsamples): the read and the AES only. */
+  encryptedLayouts: EncryptedSegments;
   /** Source handles kept for the store's stat TTL: segment streaming and the segment writers read through them. */
   files: FileHandles;
   /** How every segment reader opens sources: the store's storage, through `files` on the file system (io/storage.ts). */
@@ -86,6 +89,7 @@ export function newPlayoutContext(
     views: new PresentationMemo(ids, 32 << 20),
     segments: new PresentationMemo(ids, 32 << 20),
     encrypted: new PresentationMemo(ids, encryptedSegmentCacheBytes),
+    encryptedLayouts: new EncryptedSegments(ids, 32 << 20),
     files,
     open: segmentSources(store.storage, files),
     generation: new WorkGate(),

@@ -311,6 +311,7 @@ function metricSources(state: Origin, routed: RoutedStorage | undefined): Metric
         'media-index': figures(store.media, true),
         view: figures(ctx.views.counts(), true),
         'segment-boxes': figures(ctx.segments.counts(), true),
+        'encryption-layout': figures(ctx.encryptedLayouts.counts(), true),
         'encrypted-segment': figures(ctx.encrypted.counts(), true),
       };
     },

@@ -2,8 +2,9 @@
 // segment's boxes (media-segment.ts) with `saiz`/`saio`/`senc` in each traf, and the sample bytes
 // read into memory and encrypted (drm/sample-cipher.ts) instead of streamed from the file. One
 // segment is buffered per request; nothing is kept here but the key material (drm/ivs.ts) and the
-// parsed avcC (drm/subsamples.ts): the optional cache of whole segments is the server's
-// (server/handlers.ts, PlayoutContext.encrypted). The keyframes of HLS I-frame segments are
+// parsed avcC (drm/subsamples.ts). A build also gives the segment's layout, which
+// encrypted-layout.ts keeps to make it again from one read; the optional cache of whole segments
+// is the server's (server/handlers.ts, PlayoutContext.encrypted). The keyframes of HLS I-frame segments are
 // encrypted here too, as in their media segments (encryptKeyframe).
 // Which tracks are encrypted: video (H.264) and audio (AAC, AC-3, E-AC-3); text never is.
 //
@@ -22,7 +23,8 @@ import { Presentation, PresentationTrack, ticksIn } from '../../model/presentati
 import type { Segment } from '../../model/timeline';
 import { avcParameterSets, avcSubsamples } from '../../drm/subsamples';
 import { isEncryptedTrack } from '../../drm/encrypted-tracks';
-import { cbcsEncryptSamples, CbcsSample, cencEncryptSamples, CencSample, Pattern } from '../../drm/sample-cipher';
+import type { Pattern } from '../../drm/sample-cipher';
+import { CipherSetup, FragmentCipher, PlannedSample } from '../../drm/fragment-cipher';
 import { trackIvs, TrackIvs } from '../../drm/ivs';
 import { SampleAuxInfo, TrackEncryption } from './encryption-boxes';
 import { brandBox, serialize } from '../box-writer';
@@ -81,17 +83,64 @@ export interface EncryptedSegment {
 }
 
 /** The protected fMP4 media segment `segment` of `track`. */
-export function readEncryptedSegment(
+export async function readEncryptedSegment(
   open: SourceOpener,
   track: PresentationTrack,
   segment: Segment,
   presentation: Presentation,
   as: EncryptedAs,
 ): Promise<EncryptedSegment> {
-  return withSource(open, track.src, async (source) => ({
-    ...(await encryptedSegment(source, track, segment, presentation, as)),
-    fileSize: source.size,
-  }));
+  return (await buildEncryptedSegment(open, track, segment, presentation, as)).segment;
+}
+
+/**
+ * What an encrypted segment is made of besides its clear sample bytes, kept to make it again
+ * from one read (segments/fmp4/encrypted-layout.ts): the span of the source read, and per source
+ * fragment its new boxes (styp, moof with the aux info, mdat header), where its sample data lies
+ * in the span and how it is encrypted. Depends only on the presentation object (sources, keys),
+ * the track, the segment and how it is encrypted (EncryptedAs); holds no key bytes of its own.
+ */
+export interface SegmentLayout {
+  /** The span read: [start, start + length) of the source, bytes. */
+  start: number;
+  length: number;
+  /** The source's size when the layout was made. */
+  fileSize: number;
+  fragments: LayoutFragment[];
+  /** The segment's length, bytes. */
+  total: number;
+}
+
+/** One source fragment of a SegmentLayout. */
+export interface LayoutFragment {
+  /** The boxes before its sample data: styp (the first, fMP4), moof, mdat header. */
+  head: Uint8Array;
+  /** Where its sample data lies in the span, bytes. */
+  at: number;
+  length: number;
+  /** undefined: left clear (a clear lead). */
+  cipher: FragmentCipher | undefined;
+}
+
+/**
+ * readEncryptedSegment, with the segment's layout when it can be made again from one read of its
+ * span (undefined: read range by range, or sample data outside its fragment).
+ */
+export function buildEncryptedSegment(
+  open: SourceOpener,
+  track: PresentationTrack,
+  segment: Segment,
+  presentation: Presentation,
+  as: EncryptedAs,
+): Promise<{ segment: EncryptedSegment; layout: SegmentLayout | undefined }> {
+  return withSource(open, track.src, async (source) => {
+    const { layout, ...built } = await encryptedSegment(source, track, segment, presentation, as);
+    const fileSize = source.size;
+    return {
+      segment: { ...built, fileSize },
+      layout: layout === undefined ? undefined : { ...layout, fileSize },
+    };
+  });
 }
 
 /**
@@ -132,7 +181,7 @@ async function encryptedSegment(
   s: Segment,
   p: Presentation,
   as: EncryptedAs,
-): Promise<{ parts: SegmentPart[]; length: number; loan?: BufferLoan }> {
+): Promise<{ parts: SegmentPart[]; length: number; loan?: BufferLoan; layout?: Omit<SegmentLayout, 'fileSize'> }> {
   const span = await readSpan(source, track, s, as.pool);
   try {
     return {
@@ -152,7 +201,7 @@ async function encryptedParts(
   s: Segment,
   p: Presentation,
   { protection, mode, span }: EncryptedAs & { span: Span | undefined },
-): Promise<{ parts: SegmentPart[]; length: number }> {
+): Promise<{ parts: SegmentPart[]; length: number; layout?: Omit<SegmentLayout, 'fileSize'> }> {
   const f = track.fragments;
   // Smooth keeps the source's tfxd, on its own timeline (segment-parts.ts does the same in clear).
   const smoothShift = s.sourceTime - s.smoothTime;
@@ -160,10 +209,12 @@ async function encryptedParts(
   const shift = ticksIn(p.origin, track.properties.TimeScale);
   const encryption = trackEncryption(track, protection);
   const clear = encryption === undefined || inClearLead(track, s, protection);
-  const cipher = clear ? undefined : new SampleEncryptor(track, protection);
+  const encryptor = clear ? undefined : new SampleEncryptor(track, protection);
   const trexSize = trackHeaderOf(track).trexDefaults.defaultSampleSize;
   const reader = new FragmentReader(source, span);
   const parts: SegmentPart[] = [];
+  // The layout, while every fragment's sample data is a view of the span.
+  let fragments: LayoutFragment[] | undefined = span === undefined ? undefined : [];
   let length = 0;
   // Smooth fragments have no styp (MS-SSTR §2.2.4: moof + mdat).
   let head: Uint8Array[] =
@@ -188,8 +239,10 @@ async function encryptedParts(
       { offset, length: moof.byteLength },
       offset + f.sizes[i]!,
     );
-    const sizes = cipher === undefined ? [] : parsed.trafs.map(({ traf }) => trafSampleSizes(traf, trexSize));
-    const trafs = cipher?.encrypt(payload, sizes, i) ?? parsed.trafs.map(() => undefined);
+    const sizes = encryptor === undefined ? [] : parsed.trafs.map(({ traf }) => trafSampleSizes(traf, trexSize));
+    const planned = encryptor?.plan(payload, sizes, i);
+    planned?.cipher.apply(payload);
+    const trafs = planned?.trafs ?? parsed.trafs.map(() => undefined);
     const piff = mode === 'smooth';
     const opts =
       encryption === undefined
@@ -200,12 +253,27 @@ async function encryptedParts(
     parts.push({ kind: 'bytes', bytes }, { kind: 'bytes', bytes: payload });
     length += bytes.byteLength + payload.byteLength;
     head = [];
+    const at = span === undefined ? -1 : viewAt(span.bytes, payload);
+    if (at < 0) fragments = undefined;
+    // A copy of its own: `bytes` may be a slice of Node's shared 8 KiB pool, which a kept layout would pin.
+    else fragments?.push({ head: new Uint8Array(bytes), at, length: payload.byteLength, cipher: planned?.cipher });
   }
-  return { parts, length };
+  const layout =
+    fragments === undefined
+      ? undefined
+      : { start: span!.start, length: span!.bytes.byteLength, fragments, total: length };
+  return { parts, length, ...(layout === undefined ? {} : { layout }) };
+}
+
+/** Where `view` starts in `whole`, when it is a view of it (-1: a copy). */
+function viewAt(whole: Uint8Array, view: Uint8Array): number {
+  if (view.buffer !== whole.buffer) return -1;
+  const at = view.byteOffset - whole.byteOffset;
+  return at >= 0 && at + view.byteLength <= whole.byteLength ? at : -1;
 }
 
 /** A segment's fragments (moofs and media data, by the fragment table), read at once into a buffer of its own. */
-interface Span {
+export interface Span {
   start: number;
   bytes: Uint8Array;
   /** When `bytes` are lent from a pool. */
@@ -217,7 +285,7 @@ interface Span {
  * is over MAX_SPAN_BYTES, or when the table's fragments [offset, offset + size) are not in order
  * and apart, which FragmentReader's views rely on.
  */
-async function readSpan(
+export async function readSpan(
   source: ByteSource,
   track: PresentationTrack,
   s: Segment,
@@ -305,10 +373,11 @@ class FragmentReader {
   }
 }
 
-/** Encrypts the samples of a track's fragments, keeping what every sample needs once. */
+/** Works out how a track's fragments are encrypted, keeping what every sample needs once. */
 class SampleEncryptor {
   private readonly ivs: TrackIvs;
   private readonly video: { lengthSize: number; parameterSets: Uint8Array[] } | undefined;
+  private readonly setup: CipherSetup;
 
   constructor(
     private readonly track: PresentationTrack,
@@ -317,15 +386,25 @@ class SampleEncryptor {
     this.ivs = trackIvs(track, p);
     const h = trackHeaderOf(track);
     this.video = h.codec?.kind === 'avc' ? h.codec : undefined;
+    this.setup = {
+      key: p.key.key,
+      scheme: p.scheme,
+      constantIv: this.ivs.constantIv,
+      pattern: this.video === undefined ? WHOLE_BLOCKS : VIDEO_PATTERN,
+    };
   }
 
   /**
-   * Encrypts `payload` (the samples of source fragment `index` back to back, `sizes` per traf, or
-   * its first ones) in place; the aux info of each sample, per traf. Sample k of the fragment
-   * (counted across its trafs) gets IV k (drm/ivs.ts).
+   * How `payload` (the clear samples of source fragment `index` back to back, `sizes` per traf, or
+   * its first ones) is encrypted: the cipher to apply to it, and the aux info of each sample, per
+   * traf. Sample k of the fragment (counted across its trafs) gets IV k (drm/ivs.ts). Reads the
+   * payload (slice headers), changes nothing.
    */
-  encrypt(payload: Uint8Array, sizes: ReadonlyArray<readonly number[]>, index: number): SampleAuxInfo[][] {
-    const { key } = this.p.key;
+  plan(
+    payload: Uint8Array,
+    sizes: ReadonlyArray<readonly number[]>,
+    index: number,
+  ): { trafs: SampleAuxInfo[][]; cipher: FragmentCipher } {
     const total = sizes.reduce((n, list) => list.reduce((a, b) => a + b, n), 0);
     if (total !== payload.byteLength) {
       throw originError('corrupt-media', `samples of ${total} bytes in a ${payload.byteLength}-byte fragment payload`, {
@@ -334,37 +413,28 @@ class SampleEncryptor {
     }
     // The avcC's sets, parsed once per track; in-band SPS/PPS count from here to the fragment's end.
     const sets = this.video === undefined ? undefined : avcParameterSets(this.video.parameterSets);
-    const cenc: CencSample[] = [];
-    const cbcs: CbcsSample[] = [];
-    const ivs =
-      this.p.scheme === 'cenc'
-        ? this.ivs.fragmentIvs(
-            index,
-            sizes.reduce((n, l) => n + l.length, 0),
-          )
-        : NO_IV;
+    const cenc = this.p.scheme === 'cenc';
+    const ivs = cenc
+      ? this.ivs.fragmentIvs(
+          index,
+          sizes.reduce((n, l) => n + l.length, 0),
+        )
+      : NO_IV;
+    const samples: PlannedSample[] = [];
     let at = 0;
     let k = 0;
-    const out = sizes.map((list) =>
+    const trafs = sizes.map((list) =>
       list.map((size): SampleAuxInfo => {
         const sample = payload.subarray(at, at + size);
-        at += size;
         const subsamples =
           this.video === undefined ? undefined : avcSubsamples(sample, this.video.lengthSize, sets!, this.p.scheme);
-        if (this.p.scheme === 'cbcs') {
-          cbcs.push({ sample, subsamples });
-          return { iv: NO_IV, subsamples };
-        }
-        const iv8 = ivs.subarray(8 * k, 8 * ++k);
-        cenc.push({ sample, iv8, subsamples });
+        const iv8 = cenc ? ivs.subarray(8 * k, 8 * ++k) : NO_IV;
+        samples.push({ at, size, iv8, subsamples });
+        at += size;
         return { iv: iv8, subsamples };
       }),
     );
-    if (cenc.length > 0) cencEncryptSamples(key, cenc);
-    if (cbcs.length > 0) {
-      cbcsEncryptSamples(key, this.ivs.constantIv, cbcs, this.video === undefined ? WHOLE_BLOCKS : VIDEO_PATTERN);
-    }
-    return out;
+    return { trafs, cipher: new FragmentCipher(this.setup, samples, payload.byteLength) };
   }
 }
 
@@ -395,8 +465,7 @@ export function encryptKeyframe(
 ): KeyframeEncryption | undefined {
   if (trackEncryption(track, protection) === undefined) return undefined;
   if (inClearLead(track, segment, protection)) return { sampleDescriptionIndex: 2, aux: undefined };
-  const [[aux]] = new SampleEncryptor(track, protection).encrypt(sample, [[sample.byteLength]], fragment) as [
-    [SampleAuxInfo],
-  ];
-  return { sampleDescriptionIndex: 1, aux };
+  const { trafs, cipher } = new SampleEncryptor(track, protection).plan(sample, [[sample.byteLength]], fragment);
+  cipher.apply(sample);
+  return { sampleDescriptionIndex: 1, aux: trafs[0]![0]! };
 }

@@ -74,6 +74,18 @@ test('off by default: nothing kept, every request reads and encrypts', async () 
   expect(ctx.encrypted.size).toBe(0);
 });
 
+test('off: a segment asked again is made from its kept layout, one read, the same bytes', async () => {
+  const reads = { n: 0 };
+  const ctx = context(undefined, reads);
+  const fresh = context(0);
+  for (const p of paths) await body(ctx, p);
+  expect(ctx.encryptedLayouts.counts()).toMatchObject({ misses: paths.length, hits: 0, entries: paths.length });
+  reads.n = 0;
+  for (const p of paths) expect([p, (await body(ctx, p)).equals(await body(fresh, p))]).toEqual([p, true]);
+  expect(reads.n).toBe(paths.length);
+  expect(ctx.encryptedLayouts.counts()).toMatchObject({ hits: paths.length });
+});
+
 test('with a bound: the second request of each segment reads nothing and gets the same bytes', async () => {
   const reads = { n: 0 };
   const ctx = context(256 << 20, reads);
