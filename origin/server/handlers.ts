@@ -114,7 +114,12 @@ async function playout(
   const versions = ctx.store.sourceVersions(p);
   if (versions === undefined) return req.route.handler({ ctx, req, presentation: p, view, rawQuery, signal });
   const pinned = versionedContext(ctx, versions);
-  return inMemory(await req.route.handler({ ctx: pinned, req, presentation: p, view, rawQuery, signal }), pinned.open);
+  try {
+    const reply = await req.route.handler({ ctx: pinned.ctx, req, presentation: p, view, rawQuery, signal });
+    return await inMemory(reply, pinned.ctx.open);
+  } finally {
+    await pinned.close();
+  }
 }
 
 export const smoothManifest: RouteHandler = (call) => manifest(call, () => writeSmoothManifest(call.view));
