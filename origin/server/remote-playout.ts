@@ -5,7 +5,7 @@
 // storage-changed) has its index dropped and the request made once more with a fresh one.
 
 import { OriginError } from '../errors';
-import { ByteSource, SourceOpener } from '../io/source';
+import { ByteSource, canReadInto, ReadIntoSource, SourceOpener } from '../io/source';
 import type { SegmentPart } from '../segments/fmp4/media-segment';
 import type { PlayoutContext, Reply } from './route-handler';
 
@@ -37,13 +37,16 @@ export function versionedContext(
 
 /** `source` for a reader whose close leaves it open (the request closes it). */
 function keptOpen(source: ByteSource): ByteSource {
-  return {
+  const kept: ByteSource = {
     name: source.name,
     size: source.size,
     read: (offset, length) => source.read(offset, length),
     willNeed: (offset, length) => source.willNeed?.(offset, length),
     close: async () => undefined,
   };
+  if (!canReadInto(source)) return kept;
+  const readInto: ReadIntoSource['readInto'] = (target, offset, length) => source.readInto(target, offset, length);
+  return { ...kept, readInto } as ReadIntoSource;
 }
 
 /**
@@ -65,7 +68,9 @@ export async function inMemory(reply: Reply, open: SourceOpener): Promise<Reply>
           source = await open(body.file);
           hintParts(source, body.parts);
         }
-        bytes.set(await source.read(part.offset, part.length), at);
+        const into = bytes.subarray(at, at + part.length);
+        if (canReadInto(source)) await source.readInto(into, part.offset, part.length);
+        else into.set(await source.read(part.offset, part.length));
       }
       at += part.kind === 'bytes' ? part.bytes.byteLength : part.length;
     }

@@ -130,11 +130,11 @@ describe('InFlightRanges', () => {
   });
 });
 
-describe('RemoteSource: willNeed against the plain reader', () => {
+describe('RemoteSource: willNeed and readInto against the plain reader', () => {
   const size = 3 * READ_AHEAD + 12_345;
   const object = bytesOf(size, 3);
 
-  test('random reads, hinted or not, answer the bytes a BufferSource answers', async () => {
+  test('random reads and readIntos, hinted or not, answer the bytes a BufferSource answers', async () => {
     const plain = new BufferSource('plain', object);
     let seed = 12345;
     const rnd = (n: number): number => {
@@ -148,8 +148,17 @@ describe('RemoteSource: willNeed against the plain reader', () => {
         const offset = rnd(size);
         const length = rnd(Math.min(size - offset, 3 * READ_AHEAD) + 1);
         if (rnd(3) === 0) source.willNeed(offset, Math.min(size - offset, length + rnd(4096)));
+        const want = Buffer.from(await plain.read(offset, length));
+        if (rnd(2) === 0) {
+          // readInto: the same bytes, into the caller's buffer and nowhere else.
+          const target = Buffer.alloc(length + 2, 0xee);
+          await source.readInto(target.subarray(1, 1 + length), offset, length);
+          expect(target.subarray(1, 1 + length).equals(want)).toBe(true);
+          expect([target[0], target[length + 1]]).toEqual([0xee, 0xee]);
+          continue;
+        }
         const got = await source.read(offset, length);
-        expect(Buffer.from(got).equals(Buffer.from(await plain.read(offset, length)))).toBe(true);
+        expect(Buffer.from(got).equals(want)).toBe(true);
         // Bytes of its own: writing into them changes no later answer.
         if (got.byteLength > 0) got[0] = got[0]! ^ 0xff;
       }
