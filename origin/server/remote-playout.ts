@@ -35,6 +35,23 @@ export function versionedContext(
   return { ctx: { ...ctx, open }, close };
 }
 
+/**
+ * `handle` through the context pinned to `versions`, its reply read into memory (inMemory); the
+ * request's sources closed afterwards.
+ */
+export async function pinnedPlayout(
+  ctx: PlayoutContext,
+  versions: ReadonlyMap<string, string>,
+  handle: (pinned: PlayoutContext) => Promise<Reply>,
+): Promise<Reply> {
+  const pinned = versionedContext(ctx, versions);
+  try {
+    return await inMemory(await handle(pinned.ctx), pinned.ctx.open);
+  } finally {
+    await pinned.close();
+  }
+}
+
 /** `source` for a reader whose close leaves it open (the request closes it). */
 function keptOpen(source: ByteSource): ByteSource {
   const kept: ByteSource = {
