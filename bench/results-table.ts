@@ -261,18 +261,34 @@ function edgeRows(j: Json): Row[] {
 
 function remoteRows(j: Json): Row[] {
   const c = j.connections;
+  const s3 = j.s3 as Json | undefined;
+  const reads = (g: Json): string =>
+    g.storageReadsPerRequest === undefined ? '' : `; ${fixed(g.storageReadsPerRequest, 2)} storage reads per segment`;
   return [
     {
       suite: 'remote',
       measurement:
         'proxy_pass to nginx ÷ local files, same run: cold first MPD time (5 indexes) / segment req/s (medians)',
-      figure: `${fixed(j.coldFirstManifest.ratio, 2)} / ${fixed(j.segments.ratio, 2)}`,
+      figure: `${fixed(j.coldFirstManifest.ratio, 2)} / ${fixed(j.segments.ratio, 2)}${reads(j.segments)}`,
       target: '',
     },
+    ...(s3 === undefined
+      ? []
+      : [
+          {
+            suite: 'remote',
+            measurement: 'proxy_pass to S3 (s3rver) ÷ local files, same run: cold first MPD time / segment req/s',
+            figure: `${fixed(s3.coldFirstManifest.ratio, 2)} / ${fixed(s3.segments.ratio, 2)}${reads(s3.segments)}`,
+            target: '',
+          },
+        ]),
     {
       suite: 'remote',
-      measurement: `connections to storage at most, ${c.clientConnections} client connections, ${c.workers} workers × proxy_connections ${c.proxyConnections}`,
-      figure: String(c.maxStorageConnections),
+      measurement: `connections to storage at most, ${c.clientConnections} client connections, ${c.workers} workers × proxy_connections ${c.proxyConnections}${s3 === undefined ? '' : ' (nginx / s3rver)'}`,
+      figure:
+        s3 === undefined
+          ? String(c.maxStorageConnections)
+          : `${c.maxStorageConnections} / ${s3.connections.maxStorageConnections}`,
       target: `≤ ${c.bound}`,
     },
   ];

@@ -12,6 +12,11 @@ export interface ByteSource {
   readonly size: number;
   /** Exactly `length` bytes at `offset`, or an io error. */
   read(offset: number, length: number): Promise<Uint8Array>;
+  /**
+   * A hint: bytes [offset, offset + length) are about to be read, in any pieces. A remote source
+   * (io/remote/remote-source.ts) fetches them in one round trip; files have no use for it.
+   */
+  willNeed?(offset: number, length: number): void;
   close(): Promise<void>;
 }
 

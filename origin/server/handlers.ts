@@ -36,7 +36,7 @@ import { PlayoutContext, Reply, RouteCall, RouteHandler } from './route-handler'
 export { newPlayoutContext } from './route-handler';
 export type { Part, PlayoutContext, Reply, RouteHandler } from './route-handler';
 import { contentEtag, generatedSegmentEtag, sourceSegmentEtag } from './etag';
-import { inMemory, onceMoreIfChanged, versionedContext } from './remote-playout';
+import { onceMoreIfChanged, pinnedPlayout } from './remote-playout';
 
 /** Estimated bytes of a view: its segment objects dominate. */
 function viewCost(view: PlayoutView): number {
@@ -107,9 +107,9 @@ async function playout(
   if (req.route.format === 'hls') checkHlsProtected(view, req.route.kind);
   // Remote storage (server/remote-playout.ts): sources pinned to their indexed versions, read whole.
   const versions = ctx.store.sourceVersions(p);
-  if (versions === undefined) return req.route.handler({ ctx, req, presentation: p, view, rawQuery, signal });
-  const pinned = versionedContext(ctx, versions);
-  return inMemory(await req.route.handler({ ctx: pinned, req, presentation: p, view, rawQuery, signal }), pinned.open);
+  const handle = (c: PlayoutContext): Promise<Reply> =>
+    req.route.handler({ ctx: c, req, presentation: p, view, rawQuery, signal });
+  return versions === undefined ? handle(ctx) : pinnedPlayout(ctx, versions, handle);
 }
 
 export const smoothManifest: RouteHandler = (call) => manifest(call, () => writeSmoothManifest(call.view));

@@ -18,6 +18,7 @@ import { OriginError, originError } from '../../errors';
 import type { FileStat } from '../storage';
 import type { ByteSource } from '../source';
 import { StorageAnswer, StorageClient } from './storage-client';
+import { InFlightRanges } from './in-flight-ranges';
 import { RemoteSource } from './remote-source';
 import { resolveCredentials, S3Credentials } from './s3-credentials';
 import { s3Signer } from './s3-signer';
@@ -62,6 +63,8 @@ export class HttpStorage {
   /** Whether the storage is reached over TLS (a presentation with keys needs it). */
   readonly secure: boolean;
   private readonly known = new Map<string, Known>();
+  /** Range reads in flight, joined by the reads they contain (in-flight-ranges.ts). */
+  readonly reads = new InFlightRanges();
 
   constructor(readonly opts: HttpStorageOptions) {
     const base = new URL(opts.base);
@@ -132,7 +135,12 @@ export class HttpStorage {
   async open(p: string, version?: string): Promise<ByteSource> {
     const stat = await this.stat(p);
     // A source opened without the index's validator takes the one storage has now.
-    return new RemoteSource(p, stat.size, (offset, length) => this.range(p, offset, length, version ?? stat.version));
+    const v = version ?? stat.version;
+    // Without a validator no read can be shown to be of the same object as another: none is joined.
+    if (v === undefined) return new RemoteSource(p, stat.size, (offset, length) => this.range(p, offset, length, v));
+    return new RemoteSource(p, stat.size, (offset, length) =>
+      this.reads.read(p, v, offset, length, (at, n) => this.range(p, at, n, v)),
+    );
   }
 
   /** Exactly `length` bytes at `offset` of the object `version` names. */

@@ -64,6 +64,7 @@ async function segmentParts(
   const headers = track.headers;
   const smooth = mode !== 'fmp4';
   const live = typeof mode === 'object' ? liveTimes(track, s, mode) : undefined;
+  hintFragments(source, track, s);
   const fragments = [];
   for (let i = s.first; i < s.first + s.count; i++) {
     const moof = await readFragmentMoof(source, f.offsets[i]!);
@@ -107,6 +108,24 @@ function liveTimes(
   for (let i = s.first; i < s.first + s.count; i++)
     all.push({ time: f.times[i]! - smoothShift, duration: BigInt(f.durations[i]!) });
   return { all: [...all, ...mode.next], count: mode.lookahead };
+}
+
+/**
+ * Tells the source the segment's fragments (moofs and sample data) are about to be read: a remote
+ * source fetches them in one round trip (io/remote/remote-source.ts), and the sample data read for
+ * the reply (server/remote-playout.ts) finds them there. Fragments of one track follow each other
+ * in the file; a span much wider than them (other tracks' data between) is not hinted.
+ */
+function hintFragments(source: ByteSource, track: PresentationTrack, s: Segment): void {
+  if (source.willNeed === undefined || s.count <= 0) return;
+  const f = track.fragments;
+  let [start, end, sum] = [Infinity, 0, 0];
+  for (let i = s.first; i < s.first + s.count; i++) {
+    start = Math.min(start, f.offsets[i]!);
+    end = Math.max(end, f.offsets[i]! + f.sizes[i]!);
+    sum += f.sizes[i]!;
+  }
+  if (end - start <= 2 * sum) source.willNeed(start, end - start);
 }
 
 /** trafs in a moof read by readFragmentMoof (whose header it has already checked). */
