@@ -110,7 +110,7 @@ async function channelTrack(t: ChannelTrackInput, index: number, isml: string): 
     fragments,
     moov: media.moov,
     headers: media.headers,
-    archive: { files, fileOf },
+    archive: { files, fileOf, restarts: s.restarts.map((x) => BigInt(x)), discontinuities: s.discontinuities },
   };
 }
 

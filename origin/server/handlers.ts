@@ -27,7 +27,7 @@ import { SourceOpener, withSource } from '../io/source';
 import { trackHeaderOf } from '../media/moov';
 import { canonicalViewKey, ManifestOutcome, RenderedManifest } from '../cache/manifest-cache';
 import { Presentation } from '../model/presentation';
-import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
+import { PlayoutView, segmentNumber, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
 import { numberingTrack, packedAudio, tsSegment, webvttText } from '../segments/hls-segments';
@@ -259,6 +259,12 @@ async function fmp4InitOrMediaSegment(call: RouteCall, numbering: 'time' | 'numb
  * clip is unclipped segment n cut to the clip, and a number outside the clip names no segment.
  */
 function segmentIndex(nText: string, t: ViewTrack, what: string): number {
+  if (t.live !== undefined) {
+    // Live numbers skip the slots of a gap (model/live-window.ts): found by search.
+    const i = t.live.numbers.indexOf(Number(nText));
+    if (i < 0) throw originError('unknown-time', `no segment ${nText} for ${what} in this window`);
+    return i;
+  }
   return numberIndex(nText, t.firstNumber, t.segments.count, 'segment', what);
 }
 
@@ -446,7 +452,7 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
     const clear = await withSource(ctx.open, t.track.src, (source) => assembleSegment(source, parts));
     return {
       contentType: req.route.contentType,
-      body: { type: 'bytes', bytes: aes128(view, t.firstNumber + index, clear) },
+      body: { type: 'bytes', bytes: aes128(view, segmentNumber(t, index), clear) },
       lastModified: new Date(p.mtimeMs),
       etag: sourceSegmentEtag({ ...identity, fileSize: read.fileSize, variant: `aes-128${withEvents}` }),
       cacheClass: 'segment',

@@ -18,7 +18,7 @@ import { SpanningSource } from '../io/spanning-source';
 import { channelVersion, loadChannelPresentation } from '../live/channel-loader';
 import { gridDuration } from '../model/live-window';
 import { Presentation } from '../model/presentation';
-import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
+import { PlayoutView, segmentNumber, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { contentEtag } from './etag';
 import { hdsRefusal, liveSmoothFragment } from './live-smooth';
 import { inMemory } from './remote-playout';
@@ -137,7 +137,10 @@ function refusal(view: PlayoutView, req: PresentationRequest, e: OriginError): O
   const byTime = format === 'dash' && view.options.str('mpd_segment_template') !== 'number';
   const at = BigInt(n);
   const first = byTime ? s.time(0) : BigInt(t.firstNumber);
-  const last = byTime ? s.time(s.count - 1) : BigInt(t.firstNumber + s.count - 1);
+  // HLS numbers skip a gap's slots (model/live-window.ts); DASH `$Number$` counts `S` elements.
+  const last = byTime
+    ? s.time(s.count - 1)
+    : BigInt(format === 'hls' ? segmentNumber(t, s.count - 1) : t.firstNumber + s.count - 1);
   const what = `${trackKey(t.track)} ${byTime ? 'time' : 'segment'} ${n}`;
   if (at < first) return liveFragmentError('fragment-expired', format, `${what} is older than the DVR window`);
   if (at > last) return liveFragmentError('fragment-not-yet', format, `${what} is past the live edge`);
