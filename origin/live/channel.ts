@@ -371,15 +371,19 @@ export function trackKey(stream: string, trackId: number): string {
 
 /**
  * Whether a fragment at `time` after the newest one (at `last`, ending at `end`) starts a new
- * run: it neither continues the timeline (`time` = `end`) nor lies on its grid (a whole number of
- * the newest fragment's durations after it: media missing, the same encoder resuming, a gap).
- * An encoder restarted with a new anchor (ffmpeg with another -output_ts_offset) does this; an
- * epoch-locked one resuming after a stall or a restart does not (docs/design/live.md).
+ * run: it neither continues the timeline (`time` = `end`) nor lies on its grid, a whole number of
+ * the newest fragment's durations D after it within D/8 (media missing, the same encoder resuming:
+ * a gap; AAC fragments are whole frames, so audio durations vary by a tick around D, and the
+ * slot tolerance of model/timeline.ts absorbs that). An encoder restarted with a new anchor (ffmpeg
+ * with another -output_ts_offset) breaks it; an epoch-locked one resuming after a stall or a
+ * restart does not (docs/design/live.md, "Restarts and gaps").
  */
 export function breaksTimeline(last: bigint, end: bigint, time: bigint): boolean {
   const d = end - last;
   if (time === end || d <= 0n) return false;
-  return time < end || (time - last) % d !== 0n;
+  if (time < end) return true;
+  const off = (time - last) % d;
+  return off > d / 8n && off < d - d / 8n;
 }
 
 function sameHeader(a: TrackHeader, b: TrackHeader): boolean {

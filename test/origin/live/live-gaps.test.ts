@@ -1,0 +1,206 @@
+// Failure drills on the test encoder with a fixed clock (docs/guide/live.md, "Failure drills"):
+// an encoder that stalls and resumes on its grid (a gap: EXT-X-GAP segments, a hole in the DASH
+// timeline, `fragment-missing` inside it), one killed and restarted with the same anchor
+// (continuous: no discontinuity), and one restarted with a new anchor (EXT-X-DISCONTINUITY, a new
+// DASH Period), each read again after an origin restart (the restarts are in channel.json).
+
+import { media } from '../../helpers/fixtures';
+import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
+import { validateMpd } from '../manifests/format-support';
+
+const JAN_2020 = 1577836800;
+const ANCHOR = JAN_2020 + 2;
+const video = loadFixture(media('video_baseline_400k.ismv'));
+const audio = loadFixture(media('audio_eng_64k.isma'));
+const clock = (): number => (ANCHOR + 200) * 1000;
+
+let origin: LiveOrigin;
+
+function encoders(channel: string, anchorSeconds: number): [TestEncoder, TestEncoder] {
+  const make = (stream: string, fixture: typeof video): TestEncoder =>
+    new TestEncoder({ channelUrl: origin.channelUrl(channel), stream, fixture, anchorSeconds });
+  return [make('video-400k.cmfv', video), make('audio-64k.cmfa', audio)];
+}
+
+/** Sends fragments [from, to) of both encoders and waits until the last is archived. */
+async function send(channel: string, pair: [TestEncoder, TestEncoder], from: number, to: number): Promise<void> {
+  for (const e of pair) await e.send(from, to);
+  const last = pair[0].fragment(to - 1).time;
+  await eventually(
+    () => origin.state(channel),
+    (s) => s.tracks.length === 2 && s.tracks.every((t) => BigInt(t.lastTime ?? 0) >= last - 1_000_000n),
+  );
+}
+
+const CHANNELS = ['stall', 'same', 'fresh', 'slid'];
+/** 2020-01-01T00:00:00Z in 10 MHz ticks. */
+const JAN_TICKS = BigInt(JAN_2020) * 10_000_000n;
+/** The epoch-grid number of JAN_2020 in 4-s HLS segments. */
+const MSN0 = JAN_2020 / 4;
+
+beforeAll(async () => {
+  origin = await startLiveOrigin({ now: clock });
+  for (const ch of CHANNELS) await createChannel(origin.root, ch, [`--dvr_window_length=${ch === 'slid' ? 8 : 60}`]);
+  // (a) 12 s of media, nothing for 10 s with the connection open, then 12 s more on the same grid.
+  const stall = encoders('stall', ANCHOR);
+  for (const e of stall) await e.open();
+  await send('stall', stall, 0, 6);
+  await send('stall', stall, 11, 17);
+  // (b) killed after 12 s, restarted 10 s later with the same anchor: times on the same grid.
+  const same = encoders('same', ANCHOR);
+  for (const e of same) await e.open();
+  await send('same', same, 0, 6);
+  for (const e of same) e.drop();
+  const again = encoders('same', ANCHOR);
+  for (const e of again) await e.open();
+  await send('same', again, 11, 17);
+  // (c) killed after 12 s, restarted 11 s later with a new anchor: one second off the 2-s grid;
+  // `slid` the same with a DVR window that no longer holds the first run.
+  for (const ch of ['fresh', 'slid']) {
+    const fresh = encoders(ch, ANCHOR);
+    for (const e of fresh) await e.open();
+    await send(ch, fresh, 0, 6);
+    for (const e of fresh) e.drop();
+    const restarted = encoders(ch, ANCHOR + 23);
+    for (const e of restarted) await e.open();
+    await send(ch, restarted, 0, 6);
+  }
+});
+afterAll(() => origin.close());
+
+const get = async (ch: string, tail: string): Promise<string> => {
+  const r = await httpGet(`${origin.serving.url}/live/${ch}.isml/${tail}`);
+  expect([tail, r.status]).toEqual([tail, 200]);
+  return r.body;
+};
+const ts = (ch: string): string => `${ch}-audio=64000-video=400000.m3u8`;
+const fmp4 = (ch: string): string => `${ch}-video=400000.m3u8?hls_fmp4=true`;
+const audioFmp4 = (ch: string): string => `${ch}-audio=64000.m3u8?hls_fmp4=true`;
+
+/** The playlist's entries: each segment's number, tags and URI. */
+function entries(playlist: string): Array<{ n: number; tags: string[]; uri: string }> {
+  const lines = playlist.split('\n');
+  let n = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(playlist)![1]);
+  const out = [];
+  let tags: string[] = [];
+  for (const l of lines.slice(lines.findIndex((x) => x.startsWith('#EXTINF')) - 1)) {
+    if (l.startsWith('#')) tags.push(l.replace(/:.*/, ''));
+    else if (l !== '') {
+      out.push({ n: n++, tags, uri: l });
+      tags = [];
+    }
+  }
+  return out;
+}
+
+async function status(ch: string, tail: string): Promise<[number, string | undefined]> {
+  const r = await httpGet(`${origin.serving.url}/live/${ch}.isml/${tail}`);
+  return [r.status, r.headers['x-origin-error'] as string | undefined];
+}
+
+test('(a) a stall: EXT-X-GAP segments on the grid, a hole in the DASH timeline, fragment-missing inside', async () => {
+  for (const tail of [ts('stall'), fmp4('stall'), audioFmp4('stall')]) {
+    const list = entries(await get('stall', tail));
+    // The URI's number is the media sequence number of its place: on the epoch grid throughout.
+    for (const e of list) expect(e.uri).toMatch(new RegExp(`-${e.n}\\.(ts|m4s)`));
+    const gaps = list.filter((e) => e.tags.includes('#EXT-X-GAP'));
+    // 12 s of media from JAN+2, nothing from JAN+14 to JAN+24: the 4-s slots 4 and 5 are empty.
+    // (Audio alone is numbered on its own grid, its most frequent segment duration: the same places.)
+    const first = tail.startsWith('stall-audio=64000.') ? list[0]!.n : MSN0;
+    expect([tail, list[0]!.n - first, gaps.map((e) => e.n - first)]).toEqual([tail, 0, [4, 5]]);
+    expect(list.some((e) => e.tags.includes('#EXT-X-DISCONTINUITY'))).toBe(false);
+    expect(list[list.length - 1]!.n - first).toBe(8);
+    for (const g of gaps) {
+      const url = tail.startsWith('stall-audio=64000-video') ? g.uri : `hls/${g.uri.replace(/^hls\//, '')}`;
+      expect(await status('stall', url)).toEqual([404, 'fragment-missing']);
+    }
+    const after = list.find((e) => e.n - first === 6)!;
+    expect(after.tags).toContain('#EXT-X-PROGRAM-DATE-TIME');
+    expect(await status('stall', after.uri)).toEqual([200, undefined]);
+  }
+  const mpd = await get('stall', '.mpd');
+  expect(validateMpd(mpd).ok).toBe(true);
+  expect(mpd.match(/<Period /g)).toHaveLength(1);
+  // The video timeline: 6 segments from JAN+2, then `t` after the hole at JAN+24.
+  expect(mpd).toContain(`<S t="${JAN_TICKS + 20_000_000n}" d="20000000" r="5" />`);
+  expect(mpd).toContain(`<S t="${JAN_TICKS + 240_000_000n}" d="20000000" r="5" />`);
+  expect(await status('stall', `dash/stall-video=400000-${JAN_TICKS + 160_000_000n}.dash`)).toEqual([
+    404,
+    'fragment-missing',
+  ]);
+  const state = JSON.parse(await get('stall', 'state?format=json')) as { tracks: Array<Record<string, number>> };
+  expect(state.tracks.map((t) => [t.gaps, t.restarts])).toEqual([
+    [1, 0],
+    [1, 0],
+  ]);
+});
+
+test('(b) killed and restarted with the same anchor: the manifests of a stall, no discontinuity', async () => {
+  for (const tail of ['.mpd', ts('CH'), fmp4('CH'), audioFmp4('CH')]) {
+    const stall = await get('stall', tail.replace('CH', 'stall'));
+    const same = await get('same', tail.replace('CH', 'same'));
+    expect(same).toBe(stall.replaceAll('stall', 'same'));
+    expect(same).not.toContain('DISCONTINUITY');
+  }
+});
+
+test('(c) restarted with a new anchor: EXT-X-DISCONTINUITY after the gap, a second DASH Period', async () => {
+  for (const tail of [ts('fresh'), fmp4('fresh'), audioFmp4('fresh')]) {
+    const playlist = await get('fresh', tail);
+    expect(playlist).not.toContain('#EXT-X-DISCONTINUITY-SEQUENCE');
+    const list = entries(playlist);
+    const first = tail.startsWith('fresh-audio=64000.') ? list[0]!.n : MSN0;
+    expect(list.filter((e) => e.tags.includes('#EXT-X-GAP')).map((e) => e.n - first)).toEqual([4, 5]);
+    const broken = list.filter((e) => e.tags.includes('#EXT-X-DISCONTINUITY'));
+    // The new run starts at JAN+25: slot ⌊25/4 + 1/8⌋ = 6, with its own date.
+    expect([tail, broken.map((e) => e.n - first)]).toEqual([tail, [6]]);
+    expect(broken[0]!.tags).toEqual(['#EXT-X-DISCONTINUITY', '#EXT-X-PROGRAM-DATE-TIME', '#EXTINF']);
+    expect(playlist).toContain('#EXT-X-PROGRAM-DATE-TIME:2020-01-01T00:00:25.000Z');
+    for (const e of list.filter((x) => !x.tags.includes('#EXT-X-GAP')))
+      expect([e.uri, (await status('fresh', e.uri))[0]]).toEqual([e.uri, 200]);
+  }
+  const mpd = await get('fresh', '.mpd');
+  expect(validateMpd(mpd).ok).toBe(true);
+  const periods = [...mpd.matchAll(/<Period id="([^"]+)" start="([^"]+)">/g)].map((m) => [m[1], m[2]]);
+  // The second Period starts at the restart, 2020-01-01T00:00:25Z since the anchor (1970).
+  expect(periods).toEqual([
+    ['1', 'PT0S'],
+    ['r1577836825000', 'PT438288H25S'],
+  ]);
+  const second = mpd.slice(mpd.indexOf('<Period id="r'));
+  const restart = JAN_TICKS + 250_000_000n;
+  expect(second.match(new RegExp(`presentationTimeOffset="${restart}"`, 'g'))).toHaveLength(2);
+  expect(second).toContain(`<S t="${restart}" d="20000000" r="5" />`);
+  expect(mpd.slice(0, mpd.indexOf('<Period id="r'))).not.toContain('presentationTimeOffset');
+  for (const t of [JAN_TICKS + 20_000_000n, restart, restart + 100_000_000n])
+    expect(await status('fresh', `dash/fresh-video=400000-${t}.dash`)).toEqual([200, undefined]);
+  const state = JSON.parse(await get('fresh', 'state?format=json')) as { tracks: Array<Record<string, number>> };
+  expect(state.tracks.map((t) => t.restarts)).toEqual([1, 1]);
+});
+
+test('(c) once the first run has slid out: EXT-X-DISCONTINUITY-SEQUENCE 1, one Period from the restart', async () => {
+  for (const tail of [ts('slid'), fmp4('slid')]) {
+    const playlist = await get('slid', tail);
+    expect(playlist).toContain('#EXT-X-DISCONTINUITY-SEQUENCE:1\n');
+    expect(playlist).not.toContain('#EXT-X-DISCONTINUITY\n');
+    expect(playlist).not.toContain('#EXT-X-GAP');
+  }
+  const mpd = await get('slid', '.mpd');
+  expect(validateMpd(mpd).ok).toBe(true);
+  expect([...mpd.matchAll(/<Period id="([^"]+)" start="([^"]+)">/g)].map((m) => [m[1], m[2]])).toEqual([
+    ['r1577836825000', 'PT438288H25S'],
+  ]);
+});
+
+test('an origin restarted on the same archive writes the same Periods, gaps and discontinuities', async () => {
+  const tails = (ch: string): string[] => ['.mpd', ts(ch), fmp4(ch), audioFmp4(ch)];
+  const before = new Map<string, string>();
+  for (const ch of CHANNELS) for (const tail of tails(ch)) before.set(`${ch}/${tail}`, await get(ch, tail));
+  const root = origin.root;
+  await origin.close();
+  origin = await startLiveOrigin({ now: clock }, root);
+  for (const ch of CHANNELS)
+    for (const tail of tails(ch))
+      expect([ch, tail, await get(ch, tail)]).toEqual([ch, tail, before.get(`${ch}/${tail}`)]);
+});
