@@ -12,6 +12,7 @@
 //   (channel, URL, bytes), which neither an append nor a restart changes.
 
 import { OriginError, liveFragmentError } from '../errors';
+import { LIVE_FRAGMENT_STATUS, LiveFragmentCode, LiveFragmentStatusTable } from '../error-codes';
 import { FileStat, Storage } from '../io/storage';
 import { SourceOpener } from '../io/source';
 import { SpanningSource } from '../io/spanning-source';
@@ -36,6 +37,8 @@ export class LiveChannels {
     /** Where channels are read (and their archive files opened). */
     readonly storage: Storage,
     private readonly root: string,
+    /** The status of each refusal per format (`origin serve --fragment-*-status`). */
+    readonly refusalStatus: LiveFragmentStatusTable = LIVE_FRAGMENT_STATUS,
   ) {}
 
   /** The channel at a decoded `.isml` URL path, read again when channel.json has changed. */
@@ -84,9 +87,17 @@ export async function handleLivePlayout(
     const handler = req.route.kind === 'smooth-fragment' ? liveSmoothFragment : req.route.handler;
     reply = await inMemory(await handler({ ctx: live, req, presentation: p, view, rawQuery, signal }), live.open);
   } catch (e) {
-    if (!(e instanceof OriginError) || e.code !== 'unknown-time') throw e;
-    if (format === 'smooth') throw e;
-    throw format === 'hds' ? hdsRefusal(view, req, e) : refusal(view, req, e);
+    if (!(e instanceof OriginError)) throw e;
+    const refused =
+      e.code !== 'unknown-time' || format === 'smooth'
+        ? e
+        : format === 'hds'
+          ? hdsRefusal(view, req, e)
+          : refusal(view, req, e);
+    // A refusal's status is the format's in the server's table (liveFragmentError set the default).
+    if (refused.status !== undefined && isLiveFragmentCode(refused.code))
+      refused.status = channels.refusalStatus[format][refused.code];
+    throw refused;
   }
   if (reply.cacheClass === 'manifest') {
     if (p.live?.ended === true) return reply;
@@ -99,6 +110,10 @@ export async function handleLivePlayout(
         ? reply.body.bytes.byteLength
         : reply.body.length;
   return { ...reply, etag: contentEtag(`live\n${req.ismPath}\n${req.tail}\n${rawQuery}\n${length}`) };
+}
+
+function isLiveFragmentCode(code: string): code is LiveFragmentCode {
+  return code === 'fragment-expired' || code === 'fragment-missing' || code === 'fragment-not-yet';
 }
 
 /** Opens a live track's `src` as one source over its archive files; any other path as `open` does. */

@@ -5,7 +5,9 @@
 // DASH Period), each read again after an origin restart (the restarts are in channel.json).
 
 import { media } from '../../helpers/fixtures';
-import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { createChannel, eventually, liveServerOptions, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { refusalStatusTable } from '../../../origin/cli/serve-refusals';
+import { startServer } from '../../../origin/server/server';
 import { httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { validateMpd } from '../manifests/format-support';
 
@@ -191,6 +193,43 @@ test('(c) once the first run has slid out: EXT-X-DISCONTINUITY-SEQUENCE 1, one P
   expect([...mpd.matchAll(/<Period id="([^"]+)" start="([^"]+)">/g)].map((m) => [m[1], m[2]])).toEqual([
     ['r1577836825000', 'PT438288H25S'],
   ]);
+});
+
+test("refusal statuses: the reference table by default, origin serve's own when given", async () => {
+  const hole = JAN_TICKS + 160_000_000n;
+  const urls = {
+    hls: `stall-audio=64000-video=400000-${MSN0 + 4}.ts`,
+    dash: `dash/stall-video=400000-${hole}.dash`,
+    smooth: `QualityLevels(400000)/Fragments(video=${hole})`,
+    dashLater: `dash/stall-video=400000-${JAN_TICKS + 400_000_000n}.dash`,
+  };
+  const at = async (base: string): Promise<Array<[number, string | undefined]>> =>
+    Promise.all(
+      Object.values(urls).map(async (u) => {
+        const r = await httpGet(`${base}/live/stall.isml/${u}`);
+        return [r.status, r.headers['x-origin-error'] as string | undefined] as [number, string | undefined];
+      }),
+    );
+  expect(await at(origin.serving.url)).toEqual([
+    [404, 'fragment-missing'],
+    [404, 'fragment-missing'],
+    [412, 'fragment-missing'],
+    [404, 'fragment-not-yet'],
+  ]);
+  const own = await startServer({
+    ...liveServerOptions(origin.root, clock),
+    liveFragmentStatus: refusalStatusTable({ 'fragment-missing': 'hls=503,smooth=404', 'fragment-not-yet': '425' }),
+  });
+  try {
+    expect(await at(own.url)).toEqual([
+      [503, 'fragment-missing'],
+      [404, 'fragment-missing'],
+      [404, 'fragment-missing'],
+      [425, 'fragment-not-yet'],
+    ]);
+  } finally {
+    await own.close();
+  }
 });
 
 test('an origin restarted on the same archive writes the same Periods, gaps and discontinuities', async () => {
