@@ -8,6 +8,7 @@ import { media } from '../../helpers/fixtures';
 import { createChannel, eventually, liveServerOptions, LiveOrigin, startLiveOrigin } from '../../helpers/live';
 import { refusalStatusTable } from '../../../origin/cli/serve-refusals';
 import { startServer } from '../../../origin/server/server';
+import { breaksTimeline } from '../../../origin/live/channel';
 import { httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { validateMpd } from '../manifests/format-support';
 
@@ -193,6 +194,33 @@ test('(c) once the first run has slid out: EXT-X-DISCONTINUITY-SEQUENCE 1, one P
   expect([...mpd.matchAll(/<Period id="([^"]+)" start="([^"]+)">/g)].map((m) => [m[1], m[2]])).toEqual([
     ['r1577836825000', 'PT438288H25S'],
   ]);
+});
+
+test('what breaks a track timeline: off its grid by more than 1/8 of a fragment, or overlapping it', () => {
+  // The newest fragment at 100, 20 long.
+  expect(breaksTimeline(100n, 120n, 120n)).toBe(false); // continues
+  expect(breaksTimeline(100n, 120n, 200n)).toBe(false); // a gap of four fragments, on the grid
+  expect(breaksTimeline(100n, 120n, 202n)).toBe(false); // on the grid within 1/8 (AAC frame rounding)
+  expect(breaksTimeline(100n, 120n, 198n)).toBe(false);
+  expect(breaksTimeline(100n, 120n, 210n)).toBe(true); // half a fragment off: a new anchor
+  expect(breaksTimeline(100n, 120n, 110n)).toBe(true); // inside the newest: a new anchor
+});
+
+test('a restart whose times go back: dropped as late until they pass the archive, the numbers never go back', async () => {
+  await createChannel(origin.root, 'back', ['--dvr_window_length=60']);
+  const first = encoders('back', ANCHOR + 100);
+  for (const e of first) await e.open();
+  await send('back', first, 0, 4);
+  const before = await get('back', ts('back'));
+  const back = encoders('back', ANCHOR);
+  for (const e of back) await e.open();
+  for (const e of back) await e.send(0, 3);
+  await eventually(
+    () => origin.state('back'),
+    (s) => s.tracks.every((t) => t.lateDropped === 3),
+  );
+  expect(await get('back', ts('back'))).toBe(before);
+  for (const e of [...first, ...back]) await e.close();
 });
 
 test("refusal statuses: the reference table by default, origin serve's own when given", async () => {
