@@ -37,6 +37,7 @@ import { findRendition, Rendition, rendition, SegmentKind, segmentKind, videoOf 
 import { hlsSegmentUrlParts, hlsUrls } from './urls';
 import { PlayoutView, segmentNumber, trackKey, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
+import { discontinuitySequenceLines, liveBreak } from './hls-live';
 import { rfc5646Language } from './dash';
 import {
   ByteSeries,
@@ -116,10 +117,7 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
     // firstNumber), so sibling clips share segment URLs; the media sequence numbers the first
     // listed segment (§4.3.3.2).
     `#EXT-X-MEDIA-SEQUENCE:${main.firstNumber}`,
-    // Encoder restarts that slid out of the window (RFC 8216 §6.2.2), when there were any.
-    ...(main.live !== undefined && main.live.discontinuitySequence > 0
-      ? [`#EXT-X-DISCONTINUITY-SEQUENCE:${main.live.discontinuitySequence}`]
-      : []),
+    ...discontinuitySequenceLines(main),
     // A live playlist slides: it MUST NOT carry a playlist type (RFC 8216 §6.2.2).
     ...(live === undefined ? ['#EXT-X-PLAYLIST-TYPE:VOD'] : []),
     // Every segment starts with a sync sample (whole source fragments, closed GOPs): §4.3.5.1.
@@ -145,17 +143,13 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
     const s = main.segments;
     const extinfOf = (ticks: bigint): string => {
       let d = extinf.get(ticks);
-      if (d === undefined) {
-        d = `#EXTINF:${duration(ticks, timescale, version)},`;
-        extinf.set(ticks, d);
-      }
+      if (d === undefined) extinf.set(ticks, (d = `#EXTINF:${duration(ticks, timescale, version)},`));
       return d;
     };
     for (let i = 0; i < s.count; i++) {
-      const n = segmentNumber(main, i);
       if (i > 0 && live !== undefined) out.push(...liveBreak(main, i, live.anchorSeconds, (k) => b + k + a, extinfOf));
-      if (perSegment !== undefined) out.push(...perSegment(n));
-      out.push(extinfOf(s.duration(i)), b + n + a);
+      if (perSegment !== undefined) out.push(...perSegment(segmentNumber(main, i)));
+      out.push(extinfOf(s.duration(i)), b + segmentNumber(main, i) + a);
     }
     return out.join('\n');
   });
@@ -167,42 +161,6 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   if (live === undefined || live.ended) lines.push('#EXT-X-ENDLIST');
   lines.push('');
   return lines.join('\n');
-}
-
-/**
- * What a live playlist writes before segment i > 0 when the timeline breaks there
- * (docs/design/live.md, "Restarts and gaps"): an EXT-X-GAP segment (RFC 8216bis §4.4.4.7) for each
- * grid number with no media, so the media sequence stays on the epoch grid and a client skips the
- * hole instead of asking for it; EXT-X-DISCONTINUITY (RFC 8216 §4.3.2.3) when segment i starts
- * a new run (an encoder restarted with a new anchor); and EXT-X-PROGRAM-DATE-TIME (§4.3.2.6,
- * SHOULD after a discontinuity) whenever the segment does not follow the one before.
- * A GAP segment lasts the hole divided among the missing numbers, at most the grid duration
- * (so never past the target duration); its URL is refused as `fragment-missing`. §7 sets no
- * minimum protocol version for EXT-X-GAP: the playlist's version stays.
- */
-function liveBreak(
-  t: ViewTrack,
-  i: number,
-  anchorSeconds: number,
-  url: (n: number) => string,
-  extinf: (ticks: bigint) => string,
-): string[] {
-  const s = t.segments;
-  const live = t.live!;
-  const out: string[] = [];
-  const missing = live.numbers[i]! - live.numbers[i - 1]! - 1;
-  if (missing > 0) {
-    const hole = s.time(i) - s.time(i - 1) - s.duration(i - 1);
-    const each = hole > 0n ? hole / BigInt(missing) : live.grid;
-    const d = extinf(each < live.grid && each > 0n ? each : live.grid);
-    for (let k = 1; k <= missing; k++) out.push(d, '#EXT-X-GAP', url(live.numbers[i - 1]! + k));
-  }
-  if (live.restart[i] === 1) out.push('#EXT-X-DISCONTINUITY');
-  if (missing > 0 || live.restart[i] === 1 || !s.contiguous(i)) {
-    const ts = t.track.properties.TimeScale;
-    out.push(`#EXT-X-PROGRAM-DATE-TIME:${programDateTime(anchorSeconds, s.time(i), ts)}`);
-  }
-  return out;
 }
 
 /** Whether a rendition's segments are encrypted: audio or video of a protected presentation, never WebVTT. */

@@ -25,6 +25,13 @@ export interface ViewTrack {
   live?: LiveNumbering;
 }
 
+/** The index of a live track's segment numbered `nText` (its grid slots skip a gap's), or 404 unknown-time. */
+export function liveSegmentIndex(t: ViewTrack, nText: string, what: string): number {
+  const i = t.live?.numbers.indexOf(Number(nText)) ?? -1;
+  if (i < 0) throw originError('unknown-time', `no segment ${nText} for ${what} in this live window`);
+  return i;
+}
+
 /** The number of segment i of a view track: on the epoch grid for live (gaps keep theirs), else firstNumber + i. */
 export function segmentNumber(t: ViewTrack, i: number): number {
   return t.live === undefined ? t.firstNumber + i : t.live.numbers[i]!;

@@ -27,7 +27,7 @@ import { SourceOpener, withSource } from '../io/source';
 import { trackHeaderOf } from '../media/moov';
 import { canonicalViewKey, ManifestOutcome, RenderedManifest } from '../cache/manifest-cache';
 import { Presentation } from '../model/presentation';
-import { PlayoutView, segmentNumber, trackKey, viewForQuery, ViewTrack } from '../model/view';
+import { liveSegmentIndex, PlayoutView, segmentNumber, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
 import { numberingTrack, packedAudio, tsSegment, webvttText } from '../segments/hls-segments';
@@ -254,17 +254,11 @@ async function fmp4InitOrMediaSegment(call: RouteCall, numbering: 'time' | 'numb
 }
 
 /**
- * An HLS segment number `<n>` as an index into a view track's segments, or 404 unknown-time. HLS
- * numbers segments as the unclipped presentation does (ViewTrack firstNumber): segment n of a
- * clip is unclipped segment n cut to the clip, and a number outside the clip names no segment.
+ * An HLS segment number `<n>` as an index into a view track's segments, or 404 unknown-time: as the
+ * unclipped presentation numbers them (firstNumber), a live channel on its grid (liveSegmentIndex).
  */
 function segmentIndex(nText: string, t: ViewTrack, what: string): number {
-  if (t.live !== undefined) {
-    // Live numbers skip the slots of a gap (model/live-window.ts): found by search.
-    const i = t.live.numbers.indexOf(Number(nText));
-    if (i < 0) throw originError('unknown-time', `no segment ${nText} for ${what} in this window`);
-    return i;
-  }
+  if (t.live !== undefined) return liveSegmentIndex(t, nText, what);
   return numberIndex(nText, t.firstNumber, t.segments.count, 'segment', what);
 }
 
