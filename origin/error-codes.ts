@@ -297,14 +297,17 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   },
 };
 
-type LiveFormat = 'smooth' | 'dash' | 'hls' | 'hds';
+export type LiveFormat = 'smooth' | 'dash' | 'hls' | 'hds';
+
+/** A status per format per live fragment refusal: LIVE_FRAGMENT_STATUS, or `origin serve`'s own. */
+export type LiveFragmentStatusTable = Readonly<Record<LiveFormat, Readonly<Record<LiveFragmentCode, number>>>>;
 
 /**
  * The reference's per-format statuses of live fragment requests (its FragmentNotFound,
  * FragmentMissing and FragmentNotAvailable directives, origin-reference.md §8): the one place
  * where a code's status depends on the format it was asked in.
  */
-export const LIVE_FRAGMENT_STATUS: Readonly<Record<LiveFormat, Readonly<Record<LiveFragmentCode, number>>>> = {
+export const LIVE_FRAGMENT_STATUS: LiveFragmentStatusTable = {
   smooth: { 'fragment-expired': 404, 'fragment-missing': 412, 'fragment-not-yet': 412 },
   hds: { 'fragment-expired': 404, 'fragment-missing': 503, 'fragment-not-yet': 503 },
   hls: { 'fragment-expired': 404, 'fragment-missing': 404, 'fragment-not-yet': 404 },
@@ -330,7 +333,8 @@ export function errorCodesMarkdown(): string {
     '|---|---|---|---|',
     ...rows,
     '',
-    "Live segment refusals by format (the reference's defaults):",
+    "Live segment refusals by format (the reference's defaults; `origin serve --fragment-expired-status`,",
+    '`--fragment-missing-status` and `--fragment-not-yet-status` set others):',
     '',
     `| code | ${formats.join(' | ')} |`,
     `|---|${formats.map(() => '---|').join('')}`,

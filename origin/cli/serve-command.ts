@@ -15,6 +15,15 @@ import { defaultLogFormat, humanLogger, LOG_LEVELS, LogFormat, LogLevel, makeLog
 import type { HttpFilterFactory, LogLevel as PluginLogLevel } from '../../host-glue/proxy-wasm/http-filter';
 import { INGEST_USAGE, startIngestFromArgs } from './serve-ingest';
 import type { LocationConfig } from '../config/config-file';
+import { parseRefusalStatus, REFUSAL_FLAGS, REFUSAL_USAGE, refusalStatusTable } from './serve-refusals';
+import type { LiveFragmentCode } from '../error-codes';
+
+/** The ServeArgs field of each refusal's status. */
+const REFUSAL_FIELDS = {
+  'fragment-expired': 'fragmentExpiredStatus',
+  'fragment-missing': 'fragmentMissingStatus',
+  'fragment-not-yet': 'fragmentNotYetStatus',
+} as const satisfies Record<LiveFragmentCode, keyof ServeArgs>;
 
 export const DEFAULT_DRAIN_SECONDS = 10;
 
@@ -75,7 +84,7 @@ Options:
   --drain-seconds <n>              on SIGTERM or SIGINT, stop taking connections and let the
                                    responses in flight finish for up to n seconds, then exit
                                    (default ${DEFAULT_DRAIN_SECONDS}; a second signal exits at once)
-${INGEST_USAGE}  -h, --help                       this text
+${INGEST_USAGE}${REFUSAL_USAGE}  -h, --help                       this text
 
 /metrics (Prometheus), /healthz and /readyz are the origin's own: docs/guide/operations.md.
 `;
@@ -127,6 +136,10 @@ export interface ServeArgs {
   /** A JSON file: the edge's auth_token object (secret, prefix, timeout, skew). */
   ingestToken?: string;
   ingestIdleSeconds?: number;
+  /** Live segment refusal statuses (cli/serve-refusals.ts): `<status>` or `<format>=<status>,...`. */
+  fragmentExpiredStatus?: string;
+  fragmentMissingStatus?: string;
+  fragmentNotYetStatus?: string;
 }
 
 /** The CPUs this process may use (os.availableParallelism honours affinity masks). */
@@ -249,6 +262,15 @@ export function parseServeArgs(argv: readonly string[], file: Partial<ServeArgs>
       case '--ingest-idle-timeout':
         a.ingestIdleSeconds = integer(flag, value(), 1, 3600);
         break;
+      case '--fragment-expired-status':
+      case '--fragment-missing-status':
+      case '--fragment-not-yet-status': {
+        const v = value();
+        parseRefusalStatus(flag, v);
+        const field = REFUSAL_FIELDS[REFUSAL_FLAGS[flag]!];
+        a[field] = v;
+        break;
+      }
       default:
         throw new UsageError(`unknown argument "${arg}" (origin serve --help)`);
     }
@@ -313,6 +335,11 @@ export async function serve(
     logger,
     metrics: metrics ?? false,
     locations: a.config === undefined ? undefined : (a.locations ?? []),
+    liveFragmentStatus: refusalStatusTable({
+      'fragment-expired': a.fragmentExpiredStatus,
+      'fragment-missing': a.fragmentMissingStatus,
+      'fragment-not-yet': a.fragmentNotYetStatus,
+    }),
     ...(edge !== undefined
       ? {
           edge: {

@@ -35,6 +35,9 @@ const FIELDS: Record<string, keyof ServeArgs> = {
   log_level: 'logLevel',
   metrics: 'metrics',
   drain_seconds: 'drainSeconds',
+  fragment_expired_status: 'fragmentExpiredStatus',
+  fragment_missing_status: 'fragmentMissingStatus',
+  fragment_not_yet_status: 'fragmentNotYetStatus',
 };
 
 /** Keys naming files: relative to the configuration file's directory. */

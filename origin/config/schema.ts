@@ -185,6 +185,14 @@ export const SERVER_KEYS: readonly ConfigKey[] = [
     flag: '--drain-seconds',
     description: 'How long SIGTERM lets the responses in flight finish.',
   },
+  ...(['expired', 'missing', 'not_yet'] as const).map((which): ConfigKey => ({
+    name: `fragment_${which}_status`,
+    type: { kind: 'string' },
+    default: "the reference's table (docs/reference/errors.md)",
+    reload: false,
+    flag: `--fragment-${which.replace('_', '-')}-status`,
+    description: `Status of a live segment refusal \`fragment-${which.replace('_', '-')}\`: one for every format (\`503\`) or some (\`dash=425,hls=503\`; formats smooth, hds, hls, dash), 400..599.`,
+  })),
   {
     name: 'locations',
     type: { kind: 'locations' },

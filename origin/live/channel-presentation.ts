@@ -119,7 +119,7 @@ async function channelTrack(t: ChannelTrackInput, index: number, isml: string): 
     fragments,
     moov: media.moov,
     headers: media.headers,
-    archive: { files, fileOf },
+    archive: { files, fileOf, restarts: s.restarts.map((x) => BigInt(x)), discontinuities: s.discontinuities },
     ...(t.events !== undefined && t.events.length > 0 ? { events: t.events } : {}),
   };
 }

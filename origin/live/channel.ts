@@ -26,7 +26,7 @@ import { StreamOptions } from '../options/registry';
 import { ArchiveIo, TrackArchive } from './archive';
 import { IngestFragment, IngestHeader } from './ingest-parser';
 import { LivePublished, publishedMessage } from './fragment-table';
-import { ChannelStatus, encodeStatus, TrackStatus } from './status';
+import { ChannelStatus, encodeStatus, MAX_RESTARTS, TrackStatus } from './status';
 import { bitrateOfStreamName, liveTrackNames } from './track-names';
 
 export type ChannelState = 'idle' | 'started' | 'stopped';
@@ -166,6 +166,8 @@ export class Channel {
             late: 0,
             events: 0,
             files: [],
+            discontinuities: 0,
+            restarts: [],
           },
           track: t,
           header: t.header,
@@ -203,6 +205,10 @@ export class Channel {
         const end = t.archive.lastEnd();
         if (end !== undefined && f.time > end) s.gaps++;
         const prev = s.lastTime;
+        if (prev !== undefined && end !== undefined && breaksTimeline(prev, end, f.time)) {
+          s.discontinuities++;
+          s.restarts = [...s.restarts, f.time.toString()].slice(-MAX_RESTARTS);
+        }
         const published = await t.archive.append(t.init, f);
         s.fragments = t.archive.count;
         s.lastTime = f.time;
@@ -361,6 +367,23 @@ export const STATUS_FILE = 'channel.json';
 export function trackKey(stream: string, trackId: number): string {
   // A directory name: the stream name with anything but letters, digits, `.`, `_`, `-` replaced.
   return `${stream.replace(/[^A-Za-z0-9._-]/g, '_')}-${trackId}`;
+}
+
+/**
+ * Whether a fragment at `time` after the newest one (at `last`, ending at `end`) starts a new
+ * run: it neither continues the timeline (`time` = `end`) nor lies on its grid, a whole number of
+ * the newest fragment's durations D after it within D/8 (media missing, the same encoder resuming:
+ * a gap; AAC fragments are whole frames, so audio durations vary by a tick around D, and the
+ * slot tolerance of model/timeline.ts absorbs that). An encoder restarted with a new anchor (ffmpeg
+ * with another -output_ts_offset) breaks it; an epoch-locked one resuming after a stall or a
+ * restart does not (docs/design/live.md, "Restarts and gaps").
+ */
+export function breaksTimeline(last: bigint, end: bigint, time: bigint): boolean {
+  const d = end - last;
+  if (time === end || d <= 0n) return false;
+  if (time < end) return true;
+  const off = (time - last) % d;
+  return off > d / 8n && off < d - d / 8n;
 }
 
 function sameHeader(a: TrackHeader, b: TrackHeader): boolean {

@@ -32,7 +32,19 @@ export interface TrackStatus {
   events: number;
   /** Start times of the archive files, oldest first (their names). */
   files: string[];
+  /**
+   * Encoder restarts with a new anchor this track has seen, ever: fragments whose time broke the
+   * track's timeline (docs/design/live.md, "Restarts and gaps"). HLS counts its
+   * EXT-X-DISCONTINUITY-SEQUENCE from it; kept here, not in the archive files, so that purging
+   * old media never lowers it.
+   */
+  discontinuities: number;
+  /** The times (track timescale) of the latest MAX_RESTARTS of those fragments, oldest first. */
+  restarts: string[];
 }
+
+/** Restart times kept per track: the DVR window never holds more in practice. */
+export const MAX_RESTARTS = 64;
 
 export interface ChannelStatus {
   state: ChannelState;
@@ -78,6 +90,13 @@ export function decodeStatus(text: string): ChannelStatus | undefined {
       late: Number(t.late),
       events: Number(t.events) || 0,
       files: Array.isArray(t.files) ? t.files.map(String).filter((f) => /^-?\d{1,20}$/.test(f)) : [],
+      discontinuities: Number(t.discontinuities) || 0,
+      restarts: Array.isArray(t.restarts)
+        ? t.restarts
+            .map(String)
+            .filter((f) => /^-?\d{1,20}$/.test(f))
+            .slice(-MAX_RESTARTS)
+        : [],
     });
   }
   return {
@@ -109,6 +128,7 @@ export function stateJson(name: string, s: ChannelStatus): string {
       duplicatesDropped: t.duplicates,
       lateDropped: t.late,
       events: t.events,
+      restarts: t.discontinuities,
     })),
   };
   return JSON.stringify(body, null, 2) + '\n';

@@ -26,6 +26,7 @@ import { contentProtection, protectionNamespaces } from './dash-protection';
 import { eventNamespaces, eventStreams, inbandEventStreams } from './dash-events';
 import type { CencProtection } from '../model/protection';
 import { dynamicAttributes, utcTimingLine } from './dash-live';
+import { dashPeriods } from './dash-periods';
 
 type Attr = [string, string | number | undefined];
 type DashType = 'audio' | 'text' | 'video';
@@ -82,15 +83,22 @@ export function writeMpd(view: PlayoutView): string {
       ['profiles', PROFILE],
     ])}>`,
   );
-  lines.push(
-    `  <Period${attributes([
-      ['id', '1'],
-      ['start', 'PT0S'],
-    ])}>`,
-  );
-  lines.push(...eventStreams(view, start));
-  groups.forEach((g, i) => lines.push(...adaptationSet(view, g, i + 1, start)));
-  lines.push('  </Period>');
+  // One Period, or one per encoder run of a live channel (dash-periods.ts).
+  for (const period of dashPeriods(view, start)) {
+    lines.push(
+      `  <Period${attributes([
+        ['id', period.id],
+        ['start', isoDuration(ticksIn(period.start, 1000) - ticksIn(start, 1000))],
+      ])}>`,
+    );
+    lines.push(...eventStreams({ ...view, events: period.events }, period.start));
+    groups.forEach((g, i) => {
+      // AdaptationSet@id stays the set's position in the whole view in every Period.
+      const members = g.members.flatMap((m) => period.tracks.filter((t) => t.track === m.track));
+      if (members.length > 0) lines.push(...adaptationSet(view, { ...g, members }, i + 1, period.start));
+    });
+    lines.push('  </Period>');
+  }
   if (dynamic !== undefined) lines.push(utcTimingLine());
   lines.push('</MPD>', '');
   return lines.join('\n');

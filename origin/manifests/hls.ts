@@ -35,8 +35,9 @@ import { dateRangeLines } from './hls-dateranges';
 import { originError } from '../errors';
 import { findRendition, Rendition, rendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
 import { hlsSegmentUrlParts, hlsUrls } from './urls';
-import { PlayoutView, trackKey, ViewTrack } from '../model/view';
+import { PlayoutView, segmentNumber, trackKey, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
+import { discontinuitySequenceLines, liveBreak } from './hls-live';
 import { rfc5646Language } from './dash';
 import {
   ByteSeries,
@@ -116,6 +117,7 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
     // firstNumber), so sibling clips share segment URLs; the media sequence numbers the first
     // listed segment (§4.3.3.2).
     `#EXT-X-MEDIA-SEQUENCE:${main.firstNumber}`,
+    ...discontinuitySequenceLines(main),
     // A live playlist slides: it MUST NOT carry a playlist type (RFC 8216 §6.2.2).
     ...(live === undefined ? ['#EXT-X-PLAYLIST-TYPE:VOD'] : []),
     // Every segment starts with a sync sample (whole source fragments, closed GOPs): §4.3.5.1.
@@ -139,16 +141,15 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
     const b = uri(before);
     const a = uri(after);
     const s = main.segments;
-    for (let i = 0; i < s.count; i++) {
-      const ticks = s.duration(i);
+    const extinfOf = (ticks: bigint): string => {
       let d = extinf.get(ticks);
-      if (d === undefined) {
-        d = `#EXTINF:${duration(ticks, timescale, version)},`;
-        extinf.set(ticks, d);
-      }
-      const n = main.firstNumber + i;
-      if (perSegment !== undefined) out.push(...perSegment(n));
-      out.push(d, b + n + a);
+      if (d === undefined) extinf.set(ticks, (d = `#EXTINF:${duration(ticks, timescale, version)},`));
+      return d;
+    };
+    for (let i = 0; i < s.count; i++) {
+      if (i > 0 && live !== undefined) out.push(...liveBreak(main, i, live.anchorSeconds, (k) => b + k + a, extinfOf));
+      if (perSegment !== undefined) out.push(...perSegment(segmentNumber(main, i)));
+      out.push(extinfOf(s.duration(i)), b + segmentNumber(main, i) + a);
     }
     return out.join('\n');
   });

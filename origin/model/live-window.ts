@@ -77,3 +77,67 @@ export function fragmentSequenceNumber(track: PresentationTrack, i: number): num
   const tenths = (track.fragments.times[i]! * 10n) / BigInt(track.properties.TimeScale);
   return Number(BigInt.asUintN(32, tenths));
 }
+
+/**
+ * How a live view track's segments are numbered and where its timeline breaks (docs/design/live.md,
+ * "Restarts and gaps"). HLS media sequence numbers stay on the epoch grid across gaps: a grid slot
+ * with no media keeps its number (the playlist writes an EXT-X-GAP segment there), so a number
+ * names the same segment in every window and on every origin.
+ */
+export interface LiveNumbering {
+  /** The media sequence number of each segment: its grid slot, at least one more than the one before. */
+  numbers: Float64Array;
+  /** 1 where a segment starts a new run: it holds a fragment that broke the timeline (a restart). */
+  restart: Uint8Array;
+  /**
+   * The discontinuity sequence number of the first segment (RFC 8216 §4.3.3.3): the track's
+   * restarts up to and including it, counted from channel.json so that purging never lowers it.
+   */
+  discontinuitySequence: number;
+  /** The grid duration D, ticks (gridDuration). */
+  grid: bigint;
+}
+
+export function liveNumbering(segments: SegmentList, track: PresentationTrack): LiveNumbering {
+  const grid = gridDuration(segments);
+  const numbers = new Float64Array(segments.count);
+  const restart = new Uint8Array(segments.count);
+  for (let i = 0; i < segments.count; i++) {
+    const slot = gridSlot(segments.time(i), grid);
+    numbers[i] = i === 0 ? slot : Math.max(slot, numbers[i - 1]! + 1);
+  }
+  const restarts = track.archive?.restarts ?? [];
+  const first = segments.count === 0 ? 0n : segments.sourceTime(0);
+  let after = 0;
+  for (const time of restarts) {
+    if (time > first) after++;
+    const fragment = fragmentAt(track, time);
+    const i = fragment < 0 ? -1 : segments.holding(fragment);
+    if (i >= 0) restart[i] = 1;
+  }
+  const discontinuitySequence = Math.max(0, (track.archive?.discontinuities ?? 0) - after);
+  return { numbers, restart, discontinuitySequence, grid };
+}
+
+/** ⌊(t + D/8) / D⌋, floored for negative times; 1 without a grid (gridNumber's rule). */
+function gridSlot(t: bigint, d: bigint): number {
+  if (d <= 0n) return 1;
+  const x = t + d / 8n;
+  const q = x / d;
+  return Number(x % d !== 0n && x < 0n ? q - 1n : q);
+}
+
+/** Index of the fragment of a track that starts at a source time, −1 if none (binary search). */
+function fragmentAt(track: PresentationTrack, time: bigint): number {
+  const times = track.fragments.times;
+  let lo = 0;
+  let hi = track.fragments.count - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const t = times[mid]!;
+    if (t === time) return mid;
+    if (t < time) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}

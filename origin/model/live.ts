@@ -46,4 +46,11 @@ export interface TrackArchiveFiles {
   files: readonly ArchiveFileSpan[];
   /** Index into `files` of each fragment. */
   fileOf: Uint16Array;
+  /**
+   * Source times (track timescale) of the latest fragments that broke the track's timeline (an
+   * encoder restarted with a new anchor), oldest first, and how many there were ever: persisted
+   * in channel.json (live/status.ts), so every origin process rebuilds the same discontinuities.
+   */
+  restarts: readonly bigint[];
+  discontinuities: number;
 }

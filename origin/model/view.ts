@@ -9,7 +9,7 @@ import { Instant, Presentation, PresentationTrack, ticksIn } from './presentatio
 import { orderEvents, TimedEvent } from './timed-metadata';
 import { SegmentList } from './segment-list';
 import { Clip, parseClip, placeSegments } from './timeline';
-import { gridNumber, liveWindow, wholeSegments } from './live-window';
+import { gridNumber, liveNumbering, LiveNumbering, liveWindow, wholeSegments } from './live-window';
 
 export interface ViewTrack {
   track: PresentationTrack;
@@ -21,6 +21,20 @@ export interface ViewTrack {
    * name a segment alike (timeline.ts placeSegments); DASH `$Number$` counts from 1 per view.
    */
   firstNumber: number;
+  /** A live track's numbers and timeline breaks (model/live-window.ts); undefined for VOD. */
+  live?: LiveNumbering;
+}
+
+/** The index of a live track's segment numbered `nText` (its grid slots skip a gap's), or 404 unknown-time. */
+export function liveSegmentIndex(t: ViewTrack, nText: string, what: string): number {
+  const i = t.live?.numbers.indexOf(Number(nText)) ?? -1;
+  if (i < 0) throw originError('unknown-time', `no segment ${nText} for ${what} in this live window`);
+  return i;
+}
+
+/** The number of segment i of a view track: on the epoch grid for live (gaps keep theirs), else firstNumber + i. */
+export function segmentNumber(t: ViewTrack, i: number): number {
+  return t.live === undefined ? t.firstNumber + i : t.live.numbers[i]!;
 }
 
 export interface PlayoutView {
@@ -113,7 +127,8 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     const segments = p.live.ended
       ? placed.segments
       : wholeSegments(placed.segments, minLength, track.properties.TimeScale);
-    if (segments.count > 0) tracks.push({ track, segments, firstNumber: gridNumber(segments) });
+    if (segments.count > 0)
+      tracks.push({ track, segments, firstNumber: gridNumber(segments), live: liveNumbering(segments, track) });
   }
   if (tracks.length === 0) {
     throw originError(

@@ -15,7 +15,7 @@
 import { OriginError, originError } from '../errors';
 import { tsId3Input, writeTsWithId3 } from './mpegts/id3-stream';
 import { openFile, SourceOpener, withSource } from '../io/source';
-import { ViewTrack, PlayoutView } from '../model/view';
+import { segmentNumber, ViewTrack, PlayoutView } from '../model/view';
 import { Presentation } from '../model/presentation';
 import { adtsConfigOf } from './mpegts/adts';
 import { carriedConfig } from '../media/codec-config';
@@ -116,7 +116,7 @@ export async function tsSegment(
   // The live edge segment: its audio ends with its video (source ticks), not with the archive.
   const until = last && live ? seg.sourceTime + seg.duration : undefined;
   const tableCc = live ? seg.first : fragmentRange(v).first;
-  const psiCc = (live ? v.firstNumber + index : index) & 0x0f;
+  const psiCc = (live ? segmentNumber(v, index) : index) & 0x0f;
   // The video and the audio are read concurrently (two sources, or two ranges of one): the
   // segment waits for one round of reads, not two in turn. Both reads go into pooled buffers
   // (io/buffers.ts) that return to the pool once the segment is written: the output is a copy.

@@ -22,7 +22,7 @@ import { SourceOpener, withSource } from '../io/source';
 import { trackHeaderOf } from '../media/moov';
 import { canonicalViewKey, ManifestOutcome, RenderedManifest } from '../cache/manifest-cache';
 import { Presentation } from '../model/presentation';
-import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
+import { liveSegmentIndex, PlayoutView, segmentNumber, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
 import { findRendition, SegmentKind, segmentKind, videoOf } from '../model/rendition';
 import { numberingTrack, packedAudio, tsSegment, webvttText } from '../segments/hls-segments';
@@ -249,11 +249,11 @@ async function fmp4InitOrMediaSegment(call: RouteCall, numbering: 'time' | 'numb
 }
 
 /**
- * An HLS segment number `<n>` as an index into a view track's segments, or 404 unknown-time. HLS
- * numbers segments as the unclipped presentation does (ViewTrack firstNumber): segment n of a
- * clip is unclipped segment n cut to the clip, and a number outside the clip names no segment.
+ * An HLS segment number `<n>` as an index into a view track's segments, or 404 unknown-time: as the
+ * unclipped presentation numbers them (firstNumber), a live channel on its grid (liveSegmentIndex).
  */
 function segmentIndex(nText: string, t: ViewTrack, what: string): number {
+  if (t.live !== undefined) return liveSegmentIndex(t, nText, what);
   return numberIndex(nText, t.firstNumber, t.segments.count, 'segment', what);
 }
 
@@ -441,7 +441,7 @@ async function segmentReply(call: RouteCall, t: ViewTrack, index: number, mode: 
     const clear = await withSource(ctx.open, t.track.src, (source) => assembleSegment(source, parts));
     return {
       contentType: req.route.contentType,
-      body: { type: 'bytes', bytes: aes128(view, t.firstNumber + index, clear) },
+      body: { type: 'bytes', bytes: aes128(view, segmentNumber(t, index), clear) },
       lastModified: new Date(p.mtimeMs),
       etag: sourceSegmentEtag({ ...identity, fileSize: read.fileSize, variant: `aes-128${withEvents}` }),
       cacheClass: 'segment',

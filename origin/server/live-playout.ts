@@ -12,13 +12,14 @@
 //   (channel, URL, bytes), which neither an append nor a restart changes.
 
 import { OriginError, liveFragmentError } from '../errors';
+import { LIVE_FRAGMENT_STATUS, LiveFragmentCode, LiveFragmentStatusTable } from '../error-codes';
 import { FileStat, Storage } from '../io/storage';
 import { SourceOpener } from '../io/source';
 import { SpanningSource } from '../io/spanning-source';
 import { channelVersion, loadChannelPresentation } from '../live/channel-loader';
 import { gridDuration } from '../model/live-window';
 import { Presentation } from '../model/presentation';
-import { PlayoutView, trackKey, viewForQuery, ViewTrack } from '../model/view';
+import { PlayoutView, segmentNumber, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { contentEtag } from './etag';
 import { hdsRefusal, liveSmoothFragment } from './live-smooth';
 import { inMemory } from './remote-playout';
@@ -36,6 +37,8 @@ export class LiveChannels {
     /** Where channels are read (and their archive files opened). */
     readonly storage: Storage,
     private readonly root: string,
+    /** The status of each refusal per format (`origin serve --fragment-*-status`). */
+    readonly refusalStatus: LiveFragmentStatusTable = LIVE_FRAGMENT_STATUS,
   ) {}
 
   /** The channel at a decoded `.isml` URL path, read again when channel.json has changed. */
@@ -84,9 +87,17 @@ export async function handleLivePlayout(
     const handler = req.route.kind === 'smooth-fragment' ? liveSmoothFragment : req.route.handler;
     reply = await inMemory(await handler({ ctx: live, req, presentation: p, view, rawQuery, signal }), live.open);
   } catch (e) {
-    if (!(e instanceof OriginError) || e.code !== 'unknown-time') throw e;
-    if (format === 'smooth') throw e;
-    throw format === 'hds' ? hdsRefusal(view, req, e) : refusal(view, req, e);
+    if (!(e instanceof OriginError)) throw e;
+    const refused =
+      e.code !== 'unknown-time' || format === 'smooth'
+        ? e
+        : format === 'hds'
+          ? hdsRefusal(view, req, e)
+          : refusal(view, req, e);
+    // A refusal's status is the format's in the server's table (liveFragmentError set the default).
+    if (refused.status !== undefined && isLiveFragmentCode(refused.code))
+      refused.status = channels.refusalStatus[format][refused.code];
+    throw refused;
   }
   if (reply.cacheClass === 'manifest') {
     if (p.live?.ended === true) return reply;
@@ -99,6 +110,10 @@ export async function handleLivePlayout(
         ? reply.body.bytes.byteLength
         : reply.body.length;
   return { ...reply, etag: contentEtag(`live\n${req.ismPath}\n${req.tail}\n${rawQuery}\n${length}`) };
+}
+
+function isLiveFragmentCode(code: string): code is LiveFragmentCode {
+  return code === 'fragment-expired' || code === 'fragment-missing' || code === 'fragment-not-yet';
 }
 
 /** Opens a live track's `src` as one source over its archive files; any other path as `open` does. */
@@ -137,7 +152,10 @@ function refusal(view: PlayoutView, req: PresentationRequest, e: OriginError): O
   const byTime = format === 'dash' && view.options.str('mpd_segment_template') !== 'number';
   const at = BigInt(n);
   const first = byTime ? s.time(0) : BigInt(t.firstNumber);
-  const last = byTime ? s.time(s.count - 1) : BigInt(t.firstNumber + s.count - 1);
+  // HLS numbers skip a gap's slots (model/live-window.ts); DASH `$Number$` counts `S` elements.
+  const last = byTime
+    ? s.time(s.count - 1)
+    : BigInt(format === 'hls' ? segmentNumber(t, s.count - 1) : t.firstNumber + s.count - 1);
   const what = `${trackKey(t.track)} ${byTime ? 'time' : 'segment'} ${n}`;
   if (at < first) return liveFragmentError('fragment-expired', format, `${what} is older than the DVR window`);
   if (at > last) return liveFragmentError('fragment-not-yet', format, `${what} is past the live edge`);

@@ -11,6 +11,7 @@ import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { OriginError, originError } from '../errors';
+import type { LiveFragmentStatusTable } from '../error-codes';
 import { CacheCounts, DEFAULT_LIMITS, PresentationStore } from '../cache/presentation-store';
 import { ManifestCacheStats } from '../cache/manifest-cache';
 import { TrackSelector } from '../model/view';
@@ -98,6 +99,8 @@ export interface ServerOptions {
    * (`proxy_pass`, io/remote/). Undefined: local files only, and reconfigure() refuses.
    */
   locations?: readonly LocationConfig[];
+  /** Statuses of live segment refusals per format (`--fragment-*-status`; default LIVE_FRAGMENT_STATUS). */
+  liveFragmentStatus?: LiveFragmentStatusTable;
 }
 
 /** What reconfigure() changes: the settings a reload (SIGHUP) may change while serving. */
@@ -188,7 +191,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     logger,
     observer: metrics === undefined && requestLog === undefined ? undefined : { metrics, logger: requestLog },
     ops: { root, metrics, ready: false, draining: false, now: opts.now },
-    liveChannels: new LiveChannels(FILE_STORAGE, root),
+    liveChannels: new LiveChannels(FILE_STORAGE, root, opts.liveFragmentStatus),
     confinement,
     passthrough: new Passthrough(routed ?? FILE_STORAGE, confinement),
     live: new LiveFragmentTable(FILE_STORAGE, root),

@@ -1,0 +1,273 @@
+// Failure drills on the test encoder with a fixed clock (docs/guide/live.md, "Failure drills"):
+// an encoder that stalls and resumes on its grid (a gap: EXT-X-GAP segments, a hole in the DASH
+// timeline, `fragment-missing` inside it), one killed and restarted with the same anchor
+// (continuous: no discontinuity), and one restarted with a new anchor (EXT-X-DISCONTINUITY, a new
+// DASH Period), each read again after an origin restart (the restarts are in channel.json).
+
+import { media } from '../../helpers/fixtures';
+import { createChannel, eventually, liveServerOptions, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { refusalStatusTable } from '../../../origin/cli/serve-refusals';
+import { startServer } from '../../../origin/server/server';
+import { breaksTimeline } from '../../../origin/live/channel';
+import { httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
+import { validateMpd } from '../manifests/format-support';
+
+const JAN_2020 = 1577836800;
+const ANCHOR = JAN_2020 + 2;
+const video = loadFixture(media('video_baseline_400k.ismv'));
+const audio = loadFixture(media('audio_eng_64k.isma'));
+const clock = (): number => (ANCHOR + 200) * 1000;
+
+let origin: LiveOrigin;
+
+function encoders(channel: string, anchorSeconds: number): [TestEncoder, TestEncoder] {
+  const make = (stream: string, fixture: typeof video): TestEncoder =>
+    new TestEncoder({ channelUrl: origin.channelUrl(channel), stream, fixture, anchorSeconds });
+  return [make('video-400k.cmfv', video), make('audio-64k.cmfa', audio)];
+}
+
+/** Sends fragments [from, to) of both encoders and waits until the last is archived. */
+async function send(channel: string, pair: [TestEncoder, TestEncoder], from: number, to: number): Promise<void> {
+  for (const e of pair) await e.send(from, to);
+  const last = pair[0].fragment(to - 1).time;
+  await eventually(
+    () => origin.state(channel),
+    (s) => s.tracks.length === 2 && s.tracks.every((t) => BigInt(t.lastTime ?? 0) >= last - 1_000_000n),
+  );
+}
+
+const CHANNELS = ['stall', 'same', 'fresh', 'slid'];
+/** 2020-01-01T00:00:00Z in 10 MHz ticks. */
+const JAN_TICKS = BigInt(JAN_2020) * 10_000_000n;
+/** The epoch-grid number of JAN_2020 in 4-s HLS segments. */
+const MSN0 = JAN_2020 / 4;
+
+beforeAll(async () => {
+  origin = await startLiveOrigin({ now: clock });
+  for (const ch of CHANNELS) await createChannel(origin.root, ch, [`--dvr_window_length=${ch === 'slid' ? 8 : 60}`]);
+  // (a) 12 s of media, nothing for 10 s with the connection open, then 12 s more on the same grid.
+  const stall = encoders('stall', ANCHOR);
+  for (const e of stall) await e.open();
+  await send('stall', stall, 0, 6);
+  await send('stall', stall, 11, 17);
+  // (b) killed after 12 s, restarted 10 s later with the same anchor: times on the same grid.
+  const same = encoders('same', ANCHOR);
+  for (const e of same) await e.open();
+  await send('same', same, 0, 6);
+  for (const e of same) e.drop();
+  const again = encoders('same', ANCHOR);
+  for (const e of again) await e.open();
+  await send('same', again, 11, 17);
+  // (c) killed after 12 s, restarted 11 s later with a new anchor: one second off the 2-s grid;
+  // `slid` the same with a DVR window that no longer holds the first run.
+  for (const ch of ['fresh', 'slid']) {
+    const fresh = encoders(ch, ANCHOR);
+    for (const e of fresh) await e.open();
+    await send(ch, fresh, 0, 6);
+    for (const e of fresh) e.drop();
+    const restarted = encoders(ch, ANCHOR + 23);
+    for (const e of restarted) await e.open();
+    await send(ch, restarted, 0, 6);
+  }
+});
+afterAll(() => origin.close());
+
+const get = async (ch: string, tail: string): Promise<string> => {
+  const r = await httpGet(`${origin.serving.url}/live/${ch}.isml/${tail}`);
+  expect([tail, r.status]).toEqual([tail, 200]);
+  return r.body;
+};
+const ts = (ch: string): string => `${ch}-audio=64000-video=400000.m3u8`;
+const fmp4 = (ch: string): string => `${ch}-video=400000.m3u8?hls_fmp4=true`;
+const audioFmp4 = (ch: string): string => `${ch}-audio=64000.m3u8?hls_fmp4=true`;
+
+/** The playlist's entries: each segment's number, tags and URI. */
+function entries(playlist: string): Array<{ n: number; tags: string[]; uri: string }> {
+  const lines = playlist.split('\n');
+  let n = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(playlist)![1]);
+  const out = [];
+  let tags: string[] = [];
+  for (const l of lines.slice(lines.findIndex((x) => x.startsWith('#EXTINF')) - 1)) {
+    if (l.startsWith('#')) tags.push(l.replace(/:.*/, ''));
+    else if (l !== '') {
+      out.push({ n: n++, tags, uri: l });
+      tags = [];
+    }
+  }
+  return out;
+}
+
+async function status(ch: string, tail: string): Promise<[number, string | undefined]> {
+  const r = await httpGet(`${origin.serving.url}/live/${ch}.isml/${tail}`);
+  return [r.status, r.headers['x-origin-error'] as string | undefined];
+}
+
+test('(a) a stall: EXT-X-GAP segments on the grid, a hole in the DASH timeline, fragment-missing inside', async () => {
+  for (const tail of [ts('stall'), fmp4('stall'), audioFmp4('stall')]) {
+    const list = entries(await get('stall', tail));
+    // The URI's number is the media sequence number of its place: on the epoch grid throughout.
+    for (const e of list) expect(e.uri).toMatch(new RegExp(`-${e.n}\\.(ts|m4s)`));
+    const gaps = list.filter((e) => e.tags.includes('#EXT-X-GAP'));
+    // 12 s of media from JAN+2, nothing from JAN+14 to JAN+24: the 4-s slots 4 and 5 are empty.
+    // (Audio alone is numbered on its own grid, its most frequent segment duration: the same places.)
+    const first = tail.startsWith('stall-audio=64000.') ? list[0]!.n : MSN0;
+    expect([tail, list[0]!.n - first, gaps.map((e) => e.n - first)]).toEqual([tail, 0, [4, 5]]);
+    expect(list.some((e) => e.tags.includes('#EXT-X-DISCONTINUITY'))).toBe(false);
+    expect(list[list.length - 1]!.n - first).toBe(8);
+    for (const g of gaps) {
+      const url = tail.startsWith('stall-audio=64000-video') ? g.uri : `hls/${g.uri.replace(/^hls\//, '')}`;
+      expect(await status('stall', url)).toEqual([404, 'fragment-missing']);
+    }
+    const after = list.find((e) => e.n - first === 6)!;
+    expect(after.tags).toContain('#EXT-X-PROGRAM-DATE-TIME');
+    expect(await status('stall', after.uri)).toEqual([200, undefined]);
+  }
+  const mpd = await get('stall', '.mpd');
+  expect(validateMpd(mpd).ok).toBe(true);
+  expect(mpd.match(/<Period /g)).toHaveLength(1);
+  // The video timeline: 6 segments from JAN+2, then `t` after the hole at JAN+24.
+  expect(mpd).toContain(`<S t="${JAN_TICKS + 20_000_000n}" d="20000000" r="5" />`);
+  expect(mpd).toContain(`<S t="${JAN_TICKS + 240_000_000n}" d="20000000" r="5" />`);
+  expect(await status('stall', `dash/stall-video=400000-${JAN_TICKS + 160_000_000n}.dash`)).toEqual([
+    404,
+    'fragment-missing',
+  ]);
+  const state = JSON.parse(await get('stall', 'state?format=json')) as { tracks: Array<Record<string, number>> };
+  expect(state.tracks.map((t) => [t.gaps, t.restarts])).toEqual([
+    [1, 0],
+    [1, 0],
+  ]);
+});
+
+test('(b) killed and restarted with the same anchor: the manifests of a stall, no discontinuity', async () => {
+  for (const tail of ['.mpd', ts('CH'), fmp4('CH'), audioFmp4('CH')]) {
+    const stall = await get('stall', tail.replace('CH', 'stall'));
+    const same = await get('same', tail.replace('CH', 'same'));
+    expect(same).toBe(stall.replaceAll('stall', 'same'));
+    expect(same).not.toContain('DISCONTINUITY');
+  }
+});
+
+test('(c) restarted with a new anchor: EXT-X-DISCONTINUITY after the gap, a second DASH Period', async () => {
+  for (const tail of [ts('fresh'), fmp4('fresh'), audioFmp4('fresh')]) {
+    const playlist = await get('fresh', tail);
+    expect(playlist).not.toContain('#EXT-X-DISCONTINUITY-SEQUENCE');
+    const list = entries(playlist);
+    const first = tail.startsWith('fresh-audio=64000.') ? list[0]!.n : MSN0;
+    expect(list.filter((e) => e.tags.includes('#EXT-X-GAP')).map((e) => e.n - first)).toEqual([4, 5]);
+    const broken = list.filter((e) => e.tags.includes('#EXT-X-DISCONTINUITY'));
+    // The new run starts at JAN+25: slot ⌊25/4 + 1/8⌋ = 6, with its own date.
+    expect([tail, broken.map((e) => e.n - first)]).toEqual([tail, [6]]);
+    expect(broken[0]!.tags).toEqual(['#EXT-X-DISCONTINUITY', '#EXT-X-PROGRAM-DATE-TIME', '#EXTINF']);
+    expect(playlist).toContain('#EXT-X-PROGRAM-DATE-TIME:2020-01-01T00:00:25.000Z');
+    for (const e of list.filter((x) => !x.tags.includes('#EXT-X-GAP')))
+      expect([e.uri, (await status('fresh', e.uri))[0]]).toEqual([e.uri, 200]);
+  }
+  const mpd = await get('fresh', '.mpd');
+  expect(validateMpd(mpd).ok).toBe(true);
+  const periods = [...mpd.matchAll(/<Period id="([^"]+)" start="([^"]+)">/g)].map((m) => [m[1], m[2]]);
+  // The second Period starts at the restart, 2020-01-01T00:00:25Z since the anchor (1970).
+  expect(periods).toEqual([
+    ['1', 'PT0S'],
+    ['r1577836825000', 'PT438288H25S'],
+  ]);
+  const second = mpd.slice(mpd.indexOf('<Period id="r'));
+  const restart = JAN_TICKS + 250_000_000n;
+  expect(second.match(new RegExp(`presentationTimeOffset="${restart}"`, 'g'))).toHaveLength(2);
+  expect(second).toContain(`<S t="${restart}" d="20000000" r="5" />`);
+  expect(mpd.slice(0, mpd.indexOf('<Period id="r'))).not.toContain('presentationTimeOffset');
+  for (const t of [JAN_TICKS + 20_000_000n, restart, restart + 100_000_000n])
+    expect(await status('fresh', `dash/fresh-video=400000-${t}.dash`)).toEqual([200, undefined]);
+  const state = JSON.parse(await get('fresh', 'state?format=json')) as { tracks: Array<Record<string, number>> };
+  expect(state.tracks.map((t) => t.restarts)).toEqual([1, 1]);
+});
+
+test('(c) once the first run has slid out: EXT-X-DISCONTINUITY-SEQUENCE 1, one Period from the restart', async () => {
+  for (const tail of [ts('slid'), fmp4('slid')]) {
+    const playlist = await get('slid', tail);
+    expect(playlist).toContain('#EXT-X-DISCONTINUITY-SEQUENCE:1\n');
+    expect(playlist).not.toContain('#EXT-X-DISCONTINUITY\n');
+    expect(playlist).not.toContain('#EXT-X-GAP');
+  }
+  const mpd = await get('slid', '.mpd');
+  expect(validateMpd(mpd).ok).toBe(true);
+  expect([...mpd.matchAll(/<Period id="([^"]+)" start="([^"]+)">/g)].map((m) => [m[1], m[2]])).toEqual([
+    ['r1577836825000', 'PT438288H25S'],
+  ]);
+});
+
+test('what breaks a track timeline: off its grid by more than 1/8 of a fragment, or overlapping it', () => {
+  // The newest fragment at 100, 20 long.
+  expect(breaksTimeline(100n, 120n, 120n)).toBe(false); // continues
+  expect(breaksTimeline(100n, 120n, 200n)).toBe(false); // a gap of four fragments, on the grid
+  expect(breaksTimeline(100n, 120n, 202n)).toBe(false); // on the grid within 1/8 (AAC frame rounding)
+  expect(breaksTimeline(100n, 120n, 198n)).toBe(false);
+  expect(breaksTimeline(100n, 120n, 210n)).toBe(true); // half a fragment off: a new anchor
+  expect(breaksTimeline(100n, 120n, 110n)).toBe(true); // inside the newest: a new anchor
+});
+
+test('a restart whose times go back: dropped as late until they pass the archive, the numbers never go back', async () => {
+  await createChannel(origin.root, 'back', ['--dvr_window_length=60']);
+  const first = encoders('back', ANCHOR + 100);
+  for (const e of first) await e.open();
+  await send('back', first, 0, 4);
+  const before = await get('back', ts('back'));
+  const back = encoders('back', ANCHOR);
+  for (const e of back) await e.open();
+  for (const e of back) await e.send(0, 3);
+  await eventually(
+    () => origin.state('back'),
+    (s) => s.tracks.every((t) => t.lateDropped === 3),
+  );
+  expect(await get('back', ts('back'))).toBe(before);
+  for (const e of [...first, ...back]) await e.close();
+});
+
+test("refusal statuses: the reference table by default, origin serve's own when given", async () => {
+  const hole = JAN_TICKS + 160_000_000n;
+  const urls = {
+    hls: `stall-audio=64000-video=400000-${MSN0 + 4}.ts`,
+    dash: `dash/stall-video=400000-${hole}.dash`,
+    smooth: `QualityLevels(400000)/Fragments(video=${hole})`,
+    dashLater: `dash/stall-video=400000-${JAN_TICKS + 400_000_000n}.dash`,
+  };
+  const at = async (base: string): Promise<Array<[number, string | undefined]>> =>
+    Promise.all(
+      Object.values(urls).map(async (u) => {
+        const r = await httpGet(`${base}/live/stall.isml/${u}`);
+        return [r.status, r.headers['x-origin-error'] as string | undefined] as [number, string | undefined];
+      }),
+    );
+  expect(await at(origin.serving.url)).toEqual([
+    [404, 'fragment-missing'],
+    [404, 'fragment-missing'],
+    [412, 'fragment-missing'],
+    [404, 'fragment-not-yet'],
+  ]);
+  const own = await startServer({
+    ...liveServerOptions(origin.root, clock),
+    liveFragmentStatus: refusalStatusTable({ 'fragment-missing': 'hls=503,smooth=404', 'fragment-not-yet': '425' }),
+  });
+  try {
+    expect(await at(own.url)).toEqual([
+      [503, 'fragment-missing'],
+      [404, 'fragment-missing'],
+      [404, 'fragment-missing'],
+      [425, 'fragment-not-yet'],
+    ]);
+  } finally {
+    await own.close();
+  }
+});
+
+test('an origin restarted on the same archive writes the same Periods, gaps and discontinuities', async () => {
+  const tails = (ch: string): string[] => ['.mpd', ts(ch), fmp4(ch), audioFmp4(ch)];
+  const before = new Map<string, string>();
+  for (const ch of CHANNELS) for (const tail of tails(ch)) before.set(`${ch}/${tail}`, await get(ch, tail));
+  const root = origin.root;
+  await origin.close();
+  origin = await startLiveOrigin({ now: clock }, root);
+  for (const ch of CHANNELS)
+    for (const tail of tails(ch))
+      expect([ch, tail, await get(ch, tail)]).toEqual([ch, tail, before.get(`${ch}/${tail}`)]);
+});
