@@ -89,7 +89,7 @@ export async function handleLivePlayout(
     throw format === 'hds' ? hdsRefusal(view, req, e) : refusal(view, req, e);
   }
   if (reply.cacheClass === 'manifest') {
-    if (p.live?.ended === true) return reply;
+    if (view.live?.ended === true) return reply;
     return { ...reply, cacheControl: `max-age=${Math.floor(halfSegmentSeconds(view))}` };
   }
   const length =
