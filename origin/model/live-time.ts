@@ -17,6 +17,8 @@ import { parseOffset } from './timeline';
 export interface LiveRange {
   start: number | undefined;
   end: number | undefined;
+  /** The parameter that set it, as errors about the range name it: `t`, `vbegin` or `vend`. */
+  parameter: 't' | 'vbegin' | 'vend';
 }
 
 const ISO = '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{1,9})?Z?';
@@ -47,15 +49,19 @@ export function parseLiveRange(
         `"${t.slice(0, 80)}" is not a range: <start>[-<end>], each an ISO 8601 date (2026-11-27T10:00:00, UTC) or seconds since 1970`,
         { subject: 't' },
       );
-    range = { start: instant(m[1]!, 't', anchorSeconds), end: optional(m[2], 't', anchorSeconds) };
+    range = { start: instant(m[1]!, 't', anchorSeconds), end: optional(m[2], 't', anchorSeconds), parameter: 't' };
     shown = `t=${t}`;
   } else if (vbegin !== undefined || vend !== undefined) {
-    range = { start: optional(vbegin, 'vbegin', anchorSeconds), end: optional(vend, 'vend', anchorSeconds) };
+    range = {
+      start: optional(vbegin, 'vbegin', anchorSeconds),
+      end: optional(vend, 'vend', anchorSeconds),
+      parameter: vbegin !== undefined ? 'vbegin' : 'vend',
+    };
     shown = [vbegin === undefined ? '' : `vbegin=${vbegin}`, vend === undefined ? '' : `vend=${vend}`].join(' ');
   }
   if (range?.start !== undefined && range.end !== undefined && range.end <= range.start)
     throw originError('bad-time', `${shown.trim().slice(0, 160)}: the end is not after the start`, {
-      subject: t !== undefined ? 't' : 'vend',
+      subject: range.parameter === 't' ? 't' : 'vend',
     });
   return range;
 }

@@ -168,20 +168,13 @@ function emptyLiveView(window: LiveViewWindow, c: LiveControls): OriginError {
   const live = window.live;
   const at = (s: number): string => new Date(Math.round((live.anchorSeconds + s) * 1000)).toISOString();
   const point = live.edgeSeconds - c.timeShiftSeconds;
-  const subject = c.range === undefined ? 'time_shift' : c.range.start !== undefined ? 't' : 'vend';
-  if (window.clip.start >= point)
-    return originError(
-      'fragment-not-yet',
-      `the range starts at ${at(window.clip.start)}, after the live point ${at(point)}`,
-      {
-        subject,
-      },
-    );
-  return originError(
-    'empty-clip',
-    `the request selects no media: the channel's archive holds ${at(live.archiveStartSeconds)} to ${at(live.edgeSeconds)}`,
-    { subject },
-  );
+  const where = { subject: c.range?.parameter ?? (c.timeShiftSeconds > 0 ? 'time_shift' : 'dvr_window_length') };
+  if (window.clip.start >= point) {
+    const why = `the range starts at ${at(window.clip.start)}, after the live point ${at(point)}`;
+    return originError('fragment-not-yet', why, where);
+  }
+  const holds = `the channel's archive holds ${at(live.archiveStartSeconds)} to ${at(live.edgeSeconds)}`;
+  return originError('empty-clip', `the request selects no media: ${holds}`, where);
 }
 
 /**

@@ -19,21 +19,35 @@ describe('parseLiveRange', () => {
     // The VOD offset forms are seconds on the channel's timeline too: since 1970.
     ['0:01:00', 60],
   ])('t=%s starts at %d s and runs to the edge', (text, seconds) => {
-    expect(parseLiveRange(text, undefined, undefined, 0)).toEqual({ start: seconds, end: undefined });
+    expect(parseLiveRange(text, undefined, undefined, 0)).toEqual({ start: seconds, end: undefined, parameter: 't' });
   });
 
   test('ranges: ISO, seconds, vbegin/vend, vend alone; ISO less the anchor', () => {
     expect(parseLiveRange('2026-11-27T10:00:00-2026-11-27T10:00:30', undefined, undefined, 0)).toEqual({
       start: T0,
       end: T0 + 30,
+      parameter: 't',
     });
-    expect(parseLiveRange(`${T0}-${T0 + 30}`, undefined, undefined, 0)).toEqual({ start: T0, end: T0 + 30 });
-    expect(parseLiveRange(`${T0}-`, undefined, undefined, 0)).toEqual({ start: T0, end: undefined });
-    expect(parseLiveRange(undefined, '2026-11-27T10:00:00', String(T0 + 30), 0)).toEqual({ start: T0, end: T0 + 30 });
-    expect(parseLiveRange(undefined, undefined, '2026-11-27T10:00:00', 0)).toEqual({ start: undefined, end: T0 });
+    expect(parseLiveRange(`${T0}-${T0 + 30}`, undefined, undefined, 0)).toEqual({
+      start: T0,
+      end: T0 + 30,
+      parameter: 't',
+    });
+    expect(parseLiveRange(`${T0}-`, undefined, undefined, 0)).toEqual({ start: T0, end: undefined, parameter: 't' });
+    expect(parseLiveRange(undefined, '2026-11-27T10:00:00', String(T0 + 30), 0)).toEqual({
+      start: T0,
+      end: T0 + 30,
+      parameter: 'vbegin',
+    });
+    expect(parseLiveRange(undefined, undefined, '2026-11-27T10:00:00', 0)).toEqual({
+      start: undefined,
+      end: T0,
+      parameter: 'vend',
+    });
     expect(parseLiveRange('2026-11-27T10:00:00', undefined, undefined, T0 - 100)).toEqual({
       start: 100,
       end: undefined,
+      parameter: 't',
     });
     expect(parseLiveRange(undefined, undefined, undefined, 0)).toBeUndefined();
   });
@@ -94,26 +108,35 @@ describe('liveWindow', () => {
   });
 
   test('a range: cut at the live point, closed once it ends before it, from the archive start', () => {
-    const open = liveWindow(live, { ...none, range: { start: 500, end: undefined } });
+    const open = liveWindow(live, { ...none, range: { start: 500, end: undefined, parameter: 't' } });
     expect(open).toEqual({ clip: { start: 500, end: undefined }, live: { ...live, dvrWindowSeconds: 500 } });
-    const past = liveWindow(live, { ...none, range: { start: 500, end: 600 } });
+    const past = liveWindow(live, { ...none, range: { start: 500, end: 600, parameter: 't' } });
     expect(past.clip).toEqual({ start: 500, end: 600 });
     expect(past.live.ended).toBe(true);
-    const spanning = liveWindow(live, { ...none, range: { start: 500, end: 2000 } });
+    const spanning = liveWindow(live, { ...none, range: { start: 500, end: 2000, parameter: 't' } });
     expect([spanning.clip, spanning.live.ended]).toEqual([{ start: 500, end: undefined }, false]);
-    const early = liveWindow(live, { ...none, range: { start: undefined, end: 600 } });
+    const early = liveWindow(live, { ...none, range: { start: undefined, end: 600, parameter: 't' } });
     expect(early.clip).toEqual({ start: 100, end: 600 });
-    const before = liveWindow(live, { ...none, range: { start: 0, end: 600 } });
+    const before = liveWindow(live, { ...none, range: { start: 0, end: 600, parameter: 't' } });
     expect(before.clip.start).toBe(100);
-    const shifted = liveWindow(live, { ...none, range: { start: 500, end: 980 }, timeShiftSeconds: 60 });
+    const shifted = liveWindow(live, {
+      ...none,
+      range: { start: 500, end: 980, parameter: 't' },
+      timeShiftSeconds: 60,
+    });
     expect([shifted.clip, shifted.live.ended]).toEqual([{ start: 500, end: 940 }, false]);
-    const windowed = liveWindow(live, { ...none, range: { start: 500, end: 600 }, queryWindowSeconds: 20 });
+    const windowed = liveWindow(live, {
+      ...none,
+      range: { start: 500, end: 600, parameter: 't' },
+      queryWindowSeconds: 20,
+    });
     expect(windowed.clip).toEqual({ start: 580, end: 600 });
   });
 
   test('an ended channel stays ended', () => {
-    expect(liveWindow({ ...live, ended: true }, { ...none, range: { start: 500, end: undefined } }).live.ended).toBe(
-      true,
-    );
+    expect(
+      liveWindow({ ...live, ended: true }, { ...none, range: { start: 500, end: undefined, parameter: 't' } }).live
+        .ended,
+    ).toBe(true);
   });
 });
