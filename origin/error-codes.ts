@@ -132,7 +132,11 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
     meaning:
       "a `variant_set` syntax error, or a set that keeps none of the request's tracks (the message names the set)",
   },
-  'bad-time': { kind: 'bad-request', meaning: 'a malformed `t`/`vbegin`, end not after start, both given' },
+  'bad-time': {
+    kind: 'bad-request',
+    meaning:
+      'a malformed `t`/`vbegin`/`vend` (live: also an ISO 8601 date that does not exist), end not after start, `t` with `vbegin`/`vend`',
+  },
   'bad-parameter': { kind: 'bad-request', meaning: 'a bad player-page parameter (`/play`, `/_filter`)' },
   forbidden: { kind: 'forbidden', meaning: 'storage refused to read a file (permission denied)' },
   'protected-format': {
@@ -293,7 +297,8 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
   },
   'fragment-not-yet': {
     kind: 'not-found',
-    meaning: 'a live segment past the live edge, or any output of a channel with no media yet',
+    meaning:
+      'a live segment past the live edge (moved back by `time_shift`), any output of a channel with no media yet, or a time range that starts after the live edge',
   },
 };
 

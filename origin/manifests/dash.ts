@@ -56,7 +56,7 @@ const HOISTED = ['sar', 'frameRate', 'audioSamplingRate', 'codecs'];
 
 export function writeMpd(view: PlayoutView): string {
   // A live channel until its end of stream: dynamic, times from the anchor (dash-live.ts).
-  const live = view.presentation.live;
+  const live = view.live;
   const dynamic = live !== undefined && !live.ended ? live : undefined;
   const start = dynamic !== undefined ? { ticks: 0n, timescale: 1 } : viewStart(view);
   // Per view (model/view-derived.ts): what compares or walks every segment.

@@ -59,7 +59,7 @@ export interface HdsLive {
 
 /** A channel's view: whether it has ended (undefined: VOD). */
 export function hdsLiveOf(view: PlayoutView): HdsLive | undefined {
-  const live = view.presentation.live;
+  const live = view.live;
   return live === undefined ? undefined : { ended: live.ended };
 }
 

@@ -109,7 +109,7 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   const main = videoOf(rend) ?? rend.tracks[0]!;
   const timescale = main.track.properties.TimeScale;
   const version = playlistVersion(view);
-  const live = view.presentation.live;
+  const live = view.live;
   const lines = [
     ...header(version),
     `#EXT-X-TARGETDURATION:${targetDuration(main)}`,

@@ -46,7 +46,7 @@ export interface SmoothLive extends SmoothLookahead {
 
 /** The live description of a channel's view (undefined: VOD): `lookahead_fragments`, its DVR window. */
 export function smoothLiveOf(view: PlayoutView): SmoothLive | undefined {
-  const live = view.presentation.live;
+  const live = view.live;
   if (live === undefined) return undefined;
   const count = view.options.int('lookahead_fragments') ?? DEFAULT_LOOKAHEAD;
   return { count, ended: live.ended, dvrWindowSeconds: live.dvrWindowSeconds };

@@ -1,19 +1,68 @@
 // The DVR window and the epoch grid of a live view (docs/design/live.md). The window is a clip of
-// the view: the fragments whose midpoint lies within `dvr_window_length` seconds of the live edge
-// (timeline.ts clipRange), so it slides a whole fragment at a time. Numbers are on the epoch grid:
+// the view (liveWindow: the DVR window at the live edge, or the request's time controls), so it
+// slides a whole fragment at a time. Numbers are on the epoch grid:
 // segment k of a track is ⌊(t − anchor)/D + 1/8⌋ (gridNumber) with D the track's fragment duration (the DASH-IF
 // ingest spec's dual-encoder rule puts boundaries at K × D since the Unix epoch), so two origins
 // fed the same encoders name a segment alike whatever their windows.
 
 import { Rational } from '../rational';
 import { LiveDescription } from './live';
+import { LiveRange } from './live-time';
 import { PresentationTrack } from './presentation';
 import { SegmentList } from './segment-list';
 import { Clip } from './timeline';
 
-/** The clip a live view lists: the DVR window ending at the live edge. */
-export function liveWindow(live: LiveDescription): Clip {
-  return { start: Math.max(0, live.edgeSeconds - live.dvrWindowSeconds), end: undefined };
+/** A request's time controls on a channel (docs/guide/live.md#time-controls). */
+export interface LiveControls {
+  /** `t`, or `vbegin`/`vend`, seconds from the anchor (model/live-time.ts); undefined: none. */
+  range: LiveRange | undefined;
+  /** `time_shift`: seconds the live point of this view lies behind the live edge. */
+  timeShiftSeconds: number;
+  /** `dvr_window_length` given in the query, seconds; undefined: the channel's alone. */
+  queryWindowSeconds: number | undefined;
+}
+
+/** What a live view lists, and the live description its writers read. */
+export interface LiveViewWindow {
+  clip: Clip;
+  /**
+   * The channel's description as this view sees it: `ended` also when the requested range ends
+   * before the view's live point (no media can join it: the archive only grows forward, so the
+   * writers close it: static MPD, ENDLIST); `dvrWindowSeconds` the depth from the live edge
+   * back to the view's start (DASH timeShiftBufferDepth, Smooth DVRWindowLength), which a time
+   * shift deepens: a DASH client counts the buffer back from its own clock, the live edge.
+   */
+  live: LiveDescription;
+}
+
+/**
+ * The window a live view lists. Without a range: the DVR window, `dvr_window_length` seconds (the
+ * channel's, or a query's if smaller: the reference's override "is capped by" the channel's),
+ * ending at the live point, which is the live edge moved back by `time_shift` (the newest
+ * fragment's end stands for "now", as MediaPackage's time-shift reads it, live-notes §2.2). With
+ * a range: the range, cut at the live point, and to a query's `dvr_window_length` before its end
+ * (the channel's window does not bound a range: a range reaches into the archive, which
+ * `--archiving` keeps longer than the window). The clip keeps fragments by their midpoint
+ * (timeline.ts clipRange), so the window slides a whole fragment at a time.
+ */
+export function liveWindow(live: LiveDescription, c: LiveControls): LiveViewWindow {
+  const point = live.edgeSeconds - c.timeShiftSeconds;
+  const shifted = c.timeShiftSeconds > 0;
+  if (c.range === undefined) {
+    const window = Math.min(live.dvrWindowSeconds, c.queryWindowSeconds ?? Infinity);
+    const start = Math.max(0, point - window);
+    // window + shift exactly (edge − start would round): Smooth writes it in 10 MHz ticks.
+    const depth = start > 0 ? window + c.timeShiftSeconds : live.edgeSeconds;
+    return { clip: { start, end: shifted ? point : undefined }, live: { ...live, dvrWindowSeconds: depth } };
+  }
+  const ends = c.range.end !== undefined && c.range.end <= point;
+  const end = ends ? c.range.end : shifted ? point : undefined;
+  let start = Math.max(c.range.start ?? 0, live.archiveStartSeconds, 0);
+  if (c.queryWindowSeconds !== undefined) start = Math.max(start, (end ?? point) - c.queryWindowSeconds);
+  return {
+    clip: { start, end },
+    live: { ...live, ended: live.ended || ends, dvrWindowSeconds: Math.max(0, live.edgeSeconds - start) },
+  };
 }
 
 /**

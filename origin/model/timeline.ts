@@ -70,11 +70,17 @@ export function parseOffset(text: string, parameter: string): number {
   return seconds;
 }
 
-/** `t=<start>[-<end>]` and `vbegin=<start>` into a clip; both given is an error. */
-export function parseClip(t: string | undefined, vbegin: string | undefined): Clip | undefined {
-  if (t !== undefined && vbegin !== undefined)
-    throw originError('bad-time', 'give either t or vbegin, not both', { subject: 't' });
-  if (vbegin !== undefined) return { start: parseOffset(vbegin, 'vbegin'), end: undefined };
+/** `t=<start>[-<end>]`, or `vbegin=<start>` and `vend=<end>`, into a clip; t with either is an error. */
+export function parseClip(t: string | undefined, vbegin: string | undefined, vend?: string): Clip | undefined {
+  if (t !== undefined && (vbegin !== undefined || vend !== undefined))
+    throw originError('bad-time', 'give either t or vbegin/vend, not both', { subject: 't' });
+  if (vbegin !== undefined || vend !== undefined) {
+    const start = vbegin === undefined ? 0 : parseOffset(vbegin, 'vbegin');
+    const end = vend === undefined ? undefined : parseOffset(vend, 'vend');
+    if (end !== undefined && end <= start)
+      throw originError('bad-time', `vend=${vend} is not after vbegin=${vbegin ?? 0}`, { subject: 'vend' });
+    return { start, end };
+  }
   if (t === undefined) return undefined;
   const dash = t.indexOf('-');
   const start = parseOffset(dash < 0 ? t : t.slice(0, dash), 't');

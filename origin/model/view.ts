@@ -9,7 +9,17 @@ import { Instant, Presentation, PresentationTrack, ticksIn } from './presentatio
 import { orderEvents, TimedEvent } from './timed-metadata';
 import { SegmentList } from './segment-list';
 import { Clip, parseClip, placeSegments } from './timeline';
-import { gridNumber, liveNumbering, LiveNumbering, liveWindow, wholeSegments } from './live-window';
+import {
+  gridNumber,
+  LiveControls,
+  liveNumbering,
+  LiveNumbering,
+  liveWindow,
+  LiveViewWindow,
+  wholeSegments,
+} from './live-window';
+import { LiveDescription } from './live';
+import { parseLiveRange } from './live-time';
 
 export interface ViewTrack {
   track: PresentationTrack;
@@ -53,6 +63,12 @@ export interface PlayoutView {
   playlistQuery?: string;
   clip: Clip | undefined;
   tracks: ViewTrack[];
+  /**
+   * A channel's live description as this view sees it (model/live-window.ts liveWindow: its
+   * time controls may close it or deepen its window); undefined for VOD. The writers read this,
+   * not `presentation.live`.
+   */
+  live?: LiveDescription;
   /**
    * Timed-metadata events the output carries (`timed_metadata` on), in presentation order, those
    * inside the view's media; empty when off. Metadata tracks are never in `tracks`.
@@ -99,7 +115,11 @@ export interface ViewRequest {
   rawQuery: string;
   clip: Clip | undefined;
   filter: string | undefined;
+  /** A channel's time controls (the clip is then unused); absent: the DVR window at the edge. */
+  live?: LiveControls;
 }
+
+const NO_CONTROLS: LiveControls = { range: undefined, timeShiftSeconds: 0, queryWindowSeconds: undefined };
 
 export function buildView(p: Presentation, req: ViewRequest, select: TrackSelector): PlayoutView {
   const kept = select(p.tracks, req.options.str('track_filter'), req.filter, req.options.bool('timed_metadata'));
@@ -109,10 +129,10 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
   // name whole unclipped segments: the playlist lists those (the clip widened to them).
   // A live window lists whole segments too: a segment URL names the same bytes as the window slides.
   const widen = (suppress && req.format === 'hls') || p.live !== undefined;
-  // A live channel lists its DVR window, numbered on the epoch grid (model/live-window.ts).
-  if (p.live !== undefined && req.clip !== undefined)
-    throw originError('bad-time', 'time controls (t, vbegin) on a live channel are not built yet', { subject: 't' });
-  const clip = p.live === undefined ? req.clip : liveWindow(p.live);
+  // A live channel lists its DVR window or the request's range, numbered on the epoch grid
+  // (model/live-window.ts).
+  const window = p.live === undefined ? undefined : liveWindow(p.live, req.live ?? NO_CONTROLS);
+  const clip = window === undefined ? req.clip : window.clip;
   const tracks: ViewTrack[] = [];
   for (const i of kept) {
     const track = p.tracks[i]!;
@@ -124,13 +144,14 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
       tracks.push({ track, segments: placed.segments, firstNumber: placed.number });
       continue;
     }
-    const segments = p.live.ended
+    const segments = window!.live.ended
       ? placed.segments
       : wholeSegments(placed.segments, minLength, track.properties.TimeScale);
     if (segments.count > 0)
       tracks.push({ track, segments, firstNumber: gridNumber(segments), live: liveNumbering(segments, track) });
   }
   if (tracks.length === 0) {
+    if (window !== undefined) throw emptyLiveView(window, req.live ?? NO_CONTROLS);
     throw originError(
       'empty-clip',
       `the sub-clip selects no media: the presentation is ${p.durationSeconds.toFixed(3)} s long`,
@@ -138,7 +159,10 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     );
   }
   const name = req.options.str('presentation_name') ?? p.baseName;
-  const carriedQuery = carried(req.rawQuery, suppress ? (widen ? HLS_SEGMENT_ADDRESSING : ADDRESSING) : undefined);
+  // A channel's segment URLs keep its time controls: outside the DVR window they name media only
+  // with them (HLS_SEGMENT_ADDRESSING is VOD's: there every segment is always served).
+  const hlsWhole = widen && p.live === undefined;
+  const carriedQuery = carried(req.rawQuery, suppress ? (hlsWhole ? HLS_SEGMENT_ADDRESSING : ADDRESSING) : undefined);
   const playlistQuery = carried(req.rawQuery, suppress ? PLAYLIST_ADDRESSING : undefined);
   const view: PlayoutView = {
     presentation: p,
@@ -149,6 +173,7 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     playlistQuery,
     clip,
     tracks,
+    ...(window === undefined ? {} : { live: window.live }),
     events: req.options.bool('timed_metadata') ? viewEvents(p, tracks) : [],
   };
   if (req.format === 'hls') {
@@ -156,6 +181,23 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
     if (sets !== undefined) view.variantSets = sets;
   }
   return view;
+}
+
+/**
+ * Why a channel's view holds no media: its range starts past the live point (not yet: 404, as
+ * a channel with no media), or it lies wholly outside the archive (empty-clip).
+ */
+function emptyLiveView(window: LiveViewWindow, c: LiveControls): OriginError {
+  const live = window.live;
+  const at = (s: number): string => new Date(Math.round((live.anchorSeconds + s) * 1000)).toISOString();
+  const point = live.edgeSeconds - c.timeShiftSeconds;
+  const where = { subject: c.range?.parameter ?? (c.timeShiftSeconds > 0 ? 'time_shift' : 'dvr_window_length') };
+  if (window.clip.start >= point) {
+    const why = `the range starts at ${at(window.clip.start)}, after the live point ${at(point)}`;
+    return originError('fragment-not-yet', why, where);
+  }
+  const holds = `the channel's archive holds ${at(live.archiveStartSeconds)} to ${at(live.edgeSeconds)}`;
+  return originError('empty-clip', `the request selects no media: ${holds}`, where);
 }
 
 /**
@@ -232,7 +274,16 @@ function variantSets(tracks: ViewTrack[], expressions: string[], select: TrackSe
  * written for a clip or a `$Number$` template would answer other media, with a 200. (HLS
  * segment URLs alone drop the clip, and list whole segments instead: HLS_SEGMENT_ADDRESSING.)
  */
-const ADDRESSING = new Set(['t', 'vbegin', 'mpd_segment_template', ...Object.values(MIN_LENGTH_OPTION)]);
+const ADDRESSING = new Set([
+  't',
+  'vbegin',
+  'vend',
+  'mpd_segment_template',
+  ...Object.values(MIN_LENGTH_OPTION),
+  // A channel's view (model/live-window.ts): a segment outside the DVR window is served only in it.
+  'time_shift',
+  'dvr_window_length',
+]);
 
 /**
  * HLS segment URLs under suppression leave the clip out: the three sibling playlists of a
@@ -241,7 +292,7 @@ const ADDRESSING = new Set(['t', 'vbegin', 'mpd_segment_template', ...Object.val
  * segments (buildView `widen`) numbered as the unclipped presentation numbers them, so the URL
  * still names exactly the bytes it answers.
  */
-const HLS_SEGMENT_ADDRESSING = new Set([...ADDRESSING].filter((name) => name !== 't' && name !== 'vbegin'));
+const HLS_SEGMENT_ADDRESSING = new Set([...ADDRESSING].filter((name) => !['t', 'vbegin', 'vend'].includes(name)));
 
 /**
  * URLs of HLS media playlists also keep `presentation_name`: the playlist they name writes
@@ -270,11 +321,19 @@ export function viewForQuery(p: Presentation, format: Format, rawQuery: string, 
   const pairs = parseQuery(rawQuery);
   const value = (name: string): string | undefined => pairs.find(([k]) => k === name)?.[1];
   const options = applyQuery(p.options, pairs);
-  return buildView(
-    p,
-    { format, options, rawQuery, clip: parseClip(value('t'), value('vbegin')), filter: value('filter') },
-    select,
-  );
+  const [t, vbegin, vend] = [value('t'), value('vbegin'), value('vend')];
+  if (p.live === undefined)
+    return buildView(
+      p,
+      { format, options, rawQuery, clip: parseClip(t, vbegin, vend), filter: value('filter') },
+      select,
+    );
+  const live: LiveControls = {
+    range: parseLiveRange(t, vbegin, vend, p.live.anchorSeconds),
+    timeShiftSeconds: options.int('time_shift') ?? 0,
+    queryWindowSeconds: pairs.some(([k]) => k === 'dvr_window_length') ? options.int('dvr_window_length') : undefined,
+  };
+  return buildView(p, { format, options, rawQuery, clip: undefined, filter: value('filter'), live }, select);
 }
 
 /** `<trackName>=<bitrate>`: the reference's representation id, used in every URL. */

@@ -1,7 +1,9 @@
 // The live options of a publishing point (`origin package -o <ch>.isml`): archiving, the DVR
-// window and how a channel takes its encoders. Stored in the server manifest, never from a query
-// string (reference §1.2: "all stream options may be given as query parameters, except those
-// concerning DRM and archiving"); docs/guide/live.md explains them.
+// window and how a channel takes its encoders. Stored in the server manifest; archiving options
+// never from a query string (reference §1.2: "all stream options may be given as query
+// parameters, except those concerning DRM and archiving"). The playout controls are: a query's
+// `dvr_window_length` may shrink the channel's window (the reference's "overrides (and is capped
+// by)"), `time_shift` moves the live point back (model/live-window.ts). docs/guide/live.md.
 
 import type { Format, OptionSpec } from './registry';
 
@@ -47,9 +49,23 @@ export const LIVE_OPTIONS: readonly OptionSpec[] = [
     min: 0,
     max: 2 ** 31,
     formats: ALL,
-    query: false,
+    query: true,
     stored: true,
-    description: 'Live: seconds of DVR window in client manifests.',
+    description:
+      "Live: seconds of DVR window in client manifests (30 unset). In a query it may shrink the channel's window, never grow it: a larger value is taken as the channel's.",
+  },
+  {
+    name: 'time_shift',
+    cli: 'time_shift',
+    type: 'integer',
+    default: 0,
+    min: 0,
+    max: 2 ** 31,
+    formats: ALL,
+    query: true,
+    stored: false,
+    description:
+      'Live: seconds the live point of the client manifests lies behind the live edge; the DVR window ends there, and later segments are refused as not yet available.',
   },
   {
     name: 'restart_on_encoder_reconnect',

@@ -213,7 +213,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     query: true,
     stored: true,
     description:
-      'Do not copy the request query string into URLs and URL templates of the output, except the parameters that decide which media a segment URL names (t, vbegin, mpd_segment_template, *_minimum_fragment_length).',
+      'Do not copy the request query string into URLs and URL templates of the output, except the parameters that decide which media a segment URL names (t, vbegin, vend, mpd_segment_template, *_minimum_fragment_length, time_shift, dvr_window_length).',
   },
   // Request-only parameters (never stored in a server manifest).
   {
@@ -232,7 +232,8 @@ export const OPTIONS: readonly OptionSpec[] = [
     formats: ALL,
     query: true,
     stored: false,
-    description: 'Time range `<start>-<end>` or `<start>` (sub-clip or capture window).',
+    description:
+      'Time range `<start>-<end>` or `<start>`: a sub-clip (seconds or `h:mm:ss.ff`). On a live channel also ISO 8601 dates (`2026-11-27T10:00:00`, UTC without a zone), seconds being seconds since 1970; without an end the range runs to the live edge.',
   },
   {
     name: 'vbegin',
@@ -241,7 +242,18 @@ export const OPTIONS: readonly OptionSpec[] = [
     formats: ALL,
     query: true,
     stored: false,
-    description: 'Virtual begin of the timeline (`<h>:<mm>:<ss.ff>`).',
+    description:
+      'Virtual begin of the timeline (seconds or `<h>:<mm>:<ss.ff>`; on a live channel also an ISO 8601 date, seconds being seconds since 1970).',
+  },
+  {
+    name: 'vend',
+    cli: 'vend',
+    type: 'string',
+    formats: ALL,
+    query: true,
+    stored: false,
+    description:
+      'Virtual end of the timeline, as `vbegin` (with it, or alone: from the start). A live range that ends before the live edge is static (DASH static, HLS ENDLIST).',
   },
   {
     name: 'start_index',

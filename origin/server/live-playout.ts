@@ -100,7 +100,7 @@ export async function handleLivePlayout(
     throw refused;
   }
   if (reply.cacheClass === 'manifest') {
-    if (p.live?.ended === true) return reply;
+    if (view.live?.ended === true) return reply;
     return { ...reply, cacheControl: `max-age=${Math.floor(halfSegmentSeconds(view))}` };
   }
   const length =

@@ -52,6 +52,14 @@ describe('time offsets', () => {
     expect(() => parseClip('6-6', undefined)).toThrow(/not after start/);
     expect(() => parseClip('1-2', '1')).toThrow(/either t or vbegin/);
   });
+
+  test('vend: with vbegin, or alone from the start; never with t, never before vbegin', () => {
+    expect(parseClip(undefined, '2', '0:00:06')).toEqual({ start: 2, end: 6 });
+    expect(parseClip(undefined, undefined, '6')).toEqual({ start: 0, end: 6 });
+    expect(() => parseClip('1-2', undefined, '6')).toThrow(/either t or vbegin\/vend/);
+    expect(() => parseClip(undefined, '6', '6')).toThrow(/vend: vend=6 is not after vbegin=6/);
+    expect(() => parseClip(undefined, undefined, '-1')).toThrow(/^vend: /);
+  });
 });
 
 describe('the presentation timeline', () => {
@@ -126,6 +134,15 @@ describe('sub-clips', () => {
       const video = viewOf(p, 'dash', q).tracks.find((t) => t.track.properties.type === 'video')!;
       expect(segmentsOf(video).map((s) => s.sourceTime)).toEqual([40_000_000n, 60_000_000n, 80_000_000n]);
     }
+  });
+
+  test('vbegin/vend and vend alone clip as t does', () => {
+    const times = (q: string): bigint[] =>
+      segmentsOf(viewOf(p, 'dash', q).tracks.find((t) => t.track.properties.type === 'video')!).map(
+        (s) => s.sourceTime,
+      );
+    expect(times('vbegin=2&vend=6')).toEqual(times('t=2-6'));
+    expect(times('vend=0:00:04')).toEqual([0n, 20_000_000n]);
   });
 
   test('a clip past the end selects nothing: not-found', () => {

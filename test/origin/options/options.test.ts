@@ -128,7 +128,11 @@ describe('invalid values are errors naming the option', () => {
     ['presentation_name=a-b', /presentation_name: "a-b" is not valid: 1 to 128 letters and digits/],
     ['hls_minimum_fragment_length=-1', /must not be negative/],
     ['hls_minimum_fragment_length=1/0', /not a number or rational/],
-    ['dvr_window_length=30', /dvr_window_length: this option cannot be given as a query parameter/],
+    ['archive_length=30', /archive_length: this option cannot be given as a query parameter/],
+    ['dvr_window_length=-5', /query parameter dvr_window_length: -5 is out of range 0\.\./],
+    ['dvr_window_length=ten', /query parameter dvr_window_length: "ten" is not an integer/],
+    ['time_shift=-1', /query parameter time_shift: -1 is out of range 0\.\./],
+    ['time_shift=1.5', /query parameter time_shift: "1.5" is not an integer/],
     ['track_filter=true', /track_filter: this option cannot be given as a query parameter/],
   ];
   test.each(cases)('?%s', (query, message) => {

@@ -90,6 +90,10 @@ function cases(): Array<[string, string, string, number, string]> {
     ['t end before start', 'GET', '/p.ism/Manifest?t=6-2', 400, 'bad-time'],
     ['t with 61 minutes', 'GET', '/p.ism/.m3u8?t=0:61:00', 400, 'bad-time'],
     ['t and vbegin together', 'GET', '/p.ism/.mpd?t=0-6&vbegin=1', 400, 'bad-time'],
+    ['vend not after vbegin', 'GET', '/p.ism/.mpd?vbegin=6&vend=2', 400, 'bad-time'],
+    ['t and vend together', 'GET', '/p.ism/.m3u8?t=0-6&vend=4', 400, 'bad-time'],
+    ['an ISO date on VOD', 'GET', '/p.ism/.mpd?t=2026-11-27T10:00:00', 400, 'bad-time'],
+    ['time_shift negative', 'GET', '/p.ism/.mpd?time_shift=-1', 400, 'bad-option'],
     ['t past the end', 'GET', '/p.ism/.mpd?t=100-200', 404, 'empty-clip'],
     [
       'hls_client_manifest_version out of range',
