@@ -1,7 +1,8 @@
 // The live options of a publishing point (`origin package -o <ch>.isml`): archiving, the DVR
 // window and how a channel takes its encoders. Stored in the server manifest, never from a query
 // string (reference §1.2: "all stream options may be given as query parameters, except those
-// concerning DRM and archiving"); docs/guide/live.md explains them.
+// concerning DRM and archiving"), except `hls_low_latency`, an output choice; docs/guide/live.md
+// explains them.
 
 import type { Format, OptionSpec } from './registry';
 
@@ -61,6 +62,17 @@ export const LIVE_OPTIONS: readonly OptionSpec[] = [
     stored: true,
     description:
       'Live: a stopped channel (its encoders ended the stream) starts again when an encoder pushes to it; without it such a push is refused (403 channel-stopped). Needs encoders on UTC times.',
+  },
+  {
+    name: 'hls_low_latency',
+    cli: 'hls.low_latency',
+    type: 'boolean',
+    default: false,
+    formats: ['hls'],
+    query: true,
+    stored: true,
+    description:
+      "Live HLS fMP4: LL-HLS playlists (parts = ingest fragments, blocking reload, delta updates, rendition reports); segments are `hls_minimum_fragment_length` long. Other playlists don't change.",
   },
   {
     name: 'lookahead_fragments',
