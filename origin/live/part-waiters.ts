@@ -1,7 +1,8 @@
 // Requests waiting for a channel's next publish (LL-HLS blocking reload and preload-hinted
 // parts, server/live-low-latency.ts): one set of waiters per channel, all woken by the channel's
 // publish message (fragment-table.ts LivePublished, which every serving process already gets),
-// and one sweep timer per process for their deadlines, running only while someone waits. No
+// and one sweep timer per process for their deadlines (and a wake-up every second, as messages
+// are hints), running only while someone waits. No
 // timer and no thread per waiting request: thousands wait on one worker for the memory of a
 // promise and a set entry each. A woken request reads the channel again and waits again if its
 // part is still not there (a message of another track of the channel).
@@ -17,11 +18,18 @@ interface Waiter {
 
 /** How often deadlines are checked, ms: a timeout answers up to this late. */
 const SWEEP_MS = 100;
+/**
+ * How often every waiter is woken without a message, ms. A message is a hint (fragment-table.ts):
+ * an ingest listener in another process that tells no one, or a missed message, still ends a
+ * wait this soon after channel.json shows the part.
+ */
+const RECHECK_MS = 1000;
 
 export class PartWaiters {
   private readonly byChannel = new Map<string, Set<Waiter>>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private count = 0;
+  private rechecked = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -84,7 +92,12 @@ export class PartWaiters {
 
   private sweep(): void {
     const now = this.now();
+    const recheck = now - this.rechecked >= RECHECK_MS;
+    if (recheck) this.rechecked = now;
     for (const list of [...this.byChannel.values()])
-      for (const w of [...list]) if (w.deadline <= now) w.settle('timeout');
+      for (const w of [...list]) {
+        if (w.deadline <= now) w.settle('timeout');
+        else if (recheck) w.settle('published');
+      }
   }
 }
