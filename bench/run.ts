@@ -21,6 +21,7 @@ import { runSegmentsBench } from './segments-bench';
 import { runIdentityCheck } from './segments-identity';
 import { runDrmBench } from './drm-bench';
 import { runIngestBench } from './ingest-bench';
+import { runLlHlsBench } from './ll-hls-bench';
 
 interface Suite {
   name: string;
@@ -86,6 +87,12 @@ const SUITES: Suite[] = [
     description:
       'live ingest: N channels (3 video renditions + audio, the test encoder at real time) into origin serve --workers 2 while readers poll /archive: ingest-to-available latency p50/p99, the largest N that holds (BENCH_INGEST_SECONDS, BENCH_INGEST_MAX)',
     run: () => runIngestBench(),
+  },
+  {
+    name: 'll-hls',
+    description:
+      'LL-HLS blocking reload: N clients (own process) each looping on _HLS_msn/_HLS_part against origin serve --workers 1 while the test encoder pushes 0.32 s parts at real time: answer latency after the part left the encoder p50/p95/max, answers later than one part, worker RSS (BENCH_LL_CLIENTS, BENCH_LL_SECONDS)',
+    run: () => runLlHlsBench(),
   },
   {
     name: 'edge-plugin',

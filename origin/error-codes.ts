@@ -52,6 +52,7 @@ export type ErrorCode =
   | 'bad-filter'
   | 'bad-variant-set'
   | 'bad-time'
+  | 'bad-delivery-directive'
   | 'bad-parameter'
   | 'forbidden'
   | 'protected-format'
@@ -75,6 +76,7 @@ export type ErrorCode =
   | 'unavailable'
   | 'client-gone'
   | 'storage-unavailable'
+  | 'reload-timeout'
   | 'storage-error'
   | 'storage-denied'
   | 'storage-changed'
@@ -131,6 +133,11 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
     kind: 'bad-request',
     meaning:
       "a `variant_set` syntax error, or a set that keeps none of the request's tracks (the message names the set)",
+  },
+  'bad-delivery-directive': {
+    kind: 'bad-request',
+    meaning:
+      'an LL-HLS `_HLS_msn`/`_HLS_part`/`_HLS_skip` that is malformed, given twice, a part without a segment, or too far past the live edge (rfc8216bis §6.2.5.2)',
   },
   'bad-time': {
     kind: 'bad-request',
@@ -199,6 +206,11 @@ const SPECS: Record<ErrorCode, Omit<ErrorCodeSpec, 'status'>> = {
     kind: 'unavailable',
     meaning:
       'a generated segment waiting for its turn (server/work-gate.ts) whose every client closed its connection is not made; no client reads this answer, the access log does',
+  },
+  'reload-timeout': {
+    kind: 'unavailable',
+    meaning:
+      'an LL-HLS blocking playlist reload or preload-hinted part whose part did not arrive within three target durations (rfc8216bis §6.2.5.2)',
   },
   'storage-unavailable': {
     kind: 'bad-gateway',

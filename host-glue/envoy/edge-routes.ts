@@ -78,8 +78,17 @@ export class RouteTable {
   }
 }
 
+/** safe_regex matches, compiled once per route. */
+const compiled = new WeakMap<RouteEntry, RegExp>();
+
 function matches(route: RouteEntry, path: string): boolean {
   const { kind, value, caseSensitive } = route.match;
+  if (kind === 'safe_regex') {
+    let re = compiled.get(route);
+    // Envoy's safe_regex matches the whole path (without the query); case_sensitive does not apply.
+    if (re === undefined) compiled.set(route, (re = new RegExp(`^(?:${value})$`)));
+    return re.test(path);
+  }
   const p = caseSensitive ? path : path.toLowerCase();
   const v = caseSensitive ? value : value.toLowerCase();
   switch (kind) {

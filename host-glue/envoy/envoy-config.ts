@@ -29,7 +29,8 @@ export { TYPE_URL } from './envoy-proto';
 export type ServerHeaderTransformation = 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
 
 export interface RouteMatch {
-  kind: 'prefix' | 'path' | 'path_separated_prefix';
+  kind: 'prefix' | 'path' | 'path_separated_prefix' | 'safe_regex';
+  /** The prefix or path; for safe_regex, the regex (it must match the whole path, as Envoy's). */
   value: string;
   caseSensitive: boolean;
 }
@@ -316,10 +317,29 @@ function readVirtualHosts(
     });
 }
 
+/**
+ * A safe_regex match's regex (RE2, matched against the whole path without the query): refused
+ * when JavaScript would read it differently (lookaround, backreferences: RE2 has neither) or not
+ * at all; no prefix_rewrite with it, as Envoy.
+ */
+function routeRegex(r: YamlCursor, action: YamlCursor): string {
+  const regex = r.need('regex');
+  const text = regex.str();
+  if (/\(\?<?[=!]|\\[1-9]/.test(text)) regex.fail('RE2 has no lookaround or backreferences');
+  try {
+    new RegExp(text);
+  } catch (e) {
+    regex.fail(`not a regular expression: ${(e as Error).message}`);
+  }
+  if (action.has('prefix_rewrite')) action.need('prefix_rewrite').fail('prefix_rewrite needs a prefix or path match');
+  return text;
+}
+
 function readRoute(r: YamlCursor, warnings: string[]): { value: RouteEntry; cluster: YamlCursor } {
   const m = r.need('match');
-  const kinds = (['prefix', 'path', 'path_separated_prefix'] as const).filter((k) => m.has(k));
-  if (kinds.length !== 1) m.fail('origin edge matches routes by exactly one of prefix, path or path_separated_prefix');
+  const kinds = (['prefix', 'path', 'path_separated_prefix', 'safe_regex'] as const).filter((k) => m.has(k));
+  if (kinds.length !== 1)
+    m.fail('origin edge matches routes by exactly one of prefix, path, path_separated_prefix or safe_regex');
   if (m.has('headers') || m.has('query_parameters'))
     m.fail('origin edge matches routes by path only (no headers or query_parameters)');
   const kind = kinds[0]!;
@@ -349,10 +369,11 @@ function readRoute(r: YamlCursor, warnings: string[]): { value: RouteEntry; clus
   ] as const)
     if (action.has(key)) warnings.push(`${action.need(key).path}: ${why}`);
   const cluster = action.need('cluster');
+  const value = kind === 'safe_regex' ? routeRegex(m.need(kind), action) : m.need(kind).str();
   return {
     cluster,
     value: {
-      match: { kind, value: m.need(kind).str(), caseSensitive: boolValue(m.field('case_sensitive')) ?? true },
+      match: { kind, value, caseSensitive: boolValue(m.field('case_sensitive')) ?? true },
       cluster: cluster.str(),
       prefixRewrite: action.field('prefix_rewrite')?.str(),
       hostRewrite: action.field('host_rewrite_literal')?.str(),

@@ -119,15 +119,23 @@ export class LiveFragmentTable {
     private readonly root: string,
   ) {}
 
+  /** Told of every message after the table took it (server.ts: the LL-HLS waiters). */
+  onApply: ((m: LivePublished) => void) | undefined;
+
   /** Takes a message of the ingest process. */
   apply(m: LivePublished): void {
+    this.take(m);
+    this.onApply?.(m);
+  }
+
+  private take(m: LivePublished): void {
     const key = entryKey(m.live, m.track);
     const entry = this.tracks.get(key);
     if (entry === undefined) {
       if (m.prev !== null) return void this.counts.ignored++;
       // The track's first fragment: nothing in its index the message does not hold.
       this.tracks.set(key, { fragments: [], last: undefined, stale: false, reading: undefined, pending: [] });
-      return this.apply(m);
+      return this.take(m);
     }
     if (entry.reading !== undefined) return void entry.pending.push(m);
     this.extend(entry, m);

@@ -430,7 +430,7 @@ export function playlistVersion(view: PlayoutView): number {
   return Math.max(view.options.bool('hls_fmp4') ? VERSION_MAP : 1, requested, keys);
 }
 
-function header(version: number): string[] {
+export function header(version: number): string[] {
   return ['#EXTM3U', `#EXT-X-VERSION:${version}`, '## Created with Streaming Origin'];
 }
 
@@ -482,12 +482,12 @@ export function peakSegmentBitrate(t: ViewTrack, target: number): number {
 }
 
 /** A quoted-string may not hold `"`, CR or LF (§4.2); values from the .ism or the query are escaped. */
-function quoted(text: string): string {
+export function quoted(text: string): string {
   return text.replace(/["\r\n]/g, (c) => encodeURIComponent(c));
 }
 
 /** A URI line must stay one line (§4.1). */
-function uri(text: string): string {
+export function uri(text: string): string {
   return text.replace(/[\r\n]/g, (c) => encodeURIComponent(c));
 }
 

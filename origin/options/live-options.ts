@@ -3,7 +3,8 @@
 // never from a query string (reference §1.2: "all stream options may be given as query
 // parameters, except those concerning DRM and archiving"). The playout controls are: a query's
 // `dvr_window_length` may shrink the channel's window (the reference's "overrides (and is capped
-// by)"), `time_shift` moves the live point back (model/live-window.ts). docs/guide/live.md.
+// by)"), `time_shift` moves the live point back (model/live-window.ts); `hls_low_latency`, an
+// output choice, may come from a query too. docs/guide/live.md.
 
 import type { Format, OptionSpec } from './registry';
 
@@ -77,6 +78,17 @@ export const LIVE_OPTIONS: readonly OptionSpec[] = [
     stored: true,
     description:
       'Live: a stopped channel (its encoders ended the stream) starts again when an encoder pushes to it; without it such a push is refused (403 channel-stopped). Needs encoders on UTC times.',
+  },
+  {
+    name: 'hls_low_latency',
+    cli: 'hls.low_latency',
+    type: 'boolean',
+    default: false,
+    formats: ['hls'],
+    query: true,
+    stored: true,
+    description:
+      "Live HLS fMP4: LL-HLS playlists (parts = ingest fragments, blocking reload, delta updates, rendition reports); segments are `hls_minimum_fragment_length` long. Other playlists don't change.",
   },
   {
     name: 'lookahead_fragments',

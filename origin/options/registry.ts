@@ -75,7 +75,8 @@ export const OPTIONS: readonly OptionSpec[] = [
     type: 'integer',
     default: 1,
     min: 1,
-    max: 7,
+    // 9: EXT-X-SKIP, LL-HLS delta updates (rfc8216bis §7); nothing else changes above 7.
+    max: 9,
     formats: ['hls'],
     query: true,
     stored: true,

@@ -21,6 +21,16 @@ import { gridDuration } from '../model/live-window';
 import { Presentation } from '../model/presentation';
 import { PlayoutView, segmentNumber, trackKey, viewForQuery, ViewTrack } from '../model/view';
 import { contentEtag } from './etag';
+import {
+  BlockTarget,
+  deliveryDirectives,
+  DeliveryDirectives,
+  lowLatencyPlaylist,
+  lowLatencyTrack,
+  partTarget,
+  untilTarget,
+} from './live-low-latency';
+import { PartWaiters } from '../live/part-waiters';
 import { hdsRefusal, liveSmoothFragment } from './live-smooth';
 import { inMemory } from './remote-playout';
 import type { PlayoutContext, Reply } from './route-handler';
@@ -32,6 +42,10 @@ const MAX_CHANNELS = 256;
 /** Each channel's presentation at the version it was read at. */
 export class LiveChannels {
   private readonly held = new Map<string, { version: string; p: Promise<Presentation> }>();
+  /** Publish messages per channel: part of the version, as channel.json is written after them. */
+  private readonly published = new Map<string, number>();
+  /** Requests waiting for a channel's next publish (LL-HLS blocking reload). */
+  readonly waiters = new PartWaiters();
 
   constructor(
     /** Where channels are read (and their archive files opened). */
@@ -44,7 +58,7 @@ export class LiveChannels {
   /** The channel at a decoded `.isml` URL path, read again when channel.json has changed. */
   async presentation(isml: string): Promise<Presentation> {
     const stat = await channelVersion(this.storage, this.root, isml);
-    const version = stat === undefined ? 'none' : `${stat.mtimeMs}:${stat.size}`;
+    const version = `${stat === undefined ? 'none' : `${stat.mtimeMs}:${stat.size}`}:${this.generation(isml)}`;
     const held = this.held.get(isml);
     if (held !== undefined && held.version === version) return held.p;
     const p = this.load(isml, stat);
@@ -54,6 +68,22 @@ export class LiveChannels {
       if (this.held.get(isml)?.p === p) this.held.delete(isml);
     });
     return p;
+  }
+
+  /**
+   * A publish message of the ingest process (fragment-table.ts LivePublished): the index files
+   * hold a new fragment before channel.json says so: the channel's next use reads it again (a
+   * new version), and the requests waiting for it go on.
+   */
+  publish(isml: string): void {
+    if (!this.held.has(isml)) return;
+    this.published.set(isml, this.generation(isml) + 1);
+    this.waiters.wake(isml);
+  }
+
+  /** Publish messages of a channel so far (a blocking request that read before one reads again). */
+  generation(isml: string): number {
+    return this.published.get(isml) ?? 0;
   }
 
   private load(isml: string, stat: FileStat | undefined): Promise<Presentation> {
@@ -69,23 +99,44 @@ export async function handleLivePlayout(
   ctx: PlayoutContext,
   channels: LiveChannels,
   req: PresentationRequest,
-  rawQuery: string,
+  query: string,
   signal?: AbortSignal,
 ): Promise<Reply> {
   const format = req.route.format;
-  const p = await channels.presentation(req.ismPath);
-  const view = ctx.views.get(
-    p,
-    `${format}\n${rawQuery}`,
-    () => viewForQuery(p, format, rawQuery, ctx.select),
-    (v) => 1024 + v.tracks.reduce((n, t) => n + 64 + t.segments.count * 160, 0),
-  );
+  // LL-HLS delivery directives (live-low-latency.ts): never part of the query anything else reads.
+  const directives = format === 'hls' ? deliveryDirectives(query) : { query, skip: false };
+  const rawQuery = directives.query;
+  const load = async (): Promise<PlayoutView> => {
+    const at = await channels.presentation(req.ismPath);
+    return ctx.views.get(
+      at,
+      `${format}\n${rawQuery}`,
+      () => viewForQuery(at, format, rawQuery, ctx.select),
+      (v) => 1024 + v.tracks.reduce((n, t) => n + 64 + t.segments.count * 160, 0),
+    );
+  };
+  const target = req.route.kind === 'hls-part' ? partTarget(req) : blockTarget(directives);
+  const isml = req.ismPath;
+  const wait = {
+    waiters: channels.waiters,
+    channel: isml,
+    generation: () => channels.generation(isml),
+    now: Date.now,
+    signal,
+  };
+  const view =
+    target === undefined ? await load() : await untilTarget(load, (v) => lowLatencyTrack(v, req), target, wait);
+  const p = view.presentation;
   const live: PlayoutContext = { ...ctx, open: liveOpener(ctx.open, channels.storage, p) };
   let reply: Reply;
   try {
-    // Live Smooth fragments carry a tfrf (live-smooth.ts); every other route is VOD's handler.
+    const call = { ctx: live, req, presentation: p, view, rawQuery, signal };
+    const ll = req.route.kind === 'hls-playlist' ? lowLatencyTrack(view, req) : undefined;
+    // Live Smooth fragments carry a tfrf (live-smooth.ts), LL-HLS playlists have parts; every other
+    // route is VOD's handler.
     const handler = req.route.kind === 'smooth-fragment' ? liveSmoothFragment : req.route.handler;
-    reply = await inMemory(await handler({ ctx: live, req, presentation: p, view, rawQuery, signal }), live.open);
+    const replied = ll !== undefined ? lowLatencyPlaylist(call, ll, directives.skip) : handler(call);
+    reply = await inMemory(await replied, live.open);
   } catch (e) {
     if (!(e instanceof OriginError)) throw e;
     const refused =
@@ -114,6 +165,11 @@ export async function handleLivePlayout(
 
 function isLiveFragmentCode(code: string): code is LiveFragmentCode {
   return code === 'fragment-expired' || code === 'fragment-missing' || code === 'fragment-not-yet';
+}
+
+/** A playlist request's blocking target (`_HLS_msn`, `_HLS_part`), if it has one. */
+function blockTarget(d: DeliveryDirectives): BlockTarget | undefined {
+  return d.msn === undefined ? undefined : { msn: d.msn, part: d.part };
 }
 
 /** Opens a live track's `src` as one source over its archive files; any other path as `open` does. */

@@ -21,6 +21,7 @@ import {
   smoothFragment,
   smoothManifest,
 } from './handlers';
+import { hlsPart } from './live-low-latency';
 import type { RouteHandler } from './route-handler';
 
 export type RouteKind =
@@ -30,6 +31,7 @@ export type RouteKind =
   | 'dash-init-or-media'
   | 'hls-playlist'
   | 'hls-fmp4'
+  | 'hls-part'
   | 'hls-ts'
   | 'hls-aac'
   | 'hls-ac3'
@@ -100,6 +102,18 @@ export const ROUTES: readonly Route[] = [
     description: 'DASH init segment, or media segment at `<time>` (`$Number$` with `mpd_segment_template=number`)',
     cacheClass: 'segment',
     handler: dashSegment,
+  },
+  // Before hls-fmp4, whose stem would take a part's tail too.
+  {
+    kind: 'hls-part',
+    format: 'hls',
+    pattern: /(?:^|\/)hls\/(?<stem>[^/]{1,512})-(?<n>\d{1,15})\.part(?<i>\d{1,4})\.m4s$/,
+    shape: '<ch>.isml/hls/<name>-<trackName>=<bitrate>-<n>.part<i>.m4s',
+    contentType: 'video/mp4',
+    description:
+      'LL-HLS part `<i>` (from 0) of segment `<n>` of a live channel (`hls_low_latency`, `hls_fmp4`): one ingest fragment as moof+mdat; the preload-hinted part waits for its arrival',
+    cacheClass: 'segment',
+    handler: hlsPart,
   },
   {
     kind: 'hls-fmp4',

@@ -196,6 +196,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     passthrough: new Passthrough(routed ?? FILE_STORAGE, confinement),
     live: new LiveFragmentTable(FILE_STORAGE, root),
   };
+  // Publish messages also wake the LL-HLS requests waiting for the channel (live-low-latency.ts).
+  state.live.onApply = (m) => state.liveChannels.publish(m.live);
   metrics?.bind(metricSources(state, routed));
   if (logger?.enabled('debug'))
     store.onLoad = (p, ms) =>

@@ -12,6 +12,7 @@ import { writeConfiguration } from '../../../origin/edge-config/envoy-yaml';
 import { parseConfig } from '../../../origin/config/config-file';
 import { ROOT, tempDir } from '../../helpers/fixtures';
 import { ENVOY_YAML } from './edge-helpers';
+import { RouteTable } from '../../../host-glue/envoy/edge-routes';
 
 const SHIPPED = readFileSync(ENVOY_YAML, 'utf8');
 
@@ -41,6 +42,14 @@ describe('the shipped envoy-config/envoy.yaml', () => {
         domains: ['*'],
         routes: [
           {
+            // Playlists wait longer: an LL-HLS blocking reload holds up to three target durations.
+            match: { kind: 'safe_regex', value: '.*\\.m3u8', caseSensitive: true },
+            cluster: 'origin',
+            prefixRewrite: undefined,
+            hostRewrite: undefined,
+            timeoutMs: 40_000,
+          },
+          {
             match: { kind: 'prefix', value: '/', caseSensitive: true },
             cluster: 'origin',
             prefixRewrite: undefined,
@@ -65,6 +74,17 @@ describe('the shipped envoy-config/envoy.yaml', () => {
       useAllDefaultTags: true,
     });
     expect(c.warnings).toEqual([]);
+  });
+
+  test('origin edge routes playlists (and only them) by the safe_regex route, with its 40 s timeout', async () => {
+    const c = await loadEdgeConfig(ENVOY_YAML, { cwd: ROOT });
+    const table = new RouteTable(c.virtualHosts, c.clusters);
+    const timeout = (p: string): number | undefined => table.resolve('127.0.0.1:8080', p)?.route.timeoutMs;
+    expect(timeout('/live/ch.isml/ch-video=800000.m3u8?_HLS_msn=5&_HLS_part=1')).toBe(40_000);
+    expect(timeout('/tears.ism/.m3u8')).toBe(40_000);
+    // The whole path must match, the query is not part of it.
+    expect(timeout('/tears.ism/.m3u8.bak')).toBe(15_000);
+    expect(timeout('/tears.ism/hls/tears-video=800000-1.m4s?x=.m3u8')).toBe(15_000);
   });
 
   test('its typed_config types are the v3 type URLs Envoy registers (raw YAML, not through the reader)', () => {
@@ -316,6 +336,16 @@ describe('errors name the file, the line and the field', () => {
       'a bad timeout',
       variant('timeout: 15s', 'timeout: 15 seconds'),
       /route\.timeout: expected a duration such as "5s"/,
+    ],
+    [
+      'a safe_regex with a lookahead (RE2 has none)',
+      variant('regex: ".*\\\\.m3u8"', 'regex: "(?!x).*"'),
+      /safe_regex\.regex: RE2 has no lookaround or backreferences/,
+    ],
+    [
+      'a safe_regex that does not compile',
+      variant('regex: ".*\\\\.m3u8"', 'regex: "(.*"'),
+      /safe_regex\.regex: not a regular expression/,
     ],
     [
       'no listeners',

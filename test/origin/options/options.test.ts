@@ -118,7 +118,7 @@ test('unknown query parameters are ignored (CDNs add their own)', () => {
 
 describe('invalid values are errors naming the option', () => {
   const cases: Array<[string, RegExp]> = [
-    ['hls_client_manifest_version=8', /query parameter hls_client_manifest_version: 8 is out of range 1\.\.7/],
+    ['hls_client_manifest_version=10', /query parameter hls_client_manifest_version: 10 is out of range 1\.\.9/],
     ['hls_client_manifest_version=four', /"four" is not an integer/],
     ['hls_fmp4=maybe', /hls_fmp4: "maybe" is not a boolean/],
     [

@@ -98,7 +98,7 @@ function cases(): Array<[string, string, string, number, string]> {
     [
       'hls_client_manifest_version out of range',
       'GET',
-      '/p.ism/.m3u8?hls_client_manifest_version=9',
+      '/p.ism/.m3u8?hls_client_manifest_version=10',
       400,
       'bad-option',
     ],

@@ -1,0 +1,23 @@
+// The `ll-hls` suite (bench/run.ts): bench/ll-hls-load.ts at 2 000 clients for 30 s (or
+// BENCH_LL_CLIENTS, BENCH_LL_SECONDS), its figures on stdout and in bench/results/ll-hls.json. A
+// MISS is an answer later than one part duration (320 ms) after its part left the encoder.
+
+import { writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runLlLoad } from './ll-hls-load';
+import { machine, machineLine } from './machine';
+import { repoRoot } from './media';
+
+export async function runLlHlsBench(): Promise<unknown> {
+  const clients = Number(process.env.BENCH_LL_CLIENTS ?? 2000);
+  const seconds = Number(process.env.BENCH_LL_SECONDS ?? 30);
+  console.log(`ll-hls: ${machineLine()}; ${clients} blocking clients, ${seconds} s, one worker`);
+  const r = await runLlLoad(clients, seconds);
+  console.log(
+    `  ${r.answers} answers (${r.non200} not 200), ${r.maxInFlight} in flight at most; after the part left the encoder: p50 ${r.p50Ms} ms p95 ${r.p95Ms} ms p99 ${r.p99Ms} ms max ${r.maxMs} ms; ${r.late} later than one part: ${r.late === 0 ? 'holds' : 'MISS'}; worker RSS ${r.workerRssStartMb} → ${r.workerRssMaxMb} MB`,
+  );
+  const result = { date: new Date().toISOString(), machine: machine(), loadAverage: os.loadavg()[0], ...r };
+  writeFileSync(path.join(repoRoot(), 'bench', 'results', 'll-hls.json'), JSON.stringify(result, null, 2) + '\n');
+  return result;
+}
