@@ -133,7 +133,12 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   // The segment lines depend on the main track and on the key below only: built once per view
   // (model/view-derived.ts). uri() escapes per character, so escaping the URL's parts around the
   // number is escaping the URL.
-  const list = derived(main, `hls segment lines\n${version}\n${before}\n${after}\n${perSegmentKey}`, () => {
+  // Live: each segment's wall-clock time, anchor + output time (RFC 8216 §4.3.2.6), on every
+  // segment: a client's date of a segment is then the same on every origin whatever segment its
+  // playlist starts with (EXTINF durations are rounded), and the media sequence is on the epoch
+  // grid (model/live-window.ts).
+  const anchor = live?.anchorSeconds;
+  const list = derived(main, `hls segment lines\n${version}\n${before}\n${after}\n${perSegmentKey}\n${anchor}`, () => {
     const out: string[] = [];
     const extinf = new Map<bigint, string>(); // durations repeat: each distinct one formatted once
     const b = uri(before);
@@ -148,14 +153,11 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
       }
       const n = main.firstNumber + i;
       if (perSegment !== undefined) out.push(...perSegment(n));
+      if (anchor !== undefined) out.push(`#EXT-X-PROGRAM-DATE-TIME:${programDateTime(anchor, s.time(i), timescale)}`);
       out.push(d, b + n + a);
     }
     return out.join('\n');
   });
-  // Live: the wall-clock time of the first segment, anchor + output time (RFC 8216 §4.3.2.6), the
-  // same on every origin; the media sequence is on the epoch grid (model/live-window.ts).
-  if (live !== undefined && main.segments.count > 0)
-    lines.push(`#EXT-X-PROGRAM-DATE-TIME:${programDateTime(live.anchorSeconds, main.segments.time(0), timescale)}`);
   if (list !== '') lines.push(list);
   if (live === undefined || live.ended) lines.push('#EXT-X-ENDLIST');
   lines.push('');

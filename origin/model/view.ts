@@ -9,7 +9,7 @@ import { Instant, Presentation, PresentationTrack, ticksIn } from './presentatio
 import { orderEvents, TimedEvent } from './timed-metadata';
 import { SegmentList } from './segment-list';
 import { Clip, parseClip, placeSegments } from './timeline';
-import { gridNumber, liveWindow, wholeSegments } from './live-window';
+import { gridNumber, listedSegments, liveWindow } from './live-window';
 
 export interface ViewTrack {
   track: PresentationTrack;
@@ -110,9 +110,7 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
       tracks.push({ track, segments: placed.segments, firstNumber: placed.number });
       continue;
     }
-    const segments = p.live.ended
-      ? placed.segments
-      : wholeSegments(placed.segments, minLength, track.properties.TimeScale);
+    const segments = listedSegments(placed.segments, minLength, track.properties.TimeScale, p.live.ended);
     if (segments.count > 0) tracks.push({ track, segments, firstNumber: gridNumber(segments) });
   }
   if (tracks.length === 0) {
