@@ -120,8 +120,8 @@ test('real time, the second origin joining late: every segment both list is name
     const in2 = new Map(l2.map((s) => [key(s), s]));
     const both = l1.filter((s) => in2.has(key(s)));
     // Every format has media segments in common (not only inits).
-    const media = both.filter((s) => s.time !== undefined || s.msn !== undefined);
-    expect(new Set(media.map((s) => s.format))).toEqual(new Set(['dash', 'hls-ts', 'hls-fmp4', 'smooth', 'hds']));
+    const common = both.filter((s) => s.time !== undefined || s.msn !== undefined);
+    expect(new Set(common.map((s) => s.format))).toEqual(new Set(['dash', 'hls-ts', 'hls-fmp4', 'smooth', 'hds']));
     for (const s of both) expect(in2.get(key(s))).toEqual(s);
     // A segment listed by one only is one the other has not archived (its window starts later):
     // never the same media under another name.
