@@ -176,6 +176,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const logger = opts.logger ?? (opts.log === undefined ? undefined : humanLogger(opts.log));
   const metrics = opts.metrics === false ? undefined : (opts.metrics ?? new OriginMetrics(ROUTES.map((r) => r.kind)));
   const requestLog = logger?.requests === true ? logger : undefined;
+  const live = new LiveFragmentTable(FILE_STORAGE, root);
   const state: Origin = {
     root,
     opts,
@@ -188,10 +189,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     logger,
     observer: metrics === undefined && requestLog === undefined ? undefined : { metrics, logger: requestLog },
     ops: { root, metrics, ready: false, draining: false, now: opts.now },
-    liveChannels: new LiveChannels(FILE_STORAGE, root),
+    liveChannels: new LiveChannels(FILE_STORAGE, root, (isml, t) => live.fragments(isml, t)),
     confinement,
     passthrough: new Passthrough(routed ?? FILE_STORAGE, confinement),
-    live: new LiveFragmentTable(FILE_STORAGE, root),
+    live,
   };
   metrics?.bind(metricSources(state, routed));
   if (logger?.enabled('debug'))
