@@ -133,10 +133,8 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   // The segment lines depend on the main track and on the key below only: built once per view
   // (model/view-derived.ts). uri() escapes per character, so escaping the URL's parts around the
   // number is escaping the URL.
-  // Live: each segment's wall-clock time, anchor + output time (RFC 8216 §4.3.2.6), on every
-  // segment: a client's date of a segment is then the same on every origin whatever segment its
-  // playlist starts with (EXTINF durations are rounded), and the media sequence is on the epoch
-  // grid (model/live-window.ts).
+  // Live: every segment's wall-clock time, anchor + output time (RFC 8216 §4.3.2.6), the same on
+  // every origin whatever segment a playlist starts with (EXTINF is rounded); MSNs on the epoch grid.
   const anchor = live?.anchorSeconds;
   const list = derived(main, `hls segment lines\n${version}\n${before}\n${after}\n${perSegmentKey}\n${anchor}`, () => {
     const out: string[] = [];
