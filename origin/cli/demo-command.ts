@@ -338,5 +338,6 @@ function writeLive(out: NodeJS.WritableStream, live: DemoLive, base: string): vo
   out.write(`    archive                ${base}${DEMO_CHANNEL}/archive\n`);
   if (live.feeder !== undefined) out.write('    fed by ffmpeg (a test pattern, Smooth ingest)\n');
   else out.write(`    no ffmpeg here: feed it with\n      ${live.command.join(' ')}\n`);
-  out.write('    (the player page plays it once live output is built: manifests and segments are not served yet)\n');
+  out.write(`    HLS, hls.js            ${base}${playHref('hlsjs', `${DEMO_CHANNEL}/.m3u8`, undefined)}\n`);
+  out.write(`    Smooth, dash.js MSS    ${base}${playHref('dashjs-mss', `${DEMO_CHANNEL}/Manifest`, undefined)}\n`);
 }

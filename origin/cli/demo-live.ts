@@ -2,9 +2,9 @@
 // creates the publishing point `<out>/live/demo.isml` (a 30 s DVR window, restartable), takes
 // ingest on loopback (origin/server/ingest-server.ts) into the demo's serving port's fragment
 // table, and, when ffmpeg is installed, feeds it with ffmpeg's Smooth ingest of a test pattern
-// (the recipe of docs/guide/live.md: times on UTC, a 1.92 s fragment grid). The player page
-// cannot play the channel until live output (manifests and segments) is built: the demo prints
-// its state and archive URLs, and the ffmpeg command to feed it by hand.
+// (the recipe of docs/guide/live.md: times on UTC, a 1.92 s fragment grid). The demo prints its
+// state and archive URLs, the player page's links to play it (hls.js, dash.js MSS;
+// test/e2e/players/demo-live-player.test.ts), and the ffmpeg command to feed it by hand.
 
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';

@@ -104,7 +104,9 @@ export async function channelPresentation(input: ChannelInput): Promise<Presenta
 
 async function channelTrack(t: ChannelTrackInput, index: number, isml: string): Promise<PresentationTrack> {
   const s = t.status;
-  const media = await readMediaFile(new BufferSource(`${t.dir} (init)`, t.head), 'exact');
+  // Smooth ingest of several tracks in one POST: each track's archive holds the whole moov but
+  // only its own fragments.
+  const media = await readMediaFile(new BufferSource(`${t.dir} (init)`, t.head), 'exact', s.trackId);
   const own = media.tracks.find((m) => m.properties.trackID === s.trackId);
   if (own === undefined)
     throw originError('corrupt-media', `the archived init of ${s.key} has no track ${s.trackId}`, { subject: isml });

@@ -74,7 +74,7 @@ export async function readTrackFiles(
   const dir = trackDirOf(root, isml, track);
   const out: ReadArchiveFile[] = [];
   for (const start of track.files) {
-    const media = path.join(dir, `${start}.${EXTENSIONS[track.type] ?? 'cmfm'}`);
+    const media = archiveFileOf(dir, track.type, start);
     try {
       const mediaSize = (await storage.stat(media)).size;
       const src = await storage.open(indexPathOf(media));
@@ -93,6 +93,11 @@ export async function readTrackFiles(
     }
   }
   return out;
+}
+
+/** The archive file of a track (its directory, its type) that starts at `start`. */
+export function archiveFileOf(dir: string, type: string, start: bigint | string): string {
+  return path.join(dir, `${start}.${EXTENSIONS[type] ?? 'cmfm'}`);
 }
 
 /** The archive directory of a track: `<ch>.isml.archive/<stream>-<trackID>`. */

@@ -1,9 +1,9 @@
 // What a live media playlist adds where an encoder's outage left its mark (docs/design/live.md,
 // "Restarts and gaps"): the discontinuity sequence, and before a segment that does not follow the
-// one before, EXT-X-GAP segments, EXT-X-DISCONTINUITY and a date. Pure: a view track in, lines out.
+// one before, EXT-X-GAP segments and EXT-X-DISCONTINUITY (every live segment has its own date,
+// manifests/hls.ts). Pure: a view track in, lines out.
 
 import { ViewTrack } from '../model/view';
-import { programDateTime } from './live-dates';
 
 /** EXT-X-DISCONTINUITY-SEQUENCE (RFC 8216 §4.3.3.3, §6.2.2): restarts that slid out of the window, once there are any. */
 export function discontinuitySequenceLines(t: ViewTrack): string[] {
@@ -16,8 +16,8 @@ export function discontinuitySequenceLines(t: ViewTrack): string[] {
  * (docs/design/live.md, "Restarts and gaps"): an EXT-X-GAP segment (RFC 8216bis §4.4.4.7) for each
  * grid number with no media, so the media sequence stays on the epoch grid and a client skips the
  * hole instead of asking for it; EXT-X-DISCONTINUITY (RFC 8216 §4.3.2.3) when segment i starts
- * a new run (an encoder restarted with a new anchor); and EXT-X-PROGRAM-DATE-TIME (§4.3.2.6,
- * SHOULD after a discontinuity) whenever the segment does not follow the one before.
+ * a new run (an encoder restarted with a new anchor). The EXT-X-PROGRAM-DATE-TIME that §4.3.2.6
+ * asks for after a discontinuity is there already: the writer dates every live segment.
  * A GAP segment lasts the hole divided among the missing numbers, at most the grid duration
  * (so never past the target duration); its URL is refused as `fragment-missing`. §7 sets no
  * minimum protocol version for EXT-X-GAP: the playlist's version stays.
@@ -25,7 +25,6 @@ export function discontinuitySequenceLines(t: ViewTrack): string[] {
 export function liveBreak(
   t: ViewTrack,
   i: number,
-  anchorSeconds: number,
   url: (n: number) => string,
   extinf: (ticks: bigint) => string,
 ): string[] {
@@ -40,9 +39,5 @@ export function liveBreak(
     for (let k = 1; k <= missing; k++) out.push(d, '#EXT-X-GAP', url(live.numbers[i - 1]! + k));
   }
   if (live.restart[i] === 1) out.push('#EXT-X-DISCONTINUITY');
-  if (missing > 0 || live.restart[i] === 1 || !s.contiguous(i)) {
-    const ts = t.track.properties.TimeScale;
-    out.push(`#EXT-X-PROGRAM-DATE-TIME:${programDateTime(anchorSeconds, s.time(i), ts)}`);
-  }
   return out;
 }

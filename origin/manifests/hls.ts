@@ -134,8 +134,11 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
   const [before, after] = hlsSegmentUrlParts(view, rend.key, kind);
   // The segment lines depend on the main track and on the key below only: built once per view
   // (model/view-derived.ts). uri() escapes per character, so escaping the URL's parts around the
-  // number is escaping the URL.
-  const list = derived(main, `hls segment lines\n${version}\n${before}\n${after}\n${perSegmentKey}`, () => {
+  // number is escaping the URL. Live: every segment's wall-clock time, anchor + output time (RFC
+  // 8216 §4.3.2.6), the same on every origin whatever segment a playlist starts with (EXTINF is
+  // rounded); MSNs on the epoch grid.
+  const anchor = live?.anchorSeconds;
+  const list = derived(main, `hls segment lines\n${version}\n${before}\n${after}\n${perSegmentKey}\n${anchor}`, () => {
     const out: string[] = [];
     const extinf = new Map<bigint, string>(); // durations repeat: each distinct one formatted once
     const b = uri(before);
@@ -147,16 +150,14 @@ export function writeMediaPlaylist(view: PlayoutView, r: Rendition | string): st
       return d;
     };
     for (let i = 0; i < s.count; i++) {
-      if (i > 0 && live !== undefined) out.push(...liveBreak(main, i, live.anchorSeconds, (k) => b + k + a, extinfOf));
-      if (perSegment !== undefined) out.push(...perSegment(segmentNumber(main, i)));
-      out.push(extinfOf(s.duration(i)), b + segmentNumber(main, i) + a);
+      const n = segmentNumber(main, i);
+      if (i > 0 && live !== undefined) out.push(...liveBreak(main, i, (k) => b + k + a, extinfOf));
+      if (perSegment !== undefined) out.push(...perSegment(n));
+      if (anchor !== undefined) out.push(`#EXT-X-PROGRAM-DATE-TIME:${programDateTime(anchor, s.time(i), timescale)}`);
+      out.push(extinfOf(s.duration(i)), b + n + a);
     }
     return out.join('\n');
   });
-  // Live: the wall-clock time of the first segment, anchor + output time (RFC 8216 §4.3.2.6), the
-  // same on every origin; the media sequence is on the epoch grid (model/live-window.ts).
-  if (live !== undefined && main.segments.count > 0)
-    lines.push(`#EXT-X-PROGRAM-DATE-TIME:${programDateTime(live.anchorSeconds, main.segments.time(0), timescale)}`);
   if (list !== '') lines.push(list);
   if (live === undefined || live.ended) lines.push('#EXT-X-ENDLIST');
   lines.push('');

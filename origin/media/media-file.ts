@@ -40,9 +40,14 @@ const MOOF_GUESS = 16 << 10;
 /** Boxes that may open an ISO BMFF file (§4.3 ftyp, §8.16 styp, and boxes seen before ftyp in the wild). */
 const FIRST_BOXES = new Set(['ftyp', 'styp', 'moov', 'free', 'skip', 'wide', 'uuid', 'pdin', 'sidx']);
 
-export async function readMediaFile(source: ByteSource, mode: IndexMode = 'fast'): Promise<MediaFile> {
+export async function readMediaFile(
+  source: ByteSource,
+  mode: IndexMode = 'fast',
+  /** Only this track of the moov (a live archive file holds one track's fragments under a moov of several). */
+  onlyTrack?: number,
+): Promise<MediaFile> {
   try {
-    return await read(source, mode);
+    return await read(source, mode, onlyTrack);
   } catch (e) {
     if (e instanceof OriginError && e.subject !== undefined && !e.subject.startsWith(source.name)) {
       throw e.within(`${source.name}: ${e.subject}`);
@@ -51,7 +56,7 @@ export async function readMediaFile(source: ByteSource, mode: IndexMode = 'fast'
   }
 }
 
-async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
+async function read(source: ByteSource, mode: IndexMode, onlyTrack: number | undefined): Promise<MediaFile> {
   if (source.size === 0)
     throw originError('corrupt-media', 'empty file (0 bytes), not an MP4 file', { subject: source.name });
   const ahead = new ReadAhead(source);
@@ -72,7 +77,9 @@ async function read(source: ByteSource, mode: IndexMode): Promise<MediaFile> {
   if (mode === 'fast') built = await tryMfra(ahead, moovTracks, afterMoov);
   const indexedBy = built ? 'mfra' : 'moof-walk';
   built ??= await walkMoofs(source, moovTracks, afterMoov);
-  const tracks = moovTracks.map((t) => finishTrack(t, built!.get(t.properties.trackID), source.name));
+  const tracks = moovTracks
+    .filter((t) => onlyTrack === undefined || t.properties.trackID === onlyTrack)
+    .map((t) => finishTrack(t, built!.get(t.properties.trackID), source.name));
   const headers = new Map(moovTracks.map((t) => [t.header.trackID, t.header]));
   return { name: source.name, size: source.size, tracks, indexedBy, moov, headers };
 }

@@ -100,6 +100,32 @@ export function gridNumber(segments: SegmentList): number {
 }
 
 /**
+ * The segments a live view lists: without a first one that starts inside its slot, and, until the
+ * end of stream, without a last one that can still grow (wholeSegments). A first segment starts
+ * inside its slot when the archive starts there (an origin that began hearing the encoders
+ * mid-slot, or a purge at an archive file boundary off the grid): the URL of its slot (the HLS
+ * media sequence number) names the whole slot on every other origin and after the slot's start
+ * is gone, so it is not listed until the window leaves it.
+ */
+export function listedSegments(
+  segments: SegmentList,
+  minLength: Rational | undefined,
+  timescale: number,
+  ended: boolean,
+): SegmentList {
+  const from = startsInsideSlot(segments, minLength, timescale) ? segments.slice(1, segments.count) : segments;
+  return ended ? from : wholeSegments(from, minLength, timescale);
+}
+
+function startsInsideSlot(segments: SegmentList, minLength: Rational | undefined, timescale: number): boolean {
+  if (minLength === undefined || minLength.num <= 0 || segments.count === 0) return false;
+  const l = (minLength.num * timescale) / minLength.den;
+  const start = Number(segments.time(0));
+  const slot = Math.floor((start + l / 8) / l);
+  return start - slot * l > l / 8;
+}
+
+/**
  * The segments without the last one while it can still grow: with a minimum segment length L, a
  * segment is whole once its media reaches the next multiple of L (the tolerance of timeline.ts,
  * L/8); before that, the next fragment joins it, and a URL must not name other bytes later.

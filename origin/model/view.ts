@@ -16,7 +16,7 @@ import {
   LiveNumbering,
   liveWindow,
   LiveViewWindow,
-  wholeSegments,
+  listedSegments,
 } from './live-window';
 import { LiveDescription } from './live';
 import { parseLiveRange } from './live-time';
@@ -144,9 +144,7 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
       tracks.push({ track, segments: placed.segments, firstNumber: placed.number });
       continue;
     }
-    const segments = window!.live.ended
-      ? placed.segments
-      : wholeSegments(placed.segments, minLength, track.properties.TimeScale);
+    const segments = listedSegments(placed.segments, minLength, track.properties.TimeScale, window!.live.ended);
     if (segments.count > 0)
       tracks.push({ track, segments, firstNumber: gridNumber(segments), live: liveNumbering(segments, track) });
   }

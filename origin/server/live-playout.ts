@@ -1,8 +1,9 @@
 // Live output on the serving port: a manifest or segment URL under `<ch>.isml/` answered by the
 // VOD route table's handlers over the channel's presentation (origin/live/channel-presentation.ts).
 // What differs from VOD is here, around the handlers, not in them:
-// - the presentation is the channel's at its current version (channel.json's mtime and size), read
-//   again through the storage seam when the ingest process has published since;
+// - the presentation is the channel's at its current version (channel.json's mtime and size), built
+//   again when the ingest process has published since, from the process's fragment table
+//   (live/fragment-table.ts; it reads the index files when it missed a message);
 // - a live track's fragments are in several archive files: its `src` opens one source over all of
 //   them (io/spanning-source.ts), and segments are read into memory before the reply starts;
 // - a segment outside the view is refused as the reference does per format (error-codes.ts
@@ -16,7 +17,7 @@ import { LIVE_FRAGMENT_STATUS, LiveFragmentCode, LiveFragmentStatusTable } from 
 import { FileStat, Storage } from '../io/storage';
 import { SourceOpener } from '../io/source';
 import { SpanningSource } from '../io/spanning-source';
-import { channelVersion, loadChannelPresentation } from '../live/channel-loader';
+import { channelVersion, FragmentSource, HeadCache, loadChannelPresentation } from '../live/channel-loader';
 import { gridDuration } from '../model/live-window';
 import { Presentation } from '../model/presentation';
 import { PlayoutView, segmentNumber, trackKey, viewForQuery, ViewTrack } from '../model/view';
@@ -47,12 +48,16 @@ export class LiveChannels {
   /** Requests waiting for a channel's next publish (LL-HLS blocking reload). */
   readonly waiters = new PartWaiters();
 
+  private readonly heads = new HeadCache();
+
   constructor(
     /** Where channels are read (and their archive files opened). */
     readonly storage: Storage,
     private readonly root: string,
     /** The status of each refusal per format (`origin serve --fragment-*-status`). */
     readonly refusalStatus: LiveFragmentStatusTable = LIVE_FRAGMENT_STATUS,
+    /** The serving process's fragment table; without one, every load reads the index files. */
+    private readonly fragments?: FragmentSource,
   ) {}
 
   /** The channel at a decoded `.isml` URL path, read again when channel.json has changed. */
@@ -87,10 +92,9 @@ export class LiveChannels {
   }
 
   private load(isml: string, stat: FileStat | undefined): Promise<Presentation> {
-    if (stat === undefined)
-      // readChannelStatus answers unknown-channel when the .isml itself is missing.
-      return loadChannelPresentation(this.storage, this.root, isml, { mtimeMs: 0, size: 0 });
-    return loadChannelPresentation(this.storage, this.root, isml, stat);
+    const from = { fragments: this.fragments, heads: this.heads };
+    // readChannelStatus answers unknown-channel when the .isml itself is missing.
+    return loadChannelPresentation(this.storage, this.root, isml, stat ?? { mtimeMs: 0, size: 0 }, from);
   }
 }
 

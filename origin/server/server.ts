@@ -179,6 +179,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const logger = opts.logger ?? (opts.log === undefined ? undefined : humanLogger(opts.log));
   const metrics = opts.metrics === false ? undefined : (opts.metrics ?? new OriginMetrics(ROUTES.map((r) => r.kind)));
   const requestLog = logger?.requests === true ? logger : undefined;
+  const live = new LiveFragmentTable(FILE_STORAGE, root);
   const state: Origin = {
     root,
     opts,
@@ -191,10 +192,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     logger,
     observer: metrics === undefined && requestLog === undefined ? undefined : { metrics, logger: requestLog },
     ops: { root, metrics, ready: false, draining: false, now: opts.now },
-    liveChannels: new LiveChannels(FILE_STORAGE, root, opts.liveFragmentStatus),
+    liveChannels: new LiveChannels(FILE_STORAGE, root, opts.liveFragmentStatus, (isml, t) => live.fragments(isml, t)),
     confinement,
     passthrough: new Passthrough(routed ?? FILE_STORAGE, confinement),
-    live: new LiveFragmentTable(FILE_STORAGE, root),
+    live,
   };
   // Publish messages also wake the LL-HLS requests waiting for the channel (live-low-latency.ts).
   state.live.onApply = (m) => state.liveChannels.publish(m.live);

@@ -22,10 +22,13 @@ export interface RunningDemo {
   edge: string;
 }
 
-/** Starts the demo (origin, edge and ClearKey server on free ports) and waits until it serves. */
-export async function startDemo(out = new Capture(), err = new Capture()): Promise<RunningDemo> {
+/**
+ * Starts the demo (origin, edge and ClearKey server on free ports; `more` arguments, e.g. `--live
+ * --ingest-port 0`) and waits until it serves.
+ */
+export async function startDemo(out = new Capture(), err = new Capture(), more: string[] = []): Promise<RunningDemo> {
   const running = main(
-    ['demo', '--port', '0', '--edge-port', '0', '--clearkey-port', '0', '--out', tempDir('demo-')],
+    ['demo', '--port', '0', '--edge-port', '0', '--clearkey-port', '0', '--out', tempDir('demo-'), ...more],
     out,
     err,
   );

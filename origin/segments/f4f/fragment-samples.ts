@@ -11,7 +11,7 @@
 //   belongs to fragment n when video[n].time ≤ t + D < video[n+1].time (exact across the
 //   timescales), so that no tag of a fragment is earlier than the next fragment's first; the
 //   first fragment also takes what comes before it, the last one the rest (the rule of HLS's
-//   multiplexed MPEG-TS, on FLV's clock);
+//   multiplexed MPEG-TS, on FLV's clock); a live fragment takes exactly its video's window;
 // - an audio-only media: the samples of its own segment n.
 
 import { originError } from '../../errors';
@@ -96,24 +96,29 @@ async function readMuxedAudio(
 ): Promise<SampleWithData[]> {
   const tsA = a.track.properties.TimeScale;
   const tsV = v.track.properties.TimeScale;
-  const from = index === 0 ? undefined : videoClock(v.segments.time(index), tsV);
-  const to = index === v.segments.count - 1 ? undefined : videoClock(v.segments.time(index + 1), tsV);
+  // Live: a fragment is the same bytes wherever the sliding window puts it, and after more media
+  // or the end of stream (hls-segments.ts does the same for MPEG-TS): its audio is exactly that
+  // of its video's time window, looked up in the whole archived audio track.
+  const live = p.live !== undefined;
+  const from = index === 0 && !live ? undefined : videoClock(v.segments.time(index), tsV);
+  const to = live
+    ? videoClock(v.segments.time(index) + v.segments.duration(index), tsV)
+    : index === v.segments.count - 1
+      ? undefined
+      : videoClock(v.segments.time(index + 1), tsV);
   const shift = outputShift(a.track, p.origin);
   const f = a.track.fragments;
   const last = a.segments.segment(a.segments.count - 1);
-  const end = last.first + last.count;
+  const begin = live ? 0 : a.segments.first(0);
+  const end = live ? f.count : last.first + last.count;
   // Source fragments wholly outside the window are skipped without reading their moof; the walk
   // starts by binary search (mpegts/audio-window.ts): no fragment starting at or before
   // from − (the longest duration) on the FLV clock can reach `from`, and starts ascend.
   const longest = BigInt(longestDuration(f));
   const first =
     from === undefined
-      ? a.segments.first(0)
-      : firstNotBefore(
-          a.segments.first(0),
-          end,
-          (i) => compareClock(delayedClock(f.times[i]! - shift + longest, tsA, d), from) <= 0,
-        );
+      ? begin
+      : firstNotBefore(begin, end, (i) => compareClock(delayedClock(f.times[i]! - shift + longest, tsA, d), from) <= 0);
   const overlapping: number[] = [];
   for (let i = first; i < end; i++) {
     const start = f.times[i]! - shift;

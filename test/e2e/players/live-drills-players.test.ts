@@ -1,0 +1,213 @@
+// The failure drills with a real player (issue 21): hls.js in headless Chromium keeps playing a
+// live channel fed by ffmpeg (CMAF ingest, epoch-locked on the 1.92 s grid, live-notes §4.1)
+// - when one of two redundant ffmpeg encoders is killed (the other goes on feeding the channel);
+// - when the origin itself (the built CLI, `origin serve`) is killed with SIGKILL mid-stream and
+//   started again on the same ports, and the harness restarts ffmpeg where the archive ends (the
+//   same timeline, no gap): playback resumes.
+// The manifests and segments of these drills are checked in test/origin/live/*-drill.test.ts.
+
+import { ChildProcess, spawn } from 'node:child_process';
+import * as net from 'node:net';
+import type { Page } from 'playwright-core';
+import { RunningIngest, startIngestServer } from '../../../origin/server/ingest-server';
+import { RunningServer, startServer } from '../../../origin/server/server';
+import { closeBrowser, newPage, playerTestsEnabled, screenshotAndClose } from '../../helpers/browser';
+import { tempDir } from '../../helpers/fixtures';
+import { createChannel, eventually, liveServerOptions, LiveState } from '../../helpers/live';
+import { ServedCli, serveCli, stopCli } from '../../helpers/live-cli';
+import { httpGet } from '../../helpers/test-encoder';
+
+const CMAF = '+cmaf+empty_moov+separate_moof+default_base_moof+frag_discont+skip_trailer';
+const GRID = 1.92;
+
+/** ffmpeg pushing a test pattern's video and audio, times from `t0` (seconds since 1970, on the grid). */
+function ffmpeg(channelUrl: string, t0: string): ChildProcess {
+  const v = ['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-b:v', '300k'];
+  const gop = ['-g', '48', '-keyint_min', '48', '-sc_threshold', '0'];
+  const args = [
+    ...['-hide_banner', '-loglevel', 'error', '-re'],
+    ...[
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x180:rate=25',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=1000:sample_rate=48000',
+    ],
+    ...['-map', '0:v', ...v, ...gop, '-t', '120', '-video_track_timescale', '25', '-output_ts_offset', t0],
+    ...['-movflags', `${CMAF}+frag_keyframe`, '-f', 'mp4', `${channelUrl}/Streams(video-320x180-300k.cmfv)`],
+    ...['-map', '1:a', '-c:a', 'aac', '-b:a', '64k', '-ar', '48000', '-t', '120'],
+    ...['-frag_duration', '1920000', '-min_frag_duration', '1920000', '-output_ts_offset', t0],
+    ...['-movflags', CMAF, '-f', 'mp4', `${channelUrl}/Streams(audio-64k.cmfa)`],
+  ];
+  return spawn('ffmpeg', args, { stdio: ['ignore', 'ignore', 'ignore'] });
+}
+
+function kill(p: ChildProcess | undefined): Promise<void> {
+  if (p === undefined || p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    p.once('exit', () => resolve());
+    p.kill('SIGKILL');
+  });
+}
+
+async function state(url: string): Promise<LiveState> {
+  return JSON.parse((await httpGet(`${url}/live/ch.isml/state?format=json`)).body) as LiveState;
+}
+
+/** Until every track of the channel has media at least `seconds` past `t0`. */
+async function mediaPast(url: string, t0: number, seconds: number, ms = 40_000): Promise<LiveState> {
+  return eventually(
+    () => state(url),
+    (s) =>
+      s.tracks.length === 2 &&
+      s.tracks.every((t) => t.lastTimeUtc !== null && Date.parse(t.lastTimeUtc) >= (t0 + seconds) * 1000),
+    ms,
+  );
+}
+
+interface Playhead {
+  currentTime: number;
+  paused: boolean;
+  errors: string[];
+}
+
+async function playhead(page: Page): Promise<Playhead> {
+  return page.evaluate(() => {
+    const video = document.getElementById('video') as HTMLVideoElement;
+    const t = (window as unknown as { __test?: { errors: string[] } }).__test;
+    return {
+      currentTime: video.currentTime,
+      paused: video.paused,
+      errors: t === undefined ? ['no window.__test'] : [...t.errors],
+    };
+  });
+}
+
+/** Polls until `ok` holds, a fatal error is reported, or `ms` passes; the last playhead. */
+async function until(page: Page, ok: (p: Playhead) => boolean, ms: number): Promise<Playhead> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const p = await playhead(page);
+    if (ok(p) || fatal(p).length > 0 || Date.now() > deadline) return p;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Errors that stop playback (hls.js reports the refused playlist reloads of an outage as non-fatal). */
+function fatal(p: Playhead): string[] {
+  return p.errors.filter((e) => !e.startsWith('hls.js non-fatal'));
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Opens hls.js on the channel's fMP4 playlist and waits until it plays. */
+async function startPlaying(page: Page, url: string): Promise<Playhead> {
+  const manifest = encodeURIComponent(`${url}/live/ch.isml/.m3u8?hls_fmp4=true`);
+  await page.goto(`${url}/play?player=hlsjs&url=${manifest}`, { waitUntil: 'load', timeout: 20_000 });
+  return until(page, (p) => p.currentTime > 0 && !p.paused, 25_000);
+}
+
+const describePlayers = playerTestsEnabled() ? describe : describe.skip;
+
+describePlayers('failure drills with hls.js', () => {
+  afterAll(() => closeBrowser());
+
+  test('two redundant ffmpeg encoders, one killed: hls.js plays on', async () => {
+    const root = tempDir('origin-drill-redundant-');
+    await createChannel(root, 'ch', ['--dvr_window_length=30']);
+    let ingest: RunningIngest | undefined;
+    let serving: RunningServer | undefined;
+    const encoders: ChildProcess[] = [];
+    const page = await newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(`uncaught: ${e.message}`));
+    try {
+      serving = await startServer({ ...liveServerOptions(root), playerPage: true });
+      const table = serving.live;
+      ingest = await startIngestServer({
+        root,
+        host: '127.0.0.1',
+        port: 0,
+        sync: false,
+        onPublish: (m) => table.apply(m),
+      });
+      const t0 = Math.floor(Date.now() / 1000 / GRID) * GRID;
+      const channel = `${ingest.url}/live/ch.isml`;
+      encoders.push(ffmpeg(channel, t0.toFixed(2)), ffmpeg(channel, t0.toFixed(2)));
+      await mediaPast(serving.url, t0, 8);
+      const started = await startPlaying(page, serving.url);
+      expect({ playing: started.currentTime > 0, errors: started.errors }).toEqual({ playing: true, errors: [] });
+      await kill(encoders[0]);
+      const after = await until(page, (p) => p.currentTime > started.currentTime + 10, 30_000);
+      expect({ played: after.currentTime - started.currentTime > 10, errors: after.errors }).toEqual({
+        played: true,
+        errors: [],
+      });
+      const s = await state(serving.url);
+      expect(s.tracks.map((t) => [t.gaps, t.lateDropped])).toEqual([
+        [0, 0],
+        [0, 0],
+      ]);
+      expect(s.tracks.every((t) => t.duplicatesDropped > 0)).toBe(true);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      for (const e of encoders) await kill(e);
+      await screenshotAndClose(page, 'live-drill-redundant-hlsjs', pageErrors);
+      await ingest?.close();
+      await serving?.close();
+    }
+  }, 120_000);
+
+  test('the origin killed with SIGKILL and restarted, ffmpeg restarted where the archive ends: hls.js resumes', async () => {
+    const root = tempDir('origin-drill-kill-');
+    await createChannel(root, 'ch', ['--archiving', '--dvr_window_length=30']);
+    const ports = ['--workers', '1', '--port', String(await freePort()), '--ingest-port', String(await freePort())];
+    let origin: ServedCli | undefined;
+    let encoder: ChildProcess | undefined;
+    const page = await newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(`uncaught: ${e.message}`));
+    try {
+      origin = await serveCli(root, ports);
+      const t0 = Math.floor(Date.now() / 1000 / GRID) * GRID;
+      encoder = ffmpeg(`${origin.ingest}/live/ch.isml`, t0.toFixed(2));
+      await mediaPast(origin.url, t0, 8);
+      const started = await startPlaying(page, origin.url);
+      expect({ playing: started.currentTime > 0, errors: started.errors }).toEqual({ playing: true, errors: [] });
+
+      await stopCli(origin, 'SIGKILL');
+      await kill(encoder); // its POSTs broke with the origin
+      origin = await serveCli(root, ports);
+      // Where the archive ends: the next grid slot after the older track's newest fragment.
+      const s = await state(origin.url);
+      const slots = s.tracks.map((t) => Math.round((Date.parse(t.lastTimeUtc!) / 1000 - t0) / GRID));
+      const resume = t0 + (Math.min(...slots) + 1) * GRID;
+      encoder = ffmpeg(`${origin.ingest}/live/ch.isml`, resume.toFixed(2));
+      const killedAt = (await playhead(page)).currentTime;
+      const after = await until(page, (p) => p.currentTime > killedAt + 10, 45_000);
+      expect({ resumed: after.currentTime > killedAt + 10, fatal: fatal(after) }).toEqual({ resumed: true, fatal: [] });
+      const end = await state(origin.url);
+      expect(end.tracks.map((t) => [t.gaps, t.lateDropped])).toEqual([
+        [0, 0],
+        [0, 0],
+      ]);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await kill(encoder);
+      await screenshotAndClose(page, 'live-drill-origin-kill-hlsjs', pageErrors);
+      if (origin !== undefined) await stopCli(origin, 'SIGTERM');
+    }
+  }, 150_000);
+});
