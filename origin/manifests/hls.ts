@@ -27,9 +27,8 @@
 // - encrypted presentations: 2 for the IV attribute (AES-128), 5 for METHOD=SAMPLE-AES and
 //   KEYFORMAT (manifests/hls-keys.ts), for every playlist of the presentation, as with fMP4;
 // - 7 (INSTREAM-ID "SERVICE" values) changes nothing: none is written; neither are PROGRAM-ID
-//   (removed in 6) nor EXT-X-ALLOW-CACHE (removed in 7).
-// EXT-X-MEDIA and the AUDIO/SUBTITLES attributes are written at every version: §7 makes them
-// backward compatible to version 1.
+//   (removed in 6) nor EXT-X-ALLOW-CACHE (removed in 7). EXT-X-MEDIA and the AUDIO/SUBTITLES
+//   attributes are written at every version: §7 makes them backward compatible to version 1.
 
 import { dateRangeLines } from './hls-dateranges';
 import { originError } from '../errors';
