@@ -1,12 +1,15 @@
-// Real players on a live channel (issue 21, acceptance 4): ffmpeg pushes CMAF ingest (one chunked
-// POST per track, -re, epoch-locked on the 1.92 s grid, live-notes §4.1) to the origin's ingest
-// listener; hls.js (MPEG-TS and fMP4), dash.js and shaka 5 in headless Chromium play the channel
-// at the live edge for more than 10 s, then seek back into the DVR window and play from there.
+// Real players on live channels (issue 21, acceptance 1): ffmpeg pushes CMAF ingest (one chunked
+// POST per track, -re, epoch-locked on the 1.92 s grid, live-notes §4.1) to one channel and Smooth
+// ingest (one POST of both tracks, the demo's feeder, origin/cli/demo-live.ts) to another, both to
+// the origin's ingest listener; hls.js (MPEG-TS and fMP4), dash.js and shaka 5 in headless Chromium
+// play each channel at the live edge for more than 10 s, then seek back into the DVR window and
+// play from there.
 // The players find the origin's clock through the MPD's UTCTiming (/.time): nothing here sets one.
 
 import { ChildProcess, spawn } from 'node:child_process';
 import * as http from 'node:http';
 import type { Page } from 'playwright-core';
+import { feederArgs } from '../../../origin/cli/demo-live';
 import { PlayerName } from '../../../origin/player/player-page';
 import { RunningIngest, startIngestServer } from '../../../origin/server/ingest-server';
 import { RunningServer, startServer } from '../../../origin/server/server';
@@ -49,6 +52,9 @@ const PAIRS: Array<[PlayerName, string]> = [
   ['dashjs', '.mpd'],
   ['shaka', '.mpd'],
 ];
+/** The channels: `ch` takes CMAF ingest, `sm` Smooth ingest. */
+const CHANNELS = ['ch', 'sm'] as const;
+const CASES = CHANNELS.flatMap((ch) => PAIRS.map(([player, manifest]) => [ch, player, manifest] as const));
 
 interface Playhead {
   currentTime: number;
@@ -89,43 +95,49 @@ const describePlayers = enabled ? describe : describe.skip;
 describePlayers('real players on a live channel fed by ffmpeg', () => {
   let ingest: RunningIngest;
   let serving: RunningServer;
-  let ffmpeg: ChildProcess | undefined;
+  const ffmpegs: ChildProcess[] = [];
   let ffmpegErrors = '';
 
   beforeAll(async () => {
     const root = tempDir('origin-live-players-');
-    await createChannel(root, 'ch', ['--dvr_window_length=30']);
+    for (const ch of CHANNELS) await createChannel(root, ch, ['--dvr_window_length=30']);
     ingest = await startIngestServer({ root, host: '127.0.0.1', port: 0, sync: false });
     serving = await startServer({ ...liveServerOptions(root), playerPage: true });
-    ffmpeg = spawn('ffmpeg', ffmpegArgs(`${ingest.url}/live/ch.isml`), { stdio: ['ignore', 'ignore', 'pipe'] });
-    ffmpeg.stderr!.on('data', (c: Buffer) => (ffmpegErrors += c.toString()));
+    const cmaf = ffmpegArgs(`${ingest.url}/live/ch.isml`);
+    const smooth = feederArgs(`${ingest.url}/live/sm.isml`, Number(T0) * 1000);
+    for (const args of [cmaf, smooth]) {
+      const ffmpeg = spawn('ffmpeg', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      ffmpeg.stderr!.on('data', (c: Buffer) => (ffmpegErrors += c.toString()));
+      ffmpegs.push(ffmpeg);
+    }
     // 16 s of media: the first player starts with a window to seek back into.
-    await eventually(
-      async () =>
-        JSON.parse((await httpGet(`${serving.url}/live/ch.isml/state?format=json`)).body) as {
-          tracks: Array<{ lastTimeUtc: string | null }>;
-        },
-      (s) =>
-        s.tracks.length === 2 &&
-        s.tracks.every((t) => t.lastTimeUtc !== null && Date.parse(t.lastTimeUtc) >= Number(T0) * 1000 + 16_000),
-      40_000,
-    );
-  }, 60_000);
+    for (const ch of CHANNELS)
+      await eventually(
+        async () =>
+          JSON.parse((await httpGet(`${serving.url}/live/${ch}.isml/state?format=json`)).body) as {
+            tracks: Array<{ lastTimeUtc: string | null }>;
+          },
+        (s) =>
+          s.tracks.length === 2 &&
+          s.tracks.every((t) => t.lastTimeUtc !== null && Date.parse(t.lastTimeUtc) >= Number(T0) * 1000 + 16_000),
+        40_000,
+      );
+  }, 90_000);
 
   afterAll(async () => {
-    ffmpeg?.kill('SIGKILL');
+    for (const ffmpeg of ffmpegs) ffmpeg.kill('SIGKILL');
     await closeBrowser();
     await ingest?.close();
     await serving?.close();
   });
 
-  test.each(PAIRS)(
-    '%s plays %s at the live edge past 10 s, then from the DVR window',
-    async (player, manifest) => {
+  test.each(CASES)(
+    'channel %s: %s plays %s at the live edge past 10 s, then from the DVR window',
+    async (ch, player, manifest) => {
       const page = await newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
-      const url = `${serving.url}/play?player=${player}&url=${encodeURIComponent(`${serving.url}/live/ch.isml/${manifest}`)}`;
+      const url = `${serving.url}/play?player=${player}&url=${encodeURIComponent(`${serving.url}/live/${ch}.isml/${manifest}`)}`;
       try {
         await page.goto(url, { waitUntil: 'load', timeout: 20_000 });
         const started = await until(page, (p) => p.currentTime > 0 && !p.paused, 20_000);
@@ -149,7 +161,7 @@ describePlayers('real players on a live channel fed by ffmpeg', () => {
         expect(back.currentTime).toBeLessThan(target + 12);
         expect(errors).toEqual([]);
       } finally {
-        await screenshotAndClose(page, `live-${player}-${manifest.replace(/[^a-z0-9]+/gi, '-')}`, errors);
+        await screenshotAndClose(page, `live-${ch}-${player}-${manifest.replace(/[^a-z0-9]+/gi, '-')}`, errors);
       }
     },
     90_000,
