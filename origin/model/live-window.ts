@@ -179,7 +179,10 @@ export function liveNumbering(segments: SegmentList, track: PresentationTrack): 
   const restart = new Uint8Array(segments.count);
   for (let i = 0; i < segments.count; i++) {
     const slot = gridSlot(segments.time(i), grid);
-    numbers[i] = i === 0 ? slot : Math.max(slot, numbers[i - 1]! + 1);
+    // Contiguous media takes the next number: a segment longer than the grid (fragments cut on
+    // hls_minimum_fragment_length's boundaries) must not leave a number behind as a false gap.
+    if (i === 0) numbers[i] = slot;
+    else numbers[i] = segments.contiguous(i) ? numbers[i - 1]! + 1 : Math.max(slot, numbers[i - 1]! + 1);
   }
   const restarts = track.archive?.restarts ?? [];
   const first = segments.count === 0 ? 0n : segments.sourceTime(0);
