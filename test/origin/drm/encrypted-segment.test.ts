@@ -111,13 +111,19 @@ async function plainSegment(
         });
         const sets = video === undefined ? undefined : new ParameterSets(video.parameterSets);
         let at = 0;
+        // fMP4 cenc: 16-byte IVs, the fragment's high half ‖ the blocks the samples before used.
+        let blocks = 0n;
         const aux = samples.map((x, k): SampleAuxInfo => {
           const sample = payload.subarray(at, at + x.size);
           at += x.size;
           const subsamples =
             video === undefined ? undefined : avcSubsamples(sample, video.lengthSize, sets!, protection.scheme);
           if (protection.scheme === 'cenc') {
-            const iv = ivs.sampleIv(i, k);
+            const low = Buffer.alloc(8);
+            low.writeBigUInt64BE(blocks);
+            const iv = mode === 'smooth' ? ivs.sampleIv(i, k) : Buffer.concat([ivs.sampleIv(i, 0), low]);
+            const bytes = subsamples?.reduce((n, x2) => n + x2.protected, 0) ?? x.size;
+            blocks += BigInt(Math.ceil(bytes / 16));
             cencEncrypt(protection.key.key, iv, sample, subsamples);
             return { iv, subsamples };
           }
