@@ -3,9 +3,17 @@
 // - a track's base is HMAC-SHA-256 of the content key over the track's identity (its source, track
 //   id and fragment table), so two tracks or two presentations that share a key get unrelated
 //   bases; with `--iss.key_iv` the base is that value plus the track's position × 2^40;
-// - cenc, 8-byte IVs (ISO/IEC 23001-7 §9.2: a counter block per IV): sample k of source fragment f
-//   gets base + f × 2^12 + k (mod 2^64), so a track spans about f × 4096 values of the 2^64 and
-//   no counter block repeats inside it (a fragment holds under 4096 samples; more is refused);
+// - cenc, 8-byte IVs (ISO/IEC 23001-7 §9.2: a counter block per IV; Smooth, whose players assume
+//   8): sample k of source fragment f gets base + f × 2^12 + k (mod 2^64), so a track spans about
+//   f × 4096 values of the 2^64 and no counter block repeats inside it (a fragment holds under
+//   4096 samples; more is refused);
+// - cenc, 16-byte IVs (DASH and HLS fMP4; §9.2: the IV is the whole initial counter block): the
+//   samples of source fragment f run on one keystream, sample k's IV being
+//   (base + f × 2^12) ‖ the blocks samples 0 … k-1 used, each rounded up to a whole block
+//   (continuousIvs). The high half differs per fragment as above, the low half starts at 0 and
+//   stays far below 2^64, so a 64-bit block counter (what the standard and ffmpeg increment) and a
+//   128-bit one (OpenSSL's) agree, and no counter block repeats: one cipher per fragment can then
+//   encrypt all its samples (drm/fragment-cipher.ts);
 // - cbcs: one constant 16-byte IV per track (§10.4.1), from the same HMAC;
 // - SAMPLE-AES MPEG-TS: one 16-byte IV for every segment of the presentation (the key lines carry
 //   it; the IV restarts at every NAL unit and audio frame anyway, Apple's MPEG-2 stream encryption
@@ -28,6 +36,25 @@ export interface TrackIvs {
   fragmentIvs(fragment: number, count: number): Uint8Array;
   /** The constant IV (cbcs). */
   constantIv: Uint8Array;
+}
+
+/**
+ * 16-byte IVs that make the samples of one fragment one CTR keystream: `high` (8 bytes, the
+ * fragment's: sampleIv(fragment, 0)) ‖ the 64-bit count of blocks before each sample, where
+ * sample k uses ceil(protected[k] / 16) blocks (§9.5.2: its protected bytes are one stream).
+ */
+export function continuousIvs(high: Uint8Array, protectedBytes: ArrayLike<number>): Uint8Array {
+  const out = new Uint8Array(16 * protectedBytes.length);
+  const view = new DataView(out.buffer);
+  let blocks = 0;
+  for (let k = 0; k < protectedBytes.length; k++) {
+    out.set(high, 16 * k);
+    // Below 2^53 (a fragment's bytes / 16): two 32-bit halves of a plain number.
+    view.setUint32(16 * k + 8, Math.floor(blocks / 2 ** 32));
+    view.setUint32(16 * k + 12, blocks >>> 0);
+    blocks += Math.ceil(protectedBytes[k]! / 16);
+  }
+  return out;
 }
 
 /** The IV of SAMPLE-AES MPEG-TS and packed audio under `key` when `--hls.key_iv` gives none. */

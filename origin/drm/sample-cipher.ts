@@ -1,6 +1,6 @@
 // Common encryption of one sample (ISO/IEC 23001-7 §9 and §10), in place:
 // - cenc (§10.1): AES-128-CTR; the counter block is the 8-byte per-sample IV followed by a 64-bit
-//   block counter from 0; the protected ranges of all subsamples of a sample form one continuous
+//   block counter from 0, or a 16-byte IV itself (§9.2); the protected ranges of all subsamples of a sample form one continuous
 //   keystream (§9.5.2), which a Node CTR cipher gives across update() calls;
 // - cbcs (§10.4): AES-128-CBC with the constant IV, restarted at every subsample; within a
 //   protected range a crypt:skip pattern of 16-byte blocks (video 1:9, audio 0:0 = every whole
@@ -17,15 +17,19 @@ export interface Pattern {
   skip: number;
 }
 
-/** cenc: encrypts the protected ranges (or the whole sample when `subsamples` is undefined). */
+/**
+ * cenc: encrypts the protected ranges (or the whole sample when `subsamples` is undefined). An
+ * 8-byte IV is the counter block's high half (the block counter from 0), a 16-byte one the whole
+ * initial counter block (§9.2).
+ */
 export function cencEncrypt(
   key: Uint8Array,
-  iv8: Uint8Array,
+  iv: Uint8Array,
   sample: Uint8Array,
   subsamples?: readonly Subsample[],
 ): void {
   const counter = new Uint8Array(16);
-  counter.set(iv8, 0);
+  counter.set(iv, 0);
   const cipher = createCipheriv('aes-128-ctr', key, counter);
   for (const [start, end] of protectedRanges(sample.byteLength, subsamples)) {
     if (end > start) sample.set(cipher.update(sample.subarray(start, end)), start);

@@ -25,8 +25,8 @@ import { avcParameterSets, avcSubsamples } from '../../drm/subsamples';
 import { isEncryptedTrack } from '../../drm/encrypted-tracks';
 import type { Pattern } from '../../drm/sample-cipher';
 import { CipherSetup, FragmentCipher, PlannedSample } from '../../drm/fragment-cipher';
-import { trackIvs, TrackIvs } from '../../drm/ivs';
-import { SampleAuxInfo, TrackEncryption } from './encryption-boxes';
+import { continuousIvs, trackIvs, TrackIvs } from '../../drm/ivs';
+import { CENC_IV_SIZE, SampleAuxInfo, TrackEncryption } from './encryption-boxes';
 import { brandBox, serialize } from '../box-writer';
 import {
   mdatHeader,
@@ -209,7 +209,7 @@ async function encryptedParts(
   const shift = ticksIn(p.origin, track.properties.TimeScale);
   const encryption = trackEncryption(track, protection);
   const clear = encryption === undefined || inClearLead(track, s, protection);
-  const encryptor = clear ? undefined : new SampleEncryptor(track, protection);
+  const encryptor = clear ? undefined : new SampleEncryptor(track, protection, mode === 'smooth' ? 8 : CENC_IV_SIZE);
   const trexSize = trackHeaderOf(track).trexDefaults.defaultSampleSize;
   const reader = new FragmentReader(source, span);
   const parts: SegmentPart[] = [];
@@ -382,6 +382,8 @@ class SampleEncryptor {
   constructor(
     private readonly track: PresentationTrack,
     private readonly p: CencProtection,
+    /** cenc: 8 (Smooth: a keystream per sample) or 16 (a keystream per fragment): drm/ivs.ts. */
+    private readonly ivSize: 8 | 16,
   ) {
     this.ivs = trackIvs(track, p);
     const h = trackHeaderOf(track);
@@ -414,31 +416,43 @@ class SampleEncryptor {
     // The avcC's sets, parsed once per track; in-band SPS/PPS count from here to the fragment's end.
     const sets = this.video === undefined ? undefined : avcParameterSets(this.video.parameterSets);
     const cenc = this.p.scheme === 'cenc';
-    const ivs = cenc
-      ? this.ivs.fragmentIvs(
-          index,
-          sizes.reduce((n, l) => n + l.length, 0),
-        )
-      : NO_IV;
+    const count = sizes.reduce((n, l) => n + l.length, 0);
     const samples: PlannedSample[] = [];
     let at = 0;
-    let k = 0;
     const trafs = sizes.map((list) =>
       list.map((size): SampleAuxInfo => {
         const sample = payload.subarray(at, at + size);
         const subsamples =
           this.video === undefined ? undefined : avcSubsamples(sample, this.video.lengthSize, sets!, this.p.scheme);
-        const iv8 = cenc ? ivs.subarray(8 * k, 8 * ++k) : NO_IV;
-        samples.push({ at, size, iv8, subsamples });
+        samples.push({ at, size, iv: NO_IV, subsamples });
         at += size;
-        return { iv: iv8, subsamples };
+        return { iv: NO_IV, subsamples };
       }),
     );
+    if (cenc) {
+      // 16-byte IVs follow from each sample's protected bytes (continuousIvs), 8-byte ones from its index.
+      const ivs =
+        this.ivSize === 16
+          ? continuousIvs(
+              this.ivs.sampleIv(index, 0),
+              samples.map((s) => protectedBytes(s)),
+            )
+          : this.ivs.fragmentIvs(index, count);
+      const n = this.ivSize;
+      samples.forEach((s, k) => (s.iv = ivs.subarray(n * k, n * (k + 1))));
+      let k = 0;
+      for (const list of trafs) for (const aux of list) aux.iv = samples[k++]!.iv;
+    }
     return { trafs, cipher: new FragmentCipher(this.setup, samples, payload.byteLength) };
   }
 }
 
 const NO_IV = new Uint8Array(0);
+
+/** The bytes a sample protects: its subsamples' protected parts, or all of it. */
+function protectedBytes({ size, subsamples }: PlannedSample): number {
+  return subsamples === undefined ? size : subsamples.reduce((n, s) => n + s.protected, 0);
+}
 
 /** How an I-frame segment's keyframe is encrypted (encryptKeyframe). */
 export interface KeyframeEncryption {
@@ -465,7 +479,11 @@ export function encryptKeyframe(
 ): KeyframeEncryption | undefined {
   if (trackEncryption(track, protection) === undefined) return undefined;
   if (inClearLead(track, segment, protection)) return { sampleDescriptionIndex: 2, aux: undefined };
-  const { trafs, cipher } = new SampleEncryptor(track, protection).plan(sample, [[sample.byteLength]], fragment);
+  const { trafs, cipher } = new SampleEncryptor(track, protection, CENC_IV_SIZE).plan(
+    sample,
+    [[sample.byteLength]],
+    fragment,
+  );
   cipher.apply(sample);
   return { sampleDescriptionIndex: 1, aux: trafs[0]![0]! };
 }

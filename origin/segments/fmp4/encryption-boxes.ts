@@ -17,7 +17,7 @@ import { box, field, fullBox, Writable } from '../box-writer';
 export interface TrackEncryption {
   scheme: CencScheme;
   kid: Uint8Array;
-  /** cbcs: the constant IV; cenc: undefined (8-byte per-sample IVs). */
+  /** cbcs: the constant IV; cenc: undefined (16-byte per-sample IVs, CENC_IV_SIZE). */
   constantIv: Uint8Array | undefined;
   /** cbcs: 1:9 for video, 0:0 for audio. */
   pattern: Pattern;
@@ -27,8 +27,11 @@ export interface TrackEncryption {
   pssh: readonly Uint8Array[];
 }
 
-/** cenc's Per_Sample_IV_Size (§9.2: 8 is the size CMAF and Smooth players expect). */
-export const CENC_IV_SIZE = 8;
+/**
+ * cenc's Per_Sample_IV_Size in DASH and HLS fMP4 (§9.2 allows 8 or 16): 16, so that a fragment's samples run on one keystream (drm/ivs.ts
+ * continuousIvs). Smooth keeps 8: its players build the `tenc` themselves and assume 8.
+ */
+export const CENC_IV_SIZE = 16;
 
 /**
  * The `stsd` (header included) with its first entry encrypted: renamed and given a `sinf`, the

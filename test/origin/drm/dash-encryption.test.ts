@@ -99,7 +99,7 @@ describe.each([
       const tenc = child(boxes(child(parts, 'schi').body), 'tenc').body;
       expect(tenc.subarray(8, 24).toString('hex')).toBe(KID);
       expect(tenc[6]).toBe(1); // default_isProtected
-      expect(tenc[7]).toBe(scheme === 'cenc' ? 8 : 0);
+      expect(tenc[7]).toBe(scheme === 'cenc' ? 16 : 0); // Per_Sample_IV_Size: 16, one keystream a fragment
       const pssh = boxes(child(boxes(init), 'moov').body).filter((b) => b.type === 'pssh');
       // The W3C Common PSSH (v1, one KID) that ClearKey CDMs read, first.
       expect(pssh[0]!.body.subarray(4, 20).toString('hex')).toBe('1077efecc0b24d02ace33c1e52e2fb4b');

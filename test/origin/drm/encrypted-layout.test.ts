@@ -15,20 +15,16 @@ import { PresentationStore } from '../../../origin/cache/presentation-store';
 import { PresentationIds } from '../../../origin/cache/request-caches';
 import { BufferPool } from '../../../origin/io/buffers';
 import { FileHandles } from '../../../origin/io/file-handles';
-import { ByteSource, FileSource, SourceOpener } from '../../../origin/io/source';
-import type { Format } from '../../../origin/options/registry';
+import { FileSource, SourceOpener } from '../../../origin/io/source';
 import type { Presentation, PresentationTrack } from '../../../origin/model/presentation';
-import type { CencProtection } from '../../../origin/model/protection';
 import { EncryptedSegments } from '../../../origin/segments/fmp4/encrypted-layout';
 import { EncryptedAs, joinedParts, readEncryptedSegment } from '../../../origin/segments/fmp4/encrypted-segment';
 import { loadPresentation, packageFixtures, viewOf } from '../../helpers/presentations';
+import { ENCRYPTED_CASES, EncryptedFormat, KEY, KID, metered, oneKey } from './encrypted-setup';
 
-const KID = '00112233445566778899aabbccddeeff';
-const KEY = '3a2a1b68dd2bd9b2eeb25e84c4776668';
 const FILES = ['video_main_900k.ismv', 'video_interlaced_800k.ismv', 'audio_eng_64k.isma', 'text_eng.ismt'];
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
-const oneKey = (p: Presentation): CencProtection => [...p.protection!.dash!.values()][0]!;
 
 let handles: FileHandles;
 beforeAll(() => {
@@ -36,57 +32,12 @@ beforeAll(() => {
 });
 afterAll(() => handles.close());
 
-/** Counts the reads of the sources it opens. */
-function metered(open: SourceOpener, count: { reads: number }): SourceOpener {
-  return async (p) => {
-    const inner = (await open(p)) as ByteSource & { readInto: (t: Uint8Array, o: number, l: number) => Promise<void> };
-    return {
-      name: inner.name,
-      size: inner.size,
-      read: (o: number, l: number) => {
-        count.reads++;
-        return inner.read(o, l);
-      },
-      readInto: (t: Uint8Array, o: number, l: number) => {
-        count.reads++;
-        return inner.readInto(t, o, l);
-      },
-      close: () => inner.close(),
-    };
-  };
-}
-
-const CASES: Array<[string, string[], Array<[Format, string, (p: Presentation) => EncryptedAs]>]> = [
-  [
-    'cenc',
-    [`--drm_a.key=${KID}:${KEY}`, `--iss.key=${KID}:${KEY}`],
-    [
-      ['dash', '', (p) => ({ protection: oneKey(p), mode: 'fmp4' })],
-      ['smooth', '', (p) => ({ protection: p.protection!.smooth!, mode: 'smooth' })],
-    ],
-  ],
-  [
-    'cbcs',
-    [`--drm_a.key=${KID}:${KEY}`, '--mpd.protection_scheme=cbcs'],
-    [['dash', '', (p) => ({ protection: oneKey(p), mode: 'fmp4' })]],
-  ],
-  [
-    'clear lead',
-    [`--iss.key=${KID}:${KEY}`, '--iss.key_iv=fffffffffffff000', '--clear_lead=4'],
-    [['dash', '', (p) => ({ protection: oneKey(p), mode: 'fmp4' })]],
-  ],
-  [
-    'HLS fMP4 cenc',
-    [`--hls.key=${KID}:${KEY}`, '--hls.protection_scheme=cenc', '--hls.license_server_url=https://k.example/k'],
-    [['hls', 'hls_fmp4=true', (p) => ({ protection: hlsFmp4(p), mode: 'fmp4' })]],
-  ],
+const CASES: Array<[string, string[], EncryptedFormat[]]> = [
+  ['cenc', ENCRYPTED_CASES.cenc.options, ENCRYPTED_CASES.cenc.formats],
+  ['cbcs', ENCRYPTED_CASES.cbcs.options, ENCRYPTED_CASES.cbcs.formats],
+  ['clear lead', ENCRYPTED_CASES.clearLead.options, ENCRYPTED_CASES.clearLead.formats],
+  ['HLS fMP4 cenc', ENCRYPTED_CASES.hlsCenc.options, ENCRYPTED_CASES.hlsCenc.formats],
 ];
-
-function hlsFmp4(p: Presentation): CencProtection {
-  const hls = p.protection!.hls!;
-  if (hls.method !== 'SAMPLE-AES') throw new Error('not SAMPLE-AES');
-  return hls.fmp4;
-}
 
 const keyOf = (t: PresentationTrack): string => `${t.properties.trackName}=${t.properties.systemBitrate}`;
 

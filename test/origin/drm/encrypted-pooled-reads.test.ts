@@ -8,12 +8,12 @@
 //   304 and coalesced requests, and clients that go away.
 
 import { createHash } from 'node:crypto';
-import * as net from 'node:net';
 import { BufferPool, segmentReadBuffers } from '../../../origin/io/buffers';
 import { FileHandles } from '../../../origin/io/file-handles';
 import { ReadIntoSource, SourceOpener } from '../../../origin/io/source';
 import { Presentation } from '../../../origin/model/presentation';
 import { EncryptedAs, joinedParts, readEncryptedSegment } from '../../../origin/segments/fmp4/encrypted-segment';
+import { cutClients, loansBack } from '../../helpers/pooled-replies';
 import { loadPresentation, packageFixtures, viewOf } from '../../helpers/presentations';
 import { get, startTestOrigin, TestOrigin } from '../server/server-helpers';
 
@@ -119,12 +119,6 @@ describe('over HTTP', () => {
     await origin.server.close();
   });
 
-  /** Waits (up to 2 s) for the server's responses to close and give their loans back. */
-  async function settled(): Promise<void> {
-    for (let i = 0; i < 200 && segmentReadBuffers.outstanding !== 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(segmentReadBuffers.outstanding).toBe(0);
-  }
-
   /** Media segment URLs of every representation, from the MPD's SegmentTimeline. */
   async function segmentUrls(): Promise<string[]> {
     const mpd = (await get(origin.url, '/e.ism/e.mpd')).text;
@@ -152,7 +146,7 @@ describe('over HTTP', () => {
     const whole = await get(origin.url, urls[0]!);
     expect(whole.status).toBe(200);
     expect(whole.body.length).toBeGreaterThan(1000);
-    await settled();
+    await loansBack(segmentReadBuffers);
     const etag = String(whole.headers.etag);
     const kinds = [
       () => get(origin.url, urls[0]!),
@@ -168,38 +162,21 @@ describe('over HTTP', () => {
       if (kind === 2) expect([g.status, sha(g.body)]).toEqual([206, sha(whole.body.subarray(100, 1000))]);
       if (kind === 3) expect([g.status, g.body.length]).toEqual([304, 0]);
     });
-    await settled();
+    await loansBack(segmentReadBuffers);
     // Every segment at once, twice: each the bytes it had alone.
     const expected = await Promise.all(urls.map(async (u) => sha((await get(origin.url, u)).body)));
     for (let round = 0; round < 2; round++) {
       const again = await Promise.all(urls.map((u) => get(origin.url, u)));
       again.forEach((g, k) => expect([k, sha(g.body)]).toEqual([k, expected[k]]));
     }
-    await settled();
+    await loansBack(segmentReadBuffers);
   });
 
   test('clients that go away still give the buffer back', async () => {
     const urls = await segmentUrls();
-    const u = new URL(origin.url);
     for (const when of ['sent', 'head'] as const) {
-      const cut = await Promise.all(
-        urls.map(
-          (url) =>
-            new Promise<string>((resolve) => {
-              const socket = net.connect(Number(u.port), u.hostname, () => {
-                socket.write(`GET ${url} HTTP/1.1\r\nHost: x\r\n\r\n`);
-                if (when === 'sent') setImmediate(() => socket.resetAndDestroy());
-              });
-              socket.once('data', () => {
-                if (when === 'head') socket.resetAndDestroy();
-              });
-              socket.on('error', (e) => resolve(e.message));
-              socket.on('close', () => resolve('cut'));
-            }),
-        ),
-      );
-      expect(cut.every((m) => m === 'cut')).toBe(true);
-      await settled();
+      await cutClients(origin.url, urls, when);
+      await loansBack(segmentReadBuffers);
     }
   });
 });

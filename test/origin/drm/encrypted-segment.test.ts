@@ -11,14 +11,12 @@
 
 import { readFileSync } from 'node:fs';
 import { FileHandles } from '../../../origin/io/file-handles';
-import { BufferSource, ByteSource, FileSource, SourceOpener, withSource } from '../../../origin/io/source';
+import { BufferSource, FileSource, SourceOpener, withSource } from '../../../origin/io/source';
 import { ParameterSets } from '../../../origin/media/h264-slice';
 import { trackHeaderOf } from '../../../origin/media/moov';
 import { samplesOfMoof } from '../../../origin/media/samples';
 import { parseSourceMoof } from '../../../origin/media/traf-layout';
-import type { Format } from '../../../origin/options/registry';
 import { Presentation, PresentationTrack, ticksIn } from '../../../origin/model/presentation';
-import type { CencProtection } from '../../../origin/model/protection';
 import type { Segment } from '../../../origin/model/timeline';
 import { trackIvs } from '../../../origin/drm/ivs';
 import { cbcsEncrypt, cencEncrypt } from '../../../origin/drm/sample-cipher';
@@ -40,9 +38,8 @@ import {
   STYP_MAJOR_BRAND,
 } from '../../../origin/segments/fmp4/media-segment';
 import { loadPresentation, packageFixtures, viewOf } from '../../helpers/presentations';
+import { ENCRYPTED_CASES, EncryptedFormat, metered } from './encrypted-setup';
 
-const KID = '00112233445566778899aabbccddeeff';
-const KEY = '3a2a1b68dd2bd9b2eeb25e84c4776668';
 const FILES = [
   'video_2997_600k.ismv',
   'video_baseline_400k.ismv',
@@ -111,13 +108,19 @@ async function plainSegment(
         });
         const sets = video === undefined ? undefined : new ParameterSets(video.parameterSets);
         let at = 0;
+        // fMP4 cenc: 16-byte IVs, the fragment's high half ‖ the blocks the samples before used.
+        let blocks = 0n;
         const aux = samples.map((x, k): SampleAuxInfo => {
           const sample = payload.subarray(at, at + x.size);
           at += x.size;
           const subsamples =
             video === undefined ? undefined : avcSubsamples(sample, video.lengthSize, sets!, protection.scheme);
           if (protection.scheme === 'cenc') {
-            const iv = ivs.sampleIv(i, k);
+            const low = Buffer.alloc(8);
+            low.writeBigUInt64BE(blocks);
+            const iv = mode === 'smooth' ? ivs.sampleIv(i, k) : Buffer.concat([ivs.sampleIv(i, 0), low]);
+            const bytes = subsamples?.reduce((n, x2) => n + x2.protected, 0) ?? x.size;
+            blocks += BigInt(Math.ceil(bytes / 16));
             cencEncrypt(protection.key.key, iv, sample, subsamples);
             return { iv, subsamples };
           }
@@ -137,31 +140,6 @@ async function plainSegment(
     }
     return Buffer.concat(pieces);
   });
-}
-
-/** Counts the reads a source is asked for. */
-function metered(open: SourceOpener, count: { reads: number }): SourceOpener {
-  return async (path) => {
-    const inner = await open(path);
-    const s = inner as ByteSource & { readInto?: (t: Uint8Array, o: number, l: number) => Promise<void> };
-    const out: ByteSource & { readInto?: typeof s.readInto } = {
-      name: inner.name,
-      size: inner.size,
-      read: (o, l) => {
-        count.reads++;
-        return inner.read(o, l);
-      },
-      close: () => inner.close(),
-    };
-    if (s.readInto !== undefined) {
-      const readInto = s.readInto.bind(inner);
-      out.readInto = (t, o, l) => {
-        count.reads++;
-        return readInto(t, o, l);
-      };
-    }
-    return out;
-  };
 }
 
 const handles = new FileHandles(60_000);
@@ -184,53 +162,18 @@ const OPENERS: Record<string, SourceOpener> = {
   'in memory': inMemory,
 };
 
-/** DASH's protection of a single-key presentation: every track maps to the same one. */
-const oneKey = (p: Presentation): CencProtection => [...p.protection!.dash!.values()][0]!;
-
-const CASES: Array<[string, string[], string[], Array<[Format, string, (p: Presentation) => EncryptedAs]>]> = [
-  [
-    'cenc',
-    [...FILES, 'muxed_av.ismv'],
-    [`--drm_a.key=${KID}:${KEY}`, `--iss.key=${KID}:${KEY}`],
-    [
-      ['dash', '', (p) => ({ protection: oneKey(p), mode: 'fmp4' })],
-      ['smooth', '', (p) => ({ protection: p.protection!.smooth!, mode: 'smooth' })],
-    ],
-  ],
-  [
-    'cbcs',
-    FILES,
-    [`--drm_a.key=${KID}:${KEY}`, '--mpd.protection_scheme=cbcs'],
-    [['dash', '', (p) => ({ protection: oneKey(p), mode: 'fmp4' })]],
-  ],
-  [
-    'clear lead, operator IV base',
-    FILES,
-    [`--iss.key=${KID}:${KEY}`, '--iss.key_iv=fffffffffffff000', '--clear_lead=4'],
-    [
-      ['dash', '', (p) => ({ protection: oneKey(p), mode: 'fmp4' })],
-      ['smooth', '', (p) => ({ protection: p.protection!.smooth!, mode: 'smooth' })],
-    ],
-  ],
+const CASES: Array<[string, string[], string[], EncryptedFormat[]]> = [
+  ['cenc', [...FILES, 'muxed_av.ismv'], ENCRYPTED_CASES.cenc.options, ENCRYPTED_CASES.cenc.formats],
+  ['cbcs', FILES, ENCRYPTED_CASES.cbcs.options, ENCRYPTED_CASES.cbcs.formats],
+  ['clear lead, operator IV base', FILES, ENCRYPTED_CASES.clearLead.options, ENCRYPTED_CASES.clearLead.formats],
   [
     'HLS fMP4 cbcs, muxed source',
     [...FILES, 'muxed_av.ismv'],
-    [`--hls.key=${KID}:${KEY}`, '--hls.playout=sample_aes', '--hls.license_server_url=https://k.example/k'],
-    [['hls', 'hls_fmp4=true', (p) => ({ protection: hlsFmp4(p), mode: 'fmp4' })]],
+    ENCRYPTED_CASES.hlsCbcs.options,
+    ENCRYPTED_CASES.hlsCbcs.formats,
   ],
-  [
-    'HLS fMP4 cenc',
-    FILES,
-    [`--hls.key=${KID}:${KEY}`, '--hls.protection_scheme=cenc', '--hls.license_server_url=https://k.example/k'],
-    [['hls', 'hls_fmp4=true', (p) => ({ protection: hlsFmp4(p), mode: 'fmp4' })]],
-  ],
+  ['HLS fMP4 cenc', FILES, ENCRYPTED_CASES.hlsCenc.options, ENCRYPTED_CASES.hlsCenc.formats],
 ];
-
-function hlsFmp4(p: Presentation): CencProtection {
-  const hls = p.protection!.hls!;
-  if (hls.method !== 'SAMPLE-AES') throw new Error('not SAMPLE-AES');
-  return hls.fmp4;
-}
 
 describe.each(CASES)('%s', (_name, files, options, formats) => {
   let p: Presentation;

@@ -2,8 +2,9 @@
 // per-sample IV (sampleIv, base + fragment × 2^12 + k mod 2^64): the same eight bytes for every
 // sample, across the 2^32 and 2^64 carries, with a derived and with an operator's base; and the
 // same refusal past 4096 samples.
+// continuousIvs, the 16-byte IVs of one keystream per fragment (DASH, HLS fMP4).
 
-import { MAX_SAMPLES_PER_FRAGMENT, trackIvs } from '../../../origin/drm/ivs';
+import { continuousIvs, MAX_SAMPLES_PER_FRAGMENT, trackIvs } from '../../../origin/drm/ivs';
 import { Presentation } from '../../../origin/model/presentation';
 import { thrownOriginError } from '../../helpers/errors';
 import { loadPresentation, packageFixtures } from '../../helpers/presentations';
@@ -60,3 +61,17 @@ test('more samples than a fragment may hold: the same refusal as sampleIv', asyn
   expect(e.message).toBe(thrownOriginError(() => ivs.sampleIv(3, MAX_SAMPLES_PER_FRAGMENT)).message);
   expect(ivs.fragmentIvs(3, 0).byteLength).toBe(0);
 }, 60_000);
+
+test('continuousIvs: the high half as given, the low half the blocks before, rounded up per sample', () => {
+  const high = Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
+  const list = continuousIvs(high, [0, 1, 16, 17, 5000]);
+  const lows = [0, 0, 1, 2, 4];
+  lows.forEach((low, k) => {
+    expect(hex(list.subarray(16 * k, 16 * k + 8))).toBe('0102030405060708');
+    expect(Buffer.from(list.subarray(16 * k + 8, 16 * k + 16)).readBigUInt64BE(0)).toBe(BigInt(low));
+  });
+  // Past 2^32 blocks the low half carries into its upper 32 bits.
+  const far = continuousIvs(high, [2 ** 36, 16]);
+  expect(hex(far.subarray(24, 32))).toBe('0000000100000000');
+  expect(continuousIvs(high, []).byteLength).toBe(0);
+});

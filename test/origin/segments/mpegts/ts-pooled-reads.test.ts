@@ -14,7 +14,6 @@
 
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
-import * as net from 'node:net';
 import { ByteSource, canReadInto, openFile, SourceOpener } from '../../../../origin/io/source';
 import { PlayoutView } from '../../../../origin/model/view';
 import { Presentation } from '../../../../origin/model/presentation';
@@ -23,6 +22,7 @@ import { audioOf, findRendition, Rendition, videoOf } from '../../../../origin/m
 import { readFragmentSamples, sampleTableBytes, setSampleTableBudget } from '../../../../origin/media/samples';
 import { packedAudio, tsSegment } from '../../../../origin/segments/hls-segments';
 import { FileHandles } from '../../../../origin/io/file-handles';
+import { cutClients, loansBack } from '../../../helpers/pooled-replies';
 import { loadPresentation, packageFixtures, viewOf } from '../../../helpers/presentations';
 import { get, startTestOrigin, TestOrigin } from '../../server/server-helpers';
 
@@ -256,7 +256,7 @@ describe('over HTTP', () => {
       req.end();
     });
     expect(sha(body)).toBe(expected.get(held));
-    await settled(() => segmentReadBuffers.outstanding === 0);
+    await loansBack(segmentReadBuffers);
   });
 
   /** TS segment URLs of the first video playlist. */
@@ -270,17 +270,11 @@ describe('over HTTP', () => {
       .map((l) => `/h.ism/${l}`);
   }
 
-  /** Waits (up to 2 s) for the server's responses to close and give their loans back. */
-  async function settled(done: () => boolean): Promise<void> {
-    for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(done()).toBe(true);
-  }
-
   test('coalesced GET, HEAD, range and conditional requests of one segment get the right bytes, and the output goes back once', async () => {
     const [url] = await tsUrls();
     const whole = await get(origin.url, url!);
     expect(whole.status).toBe(200);
-    await settled(() => segmentReadBuffers.outstanding === 0);
+    await loansBack(segmentReadBuffers);
     const etag = String(whole.headers.etag);
     // All at once: one generation shared by every request (coalescing), each response its own kind.
     const kinds = [
@@ -300,34 +294,15 @@ describe('over HTTP', () => {
       if (kind === 3) expect([g.status, g.body.length]).toEqual([304, 0]);
       if (kind === 4) expect(g.status).toBe(416);
     });
-    await settled(() => segmentReadBuffers.outstanding === 0);
+    await loansBack(segmentReadBuffers);
   });
 
   test('a client that goes away before its segment is written still gives the output back', async () => {
     const urls = await tsUrls();
     const expected = sha((await get(origin.url, urls[0]!)).body);
-    const u = new URL(origin.url);
-    // Cut at two moments: just after the request is sent (gone before the segment is made) and
-    // once the response has started (gone while it is written).
     for (const when of ['sent', 'head'] as const) {
-      const cut = await Promise.all(
-        urls.map(
-          (url) =>
-            new Promise<string>((resolve) => {
-              const socket = net.connect(Number(u.port), u.hostname, () => {
-                socket.write(`GET ${url} HTTP/1.1\r\nHost: x\r\n\r\n`);
-                if (when === 'sent') setImmediate(() => socket.resetAndDestroy());
-              });
-              socket.once('data', () => {
-                if (when === 'head') socket.resetAndDestroy();
-              });
-              socket.on('error', (e) => resolve(e.message));
-              socket.on('close', () => resolve('cut'));
-            }),
-        ),
-      );
-      expect(cut.every((m) => m === 'cut')).toBe(true);
-      await settled(() => segmentReadBuffers.outstanding === 0);
+      await cutClients(origin.url, urls, when);
+      await loansBack(segmentReadBuffers);
     }
     // And the pool serves correct bytes afterwards.
     expect(sha((await get(origin.url, urls[0]!)).body)).toBe(expected);
