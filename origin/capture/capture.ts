@@ -13,6 +13,7 @@ import type { TrackHeader } from '../model/media';
 import { writeMultiTrackInit } from '../segments/fmp4/init-segment';
 import { CaptureStream, SegmentRef } from './capture-model';
 import { captureInput, loadView } from './capture-input';
+import { Edit, readEdits, withEdits } from './edit-lists';
 import { DEFAULT_FETCH, fetchBytes, FetchOptions, shownUrl } from './fetcher';
 import { CapturedSample, readInit, segmentSamples, writeFragment } from './fragments';
 import { CaptureRange, listedPastEnd, mergeSegments, overlaps, rangeOf, referenceSegments } from './capture-range';
@@ -41,6 +42,8 @@ interface OutTrack {
   header: TrackHeader;
   outId: number;
   done: Set<string>;
+  /** The source's edit list, written into the output (edit-lists.ts). */
+  edit?: Edit;
 }
 
 export async function capture(req: CaptureRequest): Promise<CaptureResult> {
@@ -55,7 +58,8 @@ export async function capture(req: CaptureRequest): Promise<CaptureResult> {
   const file = await fs.open(req.output, 'w');
   const run: Run = { req, fetch, range, ref, sequence: 1, written: 0, started: Date.now() };
   try {
-    await file.write(writeMultiTrackInit(tracks.map((t) => ({ header: t.header, trackId: t.outId }))));
+    const init = writeMultiTrackInit(tracks.map((t) => ({ header: t.header, trackId: t.outId })));
+    await file.write(withEdits(init, new Map(tracks.flatMap((t) => (t.edit ? [[t.outId, t.edit] as const] : [])))));
     for (;;) {
       for (const { track, segment } of pending(tracks, run)) {
         const fragment = await captureSegment(run, track, segment);
@@ -135,8 +139,12 @@ async function captureSegment(run: Run, track: OutTrack, segment: SegmentRef): P
 async function readTracks(streams: CaptureStream[], fetch: FetchOptions): Promise<OutTrack[]> {
   const out: OutTrack[] = [];
   for (const stream of streams) {
-    const headers = readInit(await fetchBytes(stream.initUrl, fetch), shownUrl(stream.initUrl));
-    for (const header of headers) out.push({ stream, header, outId: out.length + 1, done: new Set() });
+    const bytes = await fetchBytes(stream.initUrl, fetch);
+    const edits = readEdits(bytes, shownUrl(stream.initUrl));
+    for (const header of readInit(bytes, shownUrl(stream.initUrl))) {
+      const edit = edits.get(header.trackID);
+      out.push({ stream, header, outId: out.length + 1, done: new Set(), ...(edit ? { edit } : {}) });
+    }
   }
   return out;
 }
