@@ -92,7 +92,7 @@ export function withEdits(init: Uint8Array, edits: ReadonlyMap<number, Edit>): U
         'trak',
         ...parts.flatMap((b) => {
           const bytes = field.bytes(init.subarray(b.start, b.start + b.size));
-          return b.type === 'tkhd' ? [bytes, box('edts', elst(edit, movieTimescale))] : [bytes];
+          return b.type === 'tkhd' ? [bytes, box('edts', elstBox(edit, movieTimescale))] : [bytes];
         }),
       );
     });
@@ -102,7 +102,7 @@ export function withEdits(init: Uint8Array, edits: ReadonlyMap<number, Edit>): U
 }
 
 /** elst version 1; the delay rescaled to the output's movie timescale, the media edit to the end (duration 0: fragments follow, §8.6.6.3). */
-function elst(e: Edit, movieTimescale: number): Writable {
+function elstBox(e: Edit, movieTimescale: number): Writable {
   const entry = (duration: bigint, mediaTime: bigint): Writable =>
     field.group(field.u64(duration), field.i64(mediaTime), field.i16(1), field.i16(0));
   const delay = (e.delay * BigInt(movieTimescale)) / BigInt(e.movieTimescale);

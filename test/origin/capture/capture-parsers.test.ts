@@ -11,7 +11,7 @@ import { writeMultiTrackInit } from '../../../origin/segments/fmp4/init-segment'
 import { readTrackHeaders } from '../../../origin/media/moov';
 import { box, field, fullBox, serialize } from '../../../origin/segments/box-writer';
 import { readFileSync } from 'node:fs';
-import { media } from '../../helpers/fixtures';
+import { media as fixture } from '../../helpers/fixtures';
 import type { TrackHeader } from '../../../origin/model/media';
 
 test('t: offsets, hh:mm:ss, ISO 8601 without zone; bad ranges refused', () => {
@@ -164,7 +164,7 @@ test('a written fragment reads back through the moof reader', () => {
 });
 
 test('edit lists: written into each track, read back; delays rescaled; others refused', () => {
-  const file = new Uint8Array(readFileSync(media('video_main_900k.ismv')));
+  const file = new Uint8Array(readFileSync(fixture('video_main_900k.ismv')));
   const at = Buffer.from(file).indexOf('moov') - 4;
   const size = new DataView(file.buffer).getUint32(at);
   const header = [...readTrackHeaders(file.subarray(at, at + size), 'f', at).values()][0]!;
