@@ -307,6 +307,17 @@ function ingestRows(j: Json): Row[] {
   ];
 }
 
+function captureRows(j: Json): Row[] {
+  return [
+    {
+      suite: 'capture',
+      measurement: `origin capture of ${j.seconds} s of 720p + AAC from a local origin, × real time, next to ffmpeg -c copy of the same URL; peak RSS capture / ffmpeg (MiB)`,
+      figure: `${fixed(j.captureRealTime.median, 0)}× vs ${fixed(j.ffmpegRealTime.median, 0)}× (${fixed(j.speedRatioMedian, 2)}); ${j.capturePeakRssMiB} / ${j.ffmpegPeakRssMiB}`,
+      target: '',
+    },
+  ];
+}
+
 function identityRows(j: Json): Row[] {
   const kinds = j.kinds as Record<string, { segments: number; identical: number }>;
   const names = ['hls-ts', 'packed-audio', 'iframe-ts', 'hds'];
@@ -336,6 +347,7 @@ export function resultsTable(dir: string): string {
     ...targetRows('edge-plugin', read('edge-plugin')),
     ...remoteRows(read('remote')),
     ...ingestRows(read('ingest')),
+    ...captureRows(read('capture')),
   ];
   const dates = [
     'index',
@@ -349,6 +361,7 @@ export function resultsTable(dir: string): string {
     'edge-plugin',
     'remote',
     'ingest',
+    'capture',
   ].map((s) => `${s} ${read(s).date.slice(0, 10)}`);
   return [
     `Runs: ${dates.join(', ')}.`,

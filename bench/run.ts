@@ -22,6 +22,7 @@ import { runIdentityCheck } from './segments-identity';
 import { runDrmBench } from './drm-bench';
 import { runIngestBench } from './ingest-bench';
 import { runLlHlsBench } from './ll-hls-bench';
+import { runCaptureBench } from './capture-bench';
 
 interface Suite {
   name: string;
@@ -93,6 +94,12 @@ const SUITES: Suite[] = [
     description:
       'LL-HLS blocking reload: N clients (own process) each looping on _HLS_msn/_HLS_part against origin serve --workers 1 while the test encoder pushes 0.32 s parts at real time: answer latency after the part left the encoder p50/p95/max, answers later than one part, worker RSS (BENCH_LL_CLIENTS, BENCH_LL_SECONDS)',
     run: () => runLlHlsBench(),
+  },
+  {
+    name: 'capture',
+    description:
+      'origin capture of 120 s of 720p + AAC from origin serve on loopback next to ffmpeg -c copy of the same MPD URL, interleaved: x real time, peak RSS (BENCH_PASSES, BENCH_CAPTURE_SECONDS)',
+    run: () => runCaptureBench(),
   },
   {
     name: 'edge-plugin',

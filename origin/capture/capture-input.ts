@@ -8,6 +8,7 @@
 
 import { FilterSyntaxError, filterEngine } from '../../host-glue/filter/filter-engine';
 import { originError } from '../errors';
+import { parseLiveRange } from '../model/live-time';
 import { CaptureStream, ManifestView, refuse } from './capture-model';
 import { parseMpd } from './dash-manifest';
 import { fetchText, FetchOptions, shownUrl } from './fetcher';
@@ -22,8 +23,12 @@ export interface CaptureInput {
   /** Third-party only: applied here. */
   filter?: string;
   t?: string;
-  /** `t` as the origin was asked for it (this origin's URLs). */
-  originT?: string;
+  /**
+   * This origin's URLs: the live range's end and `time_shift`, UTC seconds (docs/guide/live.md
+   * #time-controls). The origin lists the range; the capture only needs to know when to stop
+   * reloading a dynamic MPD.
+   */
+  originLive?: { end?: number; shift: number };
 }
 
 const ORIGIN_PATH = /^(.*\.isml?)\/(.*)$/i;
@@ -42,9 +47,9 @@ export function captureInput(given: string): CaptureInput {
     if (/\.f4m$/i.test(rest)) throw refuse('HDS (.f4m)', shownUrl(given));
     if (!/(^|\/)(manifest|[^/]*\.mpd|[^/]*\.m3u8)$/i.test(rest))
       throw originError('bad-request', `${shownUrl(given)} is not a client manifest (Manifest, .mpd, .m3u8)`);
-    const t = url.searchParams.get('t');
+    const originLive = liveControls(url.searchParams);
     url.pathname = `${ours[1]!}/.mpd`;
-    return { manifestUrl: url.href, format: 'dash', byOrigin: true, ...(t !== null ? { originT: t } : {}) };
+    return { manifestUrl: url.href, format: 'dash', byOrigin: true, ...(originLive ? { originLive } : {}) };
   }
   const filter = url.searchParams.get('filter');
   const t = url.searchParams.get('t');
@@ -59,6 +64,22 @@ export function captureInput(given: string): CaptureInput {
     ...(filter !== null ? { filter } : {}),
     ...(t !== null ? { t } : {}),
   };
+}
+
+/**
+ * The end of a live range and the shift, read with the origin's own grammar (model/live-time.ts,
+ * on the channel timeline: seconds since 1970). Undefined when the query cannot be a live one
+ * (a VOD `t` in hh:mm:ss): the origin answers a static MPD then, and the end is its end.
+ */
+function liveControls(q: URLSearchParams): CaptureInput['originLive'] {
+  const opt = (name: string): string | undefined => q.get(name) ?? undefined;
+  const shift = Number(q.get('time_shift') ?? 0);
+  try {
+    const range = parseLiveRange(opt('t'), opt('vbegin'), opt('vend'), 0);
+    return { ...(range?.end !== undefined ? { end: range.end } : {}), shift: Number.isFinite(shift) ? shift : 0 };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads the manifest (and for HLS the media playlists) now: called again for each live reload. */

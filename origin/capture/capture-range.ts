@@ -16,13 +16,33 @@ export interface CaptureRange {
   end: number;
 }
 
-export function rangeOf(t: string | undefined, view: ManifestView, nowMs: number): CaptureRange {
+/**
+ * `t` of a third-party URL, or `own` (this origin's live end and time_shift, UTC seconds: the
+ * origin has applied the range, the end only says when to stop reloading), on the view's timeline.
+ */
+export function rangeOf(
+  t: string | undefined,
+  view: ManifestView,
+  nowMs: number,
+  own?: { end?: number; shift: number },
+): CaptureRange {
   const parsed = t === undefined ? undefined : parseTimeRange(t);
   const start = parsed === undefined ? -Infinity : secondsOf(parsed.start, view.anchorMs);
-  // Live with no end: until now (the seed: "a range with only a start captures until the current time").
+  // Live with no end: until now (the seed: "a range with only a start captures until the current
+  // time"), the capture's start; a time-shifted view's now lies that far back.
   const liveNow =
-    view.anchorMs !== undefined ? (nowMs - view.anchorMs) / 1000 : lastEnd(view.streams.flatMap((s) => s.segments));
-  const end = parsed?.end !== undefined ? secondsOf(parsed.end, view.anchorMs) : view.dynamic ? liveNow : Infinity;
+    view.anchorMs !== undefined
+      ? (nowMs - view.anchorMs) / 1000 - (own?.shift ?? 0)
+      : lastEnd(view.streams.flatMap((s) => s.segments));
+  const ownEnd = own?.end !== undefined ? own.end - (view.anchorMs ?? 0) / 1000 : undefined;
+  const end =
+    parsed?.end !== undefined
+      ? secondsOf(parsed.end, view.anchorMs)
+      : !view.dynamic
+        ? Infinity
+        : ownEnd !== undefined
+          ? ownEnd
+          : liveNow;
   return { start, end };
 }
 

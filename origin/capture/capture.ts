@@ -13,6 +13,7 @@ import type { TrackHeader } from '../model/media';
 import { writeMultiTrackInit } from '../segments/fmp4/init-segment';
 import { CaptureStream, SegmentRef } from './capture-model';
 import { captureInput, loadView } from './capture-input';
+import { Edit, readEdits, withEdits } from './edit-lists';
 import { DEFAULT_FETCH, fetchBytes, FetchOptions, shownUrl } from './fetcher';
 import { CapturedSample, readInit, segmentSamples, writeFragment } from './fragments';
 import { CaptureRange, listedPastEnd, mergeSegments, overlaps, rangeOf, referenceSegments } from './capture-range';
@@ -41,6 +42,8 @@ interface OutTrack {
   header: TrackHeader;
   outId: number;
   done: Set<string>;
+  /** The source's edit list, written into the output (edit-lists.ts). */
+  edit?: Edit;
 }
 
 export async function capture(req: CaptureRequest): Promise<CaptureResult> {
@@ -50,12 +53,13 @@ export async function capture(req: CaptureRequest): Promise<CaptureResult> {
   let view = await loadView(input, fetch, now());
   if (view.streams.length === 0) throw originError('empty-clip', `${shownUrl(req.url)}: no stream is selected`);
   const tracks = await readTracks(view.streams, fetch);
-  const range = rangeOf(input.t, view, now());
+  const range = rangeOf(input.t, view, now(), input.originLive);
   const ref = tracks.find((t) => t.header.handler === 'vide') ?? tracks[0]!;
   const file = await fs.open(req.output, 'w');
   const run: Run = { req, fetch, range, ref, sequence: 1, written: 0, started: Date.now() };
   try {
-    await file.write(writeMultiTrackInit(tracks.map((t) => ({ header: t.header, trackId: t.outId }))));
+    const init = writeMultiTrackInit(tracks.map((t) => ({ header: t.header, trackId: t.outId })));
+    await file.write(withEdits(init, new Map(tracks.flatMap((t) => (t.edit ? [[t.outId, t.edit] as const] : [])))));
     for (;;) {
       for (const { track, segment } of pending(tracks, run)) {
         const fragment = await captureSegment(run, track, segment);
@@ -95,8 +99,7 @@ interface Run {
   first?: {
     /** Its manifest start, seconds. */
     listed: number;
-    /** Its first keyframe's decode time, seconds of the media clock. */
-    clock: number;
+    /** Its first keyframe's decode time. */
     exact: { time: bigint; timescale: number };
   };
 }
@@ -115,13 +118,15 @@ async function captureSegment(run: Run, track: OutTrack, segment: SegmentRef): P
     if (k < 0) throw originError('corrupt-media', `${shownUrl(segment.url)}: a segment without a keyframe`);
     samples = samples.slice(k);
     const time = samples[0]!.time;
-    run.first = { listed: segment.start, clock: Number(time) / ts, exact: { time, timescale: ts } };
+    run.first = { listed: segment.start, exact: { time, timescale: ts } };
   }
   const first = run.first;
   if (first === undefined) throw originError('internal', 'the reference is written first', { subject: 'capture' });
-  if (track !== run.ref) samples = trimmed(samples, ts, first.clock, first.clock + (refEnd(run) - first.listed));
+  // In bigint: UTC-anchored times (10 MHz since 1970) are past 2^53, where a double loses ticks.
+  const from = ticksAt(first.exact, ts);
+  if (track !== run.ref) samples = trimmed(samples, from, from + BigInt(Math.ceil((refEnd(run) - first.listed) * ts)));
   if (samples.length === 0) return undefined;
-  const shift = run.req.copyTs ? 0n : BigInt(Math.round(first.clock * ts));
+  const shift = run.req.copyTs ? 0n : from;
   const base = samples[0]!.time - shift;
   if (base < 0n) throw originError('internal', `negative time in ${track.stream.id}`, { subject: 'capture' });
   if (track === run.ref) {
@@ -134,8 +139,12 @@ async function captureSegment(run: Run, track: OutTrack, segment: SegmentRef): P
 async function readTracks(streams: CaptureStream[], fetch: FetchOptions): Promise<OutTrack[]> {
   const out: OutTrack[] = [];
   for (const stream of streams) {
-    const headers = readInit(await fetchBytes(stream.initUrl, fetch), shownUrl(stream.initUrl));
-    for (const header of headers) out.push({ stream, header, outId: out.length + 1, done: new Set() });
+    const bytes = await fetchBytes(stream.initUrl, fetch);
+    const edits = readEdits(bytes, shownUrl(stream.initUrl));
+    for (const header of readInit(bytes, shownUrl(stream.initUrl))) {
+      const edit = edits.get(header.trackID);
+      out.push({ stream, header, outId: out.length + 1, done: new Set(), ...(edit ? { edit } : {}) });
+    }
   }
   return out;
 }
@@ -171,11 +180,16 @@ function pending(tracks: OutTrack[], run: Run): Array<{ track: OutTrack; segment
   return work;
 }
 
-/** Samples of a non-reference stream that start within [from, to) seconds of the media clock. */
-function trimmed(samples: CapturedSample[], timescale: number, from: number, to: number): CapturedSample[] {
-  const lo = BigInt(Math.ceil(from * timescale - 1e-6));
-  const hi = BigInt(Math.ceil(to * timescale - 1e-6));
+/** Samples of a non-reference stream that start within [lo, hi) of its timescale. */
+function trimmed(samples: CapturedSample[], lo: bigint, hi: bigint): CapturedSample[] {
   return samples.filter((s) => s.time >= lo && s.time < hi);
+}
+
+/** The first tick of `timescale` at or after an exact time. */
+function ticksAt(t: { time: bigint; timescale: number }, timescale: number): bigint {
+  const scaled = t.time * BigInt(timescale);
+  const d = BigInt(t.timescale);
+  return scaled / d + (scaled % d > 0n ? 1n : 0n);
 }
 
 function report(run: Run, total: number): void {

@@ -6,6 +6,12 @@ import { duration, parseMpd } from '../../../origin/capture/dash-manifest';
 import { attributes, parseMediaPlaylist, parseMultivariant } from '../../../origin/capture/hls-playlist';
 import { mergeSegments, referenceSegments } from '../../../origin/capture/capture-range';
 import { segmentSamples, writeFragment } from '../../../origin/capture/fragments';
+import { readEdits, withEdits } from '../../../origin/capture/edit-lists';
+import { writeMultiTrackInit } from '../../../origin/segments/fmp4/init-segment';
+import { readTrackHeaders } from '../../../origin/media/moov';
+import { box, field, fullBox, serialize } from '../../../origin/segments/box-writer';
+import { readFileSync } from 'node:fs';
+import { media as fixture } from '../../helpers/fixtures';
 import type { TrackHeader } from '../../../origin/model/media';
 
 test('t: offsets, hh:mm:ss, ISO 8601 without zone; bad ranges refused', () => {
@@ -155,4 +161,41 @@ test('a written fragment reads back through the moof reader', () => {
   expect(segmentSamples(bytes, header, 'f')).toEqual(samples);
   expect(segmentSamples(bytes, { ...header, trackID: 4 }, 'f')).toEqual([]);
   expect(() => segmentSamples(bytes.subarray(0, bytes.byteLength - 2), header, 'f')).toThrow();
+});
+
+test('edit lists: written into each track, read back; delays rescaled; others refused', () => {
+  const file = new Uint8Array(readFileSync(fixture('video_main_900k.ismv')));
+  const at = Buffer.from(file).indexOf('moov') - 4;
+  const size = new DataView(file.buffer).getUint32(at);
+  const header = [...readTrackHeaders(file.subarray(at, at + size), 'f', at).values()][0]!;
+  const init = writeMultiTrackInit([
+    { header, trackId: 1 },
+    { header, trackId: 2 },
+  ]);
+  // Movie timescale 90 000 in the source, the track's (10 MHz) in the output.
+  const edit = { delay: 9000n, movieTimescale: 90_000, mediaTime: 800_000n };
+  const out = withEdits(init, new Map([[2, edit]]));
+  expect(readEdits(out, 'o')).toEqual(
+    new Map([[2, { delay: 1_000_000n, movieTimescale: header.timescale, mediaTime: 800_000n }]]),
+  );
+  expect(readTrackHeaders(out.subarray(Buffer.from(out).indexOf('moov') - 4), 'o').size).toBe(2);
+  expect(withEdits(init, new Map())).toBe(init);
+  expect(readEdits(init, 'i').size).toBe(0);
+  const entry = (d: number, t: number) => field.group(field.u32(d), field.i32(t), field.i16(1), field.i16(0));
+  const moov = (...entries: ReturnType<typeof entry>[]) =>
+    serialize(
+      box(
+        'moov',
+        fullBox('mvhd', 0, 0, field.u32(0), field.u32(0), field.u32(1000), field.zeros(88)),
+        box(
+          'trak',
+          fullBox('tkhd', 0, 3, field.u32(0), field.u32(0), field.u32(7), field.zeros(68)),
+          box('edts', fullBox('elst', 0, 0, field.u32(entries.length), ...entries)),
+        ),
+      ),
+    );
+  expect(readEdits(moov(entry(0, 1024)), 'm').get(7)).toEqual({ delay: 0n, movieTimescale: 1000, mediaTime: 1024n });
+  expect(readEdits(moov(entry(500, -1), entry(0, 0)), 'm').get(7)).toMatchObject({ delay: 500n, mediaTime: 0n });
+  expect(() => readEdits(moov(entry(500, 0), entry(500, 1000)), 'm')).toThrow(/edit list other than/);
+  expect(() => readEdits(moov(entry(500, -1)), 'm')).toThrow(/edit list other than/);
 });

@@ -86,10 +86,38 @@ const KINDS = ['dash-number/x.mpd', 'dash-time/x.mpd', 'dash-duration/x.mpd', 'h
   expect(new Set(asked.map((l) => l.split(' ')[1])).size).toBe(asked.length);
   // 2..5 snaps to the segments 2..4 (the last one, 4..6, would run past the end).
   expect(await frameHashes(file)).toEqual(sourceHashes.slice(2 * FPS, 4 * FPS));
-  expect((await videoFrames(file))[0]!.key).toBe(true);
+  // The source's edit list carried (B-frames: composition starts two frames after decode): the
+  // first keyframe is shown at 0, as the source shows its first; ffmpeg's HLS init adds an empty
+  // edit of 80 ms before it (its playlist read by ffprobe shows the frame at 2 s at 2.08).
+  expect((await videoFrames(file))[0]).toEqual({ key: true, pts: kind.startsWith('hls') ? 0.08 : 0 });
   expect(await streamCodecs(file)).toEqual(['h264', 'aac']);
   expect(stderr).toMatch(/captured 2\.0 s \/ 2\.0 s \(100%\), [\d.]+x real time/);
 });
+
+test('edit lists: the captured frames and audio are shown when the source shows them', async () => {
+  const src = path.join(dir, 'src.mp4');
+  const url = pathToFileURL(path.join(dir, 'dash-number', 'x.mpd')).href;
+  const whole = await captured(url);
+  // Video shown from 0 with decode times two frames earlier; the AAC priming frame before 0.
+  expect(await firstPackets(whole.file)).toEqual(await firstPackets(src));
+  expect((await firstPackets(whole.file)).audio.pts).toBeLessThan(0);
+  const copied = await captured(`${url}?t=2-5`, ['--copy_ts']);
+  const sourceFrames = await videoFrames(src);
+  expect((await videoFrames(copied.file)).slice(0, 3)).toEqual(sourceFrames.slice(2 * FPS, 2 * FPS + 3));
+});
+
+/** The first video and audio packets' presentation and decode times (ffprobe). */
+async function firstPackets(file: string): Promise<Record<'video' | 'audio', { pts: number; dts: number }>> {
+  const first = async (stream: string): Promise<{ pts: number; dts: number }> => {
+    const r = await run('ffprobe', [
+      ...['-v', 'error', '-select_streams', stream, '-read_intervals', '%+#1'],
+      ...['-show_entries', 'packet=pts_time,dts_time', '-of', 'csv=p=0', file],
+    ]);
+    const [pts, dts] = r.stdout.trim().split('\n')[0]!.split(',').map(Number);
+    return { pts: pts!, dts: dts! };
+  };
+  return { video: await first('v:0'), audio: await first('a:0') };
+}
 
 test('file:// input, the whole presentation, a filter on the manifest properties', async () => {
   const url = pathToFileURL(path.join(dir, 'dash-number', 'x.mpd')).href;
