@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { makeLlFixtures, PARTS_PER_SEGMENT } from '../test/helpers/ll-hls';
 import { TestEncoder } from '../test/helpers/test-encoder';
-import { LOAD_CPU, pinned, SERVER_CPU } from './http-processes';
+import { cpuSecondsOf, LOAD_CPU, pinned, SERVER_CPU } from './http-processes';
 import { startLiveOrigin } from './live-origin';
 import { childrenOf } from './procfs';
 import { repoRoot } from './media';
@@ -39,6 +39,10 @@ export interface LlLoadResult {
   late: number;
   workerRssStartMb: number;
   workerRssMaxMb: number;
+  /** The worker's CPU time (user + system) while the clients ran, s; it ingests too. */
+  workerCpuS: number;
+  /** That CPU time per answer, µs: the figure a loaded machine's scheduling moves least. */
+  workerCpuUsPerAnswer: number;
 }
 
 function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -133,6 +137,7 @@ export async function runLlLoad(clients: number, seconds: number): Promise<LlLoa
     await new Promise((r) => setTimeout(r, 100));
   }
   const rssStart = rssMb(worker());
+  const cpuStart = cpuSecondsOf(worker());
   let rssMax = rssStart;
   const sampler = setInterval(() => (rssMax = Math.max(rssMax, rssMb(worker()))), 1000);
   // Spellings: the same playlist under another virtual directory (the routes ignore it); video
@@ -152,6 +157,7 @@ export async function runLlLoad(clients: number, seconds: number): Promise<LlLoa
     ]),
   );
   clearInterval(sampler);
+  const cpu = cpuSecondsOf(worker()) - cpuStart;
   stop = true;
   await Promise.all(pushers);
   origin.child.kill('SIGTERM');
@@ -189,5 +195,7 @@ export async function runLlLoad(clients: number, seconds: number): Promise<LlLoa
     late: latencies.filter((l) => l > PART_MS).length,
     workerRssStartMb: Math.round(rssStart),
     workerRssMaxMb: Math.round(rssMax),
+    workerCpuS: Math.round(cpu * 10) / 10,
+    workerCpuUsPerAnswer: Math.round((cpu * 1e6) / Math.max(1, out.answers.length)),
   };
 }
