@@ -4,6 +4,7 @@
 
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
+import { whenServing } from '../test/helpers/live-cli';
 import { pinned } from './http-processes';
 import { repoRoot } from './media';
 
@@ -28,17 +29,5 @@ export function startLiveOrigin(root: string, o: LiveOriginOptions): Promise<Liv
   const args = ['serve', '--root', root, '--port', '0', '--workers', String(o.workers), '--ingest-port', '0', '-q'];
   const [cmd, argv] = pinned(o.cpus, process.execPath, [...(o.nodeFlags ?? []), bin, ...args, '--warm-up-rounds', '0']);
   const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'ignore'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`origin serve exited (${code})`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const s = /serving .* at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      const i = /live ingest at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      if (s !== null && i !== null) {
-        child.removeAllListeners('exit');
-        resolve({ child, url: s[1]!, ingest: i[1]! });
-      }
-    });
-  });
+  return whenServing(child, () => '').then((at) => ({ child, ...at }));
 }
