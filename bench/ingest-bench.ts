@@ -16,12 +16,13 @@
 // - N holds when p99 < one fragment duration (2 s) and no fragment was dropped. N doubles from 1
 //   until it does not hold (or BENCH_INGEST_MAX). BENCH_INGEST_SECONDS: run length per N (20).
 
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadFixture, TestEncoder } from '../test/helpers/test-encoder';
+import { startLiveOrigin } from './live-origin';
 import { machine, machineLine } from './machine';
 import { repoRoot } from './media';
 
@@ -60,27 +61,6 @@ function get(url: string, agent: http.Agent): Promise<string> {
   });
 }
 
-async function startOrigin(root: string): Promise<{ child: ChildProcess; url: string; ingest: string }> {
-  const bin = path.join(repoRoot(), 'bin', 'origin.js');
-  const args = ['serve', '--root', root, '--port', '0', '--workers', '2', '--ingest-port', '0', '-q'];
-  const child = spawn(process.execPath, [bin, ...args, '--warm-up-rounds', '0'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`origin serve exited (${code})`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const s = /serving .* at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      const i = /live ingest at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      if (s !== null && i !== null) {
-        child.removeAllListeners('exit');
-        resolve({ child, url: s[1]!, ingest: i[1]! });
-      }
-    });
-  });
-}
-
 const percentile = (sorted: number[], p: number): number =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
@@ -89,7 +69,7 @@ async function runChannels(n: number, seconds: number, isml: string): Promise<Ru
   const root = mkdtempSync(path.join(os.tmpdir(), 'origin-ingest-bench-'));
   mkdirSync(path.join(root, 'live'));
   for (let c = 0; c < n; c++) copyFileSync(isml, path.join(root, 'live', `ch${c}.isml`));
-  const origin = await startOrigin(root);
+  const origin = await startLiveOrigin(root, { workers: 2 });
   const fixtures = TRACKS.map(([file]) => loadFixture(path.join(repoRoot(), 'fixtures', 'media', file)));
   const count = Math.floor((seconds * 1000) / FRAGMENT_MS);
   const anchor = Math.floor(Date.now() / 1000) + 1;

@@ -15,7 +15,7 @@ export async function runLlHlsBench(): Promise<unknown> {
   console.log(`ll-hls: ${machineLine()}; ${clients} blocking clients, ${seconds} s, one worker`);
   const r = await runLlLoad(clients, seconds);
   console.log(
-    `  ${r.answers} answers (${r.non200} not 200), ${r.maxInFlight} in flight at most; after the part left the encoder: p50 ${r.p50Ms} ms p95 ${r.p95Ms} ms p99 ${r.p99Ms} ms max ${r.maxMs} ms; ${r.late} later than one part: ${r.late === 0 ? 'holds' : 'MISS'}; worker RSS ${r.workerRssStartMb} → ${r.workerRssMaxMb} MB`,
+    `  ${r.answers} answers (${r.non200} not 200), ${r.maxInFlight} in flight at most; after the part left the encoder: p50 ${r.p50Ms} ms p95 ${r.p95Ms} ms p99 ${r.p99Ms} ms max ${r.maxMs} ms; ${r.late} later than one part: ${r.late === 0 ? 'holds' : 'MISS'}; worker RSS ${r.workerRssStartMb} → ${r.workerRssMaxMb} MB; worker CPU ${r.workerCpuS} s, ${r.workerCpuUsPerAnswer} µs an answer; load ${(os.loadavg()[0] ?? 0).toFixed(1)}`,
   );
   const result = { date: new Date().toISOString(), machine: machine(), loadAverage: os.loadavg()[0], ...r };
   writeFileSync(path.join(repoRoot(), 'bench', 'results', 'll-hls.json'), JSON.stringify(result, null, 2) + '\n');

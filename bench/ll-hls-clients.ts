@@ -4,8 +4,14 @@
 // newest one it has seen (`_HLS_msn`, `_HLS_part`), waits for the answer, and asks again. The
 // clients are spread over the URLs given. On stdout, one JSON line at the end: every answer's
 // (url index, msn, part, status, answered at ms since 1970), and the most requests in flight at once.
+//
+// HTTP/1.1 is spoken on plain sockets (one request at a time on each, RFC 9112 §6.3 framing by
+// Content-Length, which the origin always sends for a playlist), not through node:http's client:
+// with 2 000 clients its per-request objects (ClientRequest, Agent, IncomingMessage) and a regular
+// expression over each body took the generator's CPU to saturation, and an answer it read late
+// counted as a late answer of the origin.
 
-import * as http from 'node:http';
+import * as net from 'node:net';
 
 interface Answer {
   u: number;
@@ -15,25 +21,85 @@ interface Answer {
   at: number;
 }
 
-function get(url: string, agent: http.Agent): Promise<{ status: number; body: string }> {
-  return new Promise((resolve) => {
-    http
-      .get(url, { agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-        res.on('error', () => resolve({ status: 0, body: '' }));
-      })
-      .on('error', () => resolve({ status: 0, body: '' }));
-  });
+interface Response {
+  status: number;
+  body: Buffer;
 }
 
-/** The newest part a playlist lists: the last EXT-X-PART URI's `-<msn>.part<i>.m4s`. */
-function newest(body: string): { msn: number; part: number } | undefined {
-  const all = [...body.matchAll(/-(\d+)\.part(\d+)\.m4s/g)];
-  const parts = all.filter((m) => !body.slice(Math.max(0, m.index - 40), m.index).includes('PRELOAD-HINT'));
-  const m = parts.at(-1);
-  return m === undefined ? undefined : { msn: Number(m[1]), part: Number(m[2]) };
+const CRLF2 = Buffer.from('\r\n\r\n');
+
+/** One keep-alive connection: `get(path)` sends a request and resolves with the whole response. */
+class Connection {
+  private readonly socket: net.Socket;
+  private pending: Buffer[] = [];
+  private waiting: ((r: Response) => void) | undefined;
+  private readonly opened: Promise<void>;
+
+  constructor(
+    port: number,
+    private readonly host: string,
+  ) {
+    this.socket = net.connect(port, host);
+    this.socket.setNoDelay(true);
+    this.opened = new Promise((resolve) => this.socket.once('connect', () => resolve()));
+    this.socket.on('data', (d: Buffer) => this.onData(d));
+    const fail = (): void => this.settle({ status: 0, body: Buffer.alloc(0) });
+    this.socket.on('error', fail);
+    this.socket.on('close', fail);
+  }
+
+  async get(path: string): Promise<Response> {
+    await this.opened;
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+      this.pending = [];
+      this.socket.write(`GET ${path} HTTP/1.1\r\nHost: ${this.host}\r\n\r\n`);
+    });
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private onData(d: Buffer): void {
+    this.pending.push(d);
+    const all = this.pending.length === 1 ? d : Buffer.concat(this.pending);
+    this.pending = [all];
+    const end = all.indexOf(CRLF2);
+    if (end < 0) return;
+    const head = all.toString('latin1', 0, end);
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+    const bodyStart = end + 4;
+    const total = bodyStart + (length === null ? 0 : Number(length[1]));
+    if (all.byteLength < total) return;
+    this.settle({ status: Number(head.slice(9, 12)), body: all.subarray(bodyStart, total) });
+  }
+
+  private settle(r: Response): void {
+    const w = this.waiting;
+    this.waiting = undefined;
+    this.pending = [];
+    w?.(r);
+  }
+}
+
+const PART = Buffer.from('.part');
+const HINT = Buffer.from('#EXT-X-PRELOAD-HINT');
+
+/**
+ * The newest part a playlist lists: the last EXT-X-PART URI's `-<msn>.part<i>.m4s`, searched from
+ * the end, before the preload hint (whose part does not exist yet).
+ */
+export function newestPart(body: Buffer): { msn: number; part: number } | undefined {
+  const hint = body.lastIndexOf(HINT);
+  const at = body.lastIndexOf(PART, hint < 0 ? body.byteLength : hint);
+  if (at < 0) return undefined;
+  const dash = body.lastIndexOf(0x2d, at); // '-'
+  const dot = body.indexOf(0x2e, at + PART.byteLength); // '.' of ".m4s"
+  if (dash < 0 || dot < 0) return undefined;
+  const msn = body.toString('latin1', dash + 1, at);
+  const part = body.toString('latin1', at + PART.byteLength, dot);
+  return /^\d{1,15}$/.test(msn) && /^\d{1,6}$/.test(part) ? { msn: Number(msn), part: Number(part) } : undefined;
 }
 
 async function main(): Promise<void> {
@@ -41,31 +107,33 @@ async function main(): Promise<void> {
   const flag = (name: string): number => Number(args[args.indexOf(name) + 1]);
   const clients = flag('--clients');
   const seconds = flag('--seconds');
-  const urls = args.filter((a, i) => a.startsWith('http') && !args[i - 1]?.startsWith('--'));
+  const urls = args.filter((a, i) => a.startsWith('http') && !args[i - 1]?.startsWith('--')).map((a) => new URL(a));
   const answers: Answer[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
   const end = Date.now() + seconds * 1000;
   const client = async (c: number): Promise<void> => {
     const u = c % urls.length;
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    let at = newest((await get(urls[u]!, agent)).body);
+    const url = urls[u]!;
+    const conn = new Connection(Number(url.port), url.hostname);
+    let at = newestPart((await conn.get(url.pathname)).body);
     while (at !== undefined && Date.now() < end) {
       const target = { msn: at.msn, part: at.part + 1 };
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
-      const r = await get(`${urls[u]}?_HLS_msn=${target.msn}&_HLS_part=${target.part}`, agent);
+      const r = await conn.get(`${url.pathname}?_HLS_msn=${target.msn}&_HLS_part=${target.part}`);
       inFlight--;
       answers.push({ u, ...target, status: r.status, at: Date.now() });
-      at = r.status === 200 ? newest(r.body) : newest((await get(urls[u]!, agent)).body);
+      at = newestPart(r.status === 200 ? r.body : (await conn.get(url.pathname)).body);
     }
-    agent.destroy();
+    conn.close();
   };
   await Promise.all(Array.from({ length: clients }, (_, c) => client(c)));
   process.stdout.write(`${JSON.stringify({ answers, maxInFlight })}\n`);
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+if (require.main === module)
+  main().catch((e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  });

@@ -8,12 +8,14 @@
 //   socket to the moment the client read the answer (both on this machine's clock).
 // - Memory: the worker's RSS, sampled every second (/proc).
 
-import { ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { makeLlFixtures, PARTS_PER_SEGMENT } from '../test/helpers/ll-hls';
 import { TestEncoder } from '../test/helpers/test-encoder';
+import { cpuSecondsOf, LOAD_CPU, pinned, SERVER_CPU } from './http-processes';
+import { startLiveOrigin } from './live-origin';
 import { childrenOf } from './procfs';
 import { repoRoot } from './media';
 
@@ -37,27 +39,10 @@ export interface LlLoadResult {
   late: number;
   workerRssStartMb: number;
   workerRssMaxMb: number;
-}
-
-function startOrigin(root: string): Promise<{ child: ChildProcess; url: string; ingest: string }> {
-  const bin = path.join(repoRoot(), 'bin', 'origin.js');
-  const args = ['serve', '--root', root, '--port', '0', '--workers', '1', '--ingest-port', '0', '-q'];
-  const child = spawn(process.execPath, [bin, ...args, '--warm-up-rounds', '0'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`origin serve exited (${code})`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const s = /serving .* at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      const i = /live ingest at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      if (s !== null && i !== null) {
-        child.removeAllListeners('exit');
-        resolve({ child, url: s[1]!, ingest: i[1]! });
-      }
-    });
-  });
+  /** The worker's CPU time (user + system) while the clients ran, s; it ingests too. */
+  workerCpuS: number;
+  /** That CPU time per answer, µs: the figure a loaded machine's scheduling moves least. */
+  workerCpuUsPerAnswer: number;
 }
 
 function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -100,7 +85,11 @@ export async function runLlLoad(clients: number, seconds: number): Promise<LlLoa
   ]);
   if (pkg.code !== 0) throw new Error(`origin package: ${pkg.stderr}`);
   const fx = await makeLlFixtures(root);
-  const origin = await startOrigin(root);
+  // The origin on one CPU, the load generator on the other (taskset, as the HTTP benches pin wrk).
+  // BENCH_LL_CPU_PROF=<dir>: the origin's processes write V8 CPU profiles there (--cpu-prof).
+  const prof = process.env.BENCH_LL_CPU_PROF;
+  const nodeFlags = prof === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', prof];
+  const origin = await startLiveOrigin(root, { workers: 1, cpus: SERVER_CPU, nodeFlags });
   // The worker: the primary's child (bin/origin.js may sit between: the deepest descendant).
   const worker = (): number => {
     let pid = origin.child.pid!;
@@ -148,6 +137,7 @@ export async function runLlLoad(clients: number, seconds: number): Promise<LlLoa
     await new Promise((r) => setTimeout(r, 100));
   }
   const rssStart = rssMb(worker());
+  const cpuStart = cpuSecondsOf(worker());
   let rssMax = rssStart;
   const sampler = setInterval(() => (rssMax = Math.max(rssMax, rssMb(worker()))), 1000);
   // Spellings: the same playlist under another virtual directory (the routes ignore it); video
@@ -155,18 +145,23 @@ export async function runLlLoad(clients: number, seconds: number): Promise<LlLoa
   const spelled: string[] = [];
   for (let s = 0; s < SPELLINGS; s++)
     for (const key of ['video=300000', 'audio=64000']) spelled.push(`${origin.url}/live/ll.isml/${s}/ll-${key}.m3u8`);
-  const gen = await run(process.execPath, [
-    path.join(repoRoot(), 'dist', 'bench', 'll-hls-clients.js'),
-    ...spelled,
-    '--clients',
-    String(clients),
-    '--seconds',
-    String(seconds),
-  ]);
+  const gen = await run(
+    ...pinned(LOAD_CPU, process.execPath, [
+      ...nodeFlags.map((f) => (f === prof ? path.join(prof, 'clients') : f)),
+      path.join(repoRoot(), 'dist', 'bench', 'll-hls-clients.js'),
+      ...spelled,
+      '--clients',
+      String(clients),
+      '--seconds',
+      String(seconds),
+    ]),
+  );
   clearInterval(sampler);
+  const cpu = cpuSecondsOf(worker()) - cpuStart;
   stop = true;
   await Promise.all(pushers);
   origin.child.kill('SIGTERM');
+  await new Promise((r) => origin.child.once('exit', r));
   if (gen.code !== 0) throw new Error(`load generator: ${gen.stderr}`);
   const out = JSON.parse(gen.stdout) as {
     answers: Array<{ u: number; msn: number; part: number; status: number; at: number }>;
@@ -200,5 +195,7 @@ export async function runLlLoad(clients: number, seconds: number): Promise<LlLoa
     late: latencies.filter((l) => l > PART_MS).length,
     workerRssStartMb: Math.round(rssStart),
     workerRssMaxMb: Math.round(rssMax),
+    workerCpuS: Math.round(cpu * 10) / 10,
+    workerCpuUsPerAnswer: Math.round((cpu * 1e6) / Math.max(1, out.answers.length)),
   };
 }

@@ -33,7 +33,11 @@ export function statusFileOf(root: string, isml: string): string {
 }
 
 /** The version of a channel now: channel.json's stat (undefined before the first ingest). */
-export async function channelVersion(storage: Storage, root: string, isml: string): Promise<FileStat | undefined> {
+export async function channelVersion(
+  storage: Pick<Storage, 'stat'>,
+  root: string,
+  isml: string,
+): Promise<FileStat | undefined> {
   return storage.stat(statusFileOf(root, isml)).catch(() => undefined);
 }
 

@@ -165,10 +165,13 @@ export async function lowLatencyPlaylist(call: RouteCall, t: ViewTrack, skip: bo
   const { ctx, req, presentation: p, view } = call;
   const r = findRendition(view, req.groups.stem!)!;
   const tail = `${req.tail}\nskip=${skip}`;
+  // The text is a function of (view, rendition, skip) only: every spelling of the URL (a virtual
+  // directory, a token in the query) shares one rendering per version, and every request woken for
+  // a part shares its bytes.
   const { doc, outcome } = await ctx.manifests.get(
     p,
     `${req.route.kind}\n${tail}\n${call.rawQuery}`,
-    canonicalViewKey(view, req.route.kind, tail),
+    canonicalViewKey(view, req.route.kind, `${req.groups.stem!}\nskip=${skip}`),
     () => writeLowLatencyPlaylist(view, r, skip),
     view,
   );

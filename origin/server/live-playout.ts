@@ -16,6 +16,7 @@ import { OriginError, liveFragmentError } from '../errors';
 import { LIVE_FRAGMENT_STATUS, LiveFragmentCode, LiveFragmentStatusTable } from '../error-codes';
 import { FileStat, Storage } from '../io/storage';
 import { SourceOpener } from '../io/source';
+import { SharedStat } from '../io/shared-stat';
 import { SpanningSource } from '../io/spanning-source';
 import { channelVersion, FragmentSource, HeadCache, loadChannelPresentation } from '../live/channel-loader';
 import { gridDuration } from '../model/live-window';
@@ -49,6 +50,8 @@ export class LiveChannels {
   readonly waiters = new PartWaiters();
 
   private readonly heads = new HeadCache();
+  /** channel.json's stat, one in flight per channel (io/shared-stat.ts). */
+  private readonly stats: SharedStat;
 
   constructor(
     /** Where channels are read (and their archive files opened). */
@@ -58,11 +61,13 @@ export class LiveChannels {
     readonly refusalStatus: LiveFragmentStatusTable = LIVE_FRAGMENT_STATUS,
     /** The serving process's fragment table; without one, every load reads the index files. */
     private readonly fragments?: FragmentSource,
-  ) {}
+  ) {
+    this.stats = new SharedStat(storage);
+  }
 
   /** The channel at a decoded `.isml` URL path, read again when channel.json has changed. */
   async presentation(isml: string): Promise<Presentation> {
-    const stat = await channelVersion(this.storage, this.root, isml);
+    const stat = await channelVersion(this.stats, this.root, isml);
     const version = `${stat === undefined ? 'none' : `${stat.mtimeMs}:${stat.size}`}:${this.generation(isml)}`;
     const held = this.held.get(isml);
     if (held !== undefined && held.version === version) return held.p;

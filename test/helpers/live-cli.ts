@@ -28,16 +28,24 @@ export function serveCli(
   });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  return whenServing(child, () => err).then((at) => ({ child, ...at, stderr: () => err }));
+}
+
+/**
+ * The serving and ingest URLs an `origin serve --ingest-port` process prints on stdout, once it has
+ * printed both (also bench/live-origin.ts); rejects if it exits first.
+ */
+export function whenServing(child: ChildProcess, stderr: () => string): Promise<{ url: string; ingest: string }> {
   return new Promise((resolve, reject) => {
     let out = '';
-    child.once('exit', (code) => reject(new Error(`origin serve exited (${code}): ${err}`)));
+    child.once('exit', (code) => reject(new Error(`origin serve exited (${code}): ${stderr()}`)));
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const s = /serving .* at (http:\/\/[\d.]+:\d+)\//.exec(out);
       const i = /live ingest at (http:\/\/[\d.]+:\d+)\//.exec(out);
       if (s !== null && i !== null) {
         child.removeAllListeners('exit');
-        resolve({ child, url: s[1]!, ingest: i[1]!, stderr: () => err });
+        resolve({ url: s[1]!, ingest: i[1]! });
       }
     });
   });

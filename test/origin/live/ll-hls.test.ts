@@ -197,6 +197,46 @@ test('a part index past the last part of a segment means the next segment', asyn
   expect(r.body).toContain(`URI="hls/ll-video=300000-${first + 3}.part0.m4s",INDEPENDENT=YES`);
 });
 
+test('one rendering per version for every spelling of a playlist, and waiters share its bytes', async () => {
+  const first = Math.round(ANCHOR / GRID);
+  // The same playlist under other virtual directories (the routes ignore them): other request
+  // lines, so the coalescer does not fold them; the rendered-manifest cache must.
+  const spelled = (d: string, q = ''): string => `${base}/${d}/ll-video=300000.m3u8${q}`;
+  const playlist = await httpGet(video());
+  const msn = Number(/LAST-MSN=(\d+)/.exec(playlist.body)?.[1] ?? -1);
+  const last = [...playlist.body.matchAll(/-(\d+)\.part(\d+)\.m4s",/g)].at(-1)!;
+  const target = `?_HLS_msn=${last[1]}&_HLS_part=${Number(last[2]) + 1}`;
+  expect(msn).toBeGreaterThanOrEqual(first);
+  const waiting = ['d0', 'd1', 'd2', 'd0', 'd1', 'd2'].map((d) => getBytes(spelled(d, target)));
+  await new Promise((r) => setTimeout(r, 200));
+  await push(1);
+  const woken = await Promise.all(waiting);
+  const byEtag = new Map<string, Buffer>();
+  for (const r of woken) {
+    expect(r.status).toBe(200);
+    const etag = String(r.headers.etag);
+    // One ETag, one text: what a version rendered is what every waiter of it got.
+    if (byEtag.has(etag)) expect(r.bytes.equals(byEtag.get(etag)!)).toBe(true);
+    byEtag.set(etag, r.bytes);
+  }
+  // Now quiet: the plain GET and every spelling, blocking or not, answer the same bytes from at
+  // most one rendering (one per spelling before).
+  const renders = origin.serving.manifestCacheStats().renders;
+  const plain = await getBytes(video());
+  const others = [
+    await getBytes(video(target)),
+    await getBytes(spelled('d3')),
+    await getBytes(spelled('d4', target)),
+    await getBytes(spelled('d5', target)),
+  ];
+  for (const r of others) {
+    expect(r.status).toBe(200);
+    expect(r.bytes.equals(plain.bytes)).toBe(true);
+    expect(r.headers.etag).toBe(plain.headers.etag);
+  }
+  expect(origin.serving.manifestCacheStats().renders - renders).toBeLessThanOrEqual(1);
+});
+
 test('bad delivery directives: 400 with the code, and a part that never comes: 503', async () => {
   const first = Math.round(ANCHOR / GRID);
   const cases = [
