@@ -9,6 +9,7 @@ import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../he
 import { makeLlFixtures, PARTS_PER_SEGMENT } from '../../helpers/ll-hls';
 import { httpGet, TestEncoder } from '../../helpers/test-encoder';
 import { validateMpd } from '../manifests/format-support';
+import * as http from 'node:http';
 
 // A multiple of 48 s since the epoch: on the 1.92 s grid (48 frames at 25 fps), as encoders anchor.
 const ANCHOR = 1577836800;
@@ -108,3 +109,90 @@ test('the predicted segment appears with its first chunk, and folds into the run
   expect(template(mpd, 'video').s).toEqual([`<S t="${ANCHOR * 25}" d="48" r="3" />`]);
   expect(validateMpd(mpd).ok).toBe(true);
 });
+
+/** A GET whose body is collected as it arrives: `received` grows, `done` resolves at its end. */
+function streamingGet(u: string, headers: http.OutgoingHttpHeaders = {}): StreamingGet {
+  const s: Partial<StreamingGet> = { received: [] };
+  s.done = new Promise((resolve, reject) => {
+    http
+      .get(u, { agent: false, headers }, (res) => {
+        s.status = res.statusCode;
+        s.headers = res.headers;
+        res.on('data', (c: Buffer) => s.received!.push(c));
+        res.on('end', () => resolve(Buffer.concat(s.received!)));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+  return s as StreamingGet;
+}
+
+interface StreamingGet {
+  status?: number;
+  headers?: http.IncomingHttpHeaders;
+  received: Buffer[];
+  done: Promise<Buffer>;
+}
+
+const VIDEO_TICKS = ANCHOR * 25;
+const segmentUrl = (k: number, q = ''): string => `${base}/dash/lld-video=300000-${VIDEO_TICKS + 48 * k}.dash${q}`;
+
+test('the segment being ingested streams chunk by chunk; its bytes are the whole segment', async () => {
+  // Segment 3 (from 0) holds one chunk now (pushed 19 fragments).
+  const first = streamingGet(segmentUrl(3));
+  await eventually(
+    async () => first.received.length,
+    (n) => n > 0,
+  );
+  expect(first.status).toBe(200);
+  expect(first.headers!['content-length']).toBeUndefined();
+  expect(first.headers!['transfer-encoding']).toBe('chunked');
+  expect(first.headers!.etag).toBeUndefined();
+  expect(first.headers!['cache-control']).toBe('no-store');
+  // Concurrent readers of the same segment, one of them with a Range (it waits for the whole).
+  const others = Array.from({ length: 20 }, () => streamingGet(segmentUrl(3)));
+  const ranged = streamingGet(segmentUrl(3), { range: 'bytes=0-99' });
+  const before = Buffer.concat(first.received).byteLength;
+  await push(1);
+  await eventually(
+    async () => Buffer.concat(first.received).byteLength,
+    (n) => n > before,
+  );
+  await push(PARTS_PER_SEGMENT - 2);
+  const body = await first.done;
+  const whole = await getBytes(segmentUrl(3));
+  expect(whole.status).toBe(200);
+  expect(whole.headers['content-length']).toBe(String(whole.bytes.byteLength));
+  expect(whole.headers.etag).toMatch(/^"/);
+  expect(body.equals(whole.bytes)).toBe(true);
+  for (const o of others) expect((await o.done).equals(whole.bytes)).toBe(true);
+  const range = await ranged.done;
+  expect(ranged.status).toBe(206);
+  expect(ranged.headers!['content-range']).toBe(`bytes 0-99/${whole.bytes.byteLength}`);
+  expect(range.equals(whole.bytes.subarray(0, 100))).toBe(true);
+});
+
+test('the next segment before its first chunk waits for it; a segment further ahead is refused', async () => {
+  const next = streamingGet(segmentUrl(4));
+  const far = await getBytes(segmentUrl(6));
+  expect(far.status).toBe(404);
+  expect(far.headers['x-origin-error']).toBe('fragment-not-yet');
+  const offGrid = await getBytes(`${base}/dash/lld-video=300000-${VIDEO_TICKS + 48 * 4 + 1}.dash`);
+  expect(offGrid.status).toBe(404);
+  expect(next.received).toEqual([]);
+  await push(PARTS_PER_SEGMENT);
+  const body = await next.done;
+  expect(next.status).toBe(200);
+  expect(body.equals((await getBytes(segmentUrl(4))).bytes)).toBe(true);
+  // HEAD of a growing segment: the headers only.
+  const head = await new Promise<http.IncomingMessage>((resolve, reject) =>
+    http.request(segmentUrl(5), { method: 'HEAD', agent: false }, resolve).on('error', reject).end(),
+  );
+  expect(head.statusCode).toBe(200);
+  expect(head.headers['cache-control']).toBe('no-store');
+});
+
+function getBytes(u: string): Promise<{ status: number; bytes: Buffer; headers: http.IncomingHttpHeaders }> {
+  const s = streamingGet(u);
+  return s.done.then((bytes) => ({ status: s.status!, bytes, headers: s.headers! }));
+}
