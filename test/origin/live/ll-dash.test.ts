@@ -66,7 +66,7 @@ test('the LL MPD: availabilityTimeOffset, ServiceDescription, ProducerReferenceT
     [
       '  <ServiceDescription id="0">',
       '    <Latency referenceId="0" target="2500" max="5000" min="1875" />',
-      '    <PlaybackRate max="1.04" min="0.96" />',
+      '    <PlaybackRate max="1.1" min="0.9" />',
       '  </ServiceDescription>',
       '  <Period',
     ].join('\n'),
