@@ -52,7 +52,9 @@ export function growingSegmentReply(
 ): Reply | undefined {
   if (req.route.format !== 'dash' || !isDashLowLatency(view)) return undefined;
   const m = /^(.*)-(\d{1,20})$/.exec(req.groups.stem ?? '');
-  const t = m === null ? undefined : view.tracks.find((x) => m[1]!.endsWith(trackKey(x.track)));
+  // As handlers.ts names a track: the stem is `<key>` or `<name>-<key>`.
+  const named = (key: string): boolean => m![1] === key || m![1]!.endsWith(`-${key}`);
+  const t = m === null ? undefined : view.tracks.find((x) => named(trackKey(x.track)));
   if (m === null || t === undefined || t.segments.count === 0) return undefined;
   const start = nextSegmentStart(view, t, BigInt(m[2]!));
   if (start === undefined) return undefined;
