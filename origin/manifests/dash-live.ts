@@ -22,6 +22,8 @@ export function dynamicAttributes(
   live: LiveDescription,
   maxSegmentMs: bigint,
   isoDuration: (ms: bigint) => string,
+  /** Low-latency (dash-low-latency.ts): the chunk duration, ms; the client refreshes as often. */
+  chunkMs?: bigint,
 ): Attr[] {
   return [
     ['type', 'dynamic'],
@@ -29,7 +31,7 @@ export function dynamicAttributes(
     ['availabilityStartTime', isoDate(live.anchorSeconds * 1000)],
     ['publishTime', isoDate(live.publishedMs)],
     // A new segment per segment duration: the client refreshes as often (§5.4.1).
-    ['minimumUpdatePeriod', isoDuration(maxSegmentMs)],
+    ['minimumUpdatePeriod', isoDuration(chunkMs ?? maxSegmentMs)],
     ['timeShiftBufferDepth', isoDuration(BigInt(Math.round(live.dvrWindowSeconds * 1000)))],
     // Three segments behind the edge, as hls.js (liveSyncDurationCount 3) and dash.js default.
     ['suggestedPresentationDelay', isoDuration(3n * maxSegmentMs)],

@@ -27,6 +27,7 @@ import { eventNamespaces, eventStreams, inbandEventStreams } from './dash-events
 import type { CencProtection } from '../model/protection';
 import { dynamicAttributes, utcTimingLine } from './dash-live';
 import { dashPeriods } from './dash-periods';
+import * as ll from './dash-low-latency';
 
 type Attr = [string, string | number | undefined];
 type DashType = 'audio' | 'text' | 'video';
@@ -58,6 +59,7 @@ export function writeMpd(view: PlayoutView): string {
   // A live channel until its end of stream: dynamic, times from the anchor (dash-live.ts).
   const live = view.live;
   const dynamic = live !== undefined && !live.ended ? live : undefined;
+  const lowLatency = ll.isDashLowLatency(view);
   const start = dynamic !== undefined ? { ticks: 0n, timescale: 1 } : viewStart(view);
   // Per view (model/view-derived.ts): what compares or walks every segment.
   const keys = view.presentation.protection?.dash;
@@ -71,7 +73,7 @@ export function writeMpd(view: PlayoutView): string {
       ...(protections.length === 0 ? [] : protectionNamespaces(protections)),
       ...eventNamespaces(view),
       ...(dynamic !== undefined
-        ? dynamicAttributes(dynamic, maxSegment, isoDuration)
+        ? dynamicAttributes(dynamic, maxSegment, isoDuration, lowLatency ? ll.chunkMs(view) : undefined)
         : ([
             ['type', 'static'],
             ['mediaPresentationDuration', isoDuration(presentationMs(view.tracks, start))],
@@ -83,6 +85,7 @@ export function writeMpd(view: PlayoutView): string {
       ['profiles', PROFILE],
     ])}>`,
   );
+  if (lowLatency) lines.push(...ll.serviceDescriptionLines());
   // One Period, or one per encoder run of a live channel (dash-periods.ts).
   for (const period of dashPeriods(view, start)) {
     lines.push(
@@ -206,6 +209,7 @@ function adaptationSet(view: PlayoutView, g: AdaptationGroup, id: number, start:
     );
   }
   out.push(...inbandEventStreams(view, first));
+  if (ll.isDashLowLatency(view)) out.push(...ll.producerReferenceTimeLines(view, first, '      '));
   for (const r of roles(p))
     out.push(
       `      <Role${attributes([
@@ -286,7 +290,13 @@ function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): strin
     ['startNumber', byNumber ? (view.presentation.live === undefined ? 1 : t.firstNumber) : undefined],
   ];
   // The `<S>` lines as one block (joined by '\n' like the document); a view track has segments.
-  const s = derived(t, 'dash timeline', () => timelineText(t.segments));
+  let s = derived(t, 'dash timeline', () => timelineText(t.segments));
+  if (ll.isDashLowLatency(view)) {
+    attrs.push(...ll.lowLatencyTemplateAttributes(t));
+    // The segment being ingested, predicted (dash-low-latency.ts).
+    const predicted = ll.predictedSegment(view, t);
+    if (predicted !== undefined) s = indent(ll.withPredicted(timeline(t.segments), t.segments.end, predicted));
+  }
   return [
     `      <SegmentTemplate${attributes(attrs)}>`,
     '        <SegmentTimeline>',
@@ -298,9 +308,11 @@ function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): strin
 
 /** The `<S>` lines of a track, indented, joined by '\n'. */
 function timelineText(segments: SegmentList): string {
-  return timeline(segments)
-    .map((x) => `          ${x}`)
-    .join('\n');
+  return indent(timeline(segments));
+}
+
+function indent(lines: string[]): string {
+  return lines.map((x) => `          ${x}`).join('\n');
 }
 
 /** `<S>` elements: @t on the first and after a gap; runs of equal durations folded into @r (§5.3.9.6.2). */

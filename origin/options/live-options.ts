@@ -3,8 +3,8 @@
 // never from a query string (reference §1.2: "all stream options may be given as query
 // parameters, except those concerning DRM and archiving"). The playout controls are: a query's
 // `dvr_window_length` may shrink the channel's window (the reference's "overrides (and is capped
-// by)"), `time_shift` moves the live point back (model/live-window.ts); `hls_low_latency`, an
-// output choice, may come from a query too. docs/guide/live.md.
+// by)"), `time_shift` moves the live point back (model/live-window.ts); `hls_low_latency` and
+// `mpd_low_latency`, output choices, may come from a query too. docs/guide/live.md.
 
 import type { Format, OptionSpec } from './registry';
 
@@ -89,6 +89,17 @@ export const LIVE_OPTIONS: readonly OptionSpec[] = [
     stored: true,
     description:
       "Live HLS fMP4: LL-HLS playlists (parts = ingest fragments, blocking reload, delta updates, rendition reports); segments are `hls_minimum_fragment_length` long. Other playlists don't change.",
+  },
+  {
+    name: 'mpd_low_latency',
+    cli: 'mpd.low_latency',
+    type: 'boolean',
+    default: false,
+    formats: ['dash'],
+    query: true,
+    stored: true,
+    description:
+      'Live DASH: low-latency MPD (availabilityTimeOffset = segment − chunk, availabilityTimeComplete="false", ServiceDescription latency target 2 500 ms, ProducerReferenceTime); the segment being ingested is listed from its first chunk and sent chunk by chunk as its ingest fragments arrive; segments are `mpd_minimum_fragment_length` long. Clear, without timed metadata.',
   },
   {
     name: 'lookahead_fragments',

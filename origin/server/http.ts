@@ -3,7 +3,8 @@
 // `X-Origin-Error` header. What to answer comes from the route table and the handlers.
 
 import * as http from 'node:http';
-import { httpStatusOf, OriginError, originError } from '../errors';
+import { httpStatusOf, liveFragmentError, OriginError, originError } from '../errors';
+import type { GrowingSegment } from '../live/chunked-segment';
 import { FileHandles, Lease } from '../io/file-handles';
 import { BufferPool } from '../io/buffers';
 import { Part, Reply } from './route-handler';
@@ -43,7 +44,10 @@ export function pushReplyHeaders(head: string[], reply: Reply, controls: CacheCo
     reply.cacheControl ??
     (reply.cacheClass === 'manifest' ? controls.manifestCacheControl : controls.segmentCacheControl);
   if (cacheControl !== '') head.push('Cache-Control', cacheControl);
-  head.push('Last-Modified', httpDate(reply.lastModified), 'ETag', reply.etag, 'Content-Type', reply.contentType);
+  head.push('Last-Modified', httpDate(reply.lastModified));
+  // A segment still growing has no validator (live-chunked.ts): its bytes are not final yet.
+  if (reply.etag !== '') head.push('ETag', reply.etag);
+  head.push('Content-Type', reply.contentType);
   return head;
 }
 
@@ -110,6 +114,7 @@ export async function send(
   out: ReplyOutput,
 ): Promise<void> {
   setHeaders(res, pushReplyHeaders([], reply, out.opts));
+  if (reply.growing !== undefined) return sendGrowing(req, res, reply.growing);
   if (
     ifNoneMatchHits(req.headers['if-none-match'], reply.etag) ||
     notModifiedSince(req.headers['if-none-match'], req.headers['if-modified-since'], reply.lastModified)
@@ -130,6 +135,31 @@ export async function send(
   startBody(res, range, body.length);
   if (req.method === 'HEAD' || body.length === 0) return void res.end();
   await streamParts(res, out, body, start, end);
+}
+
+/**
+ * A segment being ingested (live-chunked.ts): 200 with chunked transfer coding (no Content-Length),
+ * each chunk written as it arrives, shared by every response (no copy per client); a failed
+ * segment cuts the response. A Range on it waits until the segment is whole, then is answered
+ * from its bytes as for any segment (206, or 416 past its end).
+ */
+async function sendGrowing(req: http.IncomingMessage, res: http.ServerResponse, g: GrowingSegment): Promise<void> {
+  if (req.headers.range !== undefined) {
+    if (!(await g.done())) throw liveFragmentError('fragment-not-yet', 'dash', 'the segment was not completed');
+    return sendBytes(req, res, Buffer.concat(g.chunks), true);
+  }
+  res.statusCode = 200;
+  if (req.method === 'HEAD') return void res.end();
+  await new Promise<void>((resolve) => {
+    const stop = g.listen({
+      chunk: (bytes) => void res.write(bytes),
+      end: (complete) => (complete ? res.end() : res.destroy()),
+    });
+    res.once('close', () => {
+      stop();
+      resolve();
+    });
+  });
 }
 
 /** The status and length headers of a body: 206 with Content-Range for a range, else 200. */

@@ -33,6 +33,8 @@ import {
   untilTarget,
 } from './live-low-latency';
 import { PartWaiters } from '../live/part-waiters';
+import { GrowingSegments } from '../live/chunked-segment';
+import { growingSegmentReply } from './live-chunked';
 import { hdsRefusal, liveSmoothFragment } from './live-smooth';
 import { inMemory } from './remote-playout';
 import type { PlayoutContext, Reply } from './route-handler';
@@ -48,6 +50,8 @@ export class LiveChannels {
   private readonly published = new Map<string, number>();
   /** Requests waiting for a channel's next publish (LL-HLS blocking reload). */
   readonly waiters = new PartWaiters();
+  /** LL-DASH segments being ingested that requests are reading (live-chunked.ts). */
+  readonly growing = new GrowingSegments();
 
   private readonly heads = new HeadCache();
   /** channel.json's stat, one in flight per channel (io/shared-stat.ts). */
@@ -148,6 +152,10 @@ export async function handleLivePlayout(
     reply = await inMemory(await replied, live.open);
   } catch (e) {
     if (!(e instanceof OriginError)) throw e;
+    // LL-DASH: the segment being ingested, sent as it grows (live-chunked.ts).
+    const source = { ...wait, load, openerFor: (at: Presentation) => liveOpener(ctx.open, channels.storage, at) };
+    const growing = e.code === 'unknown-time' ? growingSegmentReply(view, req, channels.growing, source) : undefined;
+    if (growing !== undefined) return growing;
     const refused =
       e.code !== 'unknown-time' || format === 'smooth'
         ? e

@@ -17,6 +17,7 @@ import type { EncryptedSegment } from '../segments/fmp4/encrypted-segment';
 import { EncryptedSegments } from '../segments/fmp4/encrypted-layout';
 import type { PresentationRequest } from './routes';
 import { WorkGate } from './work-gate';
+import type { GrowingSegment } from '../live/chunked-segment';
 
 export type { Part, SegmentParts };
 
@@ -47,6 +48,11 @@ export interface Reply {
   cacheControl?: string;
   /** How the rendered-manifest cache answered (manifests only): the request log's `cache` field. */
   cache?: ManifestOutcome;
+  /**
+   * A segment being ingested (LL-DASH, live-chunked.ts), sent instead of `body` (empty) with
+   * chunked transfer as it grows.
+   */
+  growing?: GrowingSegment;
 }
 
 /** Per-server state the handlers read: the stores and caches of presentations, views, manifests and segments. */
