@@ -65,6 +65,28 @@ const x264 = (w: number, h: number, kbps: number): string[] => [
   `${2 * kbps}k`,
 ];
 
+/** AAC-LC stereo at 48 kHz of an `hz` sine, the fast coder, 2 s fragments. */
+const aac = (hz: number, kbps: number): string[] => [
+  '-f',
+  'lavfi',
+  '-i',
+  `sine=frequency=${hz}:sample_rate=48000`,
+  '-map_metadata',
+  '-1',
+  '-fflags',
+  '+bitexact',
+  '-ac',
+  '2',
+  '-c:a',
+  'aac',
+  '-aac_coder',
+  'fast',
+  '-b:a',
+  `${kbps}k`,
+  '-frag_duration',
+  '2000000',
+];
+
 /** The three tracks of one long presentation (file names carry the duration). */
 export function longSourceSpecs(hours = 1): LongSourceSpec[] {
   const tag = `${hours}h`;
@@ -87,26 +109,7 @@ export function longSourceSpecs(hours = 1): LongSourceSpec[] {
       file: `audio_aac_64k_${tag}.isma`,
       kind: 'audio',
       description: 'AAC-LC stereo 48 kHz 64 kb/s (440 Hz sine, fast coder), 2 s fragments (-frag_duration 2000000)',
-      args: [
-        '-f',
-        'lavfi',
-        '-i',
-        'sine=frequency=440:sample_rate=48000',
-        '-map_metadata',
-        '-1',
-        '-fflags',
-        '+bitexact',
-        '-ac',
-        '2',
-        '-c:a',
-        'aac',
-        '-aac_coder',
-        'fast',
-        '-b:a',
-        '64k',
-        '-frag_duration',
-        '2000000',
-      ],
+      args: aac(440, 64),
       cost: 22, // the native AAC encoder; its default 'twoloop' coder takes twice as long
     },
   ];
@@ -130,26 +133,6 @@ export interface EnsureOptions {
  */
 export function httpBenchSpecs(minutes = 30): LongSourceSpec[] {
   const tag = `${minutes}m`;
-  const aac = (hz: number, kbps: number): string[] => [
-    '-f',
-    'lavfi',
-    '-i',
-    `sine=frequency=${hz}:sample_rate=48000`,
-    '-map_metadata',
-    '-1',
-    '-fflags',
-    '+bitexact',
-    '-ac',
-    '2',
-    '-c:a',
-    'aac',
-    '-aac_coder',
-    'fast',
-    '-b:a',
-    `${kbps}k`,
-    '-frag_duration',
-    '2000000',
-  ];
   return [
     {
       file: `video_1280x720_1500k_${tag}.ismv`,

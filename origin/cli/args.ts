@@ -68,3 +68,27 @@ export function eachArg(argv: readonly string[], visit: (a: Arg) => void): void 
     });
   }
 }
+
+/** The switches every subcommand with options has; `quiet` only where the command takes -q. */
+export interface CommonSwitches {
+  help: boolean;
+  quiet?: boolean;
+}
+
+/**
+ * As eachArg, with `-h`/`--help` (and `-q`/`--quiet` where `a` has `quiet`) set on `a`; `visit`
+ * sees the other arguments. A command without `quiet` leaves -q to `visit` (its unknown option).
+ */
+export function eachOption(argv: readonly string[], a: CommonSwitches, visit: (x: Arg) => void): void {
+  eachArg(argv, (x) => {
+    if (x.flag === '-h' || x.flag === '--help') a.help = true;
+    else if ((x.flag === '-q' || x.flag === '--quiet') && a.quiet !== undefined) a.quiet = true;
+    else visit(x);
+  });
+}
+
+/** A TCP port (0 = any free port): `flag` names the option in the error. */
+export function portArg(flag: string, v: string): number {
+  if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`${flag} must be 0..65535, not "${v}"`);
+  return Number(v);
+}

@@ -12,7 +12,7 @@ import { ismTrackToProperties } from '../ism/ism-tracks';
 import { applyCliOption, optionByCli, StreamOptions } from '../options/registry';
 import { buildServerManifest, writeServerManifestFile } from '../package/packager';
 import { projectRoot } from '../../host-glue/filter/filter-module';
-import { UsageError } from './args';
+import { portArg, UsageError } from './args';
 import { startClearKeyServer } from '../drm/clearkey-server';
 import { PlayerName, playHref } from '../player/player-page';
 import { BROWSER_FILTER } from '../server/static';
@@ -132,10 +132,6 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
     live: false,
     ingestPort: 8083,
   };
-  const port = (flag: string, v: string): number => {
-    if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`${flag} must be 0..65535, not "${v}"`);
-    return Number(v);
-  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--no-serve') a.noServe = true;
@@ -144,10 +140,10 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
     else if (['--port', '--edge-port', '--clearkey-port', '--ingest-port', '--host', '--out'].includes(arg)) {
       const v = argv[++i];
       if (v === undefined) throw new UsageError(`${arg} needs a value`);
-      if (arg === '--port') a.port = port(arg, v);
-      else if (arg === '--edge-port') a.edgePort = port(arg, v);
-      else if (arg === '--clearkey-port') a.clearKeyPort = port(arg, v);
-      else if (arg === '--ingest-port') a.ingestPort = port(arg, v);
+      if (arg === '--port') a.port = portArg(arg, v);
+      else if (arg === '--edge-port') a.edgePort = portArg(arg, v);
+      else if (arg === '--clearkey-port') a.clearKeyPort = portArg(arg, v);
+      else if (arg === '--ingest-port') a.ingestPort = portArg(arg, v);
       else if (arg === '--host') a.host = v;
       else a.outDir = v;
     } else throw new UsageError(`unknown argument "${arg}" (${DEMO_USAGE})`);

@@ -12,7 +12,7 @@ import { CreatePlugin, HttpFilterFactory, LogLevel, PluginLoadError } from '../.
 import { Registry } from 'prom-client';
 import { RunningAdmin, startEdgeAdmin } from '../../host-glue/envoy/edge-admin';
 import { registerPluginStats } from '../../host-glue/envoy/edge-stats';
-import { eachArg, logLevelArg, UsageError } from './args';
+import { eachOption, logLevelArg, portArg, UsageError } from './args';
 
 export const EDGE_USAGE = `Usage: origin edge --config <envoy.yaml> [options]
 
@@ -67,16 +67,8 @@ export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
     quiet: false,
     help: false,
   };
-  eachArg(argv, ({ arg, flag, value }) => {
+  eachOption(argv, a, ({ arg, flag, value }) => {
     switch (flag) {
-      case '-h':
-      case '--help':
-        a.help = true;
-        break;
-      case '-q':
-      case '--quiet':
-        a.quiet = true;
-        break;
       case '--config':
       case '-c': // Envoy's own spelling
         a.config = value();
@@ -103,11 +95,6 @@ export function parseEdgeArgs(argv: readonly string[]): EdgeArgs {
   if (!a.help && a.config === '')
     throw new UsageError('--config <envoy.yaml> is required (the repository has envoy-config/envoy.yaml)');
   return a;
-}
-
-function portArg(flag: string, v: string): number {
-  if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`${flag} must be 0..65535, not "${v}"`);
-  return Number(v);
 }
 
 function parseUpstream(v: string): URL {

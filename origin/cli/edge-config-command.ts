@@ -13,7 +13,7 @@ import { buildConfiguration } from '../edge-config/description';
 import { readConfiguration, writeConfiguration } from '../edge-config/envoy-yaml';
 import { EdgeConfigFileError } from '../edge-config/file-error';
 import { checkWithPlugin } from '../edge-config/plugin-check';
-import { eachArg, UsageError } from './args';
+import { eachOption, UsageError } from './args';
 
 export const EDGE_CONFIG_USAGE = `Usage: origin edge-config <description.yaml|.json> [options]
 
@@ -52,12 +52,8 @@ export function parseEdgeConfigArgs(argv: readonly string[]): EdgeConfigArgs {
     check: true,
     help: false,
   };
-  eachArg(argv, ({ arg, flag, value }) => {
+  eachOption(argv, a, ({ arg, flag, value }) => {
     switch (flag) {
-      case '-h':
-      case '--help':
-        a.help = true;
-        break;
       case '--print':
         a.print = true;
         break;

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_MANIFEST_CACHE_BYTES, RunningServer, startServer } from '../server/server';
 import { wasmTrackSelector } from '../server/select';
 import { WARM_UP_ROUNDS } from '../server/warm-up';
-import { eachArg, logLevelArg, UsageError } from './args';
+import { eachOption, logLevelArg, portArg, UsageError } from './args';
 import { DEFAULT_LIMITS } from '../cache/presentation-store';
 import { ROUTES } from '../server/routes';
 import { OriginMetrics } from '../ops/metrics';
@@ -166,16 +166,8 @@ export function parseServeArgs(argv: readonly string[], file: Partial<ServeArgs>
     warmUpRounds: WARM_UP_ROUNDS,
     ...file,
   };
-  eachArg(argv, ({ arg, flag, value }) => {
+  eachOption(argv, a, ({ arg, flag, value }) => {
     switch (flag) {
-      case '-h':
-      case '--help':
-        a.help = true;
-        break;
-      case '-q':
-      case '--quiet':
-        a.quiet = true;
-        break;
       case '--config':
         a.config = value();
         break;
@@ -185,12 +177,9 @@ export function parseServeArgs(argv: readonly string[], file: Partial<ServeArgs>
       case '--host':
         a.host = value();
         break;
-      case '--port': {
-        const v = value();
-        if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`--port must be 0..65535, not "${v}"`);
-        a.port = Number(v);
+      case '--port':
+        a.port = portArg(flag, value());
         break;
-      }
       case '--manifest-cache-control':
         a.manifestCacheControl = headerValue(flag, value());
         break;

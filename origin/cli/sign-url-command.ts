@@ -16,7 +16,7 @@
 // path is kept, unsigned (mod_auth_token signs paths only).
 
 import { manifestScope, normalisePrefix, tokenDigest } from '../server/url-token';
-import { eachArg, UsageError } from './args';
+import { eachOption, UsageError } from './args';
 
 export const SIGN_URL_USAGE = `Usage: origin sign-url --secret <secret> [options] <path>
 
@@ -62,12 +62,8 @@ export function parseSignUrlArgs(argv: readonly string[]): SignUrlArgs {
     path: undefined,
     help: false,
   };
-  eachArg(argv, ({ arg, flag, value }) => {
+  eachOption(argv, a, ({ arg, flag, value }) => {
     switch (flag) {
-      case '-h':
-      case '--help':
-        a.help = true;
-        break;
       case '--secret':
         a.secret = value();
         break;

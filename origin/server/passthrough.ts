@@ -105,15 +105,9 @@ export class Passthrough {
   private async chunks(ism: string, meta: readonly MetaEntry[]): Promise<Map<string, bigint[]>> {
     const file = ismcOf(ism, meta);
     const stat = await this.stat(file);
-    const key = `${file}\n${stat.version ?? ''}\n${stat.mtimeMs}\n${stat.size}`;
-    let kept = this.ismcs.get(key);
-    if (kept === undefined) {
-      if (this.ismcs.size >= MAX_INDEXES) this.ismcs.delete(this.ismcs.keys().next().value!);
-      kept = this.storage.readText(file, stat.version).then(chunkTimes);
-      this.ismcs.set(key, kept);
-      kept.catch(() => this.ismcs.delete(key));
-    }
-    return kept;
+    return keptOnce(this.ismcs, versionKey(file, stat), () =>
+      this.storage.readText(file, stat.version).then(chunkTimes),
+    );
   }
 
   private async fragment(
@@ -156,16 +150,25 @@ export class Passthrough {
     file: string,
     stat: { mtimeMs: number; size: number; version?: string },
   ): Promise<Map<number, TrackIndex>> {
-    const key = `${file}\n${stat.version ?? ''}\n${stat.mtimeMs}\n${stat.size}`;
-    let kept = this.indexes.get(key);
-    if (kept === undefined) {
-      if (this.indexes.size >= MAX_INDEXES) this.indexes.delete(this.indexes.keys().next().value!);
-      kept = readIndex(this.storage, file, stat);
-      this.indexes.set(key, kept);
-      kept.catch(() => this.indexes.delete(key));
-    }
-    return kept;
+    return keptOnce(this.indexes, versionKey(file, stat), () => readIndex(this.storage, file, stat));
   }
+}
+
+/** One file version: its name, storage version, mtime and size. */
+function versionKey(file: string, stat: { mtimeMs: number; size: number; version?: string }): string {
+  return `${file}\n${stat.version ?? ''}\n${stat.mtimeMs}\n${stat.size}`;
+}
+
+/** `make()` once per key, kept in `cache` (the oldest dropped past MAX_INDEXES; a failure is not kept). */
+function keptOnce<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let kept = cache.get(key);
+  if (kept === undefined) {
+    if (cache.size >= MAX_INDEXES) cache.delete(cache.keys().next().value!);
+    kept = make();
+    cache.set(key, kept);
+    kept.catch(() => cache.delete(key));
+  }
+  return kept;
 }
 
 async function readIndex(

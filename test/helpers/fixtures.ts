@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
+import { DEMO_CLASSES } from '../../origin/cli/demo-command';
 import { main } from '../../origin/cli/main';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -11,22 +12,11 @@ export const MEDIA = path.join(ROOT, 'fixtures', 'media');
 
 export const media = (name: string): string => path.join(MEDIA, name);
 
-/** The single-track fixture files, as fixtures/README.md lists them. */
-export const FIXTURE_FILES = [
-  'video_baseline_400k.ismv',
-  'video_main_900k.ismv',
-  'video_high_1600k.ismv',
-  'video_sar_500k.ismv',
-  'video_2997_600k.ismv',
-  'video_interlaced_800k.ismv',
-  'audio_eng_64k.isma',
-  'audio_eng_128k.isma',
-  'audio_nld_128k.isma',
-  'audio_ac3_384k.isma',
-  'audio_eac3_256k.isma',
-  'text_eng.ismt',
-  'text_nld.ismt',
-];
+/**
+ * The single-track fixture files, as fixtures/README.md lists them: the demo's set-top class
+ * (origin/cli/demo-command.ts) holds every one of them, in this order.
+ */
+export const FIXTURE_FILES: string[] = [...DEMO_CLASSES.settop!];
 
 export function tempDir(prefix = 'origin-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));

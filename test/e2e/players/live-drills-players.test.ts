@@ -13,36 +13,14 @@ import { RunningIngest, startIngestServer } from '../../../origin/server/ingest-
 import { RunningServer, startServer } from '../../../origin/server/server';
 import { closeBrowser, newPage, playerTestsEnabled, screenshotAndClose } from '../../helpers/browser';
 import { tempDir } from '../../helpers/fixtures';
-import { createChannel, eventually, liveServerOptions, LiveState } from '../../helpers/live';
+import { createChannel, liveServerOptions, LiveState } from '../../helpers/live';
 import { ServedCli, serveCli, stopCli } from '../../helpers/live-cli';
+import { cmafIngestArgs, GRID, mediaPast, Playhead, playhead, until } from '../../helpers/live-players';
 import { httpGet } from '../../helpers/test-encoder';
 
-const CMAF = '+cmaf+empty_moov+separate_moof+default_base_moof+frag_discont+skip_trailer';
-const GRID = 1.92;
-
-/** ffmpeg pushing a test pattern's video and audio, times from `t0` (seconds since 1970, on the grid). */
+/** ffmpeg pushing a test pattern's video and audio for 120 s, times from `t0` (seconds since 1970, on the grid). */
 function ffmpeg(channelUrl: string, t0: string): ChildProcess {
-  const v = ['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-b:v', '300k'];
-  const gop = ['-g', '48', '-keyint_min', '48', '-sc_threshold', '0'];
-  const args = [
-    ...['-hide_banner', '-loglevel', 'error', '-re'],
-    ...[
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=320x180:rate=25',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=1000:sample_rate=48000',
-    ],
-    ...['-map', '0:v', ...v, ...gop, '-t', '120', '-video_track_timescale', '25', '-output_ts_offset', t0],
-    ...['-movflags', `${CMAF}+frag_keyframe`, '-f', 'mp4', `${channelUrl}/Streams(video-320x180-300k.cmfv)`],
-    ...['-map', '1:a', '-c:a', 'aac', '-b:a', '64k', '-ar', '48000', '-t', '120'],
-    ...['-frag_duration', '1920000', '-min_frag_duration', '1920000', '-output_ts_offset', t0],
-    ...['-movflags', CMAF, '-f', 'mp4', `${channelUrl}/Streams(audio-64k.cmfa)`],
-  ];
-  return spawn('ffmpeg', args, { stdio: ['ignore', 'ignore', 'ignore'] });
+  return spawn('ffmpeg', cmafIngestArgs(channelUrl, t0, 120), { stdio: ['ignore', 'ignore', 'ignore'] });
 }
 
 function kill(p: ChildProcess | undefined): Promise<void> {
@@ -57,43 +35,9 @@ async function state(url: string): Promise<LiveState> {
   return JSON.parse((await httpGet(`${url}/live/ch.isml/state?format=json`)).body) as LiveState;
 }
 
-/** Until every track of the channel has media at least `seconds` past `t0`. */
-async function mediaPast(url: string, t0: number, seconds: number, ms = 40_000): Promise<LiveState> {
-  return eventually(
-    () => state(url),
-    (s) =>
-      s.tracks.length === 2 &&
-      s.tracks.every((t) => t.lastTimeUtc !== null && Date.parse(t.lastTimeUtc) >= (t0 + seconds) * 1000),
-    ms,
-  );
-}
-
-interface Playhead {
-  currentTime: number;
-  paused: boolean;
-  errors: string[];
-}
-
-async function playhead(page: Page): Promise<Playhead> {
-  return page.evaluate(() => {
-    const video = document.getElementById('video') as HTMLVideoElement;
-    const t = (window as unknown as { __test?: { errors: string[] } }).__test;
-    return {
-      currentTime: video.currentTime,
-      paused: video.paused,
-      errors: t === undefined ? ['no window.__test'] : [...t.errors],
-    };
-  });
-}
-
 /** Polls until `ok` holds, a fatal error is reported, or `ms` passes; the last playhead. */
-async function until(page: Page, ok: (p: Playhead) => boolean, ms: number): Promise<Playhead> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const p = await playhead(page);
-    if (ok(p) || fatal(p).length > 0 || Date.now() > deadline) return p;
-    await new Promise((r) => setTimeout(r, 250));
-  }
+function untilOrFatal(page: Page, ok: (p: Playhead) => boolean, ms: number): Promise<Playhead> {
+  return until(page, ok, ms, undefined, (p) => fatal(p).length > 0);
 }
 
 /** Errors that stop playback (hls.js reports the refused playlist reloads of an outage as non-fatal). */
@@ -116,7 +60,7 @@ function freePort(): Promise<number> {
 async function startPlaying(page: Page, url: string): Promise<Playhead> {
   const manifest = encodeURIComponent(`${url}/live/ch.isml/.m3u8?hls_fmp4=true`);
   await page.goto(`${url}/play?player=hlsjs&url=${manifest}`, { waitUntil: 'load', timeout: 20_000 });
-  return until(page, (p) => p.currentTime > 0 && !p.paused, 25_000);
+  return untilOrFatal(page, (p) => p.currentTime > 0 && !p.paused, 25_000);
 }
 
 const describePlayers = playerTestsEnabled() ? describe : describe.skip;
@@ -146,11 +90,11 @@ describePlayers('failure drills with hls.js', () => {
       const t0 = Math.floor(Date.now() / 1000 / GRID) * GRID;
       const channel = `${ingest.url}/live/ch.isml`;
       encoders.push(ffmpeg(channel, t0.toFixed(2)), ffmpeg(channel, t0.toFixed(2)));
-      await mediaPast(serving.url, t0, 8);
+      await mediaPast(serving.url, 'ch', (t0 + 8) * 1000);
       const started = await startPlaying(page, serving.url);
       expect({ playing: started.currentTime > 0, errors: started.errors }).toEqual({ playing: true, errors: [] });
       await kill(encoders[0]);
-      const after = await until(page, (p) => p.currentTime > started.currentTime + 10, 30_000);
+      const after = await untilOrFatal(page, (p) => p.currentTime > started.currentTime + 10, 30_000);
       expect({ played: after.currentTime - started.currentTime > 10, errors: after.errors }).toEqual({
         played: true,
         errors: [],
@@ -183,7 +127,7 @@ describePlayers('failure drills with hls.js', () => {
       origin = await serveCli(root, ports);
       const t0 = Math.floor(Date.now() / 1000 / GRID) * GRID;
       encoder = ffmpeg(`${origin.ingest}/live/ch.isml`, t0.toFixed(2));
-      await mediaPast(origin.url, t0, 8);
+      await mediaPast(origin.url, 'ch', (t0 + 8) * 1000);
       const started = await startPlaying(page, origin.url);
       expect({ playing: started.currentTime > 0, errors: started.errors }).toEqual({ playing: true, errors: [] });
 
@@ -196,7 +140,7 @@ describePlayers('failure drills with hls.js', () => {
       const resume = t0 + (Math.min(...slots) + 1) * GRID;
       encoder = ffmpeg(`${origin.ingest}/live/ch.isml`, resume.toFixed(2));
       const killedAt = (await playhead(page)).currentTime;
-      const after = await until(page, (p) => p.currentTime > killedAt + 10, 45_000);
+      const after = await untilOrFatal(page, (p) => p.currentTime > killedAt + 10, 45_000);
       expect({ resumed: after.currentTime > killedAt + 10, fatal: fatal(after) }).toEqual({ resumed: true, fatal: [] });
       const end = await state(origin.url);
       expect(end.tracks.map((t) => [t.gaps, t.lateDropped])).toEqual([

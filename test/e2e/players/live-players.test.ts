@@ -6,45 +6,25 @@
 // play from there.
 // The players find the origin's clock through the MPD's UTCTiming (/.time): nothing here sets one.
 
-import { ChildProcess, spawn } from 'node:child_process';
 import * as http from 'node:http';
-import type { Page } from 'playwright-core';
 import { feederArgs } from '../../../origin/cli/demo-live';
 import { PlayerName } from '../../../origin/player/player-page';
-import { RunningIngest, startIngestServer } from '../../../origin/server/ingest-server';
-import { RunningServer, startServer } from '../../../origin/server/server';
+import { startServer } from '../../../origin/server/server';
 import { closeBrowser, newPage, playerTestsEnabled, screenshotAndClose } from '../../helpers/browser';
 import { tempDir } from '../../helpers/fixtures';
-import { createChannel, eventually, liveServerOptions } from '../../helpers/live';
-import { httpGet } from '../../helpers/test-encoder';
+import { liveServerOptions } from '../../helpers/live';
+import {
+  cmafIngestArgs,
+  Encoders,
+  mediaPast,
+  PlayerOrigin,
+  startPlayerOrigin,
+  until,
+} from '../../helpers/live-players';
 
 const T0 = ((Math.floor(Date.now() / 1920) * 192) / 100).toFixed(2);
-const CMAF = '+cmaf+empty_moov+separate_moof+default_base_moof+frag_discont+skip_trailer';
 /** Long enough for every player below; ffmpeg is stopped in afterAll. */
-const RUN_SECONDS = '240';
-
-function ffmpegArgs(ingest: string): string[] {
-  const v = ['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-b:v', '300k'];
-  const gop = ['-g', '48', '-keyint_min', '48', '-sc_threshold', '0'];
-  return [
-    ...['-hide_banner', '-loglevel', 'error', '-re'],
-    ...[
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=320x180:rate=25',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=1000:sample_rate=48000',
-    ],
-    ...['-map', '0:v', ...v, ...gop, '-t', RUN_SECONDS, '-video_track_timescale', '25', '-output_ts_offset', T0],
-    ...['-movflags', `${CMAF}+frag_keyframe`, '-f', 'mp4', `${ingest}/Streams(video-320x180-300k.cmfv)`],
-    ...['-map', '1:a', '-c:a', 'aac', '-b:a', '64k', '-ar', '48000', '-t', RUN_SECONDS],
-    ...['-frag_duration', '1920000', '-min_frag_duration', '1920000', '-output_ts_offset', T0],
-    ...['-movflags', CMAF, '-f', 'mp4', `${ingest}/Streams(audio-64k.cmfa)`],
-  ];
-}
+const RUN_SECONDS = 240;
 
 const PAIRS: Array<[PlayerName, string]> = [
   ['hlsjs', '.m3u8'],
@@ -56,79 +36,26 @@ const PAIRS: Array<[PlayerName, string]> = [
 const CHANNELS = ['ch', 'sm'] as const;
 const CASES = CHANNELS.flatMap((ch) => PAIRS.map(([player, manifest]) => [ch, player, manifest] as const));
 
-interface Playhead {
-  currentTime: number;
-  paused: boolean;
-  start: number;
-  end: number;
-  errors: string[];
-}
-
-async function playhead(page: Page): Promise<Playhead> {
-  return page.evaluate(() => {
-    const video = document.getElementById('video') as HTMLVideoElement;
-    const s = video.seekable;
-    const t = (window as unknown as { __test?: { errors: string[] } }).__test;
-    return {
-      currentTime: video.currentTime,
-      paused: video.paused,
-      start: s.length > 0 ? s.start(0) : NaN,
-      end: s.length > 0 ? s.end(s.length - 1) : NaN,
-      errors: t === undefined ? ['no window.__test'] : [...t.errors],
-    };
-  });
-}
-
-/** Polls until `ok` holds (the playhead then) or `ms` passes (the last playhead, failing the caller's check). */
-async function until(page: Page, ok: (p: Playhead) => boolean, ms: number): Promise<Playhead> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const p = await playhead(page);
-    if (ok(p) || p.errors.length > 0 || Date.now() > deadline) return p;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 const enabled = playerTestsEnabled();
 const describePlayers = enabled ? describe : describe.skip;
 
 describePlayers('real players on a live channel fed by ffmpeg', () => {
-  let ingest: RunningIngest;
-  let serving: RunningServer;
-  const ffmpegs: ChildProcess[] = [];
-  let ffmpegErrors = '';
+  let origin: PlayerOrigin;
+  const encoders = new Encoders();
 
   beforeAll(async () => {
-    const root = tempDir('origin-live-players-');
-    for (const ch of CHANNELS) await createChannel(root, ch, ['--dvr_window_length=30']);
-    ingest = await startIngestServer({ root, host: '127.0.0.1', port: 0, sync: false });
-    serving = await startServer({ ...liveServerOptions(root), playerPage: true });
-    const cmaf = ffmpegArgs(`${ingest.url}/live/ch.isml`);
-    const smooth = feederArgs(`${ingest.url}/live/sm.isml`, Number(T0) * 1000);
-    for (const args of [cmaf, smooth]) {
-      const ffmpeg = spawn('ffmpeg', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-      ffmpeg.stderr!.on('data', (c: Buffer) => (ffmpegErrors += c.toString()));
-      ffmpegs.push(ffmpeg);
-    }
+    origin = await startPlayerOrigin('origin-live-players-', [...CHANNELS], ['--dvr_window_length=30']);
+    const ingest = origin.ingest.url;
+    encoders.start(cmafIngestArgs(`${ingest}/live/ch.isml`, T0, RUN_SECONDS));
+    encoders.start(feederArgs(`${ingest}/live/sm.isml`, Number(T0) * 1000));
     // 16 s of media: the first player starts with a window to seek back into.
-    for (const ch of CHANNELS)
-      await eventually(
-        async () =>
-          JSON.parse((await httpGet(`${serving.url}/live/${ch}.isml/state?format=json`)).body) as {
-            tracks: Array<{ lastTimeUtc: string | null }>;
-          },
-        (s) =>
-          s.tracks.length === 2 &&
-          s.tracks.every((t) => t.lastTimeUtc !== null && Date.parse(t.lastTimeUtc) >= Number(T0) * 1000 + 16_000),
-        40_000,
-      );
+    for (const ch of CHANNELS) await mediaPast(origin.serving.url, ch, Number(T0) * 1000 + 16_000);
   }, 90_000);
 
   afterAll(async () => {
-    for (const ffmpeg of ffmpegs) ffmpeg.kill('SIGKILL');
+    encoders.killAll();
     await closeBrowser();
-    await ingest?.close();
-    await serving?.close();
+    await origin?.close();
   });
 
   test.each(CASES)(
@@ -137,7 +64,8 @@ describePlayers('real players on a live channel fed by ffmpeg', () => {
       const page = await newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
-      const url = `${serving.url}/play?player=${player}&url=${encodeURIComponent(`${serving.url}/live/${ch}.isml/${manifest}`)}`;
+      const serving = origin.serving.url;
+      const url = `${serving}/play?player=${player}&url=${encodeURIComponent(`${serving}/live/${ch}.isml/${manifest}`)}`;
       try {
         await page.goto(url, { waitUntil: 'load', timeout: 20_000 });
         const started = await until(page, (p) => p.currentTime > 0 && !p.paused, 20_000);
@@ -168,7 +96,7 @@ describePlayers('real players on a live channel fed by ffmpeg', () => {
   );
 
   test('ffmpeg pushed without an error', () => {
-    expect(ffmpegErrors).toBe('');
+    expect(encoders.errors).toBe('');
   });
 });
 

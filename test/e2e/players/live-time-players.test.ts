@@ -5,44 +5,14 @@
 // getPlayheadTimeAsDate);
 // dash.js and hls.js play a closed `t=<ISO>-<ISO>` range (static MPD, ENDLIST) to its end.
 
-import { ChildProcess, spawn } from 'node:child_process';
 import type { Page } from 'playwright-core';
 import { PlayerName } from '../../../origin/player/player-page';
-import { RunningIngest, startIngestServer } from '../../../origin/server/ingest-server';
-import { RunningServer, startServer } from '../../../origin/server/server';
 import { closeBrowser, newPage, playerTestsEnabled, screenshotAndClose } from '../../helpers/browser';
-import { tempDir } from '../../helpers/fixtures';
-import { createChannel, eventually, liveServerOptions } from '../../helpers/live';
-import { httpGet } from '../../helpers/test-encoder';
+import { cmafIngestArgs, Encoders, mediaPast, PlayerOrigin, startPlayerOrigin } from '../../helpers/live-players';
 
 const T0 = Math.floor(Date.now() / 1920) * 1.92;
-const CMAF = '+cmaf+empty_moov+separate_moof+default_base_moof+frag_discont+skip_trailer';
-const RUN_SECONDS = '200';
+const RUN_SECONDS = 200;
 const SHIFT = 12;
-
-function ffmpegArgs(ingest: string): string[] {
-  const v = ['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-b:v', '300k'];
-  const gop = ['-g', '48', '-keyint_min', '48', '-sc_threshold', '0'];
-  const offset = ['-output_ts_offset', T0.toFixed(2)];
-  return [
-    ...['-hide_banner', '-loglevel', 'error', '-re'],
-    ...[
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=320x180:rate=25',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=1000:sample_rate=48000',
-    ],
-    ...['-map', '0:v', ...v, ...gop, '-t', RUN_SECONDS, '-video_track_timescale', '25', ...offset],
-    ...['-movflags', `${CMAF}+frag_keyframe`, '-f', 'mp4', `${ingest}/Streams(video-320x180-300k.cmfv)`],
-    ...['-map', '1:a', '-c:a', 'aac', '-b:a', '64k', '-ar', '48000', '-t', RUN_SECONDS],
-    ...['-frag_duration', '1920000', '-min_frag_duration', '1920000', ...offset],
-    ...['-movflags', CMAF, '-f', 'mp4', `${ingest}/Streams(audio-64k.cmfa)`],
-  ];
-}
 
 interface Seen {
   currentTime: number;
@@ -90,38 +60,24 @@ async function until(page: Page, player: PlayerName, ok: (s: Seen) => boolean, m
 const describePlayers = playerTestsEnabled() ? describe : describe.skip;
 
 describePlayers('real players on time controls of a live channel fed by ffmpeg', () => {
-  let ingest: RunningIngest;
-  let serving: RunningServer;
-  let ffmpeg: ChildProcess | undefined;
-  let ffmpegErrors = '';
-  const play = (player: PlayerName, manifest: string): string =>
-    `${serving.url}/play?player=${player}&url=${encodeURIComponent(`${serving.url}/live/ch.isml/${manifest}`)}`;
+  let origin: PlayerOrigin;
+  const encoders = new Encoders();
+  const play = (player: PlayerName, manifest: string): string => {
+    const serving = origin.serving.url;
+    return `${serving}/play?player=${player}&url=${encodeURIComponent(`${serving}/live/ch.isml/${manifest}`)}`;
+  };
 
   beforeAll(async () => {
-    const root = tempDir('origin-live-time-players-');
-    await createChannel(root, 'ch', ['--dvr_window_length=30', '--archiving']);
-    ingest = await startIngestServer({ root, host: '127.0.0.1', port: 0, sync: false });
-    serving = await startServer({ ...liveServerOptions(root), playerPage: true });
-    ffmpeg = spawn('ffmpeg', ffmpegArgs(`${ingest.url}/live/ch.isml`), { stdio: ['ignore', 'ignore', 'pipe'] });
-    ffmpeg.stderr!.on('data', (c: Buffer) => (ffmpegErrors += c.toString()));
+    origin = await startPlayerOrigin('origin-live-time-players-', ['ch'], ['--dvr_window_length=30', '--archiving']);
+    encoders.start(cmafIngestArgs(`${origin.ingest.url}/live/ch.isml`, T0.toFixed(2), RUN_SECONDS));
     // The shift plus a window to play: 12 s behind an edge 30 s in.
-    await eventually(
-      async () =>
-        JSON.parse((await httpGet(`${serving.url}/live/ch.isml/state?format=json`)).body) as {
-          tracks: Array<{ lastTimeUtc: string | null }>;
-        },
-      (s) =>
-        s.tracks.length === 2 &&
-        s.tracks.every((t) => t.lastTimeUtc !== null && Date.parse(t.lastTimeUtc) >= T0 * 1000 + 30_000),
-      60_000,
-    );
+    await mediaPast(origin.serving.url, 'ch', T0 * 1000 + 30_000, 60_000);
   }, 80_000);
 
   afterAll(async () => {
-    ffmpeg?.kill('SIGKILL');
+    encoders.killAll();
     await closeBrowser();
-    await ingest?.close();
-    await serving?.close();
+    await origin?.close();
   });
 
   /** Plays `manifest` for 6 s; how far behind the wall clock the player then says it is, ms. */
@@ -193,6 +149,6 @@ describePlayers('real players on time controls of a live channel fed by ffmpeg',
   );
 
   test('ffmpeg pushed without an error', () => {
-    expect(ffmpegErrors).toBe('');
+    expect(encoders.errors).toBe('');
   });
 });

@@ -25,6 +25,13 @@ function tableRows(stdout: string): string[][] {
   });
 }
 
+/** `origin package -o <out> <inputs and options>`. */
+const packageTo = (out: string, ...args: string[]): ReturnType<typeof runOrigin> =>
+  runOrigin(['package', '-o', out, ...args]);
+/** `origin package -q -o <out> <inputs and options>`: no report on stderr. */
+const packageQuiet = (out: string, ...args: string[]): ReturnType<typeof runOrigin> =>
+  runOrigin(['package', '-q', '-o', out, ...args]);
+
 describe('origin filter', () => {
   test('prints every track with its properties and keep/drop, then the canonical form and the count', async () => {
     const r = await runOrigin(['filter', 'type=="video" && systemBitrate < 800000', fixture.ism]);
@@ -226,16 +233,13 @@ describe('origin filter', () => {
   test("the server manifest's own track_filter is mentioned with what both keep together", async () => {
     const dir = tempDir();
     const ism = path.join(dir, 'audio.ism');
-    const p = await runOrigin([
-      'package',
-      '-q',
-      '-o',
+    const p = await packageQuiet(
       ism,
       media('audio_eng_64k.isma'),
       media('audio_ac3_384k.isma'),
       media('text_eng.ismt'),
       '--track_filter=type=="audio"',
-    ]);
+    );
     expect(p.code).toBe(0);
     const r = await runOrigin(['filter', 'Channels==6||type=="textstream"', ism]);
     expect(r.code).toBe(0);
@@ -252,7 +256,7 @@ describe('origin package --track_filter', () => {
     const dir = tempDir();
     const out = path.join(dir, 'audio.ism');
     const expression = 'type == "audio" && FourCC != "ec-3"';
-    const r = await runOrigin(['package', '-o', out, ...inputs, `--track_filter=${expression}`]);
+    const r = await packageTo(out, ...inputs, `--track_filter=${expression}`);
     expect(r.code).toBe(0);
     const m = parseServerManifest(readFileSync(out, 'utf8'), out);
     expect(m.tracks.map((t) => path.basename(t.src))).toEqual([
@@ -273,23 +277,9 @@ describe('origin package --track_filter', () => {
   });
 
   test('-q silences the report; a filter that keeps everything drops nothing', async () => {
-    const r = await runOrigin([
-      'package',
-      '-q',
-      '-o',
-      'stdout:',
-      media('audio_eng_64k.isma'),
-      '--track_filter=type!="textstream"',
-    ]);
+    const r = await packageQuiet('stdout:', media('audio_eng_64k.isma'), '--track_filter=type!="textstream"');
     expect([r.code, r.stderr]).toEqual([0, '']);
-    const all = await runOrigin([
-      'package',
-      '-o',
-      'stdout:',
-      media('audio_eng_64k.isma'),
-      media('text_eng.ismt'),
-      '--track_filter=true',
-    ]);
+    const all = await packageTo('stdout:', media('audio_eng_64k.isma'), media('text_eng.ismt'), '--track_filter=true');
     expect(all.stderr).toContain('track_filter true: keeps 2 of 2 tracks\n');
   });
 
@@ -301,25 +291,23 @@ describe('origin package --track_filter', () => {
     const order = ['audio_ac3_384k.isma', 'audio_eng_64k.isma', 'audio_eng_128k.isma', 'video_baseline_400k.ismv'].map(
       media,
     );
-    const r = await runOrigin(['package', '-o', 'stdout:', ...order, '--track_filter=FourCC!="ac-3"']);
+    const r = await packageTo('stdout:', ...order, '--track_filter=FourCC!="ac-3"');
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`  ${media('audio_ac3_384k.isma')} track 1: audio_eng audio ac-3 384000 bit/s\n`);
     expect(names(r.stdout)).toEqual(['audio_eng', 'audio_eng', 'video_eng']);
   });
 
   test('...unless the expression selects by a name that would change: then the names over all inputs stay', async () => {
-    const r = await runOrigin([
-      'package',
-      '-o',
+    const r = await packageTo(
       'stdout:',
       ...inputs,
       '--track_filter=trackName=="audio_eng_ac3"||trackName=="textstream_nld"',
-    ]);
+    );
     expect(r.code).toBe(0);
     expect(names(r.stdout)).toEqual(['audio_eng_ac3', 'textstream_nld']);
     expect(r.stderr).toContain('  track names kept as over all inputs: the expression selects by them\n');
     // and a name that does not change is simply kept
-    const plain = await runOrigin(['package', '-o', 'stdout:', ...inputs, '--track_filter=trackName=="audio_nld"']);
+    const plain = await packageTo('stdout:', ...inputs, '--track_filter=trackName=="audio_nld"');
     expect(names(plain.stdout)).toEqual(['audio_nld']);
     expect(plain.stderr).not.toContain('track names kept');
   });
@@ -363,8 +351,8 @@ describe('origin package --track_filter', () => {
             (t) => `${path.basename(t.src)} ${t.params.find((p) => p.name === 'trackName')!.value}=${t.systemBitrate}`,
           )
           .sort();
-      const a = await runOrigin(['package', '-q', '-o', 'stdout:', ...byList.map(media)]);
-      const b = await runOrigin(['package', '-q', '-o', 'stdout:', ...globbed.map(media), `--track_filter=${m[2]!}`]);
+      const a = await packageQuiet('stdout:', ...byList.map(media));
+      const b = await packageQuiet('stdout:', ...globbed.map(media), `--track_filter=${m[2]!}`);
       expect([a.code, b.code]).toEqual([0, 0]);
       // the same tracks under the same names
       expect(identity(b.stdout)).toEqual(identity(a.stdout));
@@ -373,14 +361,12 @@ describe('origin package --track_filter', () => {
 
   test('a filter that keeps nothing: exit 1 naming it, no output file', async () => {
     const dir = tempDir();
-    const r = await runOrigin([
-      'package',
-      '-o',
+    const r = await packageTo(
       path.join(dir, 'x.ism'),
       media('audio_eng_64k.isma'),
       media('text_eng.ismt'),
       '--track_filter=type=="video"',
-    ]);
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/\norigin package: error: track_filter: type=="video" keeps none of the 2 tracks\n$/);
     expect(listDir(dir)).toEqual([]);
@@ -388,25 +374,17 @@ describe('origin package --track_filter', () => {
 
   test('a syntax error: exit 2 with the position and a caret, before any input is read', async () => {
     const dir = tempDir();
-    const r = await runOrigin([
-      'package',
-      '-o',
+    const r = await packageTo(
       path.join(dir, 'x.ism'),
       media('audio_eng_64k.isma'),
       '--track_filter=type=="audio" || Channels=2',
-    ]);
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
       'origin package: --track_filter: unexpected "=" at 25: did you mean "=="?\n    type=="audio" || Channels=2\n                             ^\n',
     );
     expect(listDir(dir)).toEqual([]);
-    const empty = await runOrigin([
-      'package',
-      '-o',
-      path.join(dir, 'x.ism'),
-      media('audio_eng_64k.isma'),
-      '--track_filter=',
-    ]);
+    const empty = await packageTo(path.join(dir, 'x.ism'), media('audio_eng_64k.isma'), '--track_filter=');
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/^origin package: --track_filter: unexpected end of filter at 0/);
   });
@@ -415,29 +393,24 @@ describe('origin package --track_filter', () => {
     // count() sees the audio inputs when packaging, but the written manifest has only video
     const dir = tempDir();
     const out = path.join(dir, 'x.ism');
-    const r = await runOrigin([
-      'package',
-      '-o',
+    const r = await packageTo(
       out,
       media('video_baseline_400k.ismv'),
       media('audio_eng_64k.isma'),
       '--track_filter=type=="video"&&count(type=="audio")>0',
-    ]);
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
       'origin package: error: track_filter: type=="video"&&count(type=="audio")>0 keeps 1 of the 2 input tracks, but only 0 of those 1 when applied to the written server manifest',
     );
     expect(existsSync(out)).toBe(false);
     // a count() that holds on the written tracks too is fine: "AC-3 when present, else AAC"
-    const ok = await runOrigin([
-      'package',
-      '-q',
-      '-o',
+    const ok = await packageQuiet(
       'stdout:',
       media('audio_eng_64k.isma'),
       media('audio_ac3_384k.isma'),
       '--track_filter=FourCC=="ac-3"||count(FourCC=="ac-3")==0',
-    ]);
+    );
     expect(ok.code).toBe(0);
     expect(parseServerManifest(ok.stdout).tracks.map((t) => path.basename(t.src))).toEqual(['audio_ac3_384k.isma']);
   });
@@ -445,15 +418,12 @@ describe('origin package --track_filter', () => {
 
 describe('origin package --variant_set', () => {
   test('expressions are checked and stored as given, in order', async () => {
-    const r = await runOrigin([
-      'package',
-      '-q',
-      '-o',
+    const r = await packageQuiet(
       'stdout:',
       media('audio_eng_64k.isma'),
       '--variant_set=SampleRate == 48000',
       '--variant_set=type!="video"||systemBitrate<800000',
-    ]);
+    );
     expect(r.code).toBe(0);
     expect(parseServerManifest(r.stdout).meta).toEqual([
       { name: 'variant_set', content: 'SampleRate == 48000' },
@@ -462,28 +432,19 @@ describe('origin package --variant_set', () => {
   });
 
   test('a variant set is not applied: one that keeps nothing here is stored all the same', async () => {
-    const r = await runOrigin([
-      'package',
-      '-q',
-      '-o',
-      'stdout:',
-      media('audio_eng_64k.isma'),
-      '--variant_set=type=="video"',
-    ]);
+    const r = await packageQuiet('stdout:', media('audio_eng_64k.isma'), '--variant_set=type=="video"');
     expect(r.code).toBe(0);
     expect(parseServerManifest(r.stdout).tracks).toHaveLength(1);
   });
 
   test('a syntax error in any of them: exit 2 with the position', async () => {
-    const r = await runOrigin([
-      'package',
-      '-o',
+    const r = await packageTo(
       'stdout:',
       media('audio_eng_64k.isma'),
       '--variant_set=true',
       '--variant_set',
       'systemBitrate<"800000"',
-    ]);
+    );
     expect([r.code, r.stdout]).toEqual([2, '']);
     expect(r.stderr).toBe(
       'origin package: --variant_set: cannot compare a string with a number at 13: systemBitrate is a number: write the value without quotes\n    systemBitrate<"800000"\n                 ^\n',

@@ -8,21 +8,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { TEST_SOURCES } from '../../helpers/live-players';
 import { run } from '../../helpers/process';
 
 /** A start on the 1.92 s grid (48 frames at 25 fps = 90 AAC frames at 48 kHz), as epoch-locked encoders use. */
 const T0_CENTISECONDS = Math.floor(Date.now() / 1920) * 192;
 const T0 = (T0_CENTISECONDS / 100).toFixed(2);
-const SOURCES = [
-  '-f',
-  'lavfi',
-  '-i',
-  'testsrc2=size=320x180:rate=25',
-  '-f',
-  'lavfi',
-  '-i',
-  'sine=frequency=1000:sample_rate=48000',
-];
 const VIDEO = [
   '-c:v',
   'libx264',
@@ -81,7 +72,7 @@ test('ffmpeg -f ismv: Smooth ingest of video and audio in one POST, stopped by i
     '-hide_banner',
     '-loglevel',
     'error',
-    ...SOURCES,
+    ...TEST_SOURCES,
     '-map',
     '0:v',
     '-map',
@@ -125,7 +116,7 @@ test('ffmpeg -f mp4 -movflags +cmaf: CMAF ingest, one POST per track, stopped wh
     '-hide_banner',
     '-loglevel',
     'error',
-    ...SOURCES,
+    ...TEST_SOURCES,
     '-map',
     '0:v',
     ...VIDEO,

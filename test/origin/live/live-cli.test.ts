@@ -5,11 +5,11 @@
 // fragment tables, fed by the primary's messages with some dropped on purpose, answer every
 // fragment the index files hold.
 
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { media, ROOT, tempDir } from '../../helpers/fixtures';
+import { media, tempDir } from '../../helpers/fixtures';
 import { ArchiveJson, createChannel, eventually, LiveState } from '../../helpers/live';
+import { ServedCli, serveCli, stopCli } from '../../helpers/live-cli';
 import { httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { readIndexRecords, writeIndexRecord, INDEX_HEADER_BYTES } from '../../../origin/live/archive-index';
 import { readChannelStatus, readTrackRecords } from '../../../origin/live/channel-reader';
@@ -21,38 +21,20 @@ const maybe = linux ? test : test.skip;
 const NOW = Math.floor(Date.now() / 1000);
 const muxed = loadFixture(media('muxed_av.ismv'));
 
-interface Served {
-  child: ChildProcess;
-  url: string;
-  ingest: string;
+/** A channel archived in 4-s files, in a new root, served by the built CLI with two workers. */
+async function serveChannel(prefix: string, env: NodeJS.ProcessEnv = {}): Promise<{ root: string; o: ServedCli }> {
+  const root = tempDir(prefix);
+  await createChannel(root, 'ch', ['--archiving', '--archive_segment_length=4']);
+  return { root, o: await serveCli(root, ['--workers', '2'], env) };
 }
 
-function serve(root: string, env: Record<string, string> = {}): Promise<Served> {
-  const args = ['serve', '--root', root, '--port', '0', '--workers', '2', '--ingest-port', '0'];
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'origin.js'), ...args, '--warm-up-rounds', '0', '-q'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`origin serve exited (${code}): ${err}`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const s = /serving .* at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      const i = /live ingest at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      if (s !== null && i !== null) {
-        child.removeAllListeners('exit');
-        resolve({ child, url: s[1]!, ingest: i[1]! });
-      }
-    });
-  });
-}
+/** The test encoder posting the muxed fixture to the channel as stream `ffmpeg`, anchored at NOW. */
+const encoderOn = (o: ServedCli): TestEncoder =>
+  new TestEncoder({ channelUrl: `${o.ingest}/live/ch.isml`, stream: 'ffmpeg', fixture: muxed, anchorSeconds: NOW });
 
-const state = async (o: Served): Promise<LiveState> =>
+const state = async (o: ServedCli): Promise<LiveState> =>
   JSON.parse((await httpGet(`${o.url}/live/ch.isml/state?format=json`)).body) as LiveState;
-const archive = async (o: Served): Promise<ArchiveJson> =>
+const archive = async (o: ServedCli): Promise<ArchiveJson> =>
   JSON.parse((await httpGet(`${o.url}/live/ch.isml/archive`)).body) as ArchiveJson;
 
 /** Every published fragment's bytes, read straight from the archive files: `<track>@<time>` → bytes. */
@@ -76,16 +58,11 @@ function publishedBytes(root: string): Map<string, Buffer> {
 maybe(
   'two workers see the channel; SIGKILL mid-stream, a torn tail, restart: nothing published is lost, the encoder continues',
   async () => {
-    const root = tempDir('origin-live-cli-');
-    await createChannel(root, 'ch', ['--archiving', '--archive_segment_length=4']);
-    let o = await serve(root);
+    const served = await serveChannel('origin-live-cli-');
+    const root = served.root;
+    let o = served.o;
     try {
-      const enc = new TestEncoder({
-        channelUrl: `${o.ingest}/live/ch.isml`,
-        stream: 'ffmpeg',
-        fixture: muxed,
-        anchorSeconds: NOW,
-      });
+      const enc = encoderOn(o);
       await enc.open();
       await enc.send(0, 8);
       // Both workers answer from the primary's archive: several requests, one answer.
@@ -126,7 +103,7 @@ maybe(
         ),
       );
 
-      o = await serve(root);
+      o = await serveCli(root, ['--workers', '2']);
       const after = await archive(o);
       expect(after).toEqual(before);
       const bytesAfter = publishedBytes(root);
@@ -136,12 +113,7 @@ maybe(
       expect(await state(o)).toMatchObject({ state: 'started', encoders: 0 });
 
       // The encoder comes back (a new process: the same header, the last two fragments again).
-      const back = new TestEncoder({
-        channelUrl: `${o.ingest}/live/ch.isml`,
-        stream: 'ffmpeg',
-        fixture: muxed,
-        anchorSeconds: NOW,
-      });
+      const back = encoderOn(o);
       await back.open();
       await back.send(8, 14);
       expect((await back.close(true)).status).toBe(200);
@@ -157,8 +129,7 @@ maybe(
       ]);
       for (const t of (await archive(o)).tracks) expect(t.ranges).toHaveLength(1);
     } finally {
-      o.child.kill('SIGTERM');
-      await exited(o.child);
+      await stopCli(o, 'SIGTERM');
     }
   },
   60_000,
@@ -178,16 +149,9 @@ async function rangesOnDisk(root: string, isml: string): Promise<Array<{ track: 
 maybe(
   'two workers, every third message of the primary dropped in each: both answer every published fragment',
   async () => {
-    const root = tempDir('origin-live-table-');
-    await createChannel(root, 'ch', ['--archiving', '--archive_segment_length=4']);
-    const o = await serve(root, { ORIGIN_TEST_DROP_LIVE_MESSAGES: '3' });
+    const { root, o } = await serveChannel('origin-live-table-', { ORIGIN_TEST_DROP_LIVE_MESSAGES: '3' });
     try {
-      const enc = new TestEncoder({
-        channelUrl: `${o.ingest}/live/ch.isml`,
-        stream: 'ffmpeg',
-        fixture: muxed,
-        anchorSeconds: NOW,
-      });
+      const enc = encoderOn(o);
       await enc.open();
       const answered = async (): Promise<Array<{ track: string; ranges: string[] }>> =>
         (await archive(o)).tracks.map((t) => ({ track: t.track, ranges: t.ranges.map((r) => `${r.start}-${r.end}`) }));
@@ -209,8 +173,7 @@ maybe(
       expect(truth.map((t) => t.ranges.length)).toEqual([2, 2]);
       for (let i = 0; i < 4; i++) expect(await answered()).toEqual(truth);
     } finally {
-      o.child.kill('SIGTERM');
-      await exited(o.child);
+      await stopCli(o, 'SIGTERM');
     }
   },
   60_000,

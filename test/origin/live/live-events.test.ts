@@ -8,42 +8,13 @@
 import * as http from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { DateRange, IsoBox, isoBoxes, readDateRanges } from '../../helpers/metadata-readers';
 import { media, tempDir } from '../../helpers/fixtures';
 import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
 import { run } from '../../helpers/process';
 import { Fixture, httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { EVENTS, ID3_SCHEME, id3Pes, inbandVideo, META_URIM, SCTE35_SCHEME } from '../../helpers/timed-metadata';
 import { validateMpd } from '../manifests/format-support';
-
-interface IsoBox {
-  type: string;
-  id?: number;
-  version?: number;
-  timescale?: number;
-  presentation_time?: number;
-  scheme_id_uri?: string;
-  value?: string;
-  message_data?: DataView;
-}
-const ISOBoxer = require('codem-isoboxer') as {
-  parseBuffer(b: ArrayBuffer): { boxes: IsoBox[]; fetchAll(type: string): IsoBox[] };
-};
-interface DateRange {
-  id: string;
-  startDate: Date;
-  duration?: number;
-  scte35Out?: string;
-  scte35In?: string;
-  scte35Cmd?: string;
-}
-const m3u8Parser = require('m3u8-parser') as {
-  Parser: new () => {
-    on(event: 'warn', f: (w: { message: string }) => void): void;
-    push(text: string): void;
-    end(): void;
-    manifest: { dateRanges?: DateRange[]; segments: Array<{ uri: string; programDateTime?: number }> };
-  };
-};
 
 const JAN_2020 = 1577836800;
 const ANCHOR = JAN_2020;
@@ -210,7 +181,7 @@ describe.each([
     const found: IsoBox[] = [];
     for (const t of videoTimes(mpd)) {
       const b = await ok(`${url(ch)}/dash/ch-video=400000-${t}.dash${q}`);
-      const parsed = ISOBoxer.parseBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+      const parsed = isoBoxes(b);
       const emsg = parsed.fetchAll('emsg');
       const types = parsed.boxes.map((x) => x.type);
       expect(types.slice(0, 2)).toEqual(emsg.length > 0 ? ['styp', 'emsg'] : ['styp', 'moof']);
@@ -242,7 +213,7 @@ describe.each([
   test('HLS: DATERANGE per SCTE-35 cue at its UTC START-DATE, the section byte for byte; PROGRAM-DATE-TIME; no warning', async () => {
     for (const playlist of [`/ch-audio=64000-video=400000.m3u8${q}`, `/ch-video=400000.m3u8?hls_fmp4=true${and}`]) {
       const text = (await httpGet(url(ch) + playlist)).body;
-      const { manifest, warnings } = parse(text);
+      const { manifest, warnings } = readDateRanges(text);
       expect([playlist, warnings]).toEqual([playlist, []]);
       // 4-s segments: the listed ones end at 8 s (the last, 8–10 s, is not whole yet).
       expect(manifest.segments.map((s) => s.programDateTime)).toEqual([utcMs(0), utcMs(4000)]);
@@ -260,7 +231,7 @@ describe.each([
     const ids: number[] = [];
     for (const line of text.split('\n').filter((l) => l.includes('.m4s') && !l.startsWith('#'))) {
       const b = await ok(`${url(ch)}/${line}`);
-      const parsed = ISOBoxer.parseBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+      const parsed = isoBoxes(b);
       for (const e of parsed.fetchAll('emsg')) {
         const x = EVENTS.find((y) => y.id === e.id)!;
         expect([e.version, e.presentation_time, e.timescale]).toEqual([1, utcMs(x.time), 1000]);
@@ -301,8 +272,9 @@ describe.each([
       const text = (await httpGet(url(ch) + master)).body;
       const uris = [...text.matchAll(/^([^#\n].*)$|URI="([^"]+)"/gm)].map((m) => m[1] ?? m[2]!);
       expect(uris.length).toBeGreaterThanOrEqual(2);
-      expect([master, parse(text).warnings]).toEqual([master, []]);
-      for (const u of uris) expect([u, parse((await httpGet(`${url(ch)}/${u}`)).body).warnings]).toEqual([u, []]);
+      expect([master, readDateRanges(text).warnings]).toEqual([master, []]);
+      for (const u of uris)
+        expect([u, readDateRanges((await httpGet(`${url(ch)}/${u}`)).body).warnings]).toEqual([u, []]);
     }
   });
 
@@ -316,7 +288,7 @@ describe.each([
       const b = await ok(
         `${url(ch)}/dash/ch-audio=64000-${t}.dash${q}${sep}filter=${encodeURIComponent('type=="audio"')}`,
       );
-      const parsed = ISOBoxer.parseBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+      const parsed = isoBoxes(b);
       ids.push(...parsed.fetchAll('emsg').map((e) => e.id!));
     }
     expect(ids.sort((a, b) => a - b)).toEqual(EVENTS.map((e) => e.id).sort((a, b) => a - b));
@@ -330,16 +302,6 @@ describe.each([
     }
   });
 });
-
-/** The playlist as m3u8-parser reads it, with every warning it raised. */
-function parse(text: string): { manifest: InstanceType<typeof m3u8Parser.Parser>['manifest']; warnings: string[] } {
-  const parser = new m3u8Parser.Parser();
-  const warnings: string[] = [];
-  parser.on('warn', (w) => warnings.push(w.message));
-  parser.push(text);
-  parser.end();
-  return { manifest: parser.manifest, warnings };
-}
 
 describe('the window slides', () => {
   beforeAll(async () => {
@@ -357,7 +319,7 @@ describe('the window slides', () => {
   test('DATERANGEs slide out with the window; an IN keeps its OUT’s ID and START-DATE across reloads', async () => {
     const playlist = `${url('slide')}/ch-audio=64000-video=400000.m3u8`;
     const read = async (): Promise<{ ranges: DateRange[]; pdt: number | undefined }> => {
-      const { manifest, warnings } = parse((await httpGet(playlist)).body);
+      const { manifest, warnings } = readDateRanges((await httpGet(playlist)).body);
       expect(warnings).toEqual([]);
       return { ranges: manifest.dateRanges ?? [], pdt: manifest.segments[0]?.programDateTime };
     };

@@ -11,49 +11,10 @@ import * as path from 'node:path';
 import { RunningServer, startServer } from '../../../origin/server/server';
 import { runSync } from '../../helpers/process';
 import { EVENTS, ID3_SCHEME, id3Pes, META_URIM, SCTE35_SCHEME } from '../../helpers/timed-metadata';
+import { IsoBox, isoBoxes, readDateRanges } from '../../helpers/metadata-readers';
 import { media, runOrigin, tempDir } from '../../helpers/fixtures';
 import { get, testServerOptions } from '../server/server-helpers';
 import { validateMpd } from './format-support';
-
-interface IsoBox {
-  type: string;
-  id?: number;
-  version?: number;
-  timescale?: number;
-  presentation_time?: number;
-  scheme_id_uri?: string;
-  message_data?: DataView;
-}
-const ISOBoxer = require('codem-isoboxer') as {
-  parseBuffer(b: ArrayBuffer): { boxes: IsoBox[]; fetchAll(type: string): IsoBox[] };
-};
-interface DateRange {
-  id: string;
-  startDate: Date;
-  duration?: number;
-  plannedDuration?: number;
-  scte35Out?: string;
-  scte35In?: string;
-  scte35Cmd?: string;
-}
-const m3u8Parser = require('m3u8-parser') as {
-  Parser: new () => {
-    on(event: 'warn', f: (w: { message: string }) => void): void;
-    push(text: string): void;
-    end(): void;
-    manifest: { dateRanges?: DateRange[]; segments: Array<{ uri: string; programDateTime?: number }> };
-  };
-};
-
-/** The playlist as m3u8-parser reads it, with every warning it raised. */
-function parse(text: string): { manifest: InstanceType<typeof m3u8Parser.Parser>['manifest']; warnings: string[] } {
-  const parser = new m3u8Parser.Parser();
-  const warnings: string[] = [];
-  parser.on('warn', (w) => warnings.push(w.message));
-  parser.push(text);
-  parser.end();
-  return { manifest: parser.manifest, warnings };
-}
 
 const section = (id: number): Buffer => Buffer.from(EVENTS.find((e) => e.id === id)!.data, 'hex');
 const hexValue = (v: string | undefined): Buffer => Buffer.from(v!.replace(/^0x/i, ''), 'hex');
@@ -159,7 +120,7 @@ describe('timed_metadata on', () => {
     'HLS %s: DATERANGE per SCTE-35 cue, the section byte for byte; PROGRAM-DATE-TIME; no warning',
     async (_k, tail, first) => {
       const text = (await body(META + tail)).toString('utf8');
-      const { manifest, warnings } = parse(text);
+      const { manifest, warnings } = readDateRanges(text);
       expect(warnings).toEqual([]);
       expect(manifest.segments[0]!.programDateTime).toBe(first);
       const ranges = manifest.dateRanges!;
@@ -178,7 +139,7 @@ describe('timed_metadata on', () => {
   it('HLS: hls_program_date_time moves every date; a bad value is refused', async () => {
     const tail =
       '/p-audio_eng=64113-video_eng=410594.m3u8?timed_metadata=true&hls_program_date_time=2026-01-01T12:00:00Z';
-    const { manifest, warnings } = parse((await body(META + tail)).toString('utf8'));
+    const { manifest, warnings } = readDateRanges((await body(META + tail)).toString('utf8'));
     expect(warnings).toEqual([]);
     const anchor = Date.parse('2026-01-01T12:00:00Z');
     expect(manifest.dateRanges![0]!.startDate.getTime()).toBe(anchor + Math.round(outputSeconds(4000) * 1000));
@@ -192,7 +153,7 @@ describe('timed_metadata on', () => {
     const found: IsoBox[] = [];
     for (const n of [1, 2, 3]) {
       const b = await body(on(`/hls/p-video_eng=410594-${n}.m4s?hls_fmp4=true`));
-      const parsed = ISOBoxer.parseBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+      const parsed = isoBoxes(b);
       const types = parsed.boxes.map((x) => x.type);
       expect(types.slice(0, 2)).toEqual(parsed.fetchAll('emsg').length > 0 ? ['styp', 'emsg'] : ['styp', 'moof']);
       for (const e of parsed.fetchAll('emsg')) {
@@ -267,7 +228,7 @@ describe('timed_metadata on', () => {
         [master, text],
         ...(await Promise.all(uris.map(async (u) => [u, (await body(`${META}/${u}`)).toString('utf8')]))),
       ]) {
-        expect([name, parse(playlist!).warnings]).toEqual([name, []]);
+        expect([name, readDateRanges(playlist!).warnings]).toEqual([name, []]);
       }
     },
   );
@@ -283,7 +244,7 @@ describe('timed_metadata on', () => {
     const ids: number[] = [];
     for (const n of [1, 2, 3]) {
       const b = await body(on(`/hls/p-audio_eng=64113-${n}.m4s?hls_fmp4=true`) + q);
-      const parsed = ISOBoxer.parseBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+      const parsed = isoBoxes(b);
       ids.push(...parsed.fetchAll('emsg').map((e) => e.id!));
     }
     expect(ids.sort((a, b) => a - b)).toEqual(EVENTS.map((e) => e.id).sort((a, b) => a - b));

@@ -7,6 +7,7 @@ import { wasmTrackSelector } from '../../../origin/server/select';
 import { get } from '../server/server-helpers';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { DEMO_CLASSES } from '../../../origin/cli/demo-command';
 import { ismTrackToProperties } from '../../../origin/ism/ism-tracks';
 import { parseServerManifest } from '../../../origin/ism/server-manifest';
 import { readMediaFile } from '../../../origin/media/media-file';
@@ -343,41 +344,10 @@ describe('the device-class recipe of docs/guide/packaging.md', () => {
   const commands = (block?.[1] ?? '').split('\n').filter((l) => l.startsWith('origin package '));
   const dir = tempDir();
 
-  const EXPECTED_CLASSES: Record<string, string[]> = {
-    'phones.ism': [
-      'video_baseline_400k.ismv',
-      'audio_eng_64k.isma',
-      'audio_eng_128k.isma',
-      'audio_nld_128k.isma',
-      'text_eng.ismt',
-      'text_nld.ismt',
-    ],
-    'tablets.ism': [
-      'video_baseline_400k.ismv',
-      'video_sar_500k.ismv',
-      'video_2997_600k.ismv',
-      'video_main_900k.ismv',
-      'audio_eng_64k.isma',
-      'audio_eng_128k.isma',
-      'audio_nld_128k.isma',
-      'text_eng.ismt',
-      'text_nld.ismt',
-    ],
-    'consoles.ism': [
-      'video_baseline_400k.ismv',
-      'video_sar_500k.ismv',
-      'video_2997_600k.ismv',
-      'video_main_900k.ismv',
-      'video_high_1600k.ismv',
-      'audio_eng_64k.isma',
-      'audio_eng_128k.isma',
-      'audio_nld_128k.isma',
-      'audio_ac3_384k.isma',
-      'text_eng.ismt',
-      'text_nld.ismt',
-    ],
-    'settop.ism': [...FIXTURE_FILES],
-  };
+  // The demo packages the same classes (origin/cli/demo-command.ts): the guide's commands must give them.
+  const EXPECTED_CLASSES: Record<string, string[]> = Object.fromEntries(
+    Object.entries(DEMO_CLASSES).map(([name, files]) => [`${name}.ism`, files]),
+  );
 
   test('the guide holds four origin package commands', () => {
     expect(commands).toHaveLength(4);

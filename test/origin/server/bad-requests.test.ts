@@ -35,100 +35,134 @@ afterAll(async () => {
 
 const long = (n: number): string => 'a'.repeat(n);
 
-/** [description, method, raw path, status, X-Origin-Error code] — built lazily (bitrates known after beforeAll). */
-function cases(): Array<[string, string, string, number, string]> {
+/**
+ * Per X-Origin-Error code: its status and the requests that must get it ([description, raw path,
+ * method when not GET]); built lazily (bitrates known after beforeAll).
+ */
+function groups(): Array<[string, number, Array<[string, string, string?]>]> {
   return [
-    ['unknown presentation', 'GET', '/nope.ism/Manifest', 404, 'unknown-presentation'],
-    ['unknown bitrate (Smooth)', 'GET', '/p.ism/QualityLevels(1)/Fragments(video_eng=0)', 404, 'unknown-track'],
-    ['unknown track name (Smooth)', 'GET', `/p.ism/QualityLevels(${vb})/Fragments(nope=0)`, 404, 'unknown-track'],
     [
-      'time not on a fragment boundary (Smooth)',
-      'GET',
-      `/p.ism/QualityLevels(${vb})/Fragments(video_eng=1)`,
-      404,
-      'unknown-time',
-    ],
-    [
-      'time past the end (Smooth)',
-      'GET',
-      `/p.ism/QualityLevels(${vb})/Fragments(video_eng=99999999999999999999)`,
-      404,
-      'unknown-time',
-    ],
-    ['time not on a segment boundary (DASH)', 'GET', `/p.ism/dash/p-video_eng=${vb}-1.dash`, 404, 'unknown-time'],
-    ['unknown bitrate (DASH init)', 'GET', '/p.ism/dash/p-video_eng=999.dash', 404, 'unknown-track'],
-    [
-      'segment number 0 (DASH $Number$)',
-      'GET',
-      `/p.ism/dash/p-video_eng=${vb}-0.dash?mpd_segment_template=number`,
-      404,
-      'unknown-time',
-    ],
-    ['segment past the end (HLS)', 'GET', `/p.ism/hls/p-video_eng=${vb}-99.m4s`, 404, 'unknown-time'],
-    ['segment 0 (HLS numbers from 1)', 'GET', `/p.ism/hls/p-audio_eng=${ab}-0.m4s`, 404, 'unknown-time'],
-    ['dot-dot segment', 'GET', '/p.ism/../p.ism/Manifest', 400, 'bad-path'],
-    ['encoded dot-dot', 'GET', '/p.ism/%2e%2e/%2e%2e/etc/passwd', 400, 'bad-path'],
-    ['encoded slash', 'GET', '/p.ism%2FManifest', 400, 'bad-path'],
-    ['encoded backslash', 'GET', '/p.ism/x%5c..%5cManifest', 400, 'bad-path'],
-    [
-      'double-encoded dot-dot stays literal and unknown',
-      'GET',
-      '/%252e%252e/p.ism/Manifest',
-      404,
       'unknown-presentation',
+      404,
+      [
+        ['unknown presentation', '/nope.ism/Manifest'],
+        ['double-encoded dot-dot stays literal and unknown', '/%252e%252e/p.ism/Manifest'],
+      ],
     ],
-    ['malformed percent-encoding in the path', 'GET', '/p.ism/%E0%A4%A.mpd', 400, 'bad-path'],
-    ['NUL in the path', 'GET', '/p.ism/x%00.mpd', 400, 'bad-path'],
-    ['over-long URL', 'GET', `/p.ism/${long(5000)}.mpd`, 414, 'url-too-long'],
-    ['nothing after .ism/', 'GET', '/p.ism/', 404, 'unknown-url'],
-    ['unknown output', 'GET', '/p.ism/something.xyz', 404, 'unknown-url'],
-    ['filter syntax error', 'GET', '/p.ism/.mpd?filter=type%3D%22video%22', 400, 'bad-filter'],
-    ['filter that keeps no track', 'GET', '/p.ism/Manifest?filter=type%3D%3D%22data%22', 400, 'bad-filter'],
-    ['filter comparing a string with a number', 'GET', '/p.ism/.m3u8?filter=type%3D%3D1', 400, 'bad-filter'],
-    ['over-long filter', 'GET', `/p.ism/.mpd?filter=${long(5000)}`, 400, 'bad-filter'],
-    ['malformed t', 'GET', '/p.ism/.mpd?t=abc', 400, 'bad-time'],
-    ['t end before start', 'GET', '/p.ism/Manifest?t=6-2', 400, 'bad-time'],
-    ['t with 61 minutes', 'GET', '/p.ism/.m3u8?t=0:61:00', 400, 'bad-time'],
-    ['t and vbegin together', 'GET', '/p.ism/.mpd?t=0-6&vbegin=1', 400, 'bad-time'],
-    ['vend not after vbegin', 'GET', '/p.ism/.mpd?vbegin=6&vend=2', 400, 'bad-time'],
-    ['t and vend together', 'GET', '/p.ism/.m3u8?t=0-6&vend=4', 400, 'bad-time'],
-    ['an ISO date on VOD', 'GET', '/p.ism/.mpd?t=2026-11-27T10:00:00', 400, 'bad-time'],
-    ['time_shift negative', 'GET', '/p.ism/.mpd?time_shift=-1', 400, 'bad-option'],
-    ['t past the end', 'GET', '/p.ism/.mpd?t=100-200', 404, 'empty-clip'],
     [
-      'hls_client_manifest_version out of range',
-      'GET',
-      '/p.ism/.m3u8?hls_client_manifest_version=10',
+      'unknown-track',
+      404,
+      [
+        ['unknown bitrate (Smooth)', '/p.ism/QualityLevels(1)/Fragments(video_eng=0)'],
+        ['unknown track name (Smooth)', `/p.ism/QualityLevels(${vb})/Fragments(nope=0)`],
+        ['unknown bitrate (DASH init)', '/p.ism/dash/p-video_eng=999.dash'],
+      ],
+    ],
+    [
+      'unknown-time',
+      404,
+      [
+        ['time not on a fragment boundary (Smooth)', `/p.ism/QualityLevels(${vb})/Fragments(video_eng=1)`],
+        ['time past the end (Smooth)', `/p.ism/QualityLevels(${vb})/Fragments(video_eng=99999999999999999999)`],
+        ['time not on a segment boundary (DASH)', `/p.ism/dash/p-video_eng=${vb}-1.dash`],
+        ['segment number 0 (DASH $Number$)', `/p.ism/dash/p-video_eng=${vb}-0.dash?mpd_segment_template=number`],
+        ['segment past the end (HLS)', `/p.ism/hls/p-video_eng=${vb}-99.m4s`],
+        ['segment 0 (HLS numbers from 1)', `/p.ism/hls/p-audio_eng=${ab}-0.m4s`],
+      ],
+    ],
+    [
+      'bad-path',
       400,
+      [
+        ['dot-dot segment', '/p.ism/../p.ism/Manifest'],
+        ['encoded dot-dot', '/p.ism/%2e%2e/%2e%2e/etc/passwd'],
+        ['encoded slash', '/p.ism%2FManifest'],
+        ['encoded backslash', '/p.ism/x%5c..%5cManifest'],
+        ['malformed percent-encoding in the path', '/p.ism/%E0%A4%A.mpd'],
+        ['NUL in the path', '/p.ism/x%00.mpd'],
+        ['player assets: dot-dot', '/_players/../../package.json'],
+      ],
+    ],
+    ['url-too-long', 414, [['over-long URL', `/p.ism/${long(5000)}.mpd`]]],
+    [
+      'unknown-url',
+      404,
+      [
+        ['nothing after .ism/', '/p.ism/'],
+        ['unknown output', '/p.ism/something.xyz'],
+        ['static file that does not exist', '/nothing.txt'],
+        ['player assets: not in the table', '/_players/package.json'],
+      ],
+    ],
+    [
+      'bad-filter',
+      400,
+      [
+        ['filter syntax error', '/p.ism/.mpd?filter=type%3D%22video%22'],
+        ['filter that keeps no track', '/p.ism/Manifest?filter=type%3D%3D%22data%22'],
+        ['filter comparing a string with a number', '/p.ism/.m3u8?filter=type%3D%3D1'],
+        ['over-long filter', `/p.ism/.mpd?filter=${long(5000)}`],
+      ],
+    ],
+    [
+      'bad-time',
+      400,
+      [
+        ['malformed t', '/p.ism/.mpd?t=abc'],
+        ['t end before start', '/p.ism/Manifest?t=6-2'],
+        ['t with 61 minutes', '/p.ism/.m3u8?t=0:61:00'],
+        ['t and vbegin together', '/p.ism/.mpd?t=0-6&vbegin=1'],
+        ['vend not after vbegin', '/p.ism/.mpd?vbegin=6&vend=2'],
+        ['t and vend together', '/p.ism/.m3u8?t=0-6&vend=4'],
+        ['an ISO date on VOD', '/p.ism/.mpd?t=2026-11-27T10:00:00'],
+      ],
+    ],
+    [
       'bad-option',
-    ],
-    ['mpd_segment_template not time|number', 'GET', '/p.ism/.mpd?mpd_segment_template=foo', 400, 'bad-option'],
-    ['presentation_name not alphanumeric', 'GET', '/p.ism/.mpd?presentation_name=a%2Fb', 400, 'bad-option'],
-    ['boolean option with a bad value', 'GET', '/p.ism/.m3u8?hls_fmp4=maybe', 400, 'bad-option'],
-    ['track_filter is not a query parameter', 'GET', '/p.ism/.mpd?track_filter=true', 400, 'bad-option'],
-    ['malformed percent-encoding in the query', 'GET', '/p.ism/.mpd?filter=%zz', 400, 'bad-query'],
-    ['POST', 'POST', '/p.ism/.mpd', 405, 'method-not-allowed'],
-    ['DELETE', 'DELETE', '/p.ism/Manifest', 405, 'method-not-allowed'],
-    ['static file that does not exist', 'GET', '/nothing.txt', 404, 'unknown-url'],
-    ['player page: unknown player', 'GET', '/play?player=vlc&url=%2Fp.ism%2F.mpd', 400, 'bad-parameter'],
-    ['player page: no manifest URL', 'GET', '/play?player=hlsjs', 400, 'bad-parameter'],
-    [
-      'player page: ClearKey keys not hex',
-      'GET',
-      '/play?player=dashjs&url=%2Fp.ism%2F.mpd&clearkeys=zz:yy',
       400,
-      'bad-parameter',
+      [
+        ['time_shift negative', '/p.ism/.mpd?time_shift=-1'],
+        ['hls_client_manifest_version out of range', '/p.ism/.m3u8?hls_client_manifest_version=10'],
+        ['mpd_segment_template not time|number', '/p.ism/.mpd?mpd_segment_template=foo'],
+        ['presentation_name not alphanumeric', '/p.ism/.mpd?presentation_name=a%2Fb'],
+        ['boolean option with a bad value', '/p.ism/.m3u8?hls_fmp4=maybe'],
+        ['track_filter is not a query parameter', '/p.ism/.mpd?track_filter=true'],
+      ],
+    ],
+    ['empty-clip', 404, [['t past the end', '/p.ism/.mpd?t=100-200']]],
+    ['bad-query', 400, [['malformed percent-encoding in the query', '/p.ism/.mpd?filter=%zz']]],
+    [
+      'method-not-allowed',
+      405,
+      [
+        ['POST', '/p.ism/.mpd', 'POST'],
+        ['DELETE', '/p.ism/Manifest', 'DELETE'],
+      ],
     ],
     [
-      'player page: ClearKey license URL not http(s)',
-      'GET',
-      '/play?player=shaka&url=%2Fp.ism%2F.mpd&clearkey=javascript%3Aalert(1)',
-      400,
       'bad-parameter',
+      400,
+      [
+        ['player page: unknown player', '/play?player=vlc&url=%2Fp.ism%2F.mpd'],
+        ['player page: no manifest URL', '/play?player=hlsjs'],
+        ['player page: ClearKey keys not hex', '/play?player=dashjs&url=%2Fp.ism%2F.mpd&clearkeys=zz:yy'],
+        [
+          'player page: ClearKey license URL not http(s)',
+          '/play?player=shaka&url=%2Fp.ism%2F.mpd&clearkey=javascript%3Aalert(1)',
+        ],
+      ],
     ],
-    ['player assets: not in the table', 'GET', '/_players/package.json', 404, 'unknown-url'],
-    ['player assets: dot-dot', 'GET', '/_players/../../package.json', 400, 'bad-path'],
   ];
+}
+
+/** [description, method, raw path, status, X-Origin-Error code] */
+function cases(): Array<[string, string, string, number, string]> {
+  return groups().flatMap(([code, status, requests]) =>
+    requests.map(
+      ([what, rawPath, method = 'GET']) =>
+        [what, method, rawPath, status, code] as [string, string, string, number, string],
+    ),
+  );
 }
 
 test('at least 25 bad requests, each with its documented status, code and a one-line reason', async () => {
