@@ -148,7 +148,7 @@ async function readTracks(streams: CaptureStream[], fetch: FetchOptions, range: 
       // MPEG-TS: the tracks are those of the first segment the range selects.
       const first = referenceSegments(stream.segments, range)[0];
       if (first === undefined) throw originError('empty-clip', `${shownUrl(stream.id)}: the range selects no segment`);
-      const ts = new TsStreamReader(stream.id, line);
+      const ts = new TsStreamReader(line);
       const headers = await ts.tracks(first.url, () => fetchBytes(first.url, fetch));
       for (const header of headers) out.push({ stream, header, outId: out.length + 1, done: new Set(), ts });
       continue;

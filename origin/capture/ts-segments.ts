@@ -34,13 +34,17 @@ export class TsStreamReader {
   private readonly keys = new Map<number, { codec: DemuxedTrack['codec']; nth: number }>();
 
   /** `line`: shared by every TS stream of one capture (one program clock). */
-  constructor(name: string, line: TimestampLine) {
-    this.demuxer = new TsDemuxer(shownUrl(name), line);
+  constructor(line: TimestampLine) {
+    this.demuxer = new TsDemuxer(line);
   }
 
   /** The tracks of the stream, from its segment at `url` (kept: it is the first to be captured). */
   async tracks(url: string, load: () => Promise<Uint8Array>): Promise<TrackHeader[]> {
     const segment = await this.segment(url, load);
+    if (!segment.program)
+      throw originError('corrupt-media', `no PAT and PMT (ISO/IEC 13818-1 §2.4.4): no stream is known`, {
+        subject: shownUrl(url),
+      });
     const headers: TrackHeader[] = [];
     const seen = { h264: 0, aac: 0 };
     for (const t of segment.tracks) {
@@ -72,12 +76,12 @@ export class TsStreamReader {
     const name = shownUrl(url);
     if (bytes[0] !== 0x47 && (isId3(bytes) || (bytes[0] === 0xff && (bytes[1]! & 0xf0) === 0xf0)))
       throw refuse('packed-audio segments (MPEG-TS only)', name);
-    const segment = this.demuxer.demux(bytes);
+    const segment = this.demuxer.demux(bytes, name);
     const broken = segment.discontinuities[0];
     if (broken !== undefined)
       throw originError(
         'corrupt-media',
-        `${name}: PID ${pidName(broken.pid)}${broken.offset >= 0 ? `, byte ${broken.offset}` : ''}: ${broken.message}`,
+        `PID ${pidName(broken.pid)}${broken.offset >= 0 ? `, byte ${broken.offset}` : ''}: ${broken.message}`,
         { subject: name },
       );
     this.last = { url, segment };
@@ -120,7 +124,7 @@ function trackHeader(t: DemuxedTrack, trackID: number, name: string): TrackHeade
   const what = t.codec === 'h264' ? 'no SPS and PPS' : 'no ADTS frame';
   throw originError(
     'corrupt-media',
-    `${name}: PID ${pidName(t.pid)}: ${what} in the first segment, the track cannot be described`,
+    `PID ${pidName(t.pid)}: ${what} in the first segment, the track cannot be described`,
     { subject: name },
   );
 }

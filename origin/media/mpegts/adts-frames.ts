@@ -35,7 +35,7 @@ export interface AdtsFrames {
 export function adtsHeader(b: Uint8Array, at: number, name: string): AdtsHeader | undefined {
   if (b.byteLength - at < 7) return undefined;
   if (b[at] !== 0xff || (b[at + 1]! & 0xf6) !== 0xf0)
-    throw originError('corrupt-media', `${name}: no ADTS syncword at byte ${at} of a PES`, { subject: name });
+    throw originError('corrupt-media', `no ADTS syncword at byte ${at} of a PES`, { subject: name });
   const protectionAbsent = b[at + 1]! & 1;
   const objectType = (b[at + 2]! >> 6) + 1;
   const rateIndex = (b[at + 2]! >> 2) & 0x0f;
@@ -45,16 +45,16 @@ export function adtsHeader(b: Uint8Array, at: number, name: string): AdtsHeader 
   const headerSize = protectionAbsent ? 7 : 9;
   const sampleRate = RATES[rateIndex];
   const bad = (m: string): never => {
-    throw originError('corrupt-media', `${name}: ADTS frame at byte ${at}: ${m}`, { subject: name });
+    throw originError('corrupt-media', `ADTS frame at byte ${at}: ${m}`, { subject: name });
   };
   if (sampleRate === undefined) bad(`reserved samplingFrequencyIndex ${rateIndex}`);
   if (frameSize <= headerSize) bad(`frame_length ${frameSize}`);
   if (blocks > 1)
-    throw originError('unsupported-media', `${name}: ADTS frames of ${blocks} raw data blocks are not supported`, {
+    throw originError('unsupported-media', `ADTS frames of ${blocks} raw data blocks are not supported`, {
       subject: name,
     });
   if (channelConfig === 0)
-    throw originError('unsupported-media', `${name}: ADTS channelConfiguration 0 (an in-band PCE) is not supported`, {
+    throw originError('unsupported-media', `ADTS channelConfiguration 0 (an in-band PCE) is not supported`, {
       subject: name,
     });
   return { objectType, rateIndex, sampleRate: sampleRate!, channelConfig, headerSize, frameSize };

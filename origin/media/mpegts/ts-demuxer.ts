@@ -46,6 +46,8 @@ export interface DemuxedTrack {
 }
 
 export interface DemuxedSegment {
+  /** A PMT is known: without one, every packet is skipped. */
+  program: boolean;
   tracks: DemuxedTrack[];
   /** Continuity breaks and what they dropped (ts-reader.ts), PES without a time. */
   discontinuities: TsNotice[];
@@ -65,19 +67,24 @@ interface StreamState {
 }
 
 export class TsDemuxer {
-  private readonly reader: TsReader;
+  private readonly reader = new TsReader();
   private readonly state = new Map<number, StreamState>();
+  /** The segment being read, for errors. */
+  private name = '';
 
-  constructor(
-    private readonly name: string,
-    private readonly line: TimestampLine = new TimestampLine(),
-  ) {
-    this.reader = new TsReader(name);
-  }
+  /** `line`: shared with the other streams of the same program clock. */
+  constructor(private readonly line: TimestampLine = new TimestampLine()) {}
 
-  demux(segment: Uint8Array): DemuxedSegment {
-    const read = this.reader.read(segment);
-    const out: DemuxedSegment = { tracks: [], discontinuities: read.discontinuities, skipped: read.skipped };
+  /** One segment, in stream order; `name` is what errors name. */
+  demux(segment: Uint8Array, name: string): DemuxedSegment {
+    this.name = name;
+    const read = this.reader.read(segment, name);
+    const out: DemuxedSegment = {
+      program: read.program,
+      tracks: [],
+      discontinuities: read.discontinuities,
+      skipped: read.skipped,
+    };
     for (const s of read.streams) {
       const st = this.stateOf(s.pid, s.codec);
       const pes = read.pes.filter((p) => p.pid === s.pid);
@@ -133,7 +140,7 @@ export class TsDemuxer {
       const next = units[i + 1];
       const delta = next === undefined ? (st.lastDuration ?? DEFAULT_FRAME_TICKS) : Number(next.dts - u.dts);
       if (delta <= 0)
-        throw originError('corrupt-media', `${this.name}: PID ${pidName(track.pid)}: DTS ${next!.dts} after ${u.dts}`, {
+        throw originError('corrupt-media', `PID ${pidName(track.pid)}: DTS ${next!.dts} after ${u.dts}`, {
           subject: this.name,
         });
       st.lastDuration = delta;
@@ -154,7 +161,7 @@ export class TsDemuxer {
     for (const p of pes) {
       const carried = rest.byteLength;
       const bytes = carried === 0 ? p.data : join(rest, p.data);
-      const { frames, rest: left } = adtsFrames(bytes, `${this.name}: PID ${pidName(p.pid)}`);
+      const { frames, rest: left } = adtsFrames(bytes, this.name);
       rest = left;
       if (frames.length === 0) continue;
       const header = frames[0]!.header;

@@ -74,6 +74,8 @@ export interface TsNotice {
 }
 
 export interface TsRead {
+  /** A PMT is known (from this segment or an earlier one). */
+  program: boolean;
   /** The taken elementary streams, in PMT order. */
   streams: TsStream[];
   /** Complete PES packets of the taken streams, in the order they end. */
@@ -92,13 +94,17 @@ interface Assembly {
 
 export class TsReader {
   private pmtPid: number | undefined;
+  private program = false;
   private streams: TsStream[] = [];
   private section = new Map<number, Uint8Array>();
 
-  constructor(private readonly name: string) {}
+  /** Names the segment in errors. */
+  private name = '';
 
-  read(segment: Uint8Array): TsRead {
-    const out: TsRead = { streams: this.streams, pes: [], discontinuities: [], skipped: 0 };
+  /** One segment (`name` for errors). */
+  read(segment: Uint8Array, name: string): TsRead {
+    this.name = name;
+    const out: TsRead = { program: false, streams: this.streams, pes: [], discontinuities: [], skipped: 0 };
     const cc = new Map<number, number>();
     const open = new Map<number, Assembly>();
     for (let at = 0; at < segment.byteLength; at += TS_PACKET) {
@@ -154,6 +160,7 @@ export class TsReader {
       out.streams = this.streams;
     }
     for (const pid of [...open.keys()]) this.finish(pid, open, out);
+    out.program = this.program;
     return out;
   }
 
@@ -244,14 +251,15 @@ export class TsReader {
       streams.push({ pid, streamType, codec: kind, ...(language !== undefined ? { language } : {}) });
     }
     this.streams = streams;
+    this.program = true;
   }
 
   private fail(offset: number, message: string): never {
-    throw originError('corrupt-media', `${this.name}: byte ${offset}: ${message}`, { subject: this.name });
+    throw originError('corrupt-media', `byte ${offset}: ${message}`, { subject: this.name });
   }
 
   private refuse(pid: number, feature: string): Error {
-    return originError('unsupported-media', `${this.name}: PID ${pidName(pid)}: ${feature} is not supported`, {
+    return originError('unsupported-media', `PID ${pidName(pid)}: ${feature} is not supported`, {
       subject: this.name,
     });
   }
