@@ -12,7 +12,7 @@ import { crc32Mpeg } from '../../../origin/segments/mpegts/ts-packets';
 import { media, runOrigin, tempDir } from '../../helpers/fixtures';
 import { haveNginx, Nginx, startNginx } from '../../helpers/nginx';
 import { run } from '../../helpers/process';
-import { frameHashes, streamCodecs, videoFrames } from './capture-helpers';
+import { streamCodecs, videoFrames } from './capture-helpers';
 
 jest.setTimeout(180_000);
 
