@@ -3,7 +3,7 @@
 // to ffmpeg's own decode of the TS segments of the range (frame checksums), its audio packets are
 // the TS's own, unchanged and contiguous; a stream whose 33-bit PTS wraps mid-range captures the
 // same frames on a monotonic timeline. Bad input (a cut packet, a lost sync byte, a continuity
-// break, an encrypted stream type, no PAT/PMT, packed audio) is an exit 1 naming it.
+// break, an encrypted stream type, no PAT/PMT, no SPS, packed audio) is an exit 1 naming it.
 
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -178,6 +178,14 @@ test('bad TS is refused with exit 1, naming what and where; no file is left', as
         ),
       ),
       /x1\.ts: no PAT and PMT/,
+    ],
+    [
+      await broken('no-sps', (b) => {
+        // Every SPS NAL unit (00 00 01 67) made an SEI's header (0x66): the PPS alone is left.
+        for (let at = b.indexOf('00000167', 0, 'hex'); at >= 0; at = b.indexOf('00000167', at, 'hex')) b[at + 3] = 0x66;
+        return b;
+      }),
+      /x1\.ts: PID 0x0100: no SPS and PPS in the first segment/,
     ],
     [
       await broken('packed', () => Buffer.from('ID3\x04\x00\x00\x00\x00\x00\x00rest', 'latin1')),
