@@ -51,6 +51,20 @@ beforeAll(async () => {
   await ffmpeg([...hls, '-hls_segment_type', 'mpegts', path.join(dir, 'ts', 'x.m3u8')]);
   const wrap = [...hls.slice(0, 4), '-output_ts_offset', WRAP_OFFSET, ...hls.slice(4)];
   await ffmpeg([...wrap, '-hls_segment_type', 'mpegts', path.join(dir, 'wrap', 'x.m3u8')]);
+  // An audio-only TS rendition beside the muxed one, in a multivariant playlist.
+  await fs.mkdir(path.join(dir, 'ts-audio'));
+  await ffmpeg([...hls.slice(0, 2), '-map', '0:a', ...hls.slice(2), path.join(dir, 'ts-audio', 'a.m3u8')]);
+  await fs.writeFile(
+    path.join(dir, 'main.m3u8'),
+    [
+      '#EXTM3U',
+      '#EXT-X-STREAM-INF:BANDWIDTH=1000000,CODECS="avc1.4d401e,mp4a.40.2",RESOLUTION=640x360',
+      'ts/x.m3u8',
+      '#EXT-X-STREAM-INF:BANDWIDTH=70000,CODECS="mp4a.40.2"',
+      'ts-audio/a.m3u8',
+      '',
+    ].join('\n'),
+  );
   if (haveNginx) nginx = await startNginx(dir);
 });
 afterAll(async () => {
@@ -118,6 +132,15 @@ test('a 33-bit PTS wrap 3 s in: the same frames, times that keep counting up', a
   for (let i = 1; i < dts.length; i++) expect(dts[i]!).toBeGreaterThan(dts[i - 1]!);
   expect(dts[0]!).toBeLessThan(2 ** 33 / 90000);
   expect(dts[dts.length - 1]!).toBeGreaterThan(2 ** 33 / 90000);
+});
+
+test('a multivariant playlist with a filter: the audio-only TS variant alone', async () => {
+  const file = await captured(`${fileUrl('main.m3u8')}?filter=${encodeURIComponent('type=="audio"')}&t=2-5`);
+  expect(await streamCodecs(file)).toEqual(['aac']);
+  const ours = (await hashes(file, 'audio-packets')).map((h) => h.md5);
+  // Its segments last 2.005 s: 2..5 snaps to a0 (0..2.005, it holds 2.0) and a1 (2.005..4.011).
+  const segments = ['a0.ts', 'a1.ts'].map((a) => path.join(dir, 'ts-audio', a)).join('|');
+  expect(ours).toEqual((await hashes(`concat:${segments}`, 'audio-packets')).map((h) => h.md5));
 });
 
 /** A copy of the TS rendition with segment 1 changed by `edit`. */
