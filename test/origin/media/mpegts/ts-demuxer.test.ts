@@ -255,7 +255,7 @@ test('bad bytes: a cut packet, a lost sync byte, an overrunning adaptation field
   af[376 + 4] = 190;
   expect(err(af)).toMatch(/byte 376: an adaptation field of 190 bytes overruns/);
   const crc = Buffer.from(good);
-  crc[188 + 20] ^= 1;
+  crc[188 + 20] = crc[188 + 20]! ^ 1;
   expect(err(crc)).toMatch(/byte 188: PID 0x1000: a PSI section whose CRC_32 fails/);
 });
 
@@ -276,7 +276,7 @@ test('refused by name: SAMPLE-AES and other codecs in the PMT, scrambled packets
   expect(refusal(psi([[0x24, VIDEO]]))).toMatch(/HEVC \(stream_type 0x24\)/);
   expect(refusal(psi([[0x81, AUDIO]]))).toMatch(/AC-3/);
   const scrambled = pes(VIDEO, annexB(nal(0x65, 10)), { pts: 0, cc: 0 });
-  scrambled[0]![3] |= 0x80;
+  scrambled[0]![3] = scrambled[0]![3]! | 0x80;
   expect(refusal(Buffer.concat([psi(), ...scrambled]))).toMatch(/scrambled packets/);
   const skipped = demux(
     psi([
