@@ -22,6 +22,7 @@ export interface CaptureStream {
   id: string;
   /** What the manifest says it holds: the filter of a third-party manifest sees these. */
   properties: TrackProperties;
+  /** '' for MPEG-TS segments, whose tracks come from the segments themselves (ts-segments.ts). */
   initUrl: string;
   segments: SegmentRef[];
 }

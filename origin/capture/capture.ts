@@ -17,6 +17,8 @@ import { Edit, readEdits, withEdits } from './edit-lists';
 import { DEFAULT_FETCH, fetchBytes, FetchOptions, shownUrl } from './fetcher';
 import { CapturedSample, readInit, segmentSamples, writeFragment } from './fragments';
 import { CaptureRange, listedPastEnd, mergeSegments, overlaps, rangeOf, referenceSegments } from './capture-range';
+import { TimestampLine } from '../media/mpegts/timestamp-line';
+import { TsStreamReader } from './ts-segments';
 
 export interface CaptureRequest {
   url: string;
@@ -44,6 +46,8 @@ interface OutTrack {
   done: Set<string>;
   /** The source's edit list, written into the output (edit-lists.ts). */
   edit?: Edit;
+  /** MPEG-TS streams: their demuxer, shared by the tracks of the stream. */
+  ts?: TsStreamReader;
 }
 
 export async function capture(req: CaptureRequest): Promise<CaptureResult> {
@@ -52,8 +56,8 @@ export async function capture(req: CaptureRequest): Promise<CaptureResult> {
   const input = captureInput(req.url);
   let view = await loadView(input, fetch, now());
   if (view.streams.length === 0) throw originError('empty-clip', `${shownUrl(req.url)}: no stream is selected`);
-  const tracks = await readTracks(view.streams, fetch);
   const range = rangeOf(input.t, view, now(), input.originLive);
+  const tracks = await readTracks(view.streams, fetch, range);
   const ref = tracks.find((t) => t.header.handler === 'vide') ?? tracks[0]!;
   const file = await fs.open(req.output, 'w');
   const run: Run = { req, fetch, range, ref, sequence: 1, written: 0, started: Date.now() };
@@ -107,9 +111,14 @@ interface Run {
 /** One segment of one track, as the fragment to append (undefined when the range leaves no sample of it). */
 async function captureSegment(run: Run, track: OutTrack, segment: SegmentRef): Promise<Uint8Array | undefined> {
   // The tracks of one multiplexed stream share its segments: asked for once (they come in a row).
-  const bytes = run.last?.url === segment.url ? run.last.bytes : await fetchBytes(segment.url, run.fetch);
-  run.last = { url: segment.url, bytes };
-  let samples = segmentSamples(bytes, track.header, shownUrl(segment.url));
+  let samples: CapturedSample[];
+  if (track.ts !== undefined)
+    samples = await track.ts.samples(segment.url, track.header, () => fetchBytes(segment.url, run.fetch));
+  else {
+    const bytes = run.last?.url === segment.url ? run.last.bytes : await fetchBytes(segment.url, run.fetch);
+    run.last = { url: segment.url, bytes };
+    samples = segmentSamples(bytes, track.header, shownUrl(segment.url));
+  }
   const ts = track.header.timescale;
   track.done.add(segment.key);
   if (track === run.ref && run.first === undefined) {
@@ -136,9 +145,19 @@ async function captureSegment(run: Run, track: OutTrack, segment: SegmentRef): P
   return writeFragment(run.sequence++, track.outId, base, samples);
 }
 
-async function readTracks(streams: CaptureStream[], fetch: FetchOptions): Promise<OutTrack[]> {
+async function readTracks(streams: CaptureStream[], fetch: FetchOptions, range: CaptureRange): Promise<OutTrack[]> {
   const out: OutTrack[] = [];
+  const line = new TimestampLine();
   for (const stream of streams) {
+    if (stream.initUrl === '') {
+      // MPEG-TS: the tracks are those of the first segment the range selects.
+      const first = referenceSegments(stream.segments, range)[0];
+      if (first === undefined) throw originError('empty-clip', `${shownUrl(stream.id)}: the range selects no segment`);
+      const ts = new TsStreamReader(line);
+      const headers = await ts.tracks(first.url, () => fetchBytes(first.url, fetch));
+      for (const header of headers) out.push({ stream, header, outId: out.length + 1, done: new Set(), ts });
+      continue;
+    }
     const bytes = await fetchBytes(stream.initUrl, fetch);
     const edits = readEdits(bytes, shownUrl(stream.initUrl));
     for (const header of readInit(bytes, shownUrl(stream.initUrl))) {

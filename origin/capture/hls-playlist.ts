@@ -1,9 +1,10 @@
 // Reads HLS playlists for the capture (RFC 8216). A multivariant playlist (§4.3.4) gives the
 // streams: each EXT-X-STREAM-INF's media playlist and each EXT-X-MEDIA TYPE=AUDIO rendition with a
-// URI, the same URI once. A media playlist (§4.3.3) gives the segments: fMP4 with EXT-X-MAP only.
-// Refused, naming the feature: EXT-X-KEY other than NONE (§4.3.2.4), EXT-X-BYTERANGE and a
-// byte-ranged EXT-X-MAP (§4.3.2.2, §4.3.2.5), segments without EXT-X-MAP (MPEG-TS or packed
-// audio), subtitle renditions are skipped (not media the capture writes). Pure: text in.
+// URI, the same URI once. A media playlist (§4.3.3) gives the segments: fMP4 with EXT-X-MAP, or
+// without one MPEG-TS (§3.2: read by capture/ts-segments.ts, which refuses packed audio). Refused,
+// naming the feature: EXT-X-KEY other than NONE (§4.3.2.4), EXT-X-BYTERANGE and a byte-ranged
+// EXT-X-MAP (§4.3.2.2, §4.3.2.5); subtitle renditions are skipped (not media the capture writes).
+// Pure: text in.
 
 import { originError } from '../errors';
 import { checkCodecs, manifestProperties, refuse, SegmentRef } from './capture-model';
@@ -15,6 +16,7 @@ export interface PlaylistRef {
 }
 
 export interface MediaPlaylist {
+  /** '' for MPEG-TS segments (no EXT-X-MAP). */
   initUrl: string;
   segments: SegmentRef[];
   ended: boolean;
@@ -97,7 +99,6 @@ export function parseMediaPlaylist(text: string, url: string): MediaPlaylist {
     else if (!line.startsWith('#')) {
       if (extinf === undefined || !Number.isFinite(extinf))
         throw originError('corrupt-media', `${url}: segment ${line} without EXTINF`);
-      if (initUrl === undefined) throw refuse('MPEG-TS or packed-audio segments (fMP4 with EXT-X-MAP only)', url);
       // With a program date time, times are wall clock from the first one; else they count from
       // the first segment listed (a sliding live playlist is re-anchored by its media sequence).
       if (pdt !== undefined && anchorMs === undefined) anchorMs = pdt - position * 1000;

@@ -10,8 +10,8 @@ export const CAPTURE_USAGE = `Usage: origin capture <client-manifest URL> -o <ou
 Records the tracks and the time range a client-manifest URL selects into one fragmented MP4 file
 that origin package turns into a VOD presentation. The URL is one of this origin's (Smooth
 Manifest, .mpd, .m3u8 of a .ism or .isml: the origin applies its filter and t) or a third-party
-DASH MPD (SegmentTemplate) or HLS playlist (fMP4); http://, https:// or file://. Clear H.264 and
-AAC only: anything else is refused with exit code 1, naming the feature.
+DASH MPD (SegmentTemplate) or HLS playlist (fMP4 or MPEG-TS); http://, https:// or file://.
+Clear H.264 and AAC only: anything else is refused with exit code 1, naming the feature.
 
   t=<start>[-[<end>]]   seconds, hh:mm:ss[.fff] or ISO 8601 without zone (UTC); snapped to GOPs;
                         with only a start, to the end (VOD) or to the current time (live)
