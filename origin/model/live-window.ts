@@ -197,6 +197,35 @@ export function liveNumbering(segments: SegmentList, track: PresentationTrack): 
   return { numbers, restart, discontinuitySequence, grid };
 }
 
+/**
+ * The number of each given source fragment of a live view track on the epoch grid of its
+ * fragments: ⌊(t + F/8) / F⌋ (gridSlot) with t the fragment's output time and F the most frequent
+ * duration among them, at least one more than the fragment before. HLS I-frame entries are named
+ * by it (manifests/hls.ts iframeEntries): a fragment's position in the table moves when an
+ * origin's archive starts later or old files are purged, its time does not, so
+ * `keyframes/…-<n>` names the same keyframe on every origin fed the same encoders.
+ */
+export function liveFragmentNumbers(segments: SegmentList, track: PresentationTrack, fragments: number[]): number[] {
+  if (segments.count === 0) return [];
+  const f = track.fragments;
+  const counts = new Map<number, number>();
+  let grid = 0;
+  for (const i of fragments) {
+    const d = f.durations[i]!;
+    const n = (counts.get(d) ?? 0) + 1;
+    counts.set(d, n);
+    if (n > (counts.get(grid) ?? 0) || (n === counts.get(grid) && d > grid)) grid = d;
+  }
+  // Output time = source time + (the view's output − source offset, one per track).
+  const shift = segments.time(0) - segments.sourceTime(0);
+  const out: number[] = [];
+  for (const i of fragments) {
+    const slot = gridSlot(f.times[i]! + shift, BigInt(grid));
+    out.push(out.length === 0 ? slot : Math.max(slot, out[out.length - 1]! + 1));
+  }
+  return out;
+}
+
 /** ⌊(t + D/8) / D⌋, floored for negative times; 1 without a grid (gridNumber's rule). */
 function gridSlot(t: bigint, d: bigint): number {
   if (d <= 0n) return 1;

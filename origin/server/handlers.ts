@@ -5,7 +5,7 @@
 
 import { OriginError, originError } from '../errors';
 import { writeMpd } from '../manifests/dash';
-import { writeIFramePlaylist, writeMasterPlaylist, writeMediaPlaylist } from '../manifests/hls';
+import { iframeEntries, writeIFramePlaylist, writeMasterPlaylist, writeMediaPlaylist } from '../manifests/hls';
 import { writeSmoothManifest } from '../manifests/smooth';
 import { writeHdsManifest } from '../manifests/hds';
 import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
@@ -336,8 +336,12 @@ async function generatedIFrameSegment(call: RouteCall, kind: 'ts' | 'm4s'): Prom
   const segments = video.segments;
   const first = segments.first(0);
   const last = segments.segment(segments.count - 1);
-  // keyframeTs/keyframeFmp4 count the view's fragments from 1.
-  const n = numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
+  // keyframeTs/keyframeFmp4 count the view's fragments from 1; a live entry's number is on the
+  // epoch grid (manifests/hls.ts iframeEntries).
+  const n =
+    video.live === undefined
+      ? numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1
+      : liveIFrameIndex(video, nText) - first + 1;
   const sources = new SourceSizes(ctx.open);
   // SAMPLE-AES: fMP4 only (drm/refusals.ts), the keyframe encrypted as in its media segment.
   // AES-128: the I-frame segment whole, IV its number (the one its I-frame playlist's key line gives).
@@ -367,6 +371,17 @@ async function generatedIFrameSegment(call: RouteCall, kind: 'ts' | 'm4s'): Prom
     }),
     loan,
   );
+}
+
+/** The source fragment of the live I-frame entry numbered `nText`, or 404 unknown-time. */
+function liveIFrameIndex(video: ViewTrack, nText: string): number {
+  const entry = iframeEntries(video).find((e) => String(e.n) === nText);
+  if (entry === undefined)
+    throw originError(
+      'unknown-time',
+      `no keyframe ${nText.slice(0, 20)} for ${trackKey(video.track)} in this live window`,
+    );
+  return entry.fragment;
 }
 
 /** The sizes of the sources a segment writer opened (part of its segment's ETag), at no extra I/O. */
