@@ -237,10 +237,12 @@ async function fmp4InitOrMediaSegment(call: RouteCall, numbering: 'time' | 'numb
   const t = m === null ? undefined : findKeySuffix(view, m[1]!);
   if (m === null || t === undefined) throw unknownTrack(`in "${stem.slice(0, 128)}"`);
   if (numbering === 'hls-number') return segmentReply(call, t, segmentIndex(m[2]!, t, trackKey(t.track)), 'fmp4');
+  // `$Number$` counts from 1 per view; a live channel's are its grid numbers, which skip a gap's
+  // slots (model/live-window.ts; manifests/dash.ts gapSlots lists them).
+  if (numbering === 'number' && t.live !== undefined)
+    return segmentReply(call, t, liveSegmentIndex(t, m[2]!, trackKey(t.track)), 'fmp4');
   const n = BigInt(m[2]!);
-  // `$Number$` counts from 1 per view, a live channel's from its epoch grid (model/live-window.ts).
-  const from = view.presentation.live === undefined ? 1 : t.firstNumber;
-  const index = numbering === 'number' ? Number(n) - from : t.segments.indexOfTime(n);
+  const index = numbering === 'number' ? Number(n) - 1 : t.segments.indexOfTime(n);
   if (index < 0 || index >= t.segments.count) {
     const what = numbering === 'number' ? `segment ${n} (there are ${t.segments.count})` : `segment at time ${n}`;
     throw originError('unknown-time', `no ${what} for ${trackKey(t.track)}`);
