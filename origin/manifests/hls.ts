@@ -36,14 +36,12 @@ import { findRendition, Rendition, rendition, SegmentKind, segmentKind, videoOf 
 import { hlsSegmentUrlParts, hlsUrls } from './urls';
 import { PlayoutView, segmentNumber, trackKey, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
-import { liveFragmentNumbers } from '../model/live-window';
 import { discontinuitySequenceLines, liveBreak } from './hls-live';
 import { rfc5646Language } from './dash';
 import {
   ByteSeries,
-  fragmentIndices,
+  iframeEntries,
   iframeSeries,
-  IFrameEntry,
   peakBitrate,
   Rates,
   ratesOf,
@@ -375,25 +373,6 @@ function iframeStreamInf(view: PlayoutView, video: ViewTrack): string {
     `URI="${quoted(hlsUrls.iframes(view, trackKey(video.track)))}"`,
   ];
   return `#EXT-X-I-FRAME-STREAM-INF:${attrs.filter((a) => a !== undefined).join(',')}`;
-}
-
-/**
- * Entries of an I-frame playlist: source fragments of the view, n = fragment index + 1 (see
- * writeIFramePlaylist); a live track's n is the fragment's number on the epoch grid instead
- * (model/live-window.ts liveFragmentNumbers), which does not depend on where the archive starts.
- */
-export function iframeEntries(video: ViewTrack): IFrameEntry[] {
-  const f = video.track.fragments;
-  const entries: IFrameEntry[] = [];
-  const indices = fragmentIndices(video);
-  const live = video.live === undefined ? undefined : liveFragmentNumbers(video.segments, video.track, indices);
-  indices.forEach((fragment, k) => {
-    const d = BigInt(f.durations[fragment]!);
-    const previous = entries[entries.length - 1];
-    if (f.keyframes[fragment] !== 1 && previous !== undefined) previous.duration += d;
-    else if (f.keyframes[fragment] === 1) entries.push({ n: live?.[k] ?? fragment + 1, fragment, duration: d });
-  });
-  return entries;
 }
 
 /** Rates of renditions, computed once per master playlist. */

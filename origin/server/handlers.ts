@@ -5,7 +5,8 @@
 
 import { OriginError, originError } from '../errors';
 import { writeMpd } from '../manifests/dash';
-import { iframeEntries, writeIFramePlaylist, writeMasterPlaylist, writeMediaPlaylist } from '../manifests/hls';
+import { writeIFramePlaylist, writeMasterPlaylist, writeMediaPlaylist } from '../manifests/hls';
+import { liveIFrameFragment } from '../manifests/hls-rates';
 import { writeSmoothManifest } from '../manifests/smooth';
 import { writeHdsManifest } from '../manifests/hds';
 import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
@@ -237,8 +238,7 @@ async function fmp4InitOrMediaSegment(call: RouteCall, numbering: 'time' | 'numb
   const t = m === null ? undefined : findKeySuffix(view, m[1]!);
   if (m === null || t === undefined) throw unknownTrack(`in "${stem.slice(0, 128)}"`);
   if (numbering === 'hls-number') return segmentReply(call, t, segmentIndex(m[2]!, t, trackKey(t.track)), 'fmp4');
-  // `$Number$` counts from 1 per view; a live channel's are its grid numbers, which skip a gap's
-  // slots (model/live-window.ts; manifests/dash.ts gapSlots lists them).
+  // `$Number$` counts from 1 per view, a live channel's on its grid (manifests/dash.ts gapSlots).
   if (numbering === 'number' && t.live !== undefined)
     return segmentReply(call, t, liveSegmentIndex(t, m[2]!, trackKey(t.track)), 'fmp4');
   const n = BigInt(m[2]!);
@@ -338,12 +338,10 @@ async function generatedIFrameSegment(call: RouteCall, kind: 'ts' | 'm4s'): Prom
   const segments = video.segments;
   const first = segments.first(0);
   const last = segments.segment(segments.count - 1);
-  // keyframeTs/keyframeFmp4 count the view's fragments from 1; a live entry's number is on the
-  // epoch grid (manifests/hls.ts iframeEntries).
+  // keyframeTs/keyframeFmp4 count the view's fragments from 1; a live entry's n is on the epoch grid.
+  const live = video.live === undefined ? undefined : liveIFrameFragment(video, nText) - first + 1;
   const n =
-    video.live === undefined
-      ? numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1
-      : liveIFrameIndex(video, nText) - first + 1;
+    live ?? numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
   const sources = new SourceSizes(ctx.open);
   // SAMPLE-AES: fMP4 only (drm/refusals.ts), the keyframe encrypted as in its media segment.
   // AES-128: the I-frame segment whole, IV its number (the one its I-frame playlist's key line gives).
@@ -373,17 +371,6 @@ async function generatedIFrameSegment(call: RouteCall, kind: 'ts' | 'm4s'): Prom
     }),
     loan,
   );
-}
-
-/** The source fragment of the live I-frame entry numbered `nText`, or 404 unknown-time. */
-function liveIFrameIndex(video: ViewTrack, nText: string): number {
-  const entry = iframeEntries(video).find((e) => String(e.n) === nText);
-  if (entry === undefined)
-    throw originError(
-      'unknown-time',
-      `no keyframe ${nText.slice(0, 20)} for ${trackKey(video.track)} in this live window`,
-    );
-  return entry.fragment;
 }
 
 /** The sizes of the sources a segment writer opened (part of its segment's ETag), at no extra I/O. */
