@@ -77,7 +77,17 @@ function slice(t: ViewTrack, start: Instant, next: Instant | undefined): ViewTra
   while (b < s.count && (to === undefined || s.time(b) + half < to)) b++;
   if (b === a) return undefined;
   if (a === 0 && b === s.count) return t;
-  return { ...t, segments: s.slice(a, b), firstNumber: t.firstNumber + a, live: undefined };
+  // A live track keeps its grid numbers (`$Number$`: the Period's startNumber, its gaps' slots).
+  const live =
+    t.live === undefined
+      ? undefined
+      : { ...t.live, numbers: t.live.numbers.subarray(a, b), restart: t.live.restart.subarray(a, b) };
+  return {
+    ...t,
+    segments: s.slice(a, b),
+    firstNumber: live === undefined ? t.firstNumber + a : live.numbers[0]!,
+    live,
+  };
 }
 
 function later(a: Instant, b: Instant): Instant {

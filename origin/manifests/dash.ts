@@ -20,6 +20,7 @@ import { SegmentList } from '../model/segment-list';
 import { dashUrls } from './urls';
 import { bitrates, PlayoutView, trackKey, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
+import { LiveNumbering } from '../model/live-window';
 import { TrackProperties } from '../model/media';
 import { xmlAttr } from './xml';
 import { contentProtection, protectionNamespaces } from './dash-protection';
@@ -290,12 +291,17 @@ function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): strin
     ['startNumber', byNumber ? (view.presentation.live === undefined ? 1 : t.firstNumber) : undefined],
   ];
   // The `<S>` lines as one block (joined by '\n' like the document); a view track has segments.
-  let s = derived(t, 'dash timeline', () => timelineText(t.segments));
+  // A live `$Number$` timeline lists a gap's grid slots (gapSlots) so that numbers stay on the grid.
+  const numbered = byNumber ? t.live : undefined;
+  let s = derived(t, numbered === undefined ? 'dash timeline' : 'dash timeline numbered', () =>
+    timelineText(t.segments, numbered),
+  );
   if (ll.isDashLowLatency(view)) {
     attrs.push(...ll.lowLatencyTemplateAttributes(t));
     // The segment being ingested, predicted (dash-low-latency.ts).
     const predicted = ll.predictedSegment(view, t);
-    if (predicted !== undefined) s = indent(ll.withPredicted(timeline(t.segments), t.segments.end, predicted));
+    if (predicted !== undefined)
+      s = indent(ll.withPredicted(timeline(t.segments, numbered), t.segments.end, predicted));
   }
   return [
     `      <SegmentTemplate${attributes(attrs)}>`,
@@ -307,19 +313,23 @@ function segmentTemplate(view: PlayoutView, t: ViewTrack, start: Instant): strin
 }
 
 /** The `<S>` lines of a track, indented, joined by '\n'. */
-function timelineText(segments: SegmentList): string {
-  return indent(timeline(segments));
+function timelineText(segments: SegmentList, numbered?: LiveNumbering): string {
+  return indent(timeline(segments, numbered));
 }
 
 function indent(lines: string[]): string {
   return lines.map((x) => `          ${x}`).join('\n');
 }
 
-/** `<S>` elements: @t on the first and after a gap; runs of equal durations folded into @r (§5.3.9.6.2). */
-export function timeline(segments: SegmentList): string[] {
+/**
+ * `<S>` elements: @t on the first and after a gap; runs of equal durations folded into @r (§5.3.9.6.2).
+ * `numbered`: a live track addressed by `$Number$`, whose gaps are listed (gapSlots).
+ */
+export function timeline(segments: SegmentList, numbered?: LiveNumbering): string[] {
   const out: string[] = [];
   const n = segments.count;
   for (let i = 0; i < n;) {
+    if (numbered !== undefined && i > 0) out.push(...gapSlots(segments, numbered, i));
     let r = 0;
     while (i + r + 1 < n && segments.sameDuration(i + r + 1, i) && segments.contiguous(i + r + 1)) r++;
     // Attributes t, d, r in that order; integers need no XML escaping.
@@ -328,6 +338,30 @@ export function timeline(segments: SegmentList): string[] {
     i += r + 1;
   }
   return out;
+}
+
+/**
+ * The `<S>` of the empty grid slots before live segment i, when addressed by `$Number$`
+ * (docs/design/live.md, "Restarts and gaps"). §5.3.9.6 numbers a segment @startNumber plus the
+ * segments listed before it in its Period; the one way to skip numbers inside a timeline, `S@n`,
+ * is one the DASH-IF timing model forbids and neither dash.js nor shaka reads. So a `$Number$`
+ * timeline lists one segment per missing grid slot, tiling the hole as HLS's EXT-X-GAP segments
+ * do (manifests/hls-live.ts liveBreak), and their URLs are refused as `fragment-missing`: a
+ * number names the same media in every window and on every origin, and dash.js, when a segment
+ * fails, asks for the next one. `$Time$` timelines keep the hole (an `S@t` after it).
+ * A hole too short for its slots (numbers pushed apart by a restart) is not listed.
+ */
+function gapSlots(segments: SegmentList, live: LiveNumbering, i: number): string[] {
+  const missing = live.numbers[i]! - live.numbers[i - 1]! - 1;
+  const hole = segments.time(i) - segments.time(i - 1) - segments.duration(i - 1);
+  if (missing <= 0 || hole < BigInt(missing)) return [];
+  const each = hole / BigInt(missing);
+  const last = hole - each * BigInt(missing - 1);
+  if (last === each) return [`<S d="${each}"${missing > 1 ? ` r="${missing - 1}"` : ''} />`];
+  return [
+    ...(missing > 2 ? [`<S d="${each}" r="${missing - 2}" />`] : missing > 1 ? [`<S d="${each}" />`] : []),
+    `<S d="${last}" />`,
+  ];
 }
 
 /**

@@ -24,7 +24,9 @@
 
 import { audioOf, Rendition, SegmentKind, videoOf } from '../model/rendition';
 import { SegmentList } from '../model/segment-list';
-import { ViewTrack } from '../model/view';
+import { trackKey, ViewTrack } from '../model/view';
+import { liveFragmentNumbers } from '../model/live-window';
+import { originError } from '../errors';
 import { TrackProperties } from '../model/media';
 
 /** Per-segment durations (seconds) and bytes of a media playlist as the client downloads it. */
@@ -174,6 +176,35 @@ export function iframeSeries(video: ViewTrack, entries: readonly IFrameEntry[], 
         : tsBytes(p, { bytes: size, seconds: 1 / frameRate(p), keyframes: 1 }, undefined, undefined);
     }),
   };
+}
+
+/**
+ * Entries of an I-frame playlist: source fragments of the view, n = fragment index + 1 (see
+ * writeIFramePlaylist); a live track's n is the fragment's number on the epoch grid instead
+ * (model/live-window.ts liveFragmentNumbers), which does not depend on where the archive starts.
+ */
+export function iframeEntries(video: ViewTrack): IFrameEntry[] {
+  const f = video.track.fragments;
+  const entries: IFrameEntry[] = [];
+  const indices = fragmentIndices(video);
+  const live = video.live === undefined ? undefined : liveFragmentNumbers(video.segments, video.track, indices);
+  indices.forEach((fragment, k) => {
+    const d = BigInt(f.durations[fragment]!);
+    const previous = entries[entries.length - 1];
+    if (f.keyframes[fragment] !== 1 && previous !== undefined) previous.duration += d;
+    else if (f.keyframes[fragment] === 1) entries.push({ n: live?.[k] ?? fragment + 1, fragment, duration: d });
+  });
+  return entries;
+}
+
+/** The source fragment of the live I-frame entry numbered `nText` (iframeEntries), or 404 unknown-time. */
+export function liveIFrameFragment(video: ViewTrack, nText: string): number {
+  const entry = iframeEntries(video).find((e) => String(e.n) === nText);
+  if (entry !== undefined) return entry.fragment;
+  throw originError(
+    'unknown-time',
+    `no keyframe ${nText.slice(0, 20)} for ${trackKey(video.track)} in this live window`,
+  );
 }
 
 /** Source fragment indices of a view track, in order (the view's segments are runs of them). */

@@ -40,9 +40,8 @@ import { discontinuitySequenceLines, liveBreak } from './hls-live';
 import { rfc5646Language } from './dash';
 import {
   ByteSeries,
-  fragmentIndices,
+  iframeEntries,
   iframeSeries,
-  IFrameEntry,
   peakBitrate,
   Rates,
   ratesOf,
@@ -374,19 +373,6 @@ function iframeStreamInf(view: PlayoutView, video: ViewTrack): string {
     `URI="${quoted(hlsUrls.iframes(view, trackKey(video.track)))}"`,
   ];
   return `#EXT-X-I-FRAME-STREAM-INF:${attrs.filter((a) => a !== undefined).join(',')}`;
-}
-
-/** Entries of an I-frame playlist: source fragments of the view, n = fragment index + 1 (see writeIFramePlaylist). */
-function iframeEntries(video: ViewTrack): IFrameEntry[] {
-  const f = video.track.fragments;
-  const entries: IFrameEntry[] = [];
-  fragmentIndices(video).forEach((fragment) => {
-    const d = BigInt(f.durations[fragment]!);
-    const previous = entries[entries.length - 1];
-    if (f.keyframes[fragment] !== 1 && previous !== undefined) previous.duration += d;
-    else if (f.keyframes[fragment] === 1) entries.push({ n: fragment + 1, fragment, duration: d });
-  });
-  return entries;
 }
 
 /** Rates of renditions, computed once per master playlist. */

@@ -1,7 +1,7 @@
 // The DVR window and the epoch grid of a live view (docs/design/live.md). The window is a clip of
 // the view (liveWindow: the DVR window at the live edge, or the request's time controls), so it
 // slides a whole fragment at a time. Numbers are on the epoch grid:
-// segment k of a track is ⌊(t − anchor)/D + 1/8⌋ (gridNumber) with D the track's fragment duration (the DASH-IF
+// segment k of a track is ⌊(t − anchor)/D + 1/8⌋ (gridSlot) with D the track's grid (liveGrid) (the DASH-IF
 // ingest spec's dual-encoder rule puts boundaries at K × D since the Unix epoch), so two origins
 // fed the same encoders name a segment alike whatever their windows.
 
@@ -87,16 +87,28 @@ export function gridDuration(segments: SegmentList): bigint {
 }
 
 /**
- * The number of the view's first segment on the epoch grid, ⌊(t + D/8) / D⌋ (output times are
- * anchor-relative): the slot rule of timeline.ts, so that audio starting its 1024-sample AAC
- * priming before the video grid (ffmpeg, live-notes §4.1) gets the number of the video it plays with.
+ * The grid D a live track's segments are numbered on. With a minimum segment length L (ticks),
+ * segments are cut where the media reaches the next multiple of L (timeline.ts), so when the
+ * encoder's fragments are no longer than L each segment starts in the slot after the one before:
+ * D = L, whatever the segments' own durations. ffmpeg's 1.92-s fragments make 4-s HLS segments of
+ * 3.84 s and 5.76 s; numbered on their most frequent duration (3.84 s) the slots drift from the
+ * segments, and a count of contiguous segments depends on where an archive starts (two origins,
+ * a purge). Longer fragments (each a segment of its own), or no L: the most frequent duration.
  */
-export function gridNumber(segments: SegmentList): number {
+function liveGrid(segments: SegmentList, track: PresentationTrack, minTicks: bigint): bigint {
   const d = gridDuration(segments);
-  if (segments.count === 0 || d <= 0n) return 1;
-  const t = segments.time(0) + d / 8n;
-  const q = t / d;
-  return Number(t % d !== 0n && t < 0n ? q - 1n : q);
+  if (minTicks <= 0n || segments.count === 0) return d;
+  const f = track.fragments.durations;
+  const first = segments.first(0);
+  const end = segments.first(segments.count - 1) + segments.fragments(segments.count - 1);
+  const counts = new Map<number, number>();
+  let common = 0;
+  for (let i = first; i < end; i++) {
+    const n = (counts.get(f[i]!) ?? 0) + 1;
+    counts.set(f[i]!, n);
+    if (n > (counts.get(common) ?? 0)) common = f[i]!;
+  }
+  return BigInt(common) <= minTicks ? minTicks : d;
 }
 
 /**
@@ -173,8 +185,8 @@ export interface LiveNumbering {
   grid: bigint;
 }
 
-export function liveNumbering(segments: SegmentList, track: PresentationTrack): LiveNumbering {
-  const grid = gridDuration(segments);
+export function liveNumbering(segments: SegmentList, track: PresentationTrack, minTicks = 0n): LiveNumbering {
+  const grid = liveGrid(segments, track, minTicks);
   const numbers = new Float64Array(segments.count);
   const restart = new Uint8Array(segments.count);
   for (let i = 0; i < segments.count; i++) {
@@ -197,7 +209,38 @@ export function liveNumbering(segments: SegmentList, track: PresentationTrack): 
   return { numbers, restart, discontinuitySequence, grid };
 }
 
-/** ⌊(t + D/8) / D⌋, floored for negative times; 1 without a grid (gridNumber's rule). */
+/**
+ * The number of each given source fragment of a live view track on the epoch grid of its
+ * fragments: ⌊(t + F/8) / F⌋ (gridSlot) with t the fragment's output time and F the most frequent
+ * duration among them, at least one more than the fragment before. HLS I-frame entries are named
+ * by it (manifests/hls.ts iframeEntries): a fragment's position in the table moves when an
+ * origin's archive starts later or old files are purged, its time does not, so
+ * `keyframes/…-<n>` names the same keyframe on every origin fed the same encoders.
+ */
+export function liveFragmentNumbers(segments: SegmentList, track: PresentationTrack, fragments: number[]): number[] {
+  if (segments.count === 0) return [];
+  const f = track.fragments;
+  const counts = new Map<number, number>();
+  let grid = 0;
+  for (const i of fragments) {
+    const d = f.durations[i]!;
+    const n = (counts.get(d) ?? 0) + 1;
+    counts.set(d, n);
+    if (n > (counts.get(grid) ?? 0) || (n === counts.get(grid) && d > grid)) grid = d;
+  }
+  // Output time = source time + (the view's output − source offset, one per track).
+  const shift = segments.time(0) - segments.sourceTime(0);
+  const out: number[] = [];
+  for (const i of fragments) {
+    const slot = gridSlot(f.times[i]! + shift, BigInt(grid));
+    out.push(out.length === 0 ? slot : Math.max(slot, out[out.length - 1]! + 1));
+  }
+  return out;
+}
+
+/** ⌊(t + D/8) / D⌋, floored for negative times; 1 without a grid; the slot rule of timeline.ts (a tolerance of
+ * D/8), so that audio starting its 1024-sample AAC priming before the video grid (ffmpeg,
+ * live-notes §4.1) gets the number of the video it plays with. */
 function gridSlot(t: bigint, d: bigint): number {
   if (d <= 0n) return 1;
   const x = t + d / 8n;

@@ -9,15 +9,7 @@ import { Instant, Presentation, PresentationTrack, ticksIn } from './presentatio
 import { orderEvents, TimedEvent } from './timed-metadata';
 import { SegmentList } from './segment-list';
 import { Clip, parseClip, placeSegments } from './timeline';
-import {
-  gridNumber,
-  LiveControls,
-  liveNumbering,
-  LiveNumbering,
-  liveWindow,
-  LiveViewWindow,
-  listedSegments,
-} from './live-window';
+import { LiveControls, liveNumbering, LiveNumbering, liveWindow, LiveViewWindow, listedSegments } from './live-window';
 import { LiveDescription } from './live';
 import { parseLiveRange } from './live-time';
 
@@ -145,8 +137,12 @@ export function buildView(p: Presentation, req: ViewRequest, select: TrackSelect
       continue;
     }
     const segments = listedSegments(placed.segments, minLength, track.properties.TimeScale, window!.live.ended);
-    if (segments.count > 0)
-      tracks.push({ track, segments, firstNumber: gridNumber(segments), live: liveNumbering(segments, track) });
+    if (segments.count === 0) continue;
+    // The minimum length in the track's ticks: live numbers are on its grid (live-window.ts liveGrid).
+    const minTicks =
+      minLength === undefined ? 0n : BigInt(Math.round((minLength.num * track.properties.TimeScale) / minLength.den));
+    const live = liveNumbering(segments, track, minTicks);
+    tracks.push({ track, segments, firstNumber: live.numbers[0]!, live });
   }
   if (tracks.length === 0) {
     if (window !== undefined) throw emptyLiveView(window, req.live ?? NO_CONTROLS);

@@ -2,6 +2,7 @@
 // that starts a source fragment, as MPEG-TS or as moof+mdat. Reads the keyframe (its bytes into a
 // pooled buffer, io/buffers.ts) and hands it to the pure writers (mpegts/mpegts.ts, box-writer.ts).
 
+import { fragmentSequenceNumber } from '../model/live-window';
 import { originError } from '../errors';
 import { box, field, fullBox, serialize, Writable } from './box-writer';
 import { mdatHeaderSize } from './fmp4/media-segment';
@@ -143,7 +144,8 @@ function writeKeyframeFmp4(
   const trunFlags = TRUN.dataOffset | TRUN.duration | TRUN.size | TRUN.flags | TRUN.compositionOffset;
   const moof = box(
     'moof',
-    fullBox('mfhd', 0, 0, field.u32(k.index + 1)),
+    // VOD: the fragment's position; live: from its time, as every live fragment's (live-window.ts).
+    fullBox('mfhd', 0, 0, field.u32(fragmentSequenceNumber(v.track, k.index))),
     box(
       'traf',
       encryption === undefined

@@ -6,6 +6,7 @@
 import { OriginError, originError } from '../errors';
 import { writeMpd } from '../manifests/dash';
 import { writeIFramePlaylist, writeMasterPlaylist, writeMediaPlaylist } from '../manifests/hls';
+import { liveIFrameFragment } from '../manifests/hls-rates';
 import { writeSmoothManifest } from '../manifests/smooth';
 import { writeHdsManifest } from '../manifests/hds';
 import { hdsFragmentRequest } from '../segments/f4f/fragment-samples';
@@ -237,10 +238,11 @@ async function fmp4InitOrMediaSegment(call: RouteCall, numbering: 'time' | 'numb
   const t = m === null ? undefined : findKeySuffix(view, m[1]!);
   if (m === null || t === undefined) throw unknownTrack(`in "${stem.slice(0, 128)}"`);
   if (numbering === 'hls-number') return segmentReply(call, t, segmentIndex(m[2]!, t, trackKey(t.track)), 'fmp4');
+  // `$Number$` counts from 1 per view, a live channel's on its grid (manifests/dash.ts gapSlots).
+  if (numbering === 'number' && t.live !== undefined)
+    return segmentReply(call, t, liveSegmentIndex(t, m[2]!, trackKey(t.track)), 'fmp4');
   const n = BigInt(m[2]!);
-  // `$Number$` counts from 1 per view, a live channel's from its epoch grid (model/live-window.ts).
-  const from = view.presentation.live === undefined ? 1 : t.firstNumber;
-  const index = numbering === 'number' ? Number(n) - from : t.segments.indexOfTime(n);
+  const index = numbering === 'number' ? Number(n) - 1 : t.segments.indexOfTime(n);
   if (index < 0 || index >= t.segments.count) {
     const what = numbering === 'number' ? `segment ${n} (there are ${t.segments.count})` : `segment at time ${n}`;
     throw originError('unknown-time', `no ${what} for ${trackKey(t.track)}`);
@@ -336,8 +338,10 @@ async function generatedIFrameSegment(call: RouteCall, kind: 'ts' | 'm4s'): Prom
   const segments = video.segments;
   const first = segments.first(0);
   const last = segments.segment(segments.count - 1);
-  // keyframeTs/keyframeFmp4 count the view's fragments from 1.
-  const n = numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
+  // keyframeTs/keyframeFmp4 count the view's fragments from 1; a live entry's n is on the epoch grid.
+  const live = video.live === undefined ? undefined : liveIFrameFragment(video, nText) - first + 1;
+  const n =
+    live ?? numberIndex(nText, first + 1, last.first + last.count - first, 'keyframe', trackKey(video.track)) + 1;
   const sources = new SourceSizes(ctx.open);
   // SAMPLE-AES: fMP4 only (drm/refusals.ts), the keyframe encrypted as in its media segment.
   // AES-128: the I-frame segment whole, IV its number (the one its I-frame playlist's key line gives).

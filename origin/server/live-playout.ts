@@ -225,10 +225,8 @@ function refusal(view: PlayoutView, req: PresentationRequest, e: OriginError): O
   const byTime = format === 'dash' && view.options.str('mpd_segment_template') !== 'number';
   const at = BigInt(n);
   const first = byTime ? s.time(0) : BigInt(t.firstNumber);
-  // HLS numbers skip a gap's slots (model/live-window.ts); DASH `$Number$` counts `S` elements.
-  const last = byTime
-    ? s.time(s.count - 1)
-    : BigInt(format === 'hls' ? segmentNumber(t, s.count - 1) : t.firstNumber + s.count - 1);
+  // HLS and DASH `$Number$` numbers skip a gap's slots (model/live-window.ts).
+  const last = byTime ? s.time(s.count - 1) : BigInt(segmentNumber(t, s.count - 1));
   const what = `${trackKey(t.track)} ${byTime ? 'time' : 'segment'} ${n}`;
   if (at < first) return liveFragmentError('fragment-expired', format, `${what} is older than the DVR window`);
   if (at > last) return liveFragmentError('fragment-not-yet', format, `${what} is past the live edge`);

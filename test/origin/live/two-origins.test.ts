@@ -128,11 +128,11 @@ test('real time, the second origin joining late: every segment both list is name
     const times1 = new Set(l1.filter((s) => s.pdtMs !== undefined).map((s) => `${s.format} ${s.pdtMs}`));
     for (const s of l2.filter((x) => x.pdtMs !== undefined && !l1.some((y) => key(y) === key(x))))
       expect(times1.has(`${s.format} ${s.pdtMs}`)).toBe(false);
-    // Bytes: all but two kinds, left for later and said in docs/guide/live.md: I-frame URLs (their
-    // number is the fragment's position in the archive, not on the grid), and the late origin's
-    // first HDS fragment (its multiplexed audio begins in an audio fragment that origin never had).
+    // Bytes: all but the late origin's first HDS fragment, said in docs/guide/live.md (its
+    // multiplexed audio begins in an audio fragment that origin never had). I-frame entries:
+    // two-origins-join.test.ts.
     const firstHds = l2.find((s) => s.format === 'hds')!.url;
-    const compared = both.filter((s) => !s.url.startsWith('keyframes/') && s.url !== firstHds);
+    const compared = both.filter((s) => s.url !== firstHds);
     const b1s = await fetchSegments(`${one.serving.url}/live/ch.isml`, compared);
     const b2s = await fetchSegments(`${two.serving.url}/live/ch.isml`, compared);
     const differ = [...b1s].filter(([u, b]) => b2s.get(u)?.equals(b) !== true).map(([u]) => u);
