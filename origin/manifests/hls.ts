@@ -200,7 +200,8 @@ export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): s
       timescale,
     )}`,
     `#EXT-X-MEDIA-SEQUENCE:${entries[0]?.n ?? 1}`,
-    '#EXT-X-PLAYLIST-TYPE:VOD',
+    // Live, it slides like the media playlists: no playlist type (RFC 8216 §6.2.2).
+    ...(view.live === undefined ? ['#EXT-X-PLAYLIST-TYPE:VOD'] : []),
     '#EXT-X-I-FRAMES-ONLY',
   ];
   // The key lines of the media playlists (writeMediaPlaylist): SAMPLE-AES's before the init
@@ -217,7 +218,8 @@ export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): s
       uri(hlsUrls.iframeSegment(view, rend.key, e.n, fmp4 ? 'm4s' : 'ts')),
     );
   }
-  lines.push('#EXT-X-ENDLIST', '');
+  if (view.live === undefined || view.live.ended) lines.push('#EXT-X-ENDLIST');
+  lines.push('');
   return lines.join('\n');
 }
 

@@ -89,6 +89,13 @@ test('I-frame entries: a URL both list names the same keyframe, and a keyframe h
     // The I-frame playlist the master names (EXT-X-I-FRAME-STREAM-INF URI, RFC 8216 §4.3.4.3).
     const m = await text(`${base(one, 'late')}/${master}`);
     const list = /I-FRAME-STREAM-INF:.*URI="([^"]+)"/.exec(m)![1]!;
+    // Live, it slides like the media playlists: no playlist type, no ENDLIST (RFC 8216 §6.2.2).
+    const live = await text(`${base(two, 'late')}/${list}`);
+    expect({ list, type: live.includes('#EXT-X-PLAYLIST-TYPE'), end: live.includes('#EXT-X-ENDLIST') }).toEqual({
+      list,
+      type: false,
+      end: false,
+    });
     const u1 = await iframeUrls(one, 'late', list);
     const u2 = await iframeUrls(two, 'late', list);
     expect(u2.length).toBeGreaterThan(3);
