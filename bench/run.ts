@@ -10,19 +10,6 @@
 // --expose-gc.
 
 import { spawnSync } from 'node:child_process';
-import { runEdgeBench } from './edge-bench';
-import { runEdgePluginBench } from './edge-plugin-bench';
-import { runFilterBench } from './filter-bench';
-import { runHttpBench } from './http-bench';
-import { runRemoteBench } from './remote-bench';
-import { runIndexBench } from './index-bench';
-import { runTsBench } from './ts-bench';
-import { runSegmentsBench } from './segments-bench';
-import { runIdentityCheck } from './segments-identity';
-import { runDrmBench } from './drm-bench';
-import { runIngestBench } from './ingest-bench';
-import { runLlHlsBench } from './ll-hls-bench';
-import { runCaptureBench } from './capture-bench';
 
 interface Suite {
   name: string;
@@ -35,77 +22,77 @@ const SUITES: Suite[] = [
     name: 'index',
     description:
       "time to a usable fragment index ('fast' mfra path and 'exact' moof walk) and its memory, on 1 h of 3 generated tracks",
-    run: () => runIndexBench(),
+    run: async () => (await import('./index-bench.js')).runIndexBench(),
   },
   {
     name: 'filter',
     description:
       'filter expression compiled once, evaluated against 20 tracks through the wasm boundary (ns per call), with JS and reference-evaluator baselines',
-    run: () => runFilterBench(),
+    run: async () => (await import('./filter-bench.js')).runFilterBench(),
   },
   {
     name: 'ts',
     description: 'HLS MPEG-TS segment generation (MB/s) next to the fMP4 segment path on the same content, same run',
-    run: () => runTsBench(),
+    run: async () => (await import('./ts-bench.js')).runTsBench(),
   },
   {
     name: 'segments',
     description:
       'every segment kind over 60 distinct segments at 64 connections, one worker: req/s, MB/s, server CPU per request next to nginx static and our fMP4, the coalesced hot URL, RSS after every URL (needs wrk and nginx; BENCH_BEFORE_CLI adds an older build)',
-    run: () => runSegmentsBench(),
+    run: async () => (await import('./segments-bench.js')).runSegmentsBench(),
   },
   {
     name: 'identity',
     description:
       'every TS, packed audio, I-frame segment and HDS fragment of the segments presentation from this build and BENCH_BEFORE_CLI: SHA-256 compared',
-    run: () => runIdentityCheck(),
+    run: async () => (await import('./segments-identity.js')).runIdentityCheck(),
   },
   {
     name: 'drm',
     description: 'DASH segments encrypted at playout (cenc, cbcs) next to the same segments clear, same run (MB/s)',
-    run: () => runDrmBench(),
+    run: async () => (await import('./drm-bench.js')).runDrmBench(),
   },
   {
     name: 'edge',
     description:
       'proxy-wasm host overhead per request (pass-through plugin, in-process), and req/s through the embedded edge next to direct for a cached manifest',
-    run: () => runEdgeBench(),
+    run: async () => (await import('./edge-bench.js')).runEdgeBench(),
   },
   {
     name: 'http',
     description:
       'origin serve under wrk (1 and N workers): manifests cold/warm and segments next to a node:http fixed body and nginx static files, edge vs direct, RSS, a 256-connection soak (needs wrk and nginx)',
-    run: () => runHttpBench(),
+    run: async () => (await import('./http-bench.js')).runHttpBench(),
   },
   {
     name: 'remote',
     description:
       'remote storage (proxy_pass to nginx) next to local files, same run: cold first manifest, segment req/s, connections to storage under 256 clients with 2 workers (needs wrk and nginx)',
-    run: () => runRemoteBench(),
+    run: async () => (await import('./remote-bench.js')).runRemoteBench(),
   },
   {
     name: 'ingest',
     description:
       'live ingest: N channels (3 video renditions + audio, the test encoder at real time) into origin serve --workers 2 while readers poll /archive: ingest-to-available latency p50/p99, the largest N that holds (BENCH_INGEST_SECONDS, BENCH_INGEST_MAX)',
-    run: () => runIngestBench(),
+    run: async () => (await import('./ingest-bench.js')).runIngestBench(),
   },
   {
     name: 'll-hls',
     description:
       'LL-HLS blocking reload: N clients (own process) each looping on _HLS_msn/_HLS_part against origin serve --workers 1 while the test encoder pushes 0.32 s parts at real time: answer latency after the part left the encoder p50/p95/max, answers later than one part, worker RSS (BENCH_LL_CLIENTS, BENCH_LL_SECONDS)',
-    run: () => runLlHlsBench(),
+    run: async () => (await import('./ll-hls-bench.js')).runLlHlsBench(),
   },
   {
     name: 'capture',
     description:
       'origin capture of 120 s of 720p + AAC from origin serve on loopback next to ffmpeg -c copy of the same MPD URL, interleaved: x real time, peak RSS (BENCH_PASSES, BENCH_CAPTURE_SECONDS)',
-    run: () => runCaptureBench(),
+    run: async () => (await import('./capture-bench.js')).runCaptureBench(),
   },
   {
     name: 'edge-plugin',
     description:
       'plugin work per request (µs) for path normalisation, alias rewrite, token check, filter validation and Basic auth, callbacks driven in-process through the host',
-    run: () => runEdgePluginBench(),
+    run: async () => (await import('./edge-plugin-bench.js')).runEdgePluginBench(),
   },
 ];
 
