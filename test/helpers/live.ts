@@ -6,8 +6,8 @@ import * as path from 'node:path';
 import { LivePublished } from '../../origin/live/fragment-table';
 import { RunningIngest, IngestServerOptions, startIngestServer } from '../../origin/server/ingest-server';
 import { RunningServer, ServerOptions, startServer } from '../../origin/server/server';
-import { wasmTrackSelector } from '../../origin/server/select';
 import { runOrigin, tempDir } from './fixtures';
+import { plainServerOptions } from './server-options';
 import { Fixture, httpGet, TestEncoder } from './test-encoder';
 
 export interface LiveOrigin {
@@ -105,17 +105,7 @@ export async function eventually<T>(f: () => Promise<T>, ok: (v: T) => boolean, 
 
 /** A serving port for live tests: no player page, metrics or Cache-Control, `now` as its clock. */
 export function liveServerOptions(root: string, now?: () => number): ServerOptions {
-  return {
-    root,
-    now,
-    host: '127.0.0.1',
-    port: 0,
-    manifestCacheControl: '',
-    segmentCacheControl: '',
-    select: wasmTrackSelector,
-    playerPage: false,
-    metrics: false,
-  };
+  return { ...plainServerOptions(root), now, metrics: false };
 }
 
 /** The video (`videoStream`) and audio (`audio-64k.cmfa`) encoders of one channel, not yet open. */
