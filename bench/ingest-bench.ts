@@ -25,6 +25,7 @@ import { loadFixture, TestEncoder } from '../test/helpers/test-encoder';
 import { startLiveOrigin } from './live-origin';
 import { machine, machineLine } from './machine';
 import { repoRoot } from './media';
+import { percentileOfSorted as percentile } from './stats';
 
 const FRAGMENT_MS = 2000;
 const PROBE_MS = 100;
@@ -60,9 +61,6 @@ function get(url: string, agent: http.Agent): Promise<string> {
       .on('error', reject);
   });
 }
-
-const percentile = (sorted: number[], p: number): number =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 /** One run: N channels for `seconds`; the origin is fresh for each run. */
 async function runChannels(n: number, seconds: number, isml: string): Promise<RunResult> {

@@ -8,16 +8,15 @@
 //   to the moment the client read the end of the response (both on this machine's clock).
 // - Memory: the worker's RSS, sampled every second (/proc).
 
-import { ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { makeLlFixtures, PARTS_PER_SEGMENT } from '../test/helpers/ll-hls';
-import { TestEncoder } from '../test/helpers/test-encoder';
-import { childrenOf } from './procfs';
+import { PARTS_PER_SEGMENT } from '../test/helpers/ll-hls';
+import { run } from '../test/helpers/process';
+import { feedLl, makeLlChannel } from './ll-feed';
+import { startLiveOrigin } from './live-origin';
+import { deepestDescendant, rssMb } from './procfs';
 import { repoRoot } from './media';
+import { percentileOfSorted as percentile } from './stats';
 
-const CHUNK_MS = 320;
 /** Video ticks per segment (25 Hz, 1.92 s). */
 const SEGMENT_TICKS = 48;
 
@@ -36,97 +35,22 @@ export interface LlDashLoadResult {
   workerRssMaxMb: number;
 }
 
-function startOrigin(root: string): Promise<{ child: ChildProcess; url: string; ingest: string }> {
-  const bin = path.join(repoRoot(), 'bin', 'origin.js');
-  const args = ['serve', '--root', root, '--port', '0', '--workers', '1', '--ingest-port', '0', '-q'];
-  const child = spawn(process.execPath, [bin, ...args, '--warm-up-rounds', '0'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`origin serve exited (${code})`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const s = /serving .* at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      const i = /live ingest at (http:\/\/[\d.]+:\d+)\//.exec(out);
-      if (s !== null && i !== null) {
-        child.removeAllListeners('exit');
-        resolve({ child, url: s[1]!, ingest: i[1]! });
-      }
-    });
-  });
-}
-
-function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
-
-function rssMb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m === null ? NaN : Number(m[1]) / 1024;
-  } catch {
-    return NaN;
-  }
-}
-
-const percentile = (sorted: number[], p: number): number =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-
 /** One run: `clients` readers of the growing segment for `seconds` against one worker. */
 export async function runLlDashLoad(clients: number, seconds: number): Promise<LlDashLoadResult> {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'origin-lld-load-'));
-  mkdirSync(path.join(root, 'live'));
-  const bin = path.join(repoRoot(), 'bin', 'origin.js');
-  const isml = path.join(root, 'live', 'lld.isml');
-  const pkg = await run(process.execPath, [
-    ...[bin, 'package', '-q', '-o', isml],
+  const { root, fx } = await makeLlChannel('origin-lld-load-', 'lld', [
     ...['--mpd.minimum_fragment_length=48/25', '--mpd.low_latency'],
   ]);
-  if (pkg.code !== 0) throw new Error(`origin package: ${pkg.stderr}`);
-  const fx = await makeLlFixtures(root);
-  const origin = await startOrigin(root);
+  const origin = await startLiveOrigin(root, { workers: 1 });
   // The worker: the primary's child (bin/origin.js may sit between: the deepest descendant).
-  const worker = (): number => {
-    let pid = origin.child.pid!;
-    for (let kids = childrenOf(pid); kids.length > 0; kids = childrenOf(pid)) pid = kids[0]!;
-    return pid;
-  };
+  const worker = (): number => deepestDescendant(origin.child.pid!);
   // On the 1.92 s grid (a multiple of 48 s), 48 to 96 s back: that much is pushed at once.
   const anchor = Math.floor(Date.now() / 48_000) * 48 - 48;
   /** When the encoder sent each video chunk, by fragment index from the anchor. */
   const sentAt = new Map<number, number>();
-  let stop = false;
-  let caughtUp = 0;
-  const pushers = (['video-300k.cmfv', 'audio-64k.cmfa'] as const).map(async (stream) => {
-    const enc = new TestEncoder({
-      channelUrl: `${origin.ingest}/live/lld.isml`,
-      stream,
-      fixture: stream.startsWith('video') ? fx.video : fx.audio,
-      anchorSeconds: anchor,
-    });
-    await enc.open();
-    let live = false;
-    for (let g = 0; !stop; g++) {
-      const due = anchor * 1000 + (g + 1) * CHUNK_MS;
-      if (due > Date.now() && !live) {
-        live = true;
-        caughtUp++;
-      }
-      await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
-      await enc.send(g, g + 1);
-      if (stream.startsWith('video')) sentAt.set(g, Date.now());
-    }
-    await enc.close(true);
+  const feed = feedLl(`${origin.ingest}/live/lld.isml`, fx, anchor, (stream, g) => {
+    if (stream.startsWith('video')) sentAt.set(g, Date.now());
   });
-  while (caughtUp < 2) await new Promise((r) => setTimeout(r, 100));
+  await feed.caughtUp();
   const base = `${origin.url}/live/lld.isml`;
   // The ingest has archived the backlog once the MPD lists a growing segment near the clock.
   for (let tries = 0; tries < 100; tries++) {
@@ -145,8 +69,7 @@ export async function runLlDashLoad(clients: number, seconds: number): Promise<L
     ...['--clients', String(clients), '--seconds', String(seconds)],
   ]);
   clearInterval(sampler);
-  stop = true;
-  await Promise.all(pushers);
+  await feed.stop();
   origin.child.kill('SIGTERM');
   if (gen.code !== 0) throw new Error(`load generator: ${gen.stderr}`);
   const out = JSON.parse(gen.stdout) as {

@@ -8,20 +8,18 @@
 //   socket to the moment the client read the answer (both on this machine's clock).
 // - Memory: the worker's RSS, sampled every second (/proc).
 
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { makeLlFixtures, PARTS_PER_SEGMENT } from '../test/helpers/ll-hls';
-import { TestEncoder } from '../test/helpers/test-encoder';
+import { PARTS_PER_SEGMENT } from '../test/helpers/ll-hls';
+import { run } from '../test/helpers/process';
 import { cpuSecondsOf, LOAD_CPU, pinned, SERVER_CPU } from './http-processes';
+import { CHUNK_MS as PART_MS, feedLl, makeLlChannel } from './ll-feed';
 import { startLiveOrigin } from './live-origin';
-import { childrenOf } from './procfs';
+import { deepestDescendant, rssMb } from './procfs';
 import { repoRoot } from './media';
+import { percentileOfSorted as percentile } from './stats';
 
 /** Distinct spellings of each playlist URL among the clients. */
 const SPELLINGS = 25;
-const PART_MS = 320;
 
 export interface LlLoadResult {
   clients: number;
@@ -45,87 +43,28 @@ export interface LlLoadResult {
   workerCpuUsPerAnswer: number;
 }
 
-function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
-
-function rssMb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m === null ? NaN : Number(m[1]) / 1024;
-  } catch {
-    return NaN;
-  }
-}
-
-const percentile = (sorted: number[], p: number): number =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-
 /** One run: `clients` blocking clients for `seconds` against one worker. */
 export async function runLlLoad(clients: number, seconds: number): Promise<LlLoadResult> {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'origin-ll-load-'));
-  mkdirSync(path.join(root, 'live'));
-  const bin = path.join(repoRoot(), 'bin', 'origin.js');
-  const pkg = await run(process.execPath, [
-    bin,
-    'package',
-    '-q',
-    '-o',
-    path.join(root, 'live', 'll.isml'),
-    '--hls.minimum_fragment_length=48/25',
-    '--hls.fmp4',
-    '--hls.low_latency',
+  const { root, fx } = await makeLlChannel('origin-ll-load-', 'll', [
+    ...['--hls.minimum_fragment_length=48/25', '--hls.fmp4', '--hls.low_latency'],
   ]);
-  if (pkg.code !== 0) throw new Error(`origin package: ${pkg.stderr}`);
-  const fx = await makeLlFixtures(root);
   // The origin on one CPU, the load generator on the other (taskset, as the HTTP benches pin wrk).
   // BENCH_LL_CPU_PROF=<dir>: the origin's processes write V8 CPU profiles there (--cpu-prof).
   const prof = process.env.BENCH_LL_CPU_PROF;
   const nodeFlags = prof === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', prof];
   const origin = await startLiveOrigin(root, { workers: 1, cpus: SERVER_CPU, nodeFlags });
   // The worker: the primary's child (bin/origin.js may sit between: the deepest descendant).
-  const worker = (): number => {
-    let pid = origin.child.pid!;
-    for (let kids = childrenOf(pid); kids.length > 0; kids = childrenOf(pid)) pid = kids[0]!;
-    return pid;
-  };
+  const worker = (): number => deepestDescendant(origin.child.pid!);
   // On the 1.92 s grid (a multiple of 48 s), 48 to 96 s back: that much is pushed at once, a full window.
   const anchor = Math.floor(Date.now() / 48_000) * 48 - 48;
   const firstMsn = anchor / 1.92;
   const sentAt = new Map<string, number>();
-  let stop = false;
-  let caughtUp = 0;
-  const pushers = (['video-300k.cmfv', 'audio-64k.cmfa'] as const).map(async (stream) => {
-    const enc = new TestEncoder({
-      channelUrl: `${origin.ingest}/live/ll.isml`,
-      stream,
-      fixture: stream.startsWith('video') ? fx.video : fx.audio,
-      anchorSeconds: anchor,
-    });
-    await enc.open();
-    let live = false;
-    for (let g = 0; !stop; g++) {
-      const due = anchor * 1000 + (g + 1) * PART_MS;
-      if (due > Date.now() && !live) {
-        live = true;
-        caughtUp++;
-      }
-      await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
-      await enc.send(g, g + 1);
-      const key = `${stream[0]}/${firstMsn + Math.floor(g / PARTS_PER_SEGMENT)}/${g % PARTS_PER_SEGMENT}`;
-      sentAt.set(key, Date.now());
-    }
-    await enc.close(true);
+  const feed = feedLl(`${origin.ingest}/live/ll.isml`, fx, anchor, (stream, g) => {
+    const key = `${stream[0]}/${firstMsn + Math.floor(g / PARTS_PER_SEGMENT)}/${g % PARTS_PER_SEGMENT}`;
+    sentAt.set(key, Date.now());
   });
   // The window is full once the pushers have caught up with the clock.
-  while (caughtUp < 2) await new Promise((r) => setTimeout(r, 100));
+  await feed.caughtUp();
   // ... and the ingest has archived that backlog (fsync per fragment): the playlist lists the
   // newest part sent.
   const probe = `${origin.url}/live/ll.isml/ll-video=300000.m3u8`;
@@ -158,8 +97,7 @@ export async function runLlLoad(clients: number, seconds: number): Promise<LlLoa
   );
   clearInterval(sampler);
   const cpu = cpuSecondsOf(worker()) - cpuStart;
-  stop = true;
-  await Promise.all(pushers);
+  await feed.stop();
   origin.child.kill('SIGTERM');
   await new Promise((r) => origin.child.once('exit', r));
   if (gen.code !== 0) throw new Error(`load generator: ${gen.stderr}`);

@@ -15,3 +15,20 @@ export function childrenOf(pid: number): number[] {
     return [];
   }
 }
+
+/** Resident set size of a process in MiB (VmRSS of /proc/<pid>/status); NaN when it has gone. */
+export function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m === null ? NaN : Number(m[1]) / 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The deepest descendant along first children (an `origin serve --workers 1` primary: its worker). */
+export function deepestDescendant(pid: number): number {
+  let at = pid;
+  for (let kids = childrenOf(at); kids.length > 0; kids = childrenOf(at)) at = kids[0]!;
+  return at;
+}

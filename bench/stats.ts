@@ -71,3 +71,7 @@ export async function sampleInterleaved(
   }
   return out;
 }
+
+/** Nearest-rank percentile `p` (0–100) of ascending `sorted`; NaN when there is none. */
+export const percentileOfSorted = (sorted: number[], p: number): number =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;

@@ -6,21 +6,12 @@
 import { SPLICE_INSERT, SpliceInfo, TIME_SIGNAL } from '../model/timed-metadata';
 import { BitReader } from './bit-reader';
 import { corruptAt } from './byte-reader';
+import { crc32Mpeg2 } from './mpegts/crc32-mpeg';
 
 export { SPLICE_INSERT, TIME_SIGNAL };
 
 /** table_id to section_length (3), the fixed fields to splice_command_type (11), descriptor_loop_length (2), CRC_32 (4). */
 const MIN_SECTION = 3 + 11 + 2 + 4;
-
-/** CRC-32/MPEG-2 (ISO/IEC 13818-1 Annex A): poly 0x04C11DB7, initial 0xFFFFFFFF, MSB first, no final xor. */
-export function crc32Mpeg2(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (let i = 0; i < bytes.byteLength; i++) {
-    crc = (crc ^ (bytes[i]! << 24)) >>> 0;
-    for (let k = 0; k < 8; k++) crc = crc & 0x80000000 ? ((crc << 1) ^ 0x04c11db7) >>> 0 : (crc << 1) >>> 0;
-  }
-  return crc;
-}
 
 /**
  * Parses one section. `at` names it in errors (the event it came in). Refused: a table_id other

@@ -81,14 +81,7 @@ export class Passthrough {
     meta: readonly { name: string; content: string }[],
     at: Date,
   ): Promise<Reply> {
-    const named = meta.find((m) => m.name === 'clientManifestRelativePath')?.content;
-    const name = named ?? path.basename(ism).replace(/\.ism$/i, '.ismc');
-    if (name.split('/').some((s) => s === '..' || s === '' || s === '.'))
-      throw originError(
-        'forbidden',
-        `clientManifestRelativePath "${name.slice(0, 64)}" leaves the presentation's directory`,
-      );
-    const file = path.join(path.dirname(ism), ...name.split('/'));
+    const file = ismcOf(ism, meta);
     const stat = await this.stat(file);
     const text = await this.storage.readText(file, stat.version);
     const mtime = Math.max(at.getTime(), stat.mtimeMs);

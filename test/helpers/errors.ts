@@ -18,3 +18,14 @@ export function thrownOriginError(f: () => unknown): OriginError {
   if (e instanceof OriginError) return e;
   throw e;
 }
+
+/** The OriginError a promise rejects with; fails when it resolves, rethrows any other error. */
+export async function rejectedOriginError(p: Promise<unknown>): Promise<OriginError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof OriginError) return e;
+    throw e;
+  }
+  throw new Error('expected a rejection, the promise resolved');
+}

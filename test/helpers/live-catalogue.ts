@@ -84,15 +84,7 @@ export function dashSegments(mpd: string): ListedSegment[] {
     const media = /media="([^"]+)"/.exec(set)?.[1];
     if (init === undefined || media === undefined) continue;
     const ids = [...set.matchAll(/<Representation id="([^"]+)"/g)].map((m) => m[1]!);
-    const times: bigint[] = [];
-    let t = 0n;
-    for (const s of set.matchAll(/<S(?: t="(\d+)")? d="(\d+)"(?: r="(\d+)")? \/>/g)) {
-      if (s[1] !== undefined) t = BigInt(s[1]);
-      for (let k = 0; k <= Number(s[3] ?? 0); k++) {
-        times.push(t);
-        t += BigInt(s[2]!);
-      }
-    }
+    const times = timelineTimes(set);
     for (const id of ids) {
       out.push({ format: 'dash', url: init.replace('$RepresentationID$', id) });
       for (const time of times)
@@ -104,6 +96,26 @@ export function dashSegments(mpd: string): ListedSegment[] {
     }
   }
   return out;
+}
+
+/** The `<S>` start times of a SegmentTimeline (ISO/IEC 23009-1 §5.3.9.6: `t` optional, `r` repeats). */
+export function timelineTimes(set: string): bigint[] {
+  const times: bigint[] = [];
+  let t = 0n;
+  for (const s of set.matchAll(/<S(?: t="(\d+)")? d="(\d+)"(?: r="(\d+)")? \/>/g)) {
+    if (s[1] !== undefined) t = BigInt(s[1]);
+    for (let k = 0; k <= Number(s[3] ?? 0); k++) {
+      times.push(t);
+      t += BigInt(s[2]!);
+    }
+  }
+  return times;
+}
+
+/** The `<S>` start times of the MPD's video (or `type`) AdaptationSet. */
+export function setTimes(mpd: string, type = 'video'): bigint[] {
+  const from = mpd.indexOf(`contentType="${type}"`);
+  return timelineTimes(mpd.slice(from, mpd.indexOf('</AdaptationSet>', from)));
 }
 
 /** HLS: every media playlist of the master, each segment with its MSN and PDT, and each EXT-X-MAP. */

@@ -6,9 +6,9 @@ import * as path from 'node:path';
 import { LivePublished } from '../../origin/live/fragment-table';
 import { RunningIngest, IngestServerOptions, startIngestServer } from '../../origin/server/ingest-server';
 import { RunningServer, ServerOptions, startServer } from '../../origin/server/server';
-import { wasmTrackSelector } from '../../origin/server/select';
 import { runOrigin, tempDir } from './fixtures';
-import { httpGet } from './test-encoder';
+import { plainServerOptions } from './server-options';
+import { Fixture, httpGet, TestEncoder } from './test-encoder';
 
 export interface LiveOrigin {
   root: string;
@@ -105,15 +105,32 @@ export async function eventually<T>(f: () => Promise<T>, ok: (v: T) => boolean, 
 
 /** A serving port for live tests: no player page, metrics or Cache-Control, `now` as its clock. */
 export function liveServerOptions(root: string, now?: () => number): ServerOptions {
-  return {
-    root,
-    now,
-    host: '127.0.0.1',
-    port: 0,
-    manifestCacheControl: '',
-    segmentCacheControl: '',
-    select: wasmTrackSelector,
-    playerPage: false,
-    metrics: false,
-  };
+  return { ...plainServerOptions(root), now, metrics: false };
+}
+
+/** The video (`videoStream`) and audio (`audio-64k.cmfa`) encoders of one channel, not yet open. */
+export function avEncoders(
+  channelUrl: string,
+  fx: { video: Fixture; audio: Fixture },
+  anchorSeconds: number,
+  videoStream = 'video-400k.cmfv',
+): [TestEncoder, TestEncoder] {
+  return [
+    new TestEncoder({ channelUrl, stream: videoStream, fixture: fx.video, anchorSeconds }),
+    new TestEncoder({ channelUrl, stream: 'audio-64k.cmfa', fixture: fx.audio, anchorSeconds }),
+  ];
+}
+
+/**
+ * Waits until both tracks of channel `name` have archived a fragment starting at UTC second
+ * `seconds` or later (0.1 s early counts: times are in 10 MHz ticks). On the last time, not the
+ * count: an archive that keeps the DVR window only drops the oldest.
+ */
+export function archivedTo(origin: LiveOrigin, name: string, seconds: number): Promise<LiveState> {
+  return eventually(
+    () => origin.state(name),
+    (s) =>
+      s.tracks.length === 2 &&
+      s.tracks.every((t) => BigInt(t.lastTime ?? 0) >= BigInt(seconds) * 10_000_000n - 1_000_000n),
+  );
 }

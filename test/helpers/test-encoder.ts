@@ -10,6 +10,7 @@
 
 import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
+import { getBytes } from './live-catalogue';
 
 export interface FixtureFragment {
   trackId: number;
@@ -340,16 +341,9 @@ export class TestEncoder {
 }
 
 /** GET a URL's status and text body. */
-export function httpGet(url: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers }),
-        );
-      })
-      .on('error', reject);
-  });
+export async function httpGet(
+  url: string,
+): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  const r = await getBytes(url);
+  return { status: r.status, body: r.body.toString(), headers: r.headers };
 }

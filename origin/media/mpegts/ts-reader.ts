@@ -18,6 +18,7 @@
 //   scrambled packet or PES (transport_scrambling_control, PES_scrambling_control).
 
 import { originError } from '../../errors';
+import { crc32Mpeg2 } from './crc32-mpeg';
 
 export const TS_PACKET = 188;
 const SYNC = 0x47;
@@ -217,7 +218,8 @@ export class TsReader {
     }
     this.section.delete(pid);
     const section = data.subarray(0, length);
-    if (length < 12 || crc32(section) !== 0) this.fail(at, `PID ${pidName(pid)}: a PSI section whose CRC_32 fails`);
+    if (length < 12 || crc32Mpeg2(section) !== 0)
+      this.fail(at, `PID ${pidName(pid)}: a PSI section whose CRC_32 fails`);
     if (pid === 0 && section[0] === 0x00) this.pat(section);
     else if (pid === this.pmtPid && section[0] === 0x02) this.pmt(section, at);
   }
@@ -291,23 +293,6 @@ function concat(parts: Uint8Array[], bytes: number): Uint8Array {
     at += p.byteLength;
   }
   return out;
-}
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let i = 0; i < 256; i++) {
-    let c = i << 24;
-    for (let k = 0; k < 8; k++) c = c & 0x80000000 ? (c << 1) ^ 0x04c11db7 : c << 1;
-    t[i] = c >>> 0;
-  }
-  return t;
-})();
-
-/** Annex A CRC_32 over a whole section, its CRC included: 0 when it holds. */
-function crc32(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (const b of bytes) crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ b) & 0xff]!) >>> 0;
-  return crc;
 }
 
 export function pidName(pid: number): string {

@@ -8,6 +8,7 @@
 // padded with adaptation-field stuffing (§2.4.3.5: PES data cannot be padded with 0xFF payload).
 
 import { originError } from '../../errors';
+import { crc32Mpeg2 } from '../../media/mpegts/crc32-mpeg';
 
 export const TS_PACKET_SIZE = 188;
 const TS_HEADER = 4;
@@ -33,23 +34,6 @@ export function firstAdaptationBytes(pcr: boolean, randomAccess: boolean): numbe
 export function pesPacketCount(length: number, firstAdaptation: number): number {
   const first = TS_PAYLOAD - firstAdaptation;
   return 1 + Math.ceil(Math.max(0, length - first) / TS_PAYLOAD);
-}
-
-/** CRC_32 of §2.4.4 / Annex A: polynomial 0x04C11DB7, initial 0xFFFFFFFF, no reflection, no final XOR. */
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let i = 0; i < 256; i++) {
-    let c = i << 24;
-    for (let k = 0; k < 8; k++) c = c & 0x80000000 ? (c << 1) ^ 0x04c11db7 : c << 1;
-    t[i] = c >>> 0;
-  }
-  return t;
-})();
-
-export function crc32Mpeg(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (const b of bytes) crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ b) & 0xff]!) >>> 0;
-  return crc;
 }
 
 export interface PmtStream {
@@ -128,7 +112,7 @@ function section(tableId: number, body: number[]): Uint8Array {
   bytes[1] = 0xb0 | (length >> 8);
   bytes[2] = length & 0xff;
   bytes.set(body, 3);
-  const crc = crc32Mpeg(bytes.subarray(0, 3 + body.length));
+  const crc = crc32Mpeg2(bytes.subarray(0, 3 + body.length));
   new DataView(bytes.buffer).setUint32(3 + body.length, crc);
   return bytes;
 }

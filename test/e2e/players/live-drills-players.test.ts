@@ -7,7 +7,7 @@
 // The manifests and segments of these drills are checked in test/origin/live/*-drill.test.ts.
 
 import { ChildProcess, spawn } from 'node:child_process';
-import * as net from 'node:net';
+import { freePort } from '../../helpers/nginx';
 import type { Page } from 'playwright-core';
 import { RunningIngest, startIngestServer } from '../../../origin/server/ingest-server';
 import { RunningServer, startServer } from '../../../origin/server/server';
@@ -43,17 +43,6 @@ function untilOrFatal(page: Page, ok: (p: Playhead) => boolean, ms: number): Pro
 /** Errors that stop playback (hls.js reports the refused playlist reloads of an outage as non-fatal). */
 function fatal(p: Playhead): string[] {
   return p.errors.filter((e) => !e.startsWith('hls.js non-fatal'));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Opens hls.js on the channel's fMP4 playlist and waits until it plays. */

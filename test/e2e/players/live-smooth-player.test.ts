@@ -7,10 +7,9 @@
 
 import { media } from '../../helpers/fixtures';
 import { closeBrowser, playAndCheck, playerTestsEnabled } from '../../helpers/browser';
-import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { createChannel, eventually, liveServerOptions, LiveOrigin, startLiveOrigin } from '../../helpers/live';
 import { loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { RunningServer, startServer } from '../../../origin/server/server';
-import { wasmTrackSelector } from '../../../origin/server/select';
 
 const PLAY_TIMEOUT_MS = 45_000;
 const enabled = playerTestsEnabled();
@@ -38,16 +37,7 @@ describePlayers('a real player on a live Smooth channel', () => {
   beforeAll(async () => {
     origin = await startLiveOrigin();
     // The player page on the same root: it serves /play and the players' files.
-    page = await startServer({
-      root: origin.root,
-      host: '127.0.0.1',
-      port: 0,
-      manifestCacheControl: '',
-      segmentCacheControl: '',
-      select: wasmTrackSelector,
-      playerPage: true,
-      metrics: false,
-    });
+    page = await startServer({ ...liveServerOptions(origin.root), playerPage: true });
     await createChannel(origin.root, 'live', ['--dvr_window_length=30']);
     const fixture = (file: string) => loadFixture(media(file));
     encoders = [

@@ -6,35 +6,17 @@
 // p95 ≤ 3 s. CI samples 20 s; ORIGIN_LL_LONG=1 samples 60 s (the acceptance run). Figures (and
 // hls.latency) are printed.
 
-import { ChildProcess, spawn } from 'node:child_process';
 import type { Page } from 'playwright-core';
-import { RunningIngest, startIngestServer } from '../../../origin/server/ingest-server';
-import { RunningServer, startServer } from '../../../origin/server/server';
 import { closeBrowser, newPage, playerTestsEnabled, screenshotAndClose } from '../../helpers/browser';
-import { tempDir } from '../../helpers/fixtures';
-import { createChannel, eventually, liveServerOptions } from '../../helpers/live';
 import { LL_CHANNEL_OPTIONS } from '../../helpers/ll-hls';
-import { httpGet } from '../../helpers/test-encoder';
-
-const SAMPLE_SECONDS = process.env.ORIGIN_LL_LONG === '1' ? 60 : 20;
-const CMAF = '+cmaf+empty_moov+separate_moof+default_base_moof+frag_discont+skip_trailer';
-
-function ffmpegArgs(ingest: string, t0: string): string[] {
-  const seconds = String(SAMPLE_SECONDS + 60);
-  const v = ['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-b:v', '300k'];
-  const gop = ['-g', '48', '-keyint_min', '48', '-sc_threshold', '0'];
-  const parts = ['-frag_duration', '320000'];
-  return [
-    ...['-hide_banner', '-loglevel', 'error', '-re'],
-    ...['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25'],
-    ...['-f', 'lavfi', '-i', 'sine=frequency=1000:sample_rate=48000'],
-    ...['-map', '0:v', ...v, ...gop, ...parts, '-t', seconds, '-video_track_timescale', '25'],
-    ...['-output_ts_offset', t0, '-movflags', `${CMAF}+frag_keyframe`, '-f', 'mp4'],
-    `${ingest}/Streams(video-320x180-300k.cmfv)`,
-    ...['-map', '1:a', '-c:a', 'aac', '-b:a', '64k', '-ar', '48000', ...parts, '-t', seconds],
-    ...['-output_ts_offset', t0, '-movflags', CMAF, '-f', 'mp4', `${ingest}/Streams(audio-64k.cmfa)`],
-  ];
-}
+import {
+  LlChannel,
+  openPlaying,
+  percentile,
+  SAMPLE_SECONDS,
+  sampleTwiceASecond,
+  startLlChannel,
+} from '../../helpers/ll-player';
 
 interface Sample {
   wallMs: number;
@@ -59,48 +41,18 @@ function sample(page: Page): Promise<Sample> {
   });
 }
 
-function percentile(values: number[], p: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-}
-
 const describePlayers = playerTestsEnabled() ? describe : describe.skip;
 
 describePlayers('hls.js low-latency mode on LL-HLS from ffmpeg CMAF ingest', () => {
-  let ingest: RunningIngest;
-  let serving: RunningServer;
-  let ffmpeg: ChildProcess | undefined;
-  let ffmpegErrors = '';
+  let ll: LlChannel;
 
   beforeAll(async () => {
-    const root = tempDir('origin-ll-player-');
-    await createChannel(root, 'll', [...LL_CHANNEL_OPTIONS, '--dvr_window_length=30']);
-    serving = await startServer({ ...liveServerOptions(root), playerPage: true });
-    ingest = await startIngestServer({
-      root,
-      host: '127.0.0.1',
-      port: 0,
-      sync: false,
-      onPublish: (m) => serving.live.apply(m),
-    });
-    // Start on the next 1.92 s boundary: media time 0 is then the wall clock's T0.
-    const t0Ms = Math.ceil(Date.now() / 1920) * 1920;
-    await new Promise((r) => setTimeout(r, t0Ms - Date.now()));
-    const t0 = (t0Ms / 1000).toFixed(2);
-    ffmpeg = spawn('ffmpeg', ffmpegArgs(`${ingest.url}/live/ll.isml`, t0), { stdio: ['ignore', 'ignore', 'pipe'] });
-    ffmpeg.stderr!.on('data', (c: Buffer) => (ffmpegErrors += c.toString()));
-    await eventually(
-      async () => (await httpGet(`${serving.url}/live/ll.isml/.m3u8`)).status,
-      (s) => s === 200,
-      20_000,
-    );
+    ll = await startLlChannel('origin-ll-player-', [...LL_CHANNEL_OPTIONS, '--dvr_window_length=30'], '.m3u8');
   }, 60_000);
 
   afterAll(async () => {
-    ffmpeg?.kill('SIGKILL');
     await closeBrowser();
-    await ingest?.close();
-    await serving?.close();
+    await ll?.close();
   });
 
   test(
@@ -109,27 +61,16 @@ describePlayers('hls.js low-latency mode on LL-HLS from ffmpeg CMAF ingest', () 
       const page = await newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
-      const manifest = `${serving.url}/live/ll.isml/.m3u8`;
+      const manifest = `${ll.serving.url}/live/ll.isml/.m3u8`;
       try {
-        await page.goto(`${serving.url}/play?player=hlsjs&url=${encodeURIComponent(manifest)}`, {
-          waitUntil: 'load',
-          timeout: 20_000,
-        });
         // Playing, with a program date time, and a few seconds to settle on its target latency.
-        const deadline = Date.now() + 30_000;
-        let s = await sample(page);
-        while (!(s.currentTime > 0 && s.wallMs > 0) && s.errors.length === 0 && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, 250));
-          s = await sample(page);
-        }
-        expect({ playing: s.currentTime > 0 && s.wallMs > 0, errors: s.errors }).toEqual({ playing: true, errors: [] });
-        await new Promise((r) => setTimeout(r, 4000));
-        const samples: Sample[] = [];
-        const end = Date.now() + SAMPLE_SECONDS * 1000;
-        while (Date.now() < end) {
-          samples.push(await sample(page));
-          await new Promise((r) => setTimeout(r, 500));
-        }
+        await openPlaying(
+          page,
+          { player: 'hlsjs', origin: ll.serving.url, manifest },
+          sample,
+          (s) => s.currentTime > 0 && s.wallMs > 0,
+        );
+        const samples = await sampleTwiceASecond(page, sample);
         const wall = samples.map((x) => x.wallMs / 1000);
         const hlsLatency = samples.map((x) => x.latency);
         const figures = {
@@ -154,6 +95,6 @@ describePlayers('hls.js low-latency mode on LL-HLS from ffmpeg CMAF ingest', () 
   );
 
   test('ffmpeg pushed without an error', () => {
-    expect(ffmpegErrors).toBe('');
+    expect(ll.ffmpegErrors()).toBe('');
   });
 });

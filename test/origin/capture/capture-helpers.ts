@@ -41,3 +41,19 @@ export async function streamCodecs(input: string): Promise<string[]> {
   if (r.code !== 0) throw new Error(`ffprobe ${input}: ${r.stderr}`);
   return r.stdout.split('\n').filter((l) => l.trim() !== '');
 }
+
+/**
+ * An H.264/AAC source of `seconds` made by ffmpeg in `file`: 320x180 test pattern at `fps`, a
+ * keyframe every `fps` frames exactly (no scene-cut keyframes), a 440 Hz sine at 48 kHz;
+ * `extra` output options go before the file. Resolves to ffmpeg's stderr (empty when it went well).
+ */
+export async function makeSource(file: string, o: { fps: number; seconds: number; extra: string[] }): Promise<string> {
+  const gop = String(o.fps);
+  const r = await run('ffmpeg', [
+    ...['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=320x180:rate=${o.fps}`],
+    ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000', '-t', String(o.seconds)],
+    ...['-c:v', 'libx264', '-preset', 'veryfast', '-g', gop, '-keyint_min', gop, '-sc_threshold', '0'],
+    ...['-pix_fmt', 'yuv420p', '-c:a', 'aac', ...o.extra, file],
+  ]);
+  return r.code === 0 ? r.stderr : `ffmpeg exited ${r.code}: ${r.stderr}`;
+}

@@ -9,8 +9,7 @@ import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { runOrigin, tempDir } from '../../helpers/fixtures';
 import { haveNginx, startNginx } from '../../helpers/nginx';
-import { run } from '../../helpers/process';
-import { frameHashes } from './capture-helpers';
+import { frameHashes, makeSource } from './capture-helpers';
 
 jest.setTimeout(120_000);
 
@@ -19,23 +18,7 @@ const FPS = 25;
 (haveNginx ? test : test.skip)('a sliding live playlist, a wall-clock range ending in the future', async () => {
   const dir = tempDir('capture-live-');
   const src = path.join(dir, 'src.mp4');
-  const made = await run('ffmpeg', [
-    ...[
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc2=size=320x180:rate=${FPS}`,
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=sample_rate=48000',
-    ],
-    ...['-t', '9', '-c:v', 'libx264', '-preset', 'veryfast', '-g', '25', '-keyint_min', '25', '-sc_threshold', '0'],
-    ...['-pix_fmt', 'yuv420p', '-c:a', 'aac', src],
-  ]);
-  expect(made.stderr).toBe('');
+  expect(await makeSource(src, { fps: FPS, seconds: 9, extra: [] })).toBe('');
   const sourceHashes = await frameHashes(src);
   await fs.mkdir(path.join(dir, 'live'));
   const nginx = await startNginx(dir);

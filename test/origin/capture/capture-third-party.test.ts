@@ -12,7 +12,7 @@ import { startFaultProxy } from '../../helpers/fault-proxy';
 import { runOrigin, tempDir } from '../../helpers/fixtures';
 import { haveNginx, Nginx, startNginx } from '../../helpers/nginx';
 import { run } from '../../helpers/process';
-import { frameHashes, streamCodecs, videoFrames } from './capture-helpers';
+import { frameHashes, makeSource, streamCodecs, videoFrames } from './capture-helpers';
 
 jest.setTimeout(180_000);
 
@@ -30,20 +30,8 @@ beforeAll(async () => {
   dir = tempDir('capture-3p-');
   const src = path.join(dir, 'src.mp4');
   // 8 s, a keyframe every second exactly (no scene-cut keyframes), B-frames, AAC.
-  await ffmpeg([
-    ...[
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc2=size=320x180:rate=${FPS}`,
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:sample_rate=48000',
-    ],
-    ...['-t', '8', '-c:v', 'libx264', '-preset', 'veryfast', '-g', '25', '-keyint_min', '25', '-sc_threshold', '0'],
-    ...['-bf', '2', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '64k', src],
-  ]);
+  const made = await makeSource(src, { fps: FPS, seconds: 8, extra: ['-bf', '2', '-b:a', '64k'] });
+  if (made !== '') throw new Error(`ffmpeg (source): ${made}`);
   sourceHashes = await frameHashes(src);
   const dash = ['-i', src, '-map', '0:v', '-map', '0:a', '-c', 'copy', '-f', 'dash', '-seg_duration', '2'];
   for (const d of ['dash-number', 'dash-time', 'dash-duration', 'hls']) await fs.mkdir(path.join(dir, d));

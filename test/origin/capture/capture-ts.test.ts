@@ -8,7 +8,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { crc32Mpeg } from '../../../origin/segments/mpegts/ts-packets';
+import { crc32Mpeg2 } from '../../../origin/media/mpegts/crc32-mpeg';
 import { media, runOrigin, tempDir } from '../../helpers/fixtures';
 import { haveNginx, Nginx, startNginx } from '../../helpers/nginx';
 import { run } from '../../helpers/process';
@@ -168,7 +168,7 @@ function retype(b: Buffer, type: number): Buffer {
   const length = 3 + (((b[s + 1]! & 0x0f) << 8) | b[s + 2]!);
   const programInfo = ((b[s + 10]! & 0x0f) << 8) | b[s + 11]!;
   b[s + 12 + programInfo] = type;
-  b.writeUInt32BE(crc32Mpeg(b.subarray(s, s + length - 4)), s + length - 4);
+  b.writeUInt32BE(crc32Mpeg2(b.subarray(s, s + length - 4)), s + length - 4);
   return b;
 }
 

@@ -4,14 +4,14 @@
 // test/origin/remote/.
 
 import * as http from 'node:http';
-import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { OriginError } from '../../../origin/errors';
 import { HttpStorage } from '../../../origin/io/remote/http-storage';
+import { rejectedOriginError } from '../../helpers/errors';
+import { storageOn, StubbedStorage } from '../../helpers/storage-stub';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
-let server: http.Server;
+let stub: StubbedStorage;
 let handler: Handler = (_req, res) => res.end();
 const seen: http.IncomingHttpHeaders[] = [];
 let storage: HttpStorage;
@@ -19,36 +19,15 @@ const DIR = path.join(path.sep, 'root', 'loc') + path.sep;
 const at = (name: string): string => DIR + name;
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  const listener: http.RequestListener = (req, res) => {
     seen.push(req.headers);
     handler(req, res);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as AddressInfo).port;
-  storage = new HttpStorage({
-    dir: DIR,
-    base: `http://127.0.0.1:${port}/media/`,
-    connections: 2,
-    timeoutMs: 2000,
-    revalidateMs: 0,
-    retryDelaysMs: [1],
-  });
+  };
+  stub = await storageOn(listener, { dir: DIR, urlPath: '/media/', connections: 2, timeoutMs: 2000 });
+  storage = stub.storage;
 });
 
-afterAll(async () => {
-  storage.close();
-  await new Promise<void>((r) => server.close(() => r()));
-});
-
-async function failure(p: Promise<unknown>): Promise<OriginError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof OriginError) return e;
-    throw e;
-  }
-  throw new Error('no error');
-}
+afterAll(() => stub.close());
 
 test('the stat of an object larger than any body bound (a HEAD has no body)', async () => {
   handler = (req, res) => {
@@ -120,7 +99,7 @@ test.each([
     res.end();
   };
   const source = await storage.open(at('s.ismv'), '"e"');
-  expect((await failure(source.read(0, 10))).code).toBe(code);
+  expect((await rejectedOriginError(source.read(0, 10))).code).toBe(code);
 });
 
 test('a range answered with other bytes, or a whole object for a part of it: storage-error', async () => {
@@ -137,7 +116,7 @@ test('a range answered with other bytes, or a whole object for a part of it: sto
       res.end(answer.body);
     };
     const source = await storage.open(at('r.ismv'), '"e"');
-    expect((await failure(source.read(90, 10))).code).toBe('storage-error');
+    expect((await rejectedOriginError(source.read(90, 10))).code).toBe('storage-error');
   }
 });
 
@@ -151,6 +130,6 @@ test('a body longer than its Content-Length is refused, never passed on', async 
     res.socket!.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n0123456789');
     res.socket!.end();
   };
-  const e = await failure(storage.readText(at('t.ism'), '"e"'));
+  const e = await rejectedOriginError(storage.readText(at('t.ism'), '"e"'));
   expect(['storage-error', 'storage-unavailable']).toContain(e.code);
 });

@@ -5,13 +5,14 @@
 // read is the byte of the version the read was pinned to, or the read fails as storage-changed.
 
 import * as http from 'node:http';
-import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import { OriginError, originError } from '../../../origin/errors';
+import { originError } from '../../../origin/errors';
 import { HttpStorage } from '../../../origin/io/remote/http-storage';
 import { InFlightRanges } from '../../../origin/io/remote/in-flight-ranges';
 import { READ_AHEAD, RemoteSource } from '../../../origin/io/remote/remote-source';
 import { BufferSource } from '../../../origin/io/source';
+import { rejectedOriginError } from '../../helpers/errors';
+import { storageOn, StubbedStorage } from '../../helpers/storage-stub';
 
 /** Deterministic bytes (a xorshift stream): equal offsets of two seeds differ almost everywhere. */
 function bytesOf(size: number, seed: number): Buffer {
@@ -50,16 +51,6 @@ function recordingRead(bytes: Buffer): {
       };
     },
   };
-}
-
-async function failure(p: Promise<unknown>): Promise<OriginError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof OriginError) return e;
-    throw e;
-  }
-  throw new Error('no error');
 }
 
 describe('InFlightRanges', () => {
@@ -115,8 +106,8 @@ describe('InFlightRanges', () => {
     };
     const a = ranges.read('/a', '"v1"', 0, 1000, read);
     const b = ranges.read('/a', '"v1"', 10, 100, read);
-    expect((await failure(a)).code).toBe('storage-changed');
-    expect((await failure(b)).code).toBe('storage-changed');
+    expect((await rejectedOriginError(a)).code).toBe('storage-changed');
+    expect((await rejectedOriginError(b)).code).toBe('storage-changed');
     expect(ranges.pending).toBe(0);
     fail = false;
     expect(Buffer.from(await ranges.read('/a', '"v1"', 10, 100, read)).equals(object.subarray(10, 110))).toBe(true);
@@ -126,7 +117,7 @@ describe('InFlightRanges', () => {
     const ranges = new InFlightRanges();
     const short = async (offset: number, length: number): Promise<Uint8Array> =>
       object.subarray(offset, offset + length - 1);
-    expect((await failure(ranges.read('/a', '"v1"', 0, 1000, short))).code).toBe('storage-error');
+    expect((await rejectedOriginError(ranges.read('/a', '"v1"', 0, 1000, short))).code).toBe('storage-error');
   });
 });
 
@@ -191,7 +182,7 @@ describe('an object replaced on storage while a hinted read is in flight', () =>
   let current = { etag: '"one"', bytes: bytesOf(SIZE, 11) };
   const versions = new Map<string, Buffer>();
   let hold: Promise<void> | undefined;
-  let server: http.Server;
+  let stub: StubbedStorage;
   let storage: HttpStorage;
   const DIR = path.join(path.sep, 'root', 'loc') + path.sep;
   const FILE = DIR + 'v.ismv';
@@ -200,7 +191,7 @@ describe('an object replaced on storage while a hinted read is in flight', () =>
     versions.set(current.etag, current.bytes);
     // A storage that checks If-Match when the request arrives and sends the bytes it had then,
     // after `hold` (a slow body): a replacement meanwhile does not change an answer under way.
-    server = http.createServer((req, res) => {
+    const listener: http.RequestListener = (req, res) => {
       const now = current;
       const headers = { ETag: now.etag, 'Last-Modified': 'Mon, 01 Jan 2024 10:00:00 GMT' };
       if (req.method === 'HEAD') return res.writeHead(200, { ...headers, 'Content-Length': SIZE }).end();
@@ -218,23 +209,12 @@ describe('an object replaced on storage while a hinted read is in flight', () =>
           })
           .end(body),
       );
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const port = (server.address() as AddressInfo).port;
-    storage = new HttpStorage({
-      dir: DIR,
-      base: `http://127.0.0.1:${port}/`,
-      connections: 4,
-      timeoutMs: 5000,
-      revalidateMs: 0,
-      retryDelaysMs: [1],
-    });
+    };
+    stub = await storageOn(listener, { dir: DIR, urlPath: '/', connections: 4, timeoutMs: 5000 });
+    storage = stub.storage;
   });
 
-  afterAll(async () => {
-    storage.close();
-    await new Promise<void>((r) => server.close(() => r()));
-  });
+  afterAll(() => stub.close());
 
   test('each read answers its own version or storage-changed: zero wrong bytes', async () => {
     const one = current;
@@ -265,8 +245,10 @@ describe('an object replaced on storage while a hinted read is in flight', () =>
     for (const [bytes, at, etag] of answers)
       expect(Buffer.from(bytes).equals(versions.get(etag)!.subarray(at, at + bytes.byteLength))).toBe(true);
     // Outside it, storage is asked with If-Match "one": 412, never the new object's bytes.
-    expect((await failure(old.read(350_000, 1000))).code).toBe('storage-changed');
-    expect((await failure((await storage.open(FILE, one.etag)).read(10_000, 1000))).code).toBe('storage-changed');
+    expect((await rejectedOriginError(old.read(350_000, 1000))).code).toBe('storage-changed');
+    expect((await rejectedOriginError((await storage.open(FILE, one.etag)).read(10_000, 1000))).code).toBe(
+      'storage-changed',
+    );
     expect(storage.reads.pending).toBe(0);
   });
 });

@@ -5,12 +5,12 @@
 // the TS ID3 stream, m3u8-parser for the playlists, the MPD schema. With `timed_metadata` off a
 // channel with events answers byte for byte what the channel without them answers.
 
-import * as http from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { DateRange, IsoBox, isoBoxes, readDateRanges } from '../../helpers/metadata-readers';
 import { media, tempDir } from '../../helpers/fixtures';
 import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { getBytes, setTimes } from '../../helpers/live-catalogue';
 import { run } from '../../helpers/process';
 import { Fixture, httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { EVENTS, ID3_SCHEME, id3Pes, inbandVideo, META_URIM, SCTE35_SCHEME } from '../../helpers/timed-metadata';
@@ -27,22 +27,10 @@ let origin: LiveOrigin;
 // Each channel is `live/<dir>/ch.isml`: one name, so that manifests compare byte for byte.
 const url = (dir: string): string => `${origin.serving.url}/live/${dir}/ch.isml`;
 
-function getBytes(u: string): Promise<{ status: number; bytes: Buffer }> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(u, { agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
-      })
-      .on('error', reject);
-  });
-}
-
 async function ok(u: string): Promise<Buffer> {
   const r = await getBytes(u);
   expect([u, r.status]).toEqual([u, 200]);
-  return r.bytes;
+  return r.body;
 }
 
 const encoders = new Map<string, TestEncoder[]>();
@@ -97,22 +85,6 @@ afterAll(async () => {
   await origin.close();
 });
 
-/** `<S>` start times of the SegmentTimeline of the MPD's video (or audio) set. */
-function videoTimes(mpd: string, type = 'video'): bigint[] {
-  const from = mpd.indexOf(`contentType="${type}"`);
-  const set = mpd.slice(from, mpd.indexOf('</AdaptationSet>', from));
-  const ts: bigint[] = [];
-  let t = 0n;
-  for (const m of set.matchAll(/<S(?: t="(\d+)")? d="(\d+)"(?: r="(\d+)")? \/>/g)) {
-    if (m[1] !== undefined) t = BigInt(m[1]);
-    for (let k = 0; k <= Number(m[3] ?? 0); k++) {
-      ts.push(t);
-      t += BigInt(m[2]!);
-    }
-  }
-  return ts;
-}
-
 /** The URLs (after the .isml) of every manifest and segment a player of DASH or HLS reads. */
 async function outputs(ch: string, query: string): Promise<string[]> {
   const q = query === '' ? '' : `?${query}`;
@@ -120,7 +92,7 @@ async function outputs(ch: string, query: string): Promise<string[]> {
   const mpd = (await httpGet(`${url(ch)}/.mpd${q}`)).body;
   const tails = ['/.mpd' + q, '/.m3u8' + q, '/Manifest' + q, '/.f4m' + q];
   tails.push(`/dash/ch-video=400000.dash${q}`, `/dash/ch-audio=64000.dash${q}`);
-  for (const t of videoTimes(mpd)) tails.push(`/dash/ch-video=400000-${t}.dash${q}`);
+  for (const t of setTimes(mpd)) tails.push(`/dash/ch-video=400000-${t}.dash${q}`);
   const ts = `/ch-audio=64000-video=400000.m3u8${q}`;
   const fmp4 = `/ch-video=400000.m3u8?hls_fmp4=true${and}`;
   tails.push(ts, fmp4, `/hls/ch-video=400000.m4s?hls_fmp4=true${and}`);
@@ -179,7 +151,7 @@ describe.each([
       expect(videoSet).toContain(`<InbandEventStream schemeIdUri="${scheme}" value="" />`);
     expect(audioSet).not.toContain('InbandEventStream');
     const found: IsoBox[] = [];
-    for (const t of videoTimes(mpd)) {
+    for (const t of setTimes(mpd)) {
       const b = await ok(`${url(ch)}/dash/ch-video=400000-${t}.dash${q}`);
       const parsed = isoBoxes(b);
       const emsg = parsed.fetchAll('emsg');
@@ -206,7 +178,7 @@ describe.each([
       const m = e.message_data!;
       expect(Buffer.from(m.buffer, m.byteOffset, m.byteLength).toString('hex')).toBe(x.data);
     }
-    const a = await ok(`${url(ch)}/dash/ch-audio=64000-${videoTimes(mpd, 'audio')[0]}.dash${q}`);
+    const a = await ok(`${url(ch)}/dash/ch-audio=64000-${setTimes(mpd, 'audio')[0]}.dash${q}`);
     expect(a.includes(Buffer.from('emsg'))).toBe(false);
   });
 
@@ -284,7 +256,7 @@ describe.each([
     // Audio without video carries the events (segments/fmp4/emsg.ts carriesEvents).
     expect(audioOnly).toContain(`<InbandEventStream schemeIdUri="${SCTE35_SCHEME}" value="" />`);
     const ids: number[] = [];
-    for (const t of videoTimes(audioOnly, 'audio')) {
+    for (const t of setTimes(audioOnly, 'audio')) {
       const b = await ok(
         `${url(ch)}/dash/ch-audio=64000-${t}.dash${q}${sep}filter=${encodeURIComponent('type=="audio"')}`,
       );

@@ -3,13 +3,13 @@
 // golden files, every listed segment read back, the per-format refusals of segments outside the
 // window, caching headers, and the switch to static/ENDLIST at the end of stream.
 
-import * as http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { media, tempDir } from '../../helpers/fixtures';
 import { expectGolden } from '../../helpers/golden';
 import { boxes } from '../../helpers/box-walk';
-import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { archivedTo, avEncoders, createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { getBytes, setTimes } from '../../helpers/live-catalogue';
 import { run } from '../../helpers/process';
 import { httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { validateMpd } from '../manifests/format-support';
@@ -24,31 +24,12 @@ const audio = loadFixture(media('audio_eng_64k.isma'));
 let origin: LiveOrigin;
 let url: string;
 
-function getBytes(u: string): Promise<{ status: number; bytes: Buffer; headers: http.IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(u, { agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), headers: res.headers }),
-        );
-      })
-      .on('error', reject);
-  });
-}
-
 /** Pushes fragments [from, to) of the video and the audio encoder and waits until both are archived. */
 async function push(v: TestEncoder, a: TestEncoder, from: number, to: number): Promise<void> {
   await v.send(from, to);
   await a.send(from, to);
-  await eventually(
-    () => origin.state('ch'),
-    // The archive keeps the DVR window only (no --archiving): wait on the last time, not the count.
-    (s) =>
-      s.tracks.length === 2 &&
-      s.tracks.every((t) => BigInt(t.lastTime ?? 0) >= BigInt(ANCHOR + 2 * (to - 1)) * 10_000_000n - 1_000_000n),
-  );
+  // The archive keeps the DVR window only (no --archiving): wait on the last time, not the count.
+  await archivedTo(origin, 'ch', ANCHOR + 2 * (to - 1));
 }
 
 let v: TestEncoder;
@@ -60,18 +41,7 @@ beforeAll(async () => {
   await createChannel(origin.root, 'ch', ['--dvr_window_length=10', '--archive_segment_length=3']);
   await createChannel(origin.root, 'idle');
   url = `${origin.serving.url}/live/ch.isml`;
-  v = new TestEncoder({
-    channelUrl: origin.channelUrl('ch'),
-    stream: 'video-400k.cmfv',
-    fixture: video,
-    anchorSeconds: ANCHOR,
-  });
-  a = new TestEncoder({
-    channelUrl: origin.channelUrl('ch'),
-    stream: 'audio-64k.cmfa',
-    fixture: audio,
-    anchorSeconds: ANCHOR,
-  });
+  [v, a] = avEncoders(origin.channelUrl('ch'), { video, audio }, ANCHOR);
   await v.open();
   await a.open();
   await push(v, a, 0, 12);
@@ -99,32 +69,17 @@ test('live manifests on a fixed clock: golden, dynamic, sliding, valid against t
   }
 });
 
-/** `<S>` start times of the MPD's video SegmentTimeline. */
-function videoTimes(mpd: string): bigint[] {
-  const set = mpd.slice(mpd.indexOf('contentType="video"'));
-  const ts: bigint[] = [];
-  let t = 0n;
-  for (const m of set.matchAll(/<S(?: t="(\d+)")? d="(\d+)"(?: r="(\d+)")? \/>/g)) {
-    if (m[1] !== undefined) t = BigInt(m[1]);
-    for (let k = 0; k <= Number(m[3] ?? 0); k++) {
-      ts.push(t);
-      t += BigInt(m[2]!);
-    }
-  }
-  return ts;
-}
-
 test('every DASH segment of the window is served, its tfdt its $Time$, times on the anchor (Unix epoch)', async () => {
-  const times = videoTimes((await httpGet(`${url}/.mpd`)).body);
+  const times = setTimes((await httpGet(`${url}/.mpd`)).body);
   // The 10-s window of 2-s fragments at the edge 24 s after the anchor.
   expect(times.length).toBeGreaterThanOrEqual(5);
   expect(times[times.length - 1]).toBe(BigInt(ANCHOR + 22) * 10_000_000n);
   const init = await getBytes(`${url}/dash/ch-video=400000.dash`);
-  expect([init.status, boxes(init.bytes).map((b) => b.type)]).toEqual([200, ['ftyp', 'moov']]);
+  expect([init.status, boxes(init.body).map((b) => b.type)]).toEqual([200, ['ftyp', 'moov']]);
   for (const t of times) {
     const seg = await getBytes(`${url}/dash/ch-video=400000-${t}.dash`);
     expect(seg.status).toBe(200);
-    const moof = boxes(seg.bytes).find((b) => b.type === 'moof')!;
+    const moof = boxes(seg.body).find((b) => b.type === 'moof')!;
     const traf = boxes(moof.body).find((b) => b.type === 'traf')!;
     const tfdt = boxes(traf.body).find((b) => b.type === 'tfdt')!;
     expect(tfdt.body.readBigUInt64BE(4)).toBe(t);
@@ -144,7 +99,7 @@ test('HLS TS segments spanning two archive files play in ffprobe, numbered on th
     const seg = await getBytes(`${url}/${uri}`);
     expect([uri, seg.status]).toEqual([uri, 200]);
     const file = path.join(dir, uri);
-    writeFileSync(file, seg.bytes);
+    writeFileSync(file, seg.body);
     const probe = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file]);
     expect([uri, probe.code, probe.stderr]).toEqual([uri, 0, '']);
     expect(Number(probe.stdout)).toBeGreaterThan(3.5);
@@ -152,7 +107,7 @@ test('HLS TS segments spanning two archive files play in ffprobe, numbered on th
 });
 
 test('segments outside the window: the reference statuses per format', async () => {
-  const times = videoTimes((await httpGet(`${url}/.mpd`)).body);
+  const times = setTimes((await httpGet(`${url}/.mpd`)).body);
   const expect404 = async (u: string, status: number, code: string): Promise<void> => {
     const r = await httpGet(u);
     expect([u, r.status, r.headers['x-origin-error']]).toEqual([u, status, code]);
@@ -179,7 +134,7 @@ test('/.time is the clock; live manifests cache for half a segment; a segment ET
   expect(mpd.headers['cache-control']).toBe('max-age=1');
   const hls = await httpGet(`${url}/ch-audio=64000-video=400000.m3u8`);
   expect(hls.headers['cache-control']).toBe('max-age=2');
-  const times = videoTimes(mpd.body);
+  const times = setTimes(mpd.body);
   const segment = `${url}/dash/ch-video=400000-${times[times.length - 1]}.dash`;
   const seq = Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec(hls.body)![1]);
   // The edge segment, and the first TS segment (whose place in the window changes next).
@@ -192,14 +147,14 @@ test('/.time is the clock; live manifests cache for half a segment; a segment ET
   await push(v, a, 12, 14);
   const after = await Promise.all(urls.map(getBytes));
   for (let i = 0; i < urls.length; i++) {
-    expect([urls[i], after[i]!.status, after[i]!.bytes.equals(before[i]!.bytes)]).toEqual([urls[i], 200, true]);
+    expect([urls[i], after[i]!.status, after[i]!.body.equals(before[i]!.body)]).toEqual([urls[i], 200, true]);
     expect(after[i]!.headers.etag).toBe(before[i]!.headers.etag);
   }
   const seqOf = async (): Promise<number> =>
     Number(/#EXT-X-MEDIA-SEQUENCE:(\d+)/.exec((await httpGet(`${url}/ch-audio=64000-video=400000.m3u8`)).body)![1]);
   // Two more 2-s fragments: one more 4-s HLS segment, two more DASH segments; the window slides.
   expect(await seqOf()).toBe(seq + 1);
-  expect(videoTimes((await httpGet(`${url}/.mpd`)).body)[0]).toBe(times[2]);
+  expect(setTimes((await httpGet(`${url}/.mpd`)).body)[0]).toBe(times[2]);
 });
 
 test('after the end of stream: a static MPD and ENDLIST playlists', async () => {

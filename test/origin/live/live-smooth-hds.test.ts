@@ -7,7 +7,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import { media } from '../../helpers/fixtures';
 import { boxes } from '../../helpers/box-walk';
-import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { avEncoders, createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
 import { loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { parseAbst, parseFragment } from '../segments/f4f/f4f-reader';
 import * as http from 'node:http';
@@ -96,18 +96,7 @@ async function pushed(count: number): Promise<void> {
 beforeAll(async () => {
   origin = await startLiveOrigin();
   await createChannel(origin.root, 'ch', ['--dvr_window_length=30']);
-  v = new TestEncoder({
-    channelUrl: origin.channelUrl('ch'),
-    stream: 'video-400k.cmfv',
-    fixture: video,
-    anchorSeconds: NOW,
-  });
-  a = new TestEncoder({
-    channelUrl: origin.channelUrl('ch'),
-    stream: 'audio-64k.cmfa',
-    fixture: audio,
-    anchorSeconds: NOW,
-  });
+  [v, a] = avEncoders(origin.channelUrl('ch'), { video, audio }, NOW);
   await v.open();
   await a.open();
   await v.send(0, 6);

@@ -6,11 +6,11 @@
 
 import { tempDir } from '../../helpers/fixtures';
 import { boxes } from '../../helpers/box-walk';
-import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { avEncoders, createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { getBytes } from '../../helpers/live-catalogue';
 import { LL_CHANNEL_OPTIONS, makeLlFixtures, PARTS_PER_SEGMENT } from '../../helpers/ll-hls';
 import { httpGet, TestEncoder } from '../../helpers/test-encoder';
 import { readPlaylist } from '../manifests/hls-support';
-import * as http from 'node:http';
 
 // A multiple of 48 s since the epoch: on the 1.92 s grid (48 frames at 25 fps), as encoders anchor.
 const ANCHOR = 1577836800;
@@ -22,20 +22,6 @@ let v: TestEncoder;
 let a: TestEncoder;
 /** Fragments pushed so far, per track. */
 let pushed = 0;
-
-function getBytes(u: string): Promise<{ status: number; bytes: Buffer; headers: http.IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(u, { agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), headers: res.headers }),
-        );
-      })
-      .on('error', reject);
-  });
-}
 
 /** Pushes `n` more fragments of the video (and the audio unless `videoOnly`), waits until archived. */
 async function push(n: number, videoOnly = false): Promise<void> {
@@ -57,18 +43,7 @@ beforeAll(async () => {
   origin = await startLiveOrigin({ now: () => (ANCHOR + 60) * 1000 });
   await createChannel(origin.root, 'll', LL_CHANNEL_OPTIONS);
   base = `${origin.serving.url}/live/ll.isml`;
-  v = new TestEncoder({
-    channelUrl: origin.channelUrl('ll'),
-    stream: 'video-300k.cmfv',
-    fixture: fx.video,
-    anchorSeconds: ANCHOR,
-  });
-  a = new TestEncoder({
-    channelUrl: origin.channelUrl('ll'),
-    stream: 'audio-64k.cmfa',
-    fixture: fx.audio,
-    anchorSeconds: ANCHOR,
-  });
+  [v, a] = avEncoders(origin.channelUrl('ll'), fx, ANCHOR, 'video-300k.cmfv');
   await v.open();
   await a.open();
   // Two whole segments and two parts of the third.
@@ -140,12 +115,12 @@ test('a whole segment is its parts end to end; each part is styp + one moof+mdat
   for (let i = 0; i < PARTS_PER_SEGMENT; i++) {
     const p = await getBytes(`${base}/hls/ll-video=300000-${first}.part${i}.m4s`);
     expect(p.status).toBe(200);
-    const top = boxes(p.bytes);
+    const top = boxes(p.body);
     expect(top.map((b) => b.type)).toEqual(['styp', 'moof', 'mdat']);
-    parts.push(i === 0 ? p.bytes : p.bytes.subarray(top[0]!.size));
+    parts.push(i === 0 ? p.body : p.body.subarray(top[0]!.size));
   }
   // The segment's styp, then every fragment: the parts' bytes after their own styp.
-  expect(Buffer.concat(parts).equals(segment.bytes)).toBe(true);
+  expect(Buffer.concat(parts).equals(segment.body)).toBe(true);
   const growing = await getBytes(`${base}/hls/ll-video=300000-${first + 2}.part1.m4s`);
   expect(growing.status).toBe(200);
   // A part past the newest one but beyond the hint: not there.
@@ -216,8 +191,8 @@ test('one rendering per version for every spelling of a playlist, and waiters sh
     expect(r.status).toBe(200);
     const etag = String(r.headers.etag);
     // One ETag, one text: what a version rendered is what every waiter of it got.
-    if (byEtag.has(etag)) expect(r.bytes.equals(byEtag.get(etag)!)).toBe(true);
-    byEtag.set(etag, r.bytes);
+    if (byEtag.has(etag)) expect(r.body.equals(byEtag.get(etag)!)).toBe(true);
+    byEtag.set(etag, r.body);
   }
   // Now quiet: the plain GET and every spelling, blocking or not, answer the same bytes from at
   // most one rendering (one per spelling before).
@@ -231,7 +206,7 @@ test('one rendering per version for every spelling of a playlist, and waiters sh
   ];
   for (const r of others) {
     expect(r.status).toBe(200);
-    expect(r.bytes.equals(plain.bytes)).toBe(true);
+    expect(r.body.equals(plain.body)).toBe(true);
     expect(r.headers.etag).toBe(plain.headers.etag);
   }
   expect(origin.serving.manifestCacheStats().renders - renders).toBeLessThanOrEqual(1);

@@ -8,8 +8,8 @@
 // publish) on a channel with a long window, both ways interleaved, and prints the ratio.
 
 import { media } from '../../helpers/fixtures';
-import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
-import { loadFixture, TestEncoder } from '../../helpers/test-encoder';
+import { archivedTo, avEncoders, createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { loadFixture } from '../../helpers/test-encoder';
 import { FILE_STORAGE } from '../../../origin/io/storage';
 import { channelVersion, HeadCache, loadChannelPresentation } from '../../../origin/live/channel-loader';
 import { LiveFragmentTable, LivePublished } from '../../../origin/live/fragment-table';
@@ -35,14 +35,6 @@ beforeAll(async () => {
   await createChannel(origin.root, 'long', ['--archiving', '--archive_segment_length=60', '--dvr_window_length=3600']);
 });
 afterAll(() => origin.close());
-
-function encoders(ch: string, anchorSeconds: number): [TestEncoder, TestEncoder] {
-  const channelUrl = origin.channelUrl(ch);
-  return [
-    new TestEncoder({ channelUrl, stream: 'video-400k.cmfv', fixture: video, anchorSeconds }),
-    new TestEncoder({ channelUrl, stream: 'audio-64k.cmfa', fixture: audio, anchorSeconds }),
-  ];
-}
 
 async function both(isml: string): Promise<{ files: Presentation; table: Presentation }> {
   const version = (await channelVersion(FILE_STORAGE, origin.root, isml))!;
@@ -75,7 +67,7 @@ function shape(p: Presentation): unknown {
 
 test('the presentation from the fragment table equals the index files one, every third message dropped', async () => {
   const anchor = Math.floor(Date.now() / 2000) * 2 - 60;
-  const [v, a] = encoders('ch', anchor);
+  const [v, a] = avEncoders(origin.channelUrl('ch'), { video, audio }, anchor);
   await v.open();
   await a.open();
   const steps: Array<[number, number]> = [
@@ -89,12 +81,7 @@ test('the presentation from the fragment table equals the index files one, every
   for (const [from, to] of steps) {
     await v.send(from, to);
     await a.send(from, to);
-    await eventually(
-      () => origin.state('ch'),
-      (s) =>
-        s.tracks.length === 2 &&
-        s.tracks.every((t) => BigInt(t.lastTime ?? 0) >= BigInt(anchor + 2 * (to - 1)) * 10_000_000n - 1_000_000n),
-    );
+    await archivedTo(origin, 'ch', anchor + 2 * (to - 1));
     const p = await both('/live/ch.isml');
     expect(shape(p.table)).toEqual(shape(p.files));
   }
@@ -111,7 +98,7 @@ bench(
   async () => {
     const fragments = Number(process.env.ORIGIN_LIVE_TABLE_FRAGMENTS ?? 1800);
     const anchor = Math.floor(Date.now() / 2000) * 2 - 2 * fragments - 10;
-    const [v, a] = encoders('long', anchor);
+    const [v, a] = avEncoders(origin.channelUrl('long'), { video, audio }, anchor);
     await v.open();
     await a.open();
     for (let g = 0; g < fragments; g += 50) {

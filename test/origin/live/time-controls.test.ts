@@ -7,8 +7,8 @@
 
 import * as http from 'node:http';
 import { media } from '../../helpers/fixtures';
-import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
-import { loadFixture, TestEncoder } from '../../helpers/test-encoder';
+import { avEncoders, createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { loadFixture } from '../../helpers/test-encoder';
 import { validateMpd } from '../manifests/format-support';
 import { LIVE_FORMATS, LiveFormat, listedWindow, manifestPath } from './live-windows';
 
@@ -54,20 +54,7 @@ beforeAll(async () => {
   origin = await startLiveOrigin({ now: clock });
   await createChannel(origin.root, 'ch', ['--archiving', '--dvr_window_length=12']);
   base = `${origin.serving.url}/live/ch.isml`;
-  const encoders = [
-    new TestEncoder({
-      channelUrl: origin.channelUrl('ch'),
-      stream: 'video-400k.cmfv',
-      fixture: video,
-      anchorSeconds: ANCHOR,
-    }),
-    new TestEncoder({
-      channelUrl: origin.channelUrl('ch'),
-      stream: 'audio-64k.cmfa',
-      fixture: audio,
-      anchorSeconds: ANCHOR,
-    }),
-  ];
+  const encoders = avEncoders(origin.channelUrl('ch'), { video, audio }, ANCHOR);
   for (const e of encoders) await e.open();
   for (const e of encoders) await e.send(0, FRAGMENTS);
   await eventually(

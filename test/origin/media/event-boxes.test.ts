@@ -4,7 +4,8 @@
 
 import { OriginError } from '../../../origin/errors';
 import { parseEmib, parseEmsg, parseEventSample } from '../../../origin/media/event-boxes';
-import { crc32Mpeg2, parseSpliceInfoSection, SPLICE_INSERT, TIME_SIGNAL } from '../../../origin/media/scte35';
+import { crc32Mpeg2 } from '../../../origin/media/mpegts/crc32-mpeg';
+import { parseSpliceInfoSection, SPLICE_INSERT, TIME_SIGNAL } from '../../../origin/media/scte35';
 import { writeEmsg } from '../../../origin/segments/fmp4/emsg';
 import { EVENTS, ID3_SCHEME, SCTE35_SCHEME } from '../../helpers/timed-metadata';
 

@@ -3,7 +3,7 @@
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { startServer } from '../../../origin/server/server';
-import { wasmTrackSelector } from '../../../origin/server/select';
+import { plainServerOptions } from '../../helpers/server-options';
 import { get } from '../server/server-helpers';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -175,15 +175,7 @@ describe('dry run: origin package -o stdout: <x.ism> <client-manifest path> prin
   ])('%s equals the HTTP response byte for byte', async (request) => {
     const r = await runOrigin(['package', '-o', 'stdout:', ism, request]);
     expect([r.code, r.stderr]).toEqual([0, '']);
-    const server = await startServer({
-      root: dir,
-      host: '127.0.0.1',
-      port: 0,
-      manifestCacheControl: '',
-      segmentCacheControl: '',
-      select: wasmTrackSelector,
-      playerPage: false,
-    });
+    const server = await startServer(plainServerOptions(dir));
     try {
       // The same request line, query as written (the origin decodes it exactly once either way).
       const http = await get(server.url, `/p.ism/${request}`);

@@ -7,7 +7,6 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { LocationConfig } from '../../../origin/config/config-file';
 import { HttpStorage } from '../../../origin/io/remote/http-storage';
-import { OriginError } from '../../../origin/errors';
 import { RunningServer, startServer } from '../../../origin/server/server';
 import { media, runOrigin, tempDir } from '../../helpers/fixtures';
 import { FaultProxy, startFaultProxy } from '../../helpers/fault-proxy';
@@ -19,6 +18,7 @@ import { parseExposition, seriesOf, valueOf } from '../../helpers/prometheus';
 import { get, testServerOptions } from '../server/server-helpers';
 import { crawl } from './crawl';
 import { firstVideoFragment, location, storagePresentation } from './remote-setup';
+import { rejectedOriginError } from '../../helpers/errors';
 
 let dir: string;
 let s3: S3Store;
@@ -162,16 +162,6 @@ test('storage down: 502 storage-unavailable, a whole error answer', async () => 
   expect(Number(r.headers['content-length'])).toBe(r.body.byteLength);
 });
 
-async function failure(p: Promise<unknown>): Promise<OriginError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof OriginError) return e;
-    throw e;
-  }
-  throw new Error('no error');
-}
-
 test('an object overwritten under an open source: storage-changed, never the new bytes', async () => {
   const storage = new HttpStorage({
     dir: '/x/',
@@ -190,7 +180,7 @@ test('an object overwritten under an open source: storage-changed, never the new
     expect(await source.read(0, 16)).toEqual(first.subarray(0, 16));
     await s3.put('media', 'changing.ismv', Buffer.alloc(300_000, 2));
     // Past the read-ahead span: a new range read, which must not return the new object's bytes.
-    expect((await failure(source.read(200_000, 16))).code).toBe('storage-changed');
+    expect((await rejectedOriginError(source.read(200_000, 16))).code).toBe('storage-changed');
     // Forgotten: the next stat asks storage and sees the new object.
     const again = await storage.stat('/x/changing.ismv');
     expect(again.version).not.toBe(stat.version);

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { RunningServer, startServer } from '../../../origin/server/server';
 import { DEFAULT_LIMITS, PresentationStore } from '../../../origin/cache/presentation-store';
-import { wasmTrackSelector } from '../../../origin/server/select';
+import { plainServerOptions } from '../../helpers/server-options';
 import { get, startTestOrigin, TestOrigin } from './server-helpers';
 import { request } from '../../host-glue/envoy/edge-helpers';
 
@@ -86,16 +86,7 @@ describe('a changed .ism', () => {
     await fs.utimes(ism, new Date(Date.UTC(2025, 0, 1)), new Date(Date.UTC(2025, 0, 1)));
   }
   const serve = (statTtlMs: number): Promise<RunningServer> =>
-    startServer({
-      root: origin.root,
-      host: '127.0.0.1',
-      port: 0,
-      manifestCacheControl: '',
-      segmentCacheControl: '',
-      select: wasmTrackSelector,
-      playerPage: false,
-      statTtlMs,
-    });
+    startServer({ ...plainServerOptions(origin.root), statTtlMs });
 
   test('with --stat-ttl-ms 0 is rendered again by the next request, not answered from the cache', async () => {
     const ism = path.join(origin.root, 'p.ism');
@@ -143,16 +134,7 @@ test('the default stat TTL is one second (DEFAULT_LIMITS, used by startServer an
 });
 
 test('--manifest-cache-bytes 0 (manifestCacheBytes: 0) renders every request', async () => {
-  const server = await startServer({
-    root: origin.root,
-    host: '127.0.0.1',
-    port: 0,
-    manifestCacheControl: '',
-    segmentCacheControl: '',
-    select: wasmTrackSelector,
-    playerPage: false,
-    manifestCacheBytes: 0,
-  });
+  const server = await startServer({ ...plainServerOptions(origin.root), manifestCacheBytes: 0 });
   try {
     const a = await get(server.url, '/p.ism/.mpd');
     const b = await get(server.url, '/p.ism/.mpd');

@@ -48,8 +48,13 @@ async function coalescingServer(): Promise<{ url: URL; works: Work[]; close: () 
   };
 }
 
+interface Client {
+  socket: Socket;
+  answer: Promise<string>;
+}
+
 /** A raw client that sent its request and waits. */
-function client(url: URL): Promise<{ socket: Socket; answer: Promise<string> }> {
+function client(url: URL): Promise<Client> {
   return new Promise((resolve) => {
     const socket = connect(Number(url.port), url.hostname, () => {
       socket.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
@@ -66,14 +71,20 @@ const until = async (what: () => boolean): Promise<void> => {
   expect(what()).toBe(true);
 };
 
+/** Two clients of one work, the first then gone: the second is returned, still waiting. */
+async function secondOfOneWork(s: { url: URL; works: Work[] }): Promise<Client> {
+  const a = await client(s.url);
+  await until(() => s.works.length === 1);
+  const b = await client(s.url);
+  await new Promise((r) => setTimeout(r, 50));
+  a.socket.destroy();
+  return b;
+}
+
 test('the work goes on while one of its requests is connected, and its answer reaches that one', async () => {
   const s = await coalescingServer();
   try {
-    const a = await client(s.url);
-    await until(() => s.works.length === 1);
-    const b = await client(s.url);
-    await new Promise((r) => setTimeout(r, 50));
-    a.socket.destroy();
+    const b = await secondOfOneWork(s);
     await new Promise((r) => setTimeout(r, 100));
     expect(s.works).toHaveLength(1);
     expect(s.works[0]!.signal.aborted).toBe(false);
@@ -87,11 +98,7 @@ test('the work goes on while one of its requests is connected, and its answer re
 test('the work is told to stop once every request waiting for it has lost its client', async () => {
   const s = await coalescingServer();
   try {
-    const a = await client(s.url);
-    await until(() => s.works.length === 1);
-    const b = await client(s.url);
-    await new Promise((r) => setTimeout(r, 50));
-    a.socket.destroy();
+    const b = await secondOfOneWork(s);
     await new Promise((r) => setTimeout(r, 50));
     expect(s.works[0]!.signal.aborted).toBe(false);
     b.socket.destroy();

@@ -20,7 +20,7 @@ import {
   writeTsSegment,
 } from '../../../../origin/segments/mpegts/mpegts';
 import { packedAudioSegment, timestampTag, TIMESTAMP_OWNER } from '../../../../origin/segments/packed-audio';
-import { crc32Mpeg } from '../../../../origin/segments/mpegts/ts-packets';
+import { crc32Mpeg2 } from '../../../../origin/media/mpegts/crc32-mpeg';
 import { adtsFrames, checkTs, crc32 } from './ts-check';
 
 const SPS = Uint8Array.of(0x67, 0x42, 0xc0, 0x1e, 0xda, 0x02, 0x00);
@@ -130,7 +130,7 @@ describe('timestamps', () => {
 describe('PSI', () => {
   test('CRC_32 is CRC-32/MPEG-2 (check value of "123456789")', () => {
     const text = Buffer.from('123456789');
-    expect(crc32Mpeg(text)).toBe(0x0376e6e7);
+    expect(crc32Mpeg2(text)).toBe(0x0376e6e7);
     expect(crc32(text)).toBe(0x0376e6e7);
   });
 
