@@ -434,7 +434,9 @@ export function applyQuery(base: StreamOptions, pairs: ReadonlyArray<[string, st
   // A repeatable option given in the query replaces the manifest's list rather than extending it.
   const replace = new Set(pairs.map(([n]) => n).filter((n) => BY_NAME.get(n)?.repeatable));
   for (const [name, raw] of pairs) {
-    const spec = BY_NAME.get(name);
+    // `?iss.key=` is the command-line spelling of a DRM option: refused like `?iss_key=`, not
+    // ignored as an unknown name, so no one believes a key was set from a URL.
+    const spec = BY_NAME.get(name) ?? (BY_CLI.get(name)?.query === false ? BY_CLI.get(name) : undefined);
     if (spec === undefined) continue;
     if (!spec.query)
       throw originError(

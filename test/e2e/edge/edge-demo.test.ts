@@ -3,6 +3,7 @@
 // it answers direct, where it is no edge-only URL), the shipped envoy.yaml's aliases, signed URLs
 // and Basic-auth location work as printed, and Ctrl-C stops both. Run in-process on free ports.
 
+import { readFileSync } from 'node:fs';
 import { DEMO_ENCRYPTED, parseDemoArgs } from '../../../origin/cli/demo-command';
 import { DEMO_BASIC_AUTH } from '../../../origin/cli/demo-examples';
 import { escapeHtml, playHref } from '../../../origin/player/player-page';
@@ -191,6 +192,23 @@ test('origin demo serves the encrypted presentation with its ClearKey license se
     for (const p of ['/encrypted.ism', ...files.map((f) => `/${f}`)]) {
       expect([p, (await request(edge, p)).status]).toEqual([p, 404]);
     }
+    // The sources as the .ism names them (outside the root, `../…`), raw and percent-encoded,
+    // through the edge and direct: never a file.
+    const direct = /origin, direct {4}(http:\/\/127\.0\.0\.1:\d+)\//.exec(out.text)![1]!;
+    const outDir = out.text
+      .split('\n')
+      .find((l) => l.endsWith('/encrypted.ism'))!
+      .replace(/\/encrypted\.ism$/, '');
+    const ism = readFileSync(`${outDir}/encrypted.ism`, 'utf8');
+    const srcs = [...ism.matchAll(/src="([^"]+)"/g)].map((m) => m[1]!);
+    expect(srcs).toHaveLength(files.length);
+    for (const src of srcs)
+      for (const p of [`/${src}`, `/${src.replace(/\.\./g, '%2e%2e')}`, `/${src.replace(/\//g, '%2f')}`])
+        for (const base of [edge, direct]) {
+          const r = await request(base, p);
+          expect([base, p, r.status >= 400 && r.status < 500]).toEqual([base, p, true]);
+          expect(r.body.includes(Buffer.from('moov'))).toBe(false);
+        }
 
     // The index page lists its keyed formats with the players that decrypt them here.
     const index = (await request(edge, '/')).body.toString();
@@ -214,7 +232,9 @@ test('origin demo serves the encrypted presentation with its ClearKey license se
       type: 'temporary',
     });
     // The demo key never reaches what the demo prints or logs.
-    expect(out.text + err.text).not.toContain(key);
+    const k = Buffer.from(key, 'hex');
+    for (const spelt of [key, key.toUpperCase(), k.toString('base64'), k.toString('base64url')])
+      expect(out.text + err.text).not.toContain(spelt);
   } finally {
     process.emit('SIGINT');
   }

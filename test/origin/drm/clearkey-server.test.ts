@@ -1,6 +1,8 @@
 // The demo ClearKey license server (origin/drm/clearkey-server.ts): the W3C EME ClearKey request
 // and license formats, CORS for a player page on another origin, and clear refusals.
 
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
 import { ClearKeyServer, startClearKeyServer } from '../../../origin/drm/clearkey-server';
 
 const KID = '00112233445566778899aabbccddeeff';
@@ -55,4 +57,20 @@ test('keys never reach the log', () => {
   expect(logs.length).toBeGreaterThan(0);
   expect(logs.join('\n')).not.toContain(KEY);
   expect(logs.join('\n')).not.toContain(b64url(KEY));
+});
+
+// Off unless the demo runs it: `origin demo` is the only code that starts it (issue 20, point 5).
+test('only origin demo starts the ClearKey license server', () => {
+  const root = path.resolve(__dirname, '..', '..', '..');
+  const importers = execFileSync(
+    'git',
+    ['grep', '-l', '-E', "from '[./]+(drm/)?clearkey-server'", '--', 'origin', 'bin', 'host-glue', 'bench'],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    },
+  )
+    .split('\n')
+    .filter((l) => l !== '');
+  expect(importers).toEqual(['origin/cli/demo-command.ts']);
 });

@@ -9,7 +9,7 @@ import { boxes, Box } from '../../helpers/box-walk';
 import { tempDir } from '../../helpers/fixtures';
 import { validateMpd } from '../manifests/format-support';
 import { get, startTestOrigin, TestOrigin } from '../server/server-helpers';
-import { dashWritten, Written } from '../server/written-urls';
+import { dashWritten, smoothWritten, Written } from '../server/written-urls';
 import { packets } from './ffmpeg-decrypt';
 
 const KID = '00112233445566778899aabbccddeeff';
@@ -199,6 +199,43 @@ test('text tracks stay clear in a protected presentation', async () => {
 });
 
 describe('no clear playout of a protected presentation', () => {
+  test('a format without a key: the Smooth and HLS segment URLs of the clear twin are 403 too', async () => {
+    const manifest = `${origin.url}/clear.ism/Manifest`;
+    const smooth = smoothWritten((await fetchOk(manifest)).toString('utf8'), manifest).filter((_, i) => i % 7 === 0);
+    const master = (await fetchOk(`${origin.url}/clear.ism/.m3u8`)).toString('utf8');
+    const list = master.split('\n').find((l) => l !== '' && !l.startsWith('#'))!;
+    const playlist = (await fetchOk(`${origin.url}/clear.ism/${list}`)).toString('utf8');
+    const hls = playlist
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('#'))
+      .map((u) => new URL(u, `${origin.url}/clear.ism/${list}`).href);
+    const urls = [...smooth.map((w) => w.url), `${origin.url}/clear.ism/${list}`, ...hls.slice(0, 3)];
+    expect(urls.length).toBeGreaterThan(6);
+    for (const url of urls) {
+      expect([url, (await get(origin.url, new URL(url).pathname)).status]).toEqual([url, 200]);
+      // The same URL of the cenc twin (a key for DASH only).
+      const mine = new URL(url).pathname.replace('/clear.ism/', '/cenc.ism/').replace(/\/clear-/, '/cenc-');
+      const r = await get(origin.url, mine);
+      expect([mine, r.status, r.headers['x-origin-error']]).toEqual([mine, 403, 'protected-format']);
+    }
+  });
+
+  test('HDS: every manifest and fragment URL the clear twin writes is 403 protected-format', async () => {
+    const f4m = await get(origin.url, '/clear.ism/.f4m');
+    expect(f4m.status).toBe(200);
+    // Adobe F4M 1.0 media url, then its fragments (Seg1-Frag<n>) and its stream-level manifest.
+    const urls = [...f4m.text.matchAll(/<media\b[^>]*\burl="([^"]+)"/g)].map((m) => m[1]!);
+    expect(urls.length).toBeGreaterThan(0);
+    const paths = urls.flatMap((u) => [`${u}Seg1-Frag1`, `${u}Seg1-Frag2`, `${u}.f4m`]);
+    for (const p of ['.f4m', ...paths].map((x) => `/cenc.ism/${x.replace(/^clear/, 'cenc')}`)) {
+      const clearPath = p.replace('/cenc.ism/cenc', '/clear.ism/clear').replace('/cenc.ism/', '/clear.ism/');
+      const [clear, mine] = [await get(origin.url, clearPath), await get(origin.url, p)];
+      expect([clearPath, clear.status]).toEqual([clearPath, 200]);
+      expect([p, mine.status, mine.headers['x-origin-error']]).toEqual([p, 403, 'protected-format']);
+      expect(mine.text).not.toContain(KEY);
+    }
+  });
+
   test.each([
     ['/cenc.ism/Manifest', 403, 'protected-format'],
     ['/cenc.ism/.m3u8', 403, 'protected-format'],

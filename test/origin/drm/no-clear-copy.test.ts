@@ -20,6 +20,9 @@ beforeAll(async () => {
   await fs.copyFile(media('audio_eng_64k.isma'), path.join(origin.root, 'a.isma'));
   await fs.copyFile(media('video_baseline_400k.ismv'), path.join(origin.root, 'v.ismv'));
   await fs.writeFile(path.join(origin.root, 'notes.txt'), 'hello\n');
+  // Every other media source extension (issue 20: .ismt .mp4 .cmf?), the bytes of a real source.
+  for (const ext of OTHER_EXTENSIONS)
+    await fs.copyFile(media('video_baseline_400k.ismv'), path.join(origin.root, `v${ext}`));
   // .isml files are publishing points (origin/live/live-routes.ts): never static files.
   await fs.copyFile(path.join(origin.root, 'clear.ism'), path.join(origin.root, 'clear.isml'));
   await fs.copyFile(path.join(origin.root, 'secret.ism'), path.join(origin.root, 'secret.isml'));
@@ -27,7 +30,18 @@ beforeAll(async () => {
 
 afterAll(() => origin?.server.close());
 
-const SOURCES = ['/a.isma', '/v.ismv', '/A.ISMA'];
+const OTHER_EXTENSIONS = ['.ismt', '.mp4', '.m4v', '.m4a', '.cmfv', '.cmfa', '.cmft', '.cmfm'];
+const SOURCES = ['/a.isma', '/v.ismv', '/A.ISMA', ...OTHER_EXTENSIONS.map((e) => `/v${e}`), '/V.CMFV'];
+
+test.each([
+  ['HEAD', {}],
+  ['GET', { range: 'bytes=0-99' }],
+] as Array<[string, Record<string, string>]>)('a %s %j of a source is 404 too', async (method, headers) => {
+  for (const url of ['/v.ismv', '/v.mp4', '/secret.ism']) {
+    const r = await get(origin.url, url, headers, method);
+    expect([url, r.status]).toEqual([url, 404]);
+  }
+});
 
 test.each(SOURCES)('%s is not served by default (404 unknown-url)', async (url) => {
   const r = await get(origin.url, url);
