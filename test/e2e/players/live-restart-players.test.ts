@@ -135,7 +135,7 @@ describePlayers('players across an encoder restart', () => {
   };
 
   beforeAll(async () => {
-    origin = await startPlayerOrigin('origin-live-restart-', ['same', 'fresh'], ['--dvr_window_length=120']);
+    origin = await startPlayerOrigin('origin-live-restart-', ['same', 'fresh'], ['--dvr_window_length=60']);
     const t0 = Math.floor(Date.now() / 1000 / GRID) * GRID;
     start('same', t0);
     start('fresh', t0);
