@@ -26,7 +26,7 @@ import { audioOf, Rendition, SegmentKind, videoOf } from '../model/rendition';
 import { SegmentList } from '../model/segment-list';
 import { trackKey, ViewTrack } from '../model/view';
 import { liveFragmentNumbers } from '../model/live-window';
-import { originError } from '../errors';
+import { liveFragmentError, originError } from '../errors';
 import { TrackProperties } from '../model/media';
 
 /** Per-segment durations (seconds) and bytes of a media playlist as the client downloads it. */
@@ -197,14 +197,24 @@ export function iframeEntries(video: ViewTrack): IFrameEntry[] {
   return entries;
 }
 
-/** The source fragment of the live I-frame entry numbered `nText` (iframeEntries), or 404 unknown-time. */
+/**
+ * The source fragment of the live I-frame entry numbered `nText` (iframeEntries). Another number
+ * is refused as a live media segment's is (server/live-playout.ts refusal), on the entries' grid:
+ * before the first entry `fragment-expired`, past the last `fragment-not-yet`, between them
+ * `fragment-missing` (an EXT-X-GAP entry's URL, hls-live.ts liveIFrameBreak); not a number, or
+ * no entries: 404 unknown-time.
+ */
 export function liveIFrameFragment(video: ViewTrack, nText: string): number {
-  const entry = iframeEntries(video).find((e) => String(e.n) === nText);
+  const entries = iframeEntries(video);
+  const entry = entries.find((e) => String(e.n) === nText);
   if (entry !== undefined) return entry.fragment;
-  throw originError(
-    'unknown-time',
-    `no keyframe ${nText.slice(0, 20)} for ${trackKey(video.track)} in this live window`,
-  );
+  const n = /^\d{1,15}$/.test(nText) ? Number(nText) : NaN;
+  const what = `keyframe ${nText.slice(0, 20)} of ${trackKey(video.track)}`;
+  if (entries.length === 0 || Number.isNaN(n)) throw originError('unknown-time', `no ${what} in this live window`);
+  if (n < entries[0]!.n) throw liveFragmentError('fragment-expired', 'hls', `${what} is older than the DVR window`);
+  if (n > entries[entries.length - 1]!.n)
+    throw liveFragmentError('fragment-not-yet', 'hls', `${what} is past the live edge`);
+  throw liveFragmentError('fragment-missing', 'hls', `${what} is not in the archive (a gap)`);
 }
 
 /** Source fragment indices of a view track, in order (the view's segments are runs of them). */

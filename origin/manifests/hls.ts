@@ -36,10 +36,12 @@ import { findRendition, Rendition, rendition, SegmentKind, segmentKind, videoOf 
 import { hlsSegmentUrlParts, hlsUrls } from './urls';
 import { PlayoutView, segmentNumber, trackKey, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
-import { discontinuitySequenceLines, liveBreak } from './hls-live';
+import { discontinuitySequenceLines, liveBreak, liveIFrameBreak } from './hls-live';
+import { fragmentGrid } from '../model/live-window';
 import { rfc5646Language } from './dash';
 import {
   ByteSeries,
+  fragmentIndices,
   iframeEntries,
   iframeSeries,
   peakBitrate,
@@ -176,7 +178,8 @@ function encrypted(view: PlayoutView, r: Rendition, kind: SegmentKind): boolean 
  * (each starts with a keyframe), numbered by the fragment's number in the unclipped presentation
  * (from 1; the media sequence is the first entry's), lasting until the next keyframe (a fragment
  * that does not start with one extends the entry before it). Its URIs are relative to
- * `keyframes/`. Versions below 4 have no I-frame playlists: not found.
+ * `keyframes/`. Versions below 4 have no I-frame playlists: not found. Live: numbered on the
+ * fragments' epoch grid, a gap's empty slots listed as EXT-X-GAP entries (hls-live.ts).
  */
 export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): string {
   const rend = typeof r === 'string' ? renditionByKey(view, r) : r;
@@ -200,6 +203,7 @@ export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): s
       timescale,
     )}`,
     `#EXT-X-MEDIA-SEQUENCE:${entries[0]?.n ?? 1}`,
+    ...discontinuitySequenceLines(video),
     // Live, it slides like the media playlists: no playlist type (RFC 8216 §6.2.2).
     ...(view.live === undefined ? ['#EXT-X-PLAYLIST-TYPE:VOD'] : []),
     '#EXT-X-I-FRAMES-ONLY',
@@ -211,13 +215,16 @@ export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): s
   const keys = hls === undefined ? undefined : mediaKeyLines(hls, fmp4 ? 'm4s' : 'ts');
   lines.push(...(keys?.first ?? []));
   if (fmp4) lines.push(`#EXT-X-MAP:URI="${quoted(hlsUrls.iframeInit(view, rend.key))}"`);
-  for (const e of entries) {
+  const url = (n: number): string => uri(hlsUrls.iframeSegment(view, rend.key, n, fmp4 ? 'm4s' : 'ts'));
+  const extinf = (ticks: bigint): string => `#EXTINF:${duration(ticks, timescale, version)},`;
+  // Live: EXT-X-GAP entries for the empty grid slots, EXT-X-DISCONTINUITY at a restart (hls-live.ts).
+  const grid = view.live === undefined ? 0n : fragmentGrid(video.track, fragmentIndices(video));
+  entries.forEach((e, k) => {
+    if (k > 0 && view.live !== undefined)
+      lines.push(...liveIFrameBreak(video, { previous: entries[k - 1]!, entry: e, grid }, url, extinf));
     lines.push(...(keys?.perSegment?.(e.n) ?? []));
-    lines.push(
-      `#EXTINF:${duration(e.duration, timescale, version)},`,
-      uri(hlsUrls.iframeSegment(view, rend.key, e.n, fmp4 ? 'm4s' : 'ts')),
-    );
-  }
+    lines.push(extinf(e.duration), url(e.n));
+  });
   if (view.live === undefined || view.live.ended) lines.push('#EXT-X-ENDLIST');
   lines.push('');
   return lines.join('\n');

@@ -220,22 +220,29 @@ export function liveNumbering(segments: SegmentList, track: PresentationTrack, m
 export function liveFragmentNumbers(segments: SegmentList, track: PresentationTrack, fragments: number[]): number[] {
   if (segments.count === 0) return [];
   const f = track.fragments;
-  const counts = new Map<number, number>();
-  let grid = 0;
-  for (const i of fragments) {
-    const d = f.durations[i]!;
-    const n = (counts.get(d) ?? 0) + 1;
-    counts.set(d, n);
-    if (n > (counts.get(grid) ?? 0) || (n === counts.get(grid) && d > grid)) grid = d;
-  }
+  const grid = fragmentGrid(track, fragments);
   // Output time = source time + (the view's output − source offset, one per track).
   const shift = segments.time(0) - segments.sourceTime(0);
   const out: number[] = [];
   for (const i of fragments) {
-    const slot = gridSlot(f.times[i]! + shift, BigInt(grid));
+    const slot = gridSlot(f.times[i]! + shift, grid);
     out.push(out.length === 0 ? slot : Math.max(slot, out[out.length - 1]! + 1));
   }
   return out;
+}
+
+/** The grid F of liveFragmentNumbers, ticks: the most frequent duration of the given fragments (ties: the longer). */
+export function fragmentGrid(track: PresentationTrack, fragments: number[]): bigint {
+  const durations = track.fragments.durations;
+  const counts = new Map<number, number>();
+  let grid = 0;
+  for (const i of fragments) {
+    const d = durations[i]!;
+    const n = (counts.get(d) ?? 0) + 1;
+    counts.set(d, n);
+    if (n > (counts.get(grid) ?? 0) || (n === counts.get(grid) && d > grid)) grid = d;
+  }
+  return BigInt(grid);
 }
 
 /** ⌊(t + D/8) / D⌋, floored for negative times; 1 without a grid; the slot rule of timeline.ts (a tolerance of

@@ -11,6 +11,7 @@ import { startServer } from '../../../origin/server/server';
 import { breaksTimeline } from '../../../origin/live/channel';
 import { httpGet, loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { validateMpd } from '../manifests/format-support';
+import { readPlaylist } from '../manifests/hls-support';
 
 const JAN_2020 = 1577836800;
 const ANCHOR = JAN_2020 + 2;
@@ -197,6 +198,73 @@ test('(c) once the first run has slid out: EXT-X-DISCONTINUITY-SEQUENCE 1, one P
   ]);
 });
 
+/** The I-frame playlists of a channel's video (version 4: EXT-X-I-FRAMES-ONLY), MPEG-TS and fMP4. */
+const iframes = (ch: string): string[] =>
+  ['', '&hls_fmp4=true'].map((q) => `keyframes/${ch}-video=400000.m3u8?hls_client_manifest_version=4${q}`);
+/** The epoch-grid number of JAN_2020 in the fixture's 2-s fragments (I-frame entries, live-window.ts). */
+const IFRAME0 = JAN_2020 / 2;
+
+test("I-frame playlists across a gap: EXT-X-GAP entries on the fragment grid, the media playlists' timeline", async () => {
+  for (const tail of iframes('stall')) {
+    const playlist = await get('stall', tail);
+    const parsed = readPlaylist(playlist);
+    expect([tail, parsed.warnings, parsed.manifest.iFramesOnly]).toEqual([tail, [], true]);
+    const list = entries(playlist);
+    // Each entry's number is its place (RFC 8216 §4.3.3.2) and the one its URL carries.
+    for (const e of list) expect(e.uri).toMatch(new RegExp(`-${e.n}\\.(ts|m4s)(\\?|$)`));
+    // Keyframes from JAN+4 (the first listed media segment) to JAN+14 and from JAN+24 to JAN+36:
+    // the 2-s slots 7 to 11 (JAN+14 to JAN+24) are empty.
+    const gaps = list.filter((e) => e.tags.includes('#EXT-X-GAP'));
+    expect([tail, list[0]!.n - IFRAME0, gaps.map((e) => e.n - IFRAME0), list[list.length - 1]!.n - IFRAME0]).toEqual([
+      tail,
+      2,
+      [7, 8, 9, 10, 11],
+      17,
+    ]);
+    expect(playlist).not.toContain('DISCONTINUITY');
+    // The durations tile the timeline as the media playlists' do: JAN+4 to JAN+36.
+    const seconds = [...playlist.matchAll(/#EXTINF:([\d.]+),/g)].reduce((a, m) => a + Number(m[1]), 0);
+    expect(seconds).toBeCloseTo(32, 3);
+    expect(parsed.manifest.segments).toHaveLength(list.length);
+    const dir = tail.slice(0, tail.indexOf('/') + 1);
+    for (const e of list) {
+      const url = e.uri.startsWith('../') ? e.uri.slice(3) : dir + e.uri;
+      const expected = gaps.includes(e) ? [404, 'fragment-missing'] : [200, undefined];
+      expect([url, await status('stall', url)]).toEqual([url, expected]);
+    }
+    // Past either end of the window: the live refusals of the media segments.
+    const url = (n: number): string => {
+      const u = list[0]!.uri.replace(/-\d+\.(ts|m4s)/, `-${n}.$1`);
+      return u.startsWith('../') ? u.slice(3) : dir + u;
+    };
+    expect(await status('stall', url(IFRAME0 + 1))).toEqual([404, 'fragment-expired']);
+    expect(await status('stall', url(IFRAME0 + 18))).toEqual([404, 'fragment-not-yet']);
+    // The same encoder killed and restarted on its grid: the same lists.
+    expect(await get('same', tail.replace('stall', 'same'))).toBe(playlist.replaceAll('stall', 'same'));
+  }
+});
+
+test('I-frame playlists across a restart: EXT-X-GAP entries, then EXT-X-DISCONTINUITY; its sequence once slid', async () => {
+  for (const tail of iframes('fresh')) {
+    const playlist = await get('fresh', tail);
+    expect([tail, readPlaylist(playlist).warnings]).toEqual([tail, []]);
+    const list = entries(playlist);
+    for (const e of list) expect(e.uri).toMatch(new RegExp(`-${e.n}\\.(ts|m4s)(\\?|$)`));
+    expect(list.filter((e) => e.tags.includes('#EXT-X-GAP')).map((e) => e.n - IFRAME0)).toEqual([7, 8, 9, 10, 11]);
+    // The new run's first keyframe at JAN+25: slot ⌊25/2 + 1/8⌋ = 12.
+    const broken = list.filter((e) => e.tags.includes('#EXT-X-DISCONTINUITY'));
+    expect([tail, broken.map((e) => e.n - IFRAME0)]).toEqual([tail, [12]]);
+    expect(playlist).not.toContain('#EXT-X-DISCONTINUITY-SEQUENCE');
+  }
+  for (const tail of iframes('slid')) {
+    const playlist = await get('slid', tail);
+    expect([tail, readPlaylist(playlist).warnings]).toEqual([tail, []]);
+    expect(playlist).toContain('#EXT-X-DISCONTINUITY-SEQUENCE:1\n');
+    expect(playlist).not.toContain('#EXT-X-DISCONTINUITY\n');
+    expect(playlist).not.toContain('#EXT-X-GAP');
+  }
+});
+
 test('what breaks a track timeline: off its grid by more than 1/8 of a fragment, or overlapping it', () => {
   // The newest fragment at 100, 20 long.
   expect(breaksTimeline(100n, 120n, 120n)).toBe(false); // continues
@@ -262,7 +330,7 @@ test("refusal statuses: the reference table by default, origin serve's own when 
 });
 
 test('an origin restarted on the same archive writes the same Periods, gaps and discontinuities', async () => {
-  const tails = (ch: string): string[] => ['.mpd', ts(ch), fmp4(ch), audioFmp4(ch)];
+  const tails = (ch: string): string[] => ['.mpd', ts(ch), fmp4(ch), audioFmp4(ch), ...iframes(ch)];
   const before = new Map<string, string>();
   for (const ch of CHANNELS) for (const tail of tails(ch)) before.set(`${ch}/${tail}`, await get(ch, tail));
   const root = origin.root;
