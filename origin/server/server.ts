@@ -43,6 +43,7 @@ import type { LocationConfig } from '../config/config-file';
 import { Locations } from '../config/locations';
 import { remoteLocations } from './locations';
 import { Passthrough } from './passthrough';
+import { BlockingReloads, BlockingRoute, liveHlsPlaylist } from './blocking-reload';
 
 export interface ServerOptions {
   root: string;
@@ -101,6 +102,8 @@ export interface ServerOptions {
   locations?: readonly LocationConfig[];
   /** Statuses of live segment refusals per format (`--fragment-*-status`; default LIVE_FRAGMENT_STATUS). */
   liveFragmentStatus?: LiveFragmentStatusTable;
+  /** LL-HLS blocking requests on their own way (blocking-reload.ts; default true); false: the long way. */
+  blockingReloadWay?: boolean;
 }
 
 /** What reconfigure() changes: the settings a reload (SIGHUP) may change while serving. */
@@ -161,6 +164,8 @@ interface Origin extends HotPath {
   passthrough: Passthrough;
   /** The live channels' published fragments (origin/live/fragment-table.ts). */
   live: LiveFragmentTable;
+  /** LL-HLS blocking playlist requests (blocking-reload.ts); undefined: the long way. */
+  blocking: BlockingReloads | undefined;
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
@@ -196,7 +201,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     confinement,
     passthrough: new Passthrough(routed ?? FILE_STORAGE, confinement),
     live,
+    blocking: undefined,
   };
+  if (opts.blockingReloadWay !== false) state.blocking = blockingReloads(state);
   // Publish messages also wake the LL-HLS requests waiting for the channel (live-low-latency.ts).
   state.live.onApply = (m) => state.liveChannels.publish(m.live);
   metrics?.bind(metricSources(state, routed));
@@ -255,6 +262,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       };
       state.locations = new Locations(r.locations);
       state.routes.clear();
+      state.blocking?.clear();
       // What was read through a location that moved is asked again.
       store.forgetAll();
     },
@@ -321,7 +329,7 @@ function metricSources(state: Origin, routed: RoutedStorage | undefined): Metric
         'encrypted-segment': figures(ctx.encrypted.counts(), true),
       };
     },
-    coalesced: () => state.coalescer.joined,
+    coalesced: () => state.coalescer.joined + (state.blocking?.joined ?? 0),
     storage: () => routed?.stats,
     sourceHandles: () => ctx.files.openDescriptors,
     pools: () => ({
@@ -368,6 +376,17 @@ async function preferredFile(state: Origin, segments: readonly string[]): Promis
   }
 }
 
+/** The blocking way of LL-HLS playlist requests over this server's state (not in legacy locations). */
+function blockingReloads(state: Origin): BlockingReloads {
+  const route = (rawPath: string): BlockingRoute | undefined => {
+    const found = OPS_PATHS.has(rawPath) ? undefined : liveHlsPlaylist(rawPath);
+    if (found === undefined || legacyAt(state, found.segments) !== undefined) return undefined;
+    return { request: found.request, controls: controlsAt(state, found.request.ismPath) };
+  };
+  const { ctx, liveChannels: channels, logger, observer } = state;
+  return new BlockingReloads({ ctx, channels, route, output: (c) => replyOutput(state, c), logger, observer });
+}
+
 /** Whether a raw URL is one of the origin's own endpoints (its path exactly, any query). */
 function isOpsUrl(rawUrl: string | undefined): boolean {
   if (rawUrl === undefined) return false;
@@ -381,6 +400,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, state
   if (state.ops.draining) res.shouldKeepAlive = false;
   const started = observer === undefined ? 0 : performance.now();
   if (tryCachedManifest(req, res, state, started)) return;
+  if (state.blocking?.take(req, res, started) === true) return;
   let noted: Noted | undefined;
   if (observer !== undefined) {
     noted = new Noted(started);
