@@ -1,7 +1,10 @@
 // dash.js in low-latency mode on an LL-DASH channel (`mpd_low_latency`) fed by ffmpeg CMAF
 // ingest, UTC-anchored (issue 23 acceptance): video and audio cut into 0.32 s chunks
 // (`-frag_duration 320000`, GOP 48 at 25 fps = 1.92 s segments), ffmpeg started on a 1.92 s
-// boundary of the wall clock so that media time is when a frame was made. dash.js enters its
+// boundary of the wall clock so that media time is when a frame was made, each fragment with a
+// `-write_prft wallclock` prft (the MPD's ProducerReferenceTime is then the encoder's: dash.js
+// aims at the target counted from when ffmpeg wrote the chunk, about 0.5 s after its first frame
+// was made; test/origin/live/ffmpeg-ingest.test.ts measures that offset). dash.js enters its
 // low-latency mode on availabilityTimeComplete="false" (checked: getLowLatencyModeEnabled()),
 // reads the segment being ingested as it grows, and aims at the ServiceDescription's 2.5 s.
 // `getCurrentLiveLatency()` is sampled twice a second: p95 ≤ 3.5 s. CI samples 20 s;
@@ -23,7 +26,7 @@ function ffmpegArgs(ingest: string, t0: string): string[] {
   const seconds = String(SAMPLE_SECONDS + 60);
   const v = ['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-b:v', '300k'];
   const gop = ['-g', '48', '-keyint_min', '48', '-sc_threshold', '0'];
-  const parts = ['-frag_duration', '320000'];
+  const parts = ['-frag_duration', '320000', '-write_prft', 'wallclock'];
   return [
     ...['-hide_banner', '-loglevel', 'error', '-re'],
     ...['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25'],
@@ -92,11 +95,13 @@ describePlayers('dash.js low-latency mode on LL-DASH from ffmpeg CMAF ingest', (
     const t0 = (t0Ms / 1000).toFixed(2);
     ffmpeg = spawn('ffmpeg', ffmpegArgs(`${ingest.url}/live/ll.isml`, t0), { stdio: ['ignore', 'ignore', 'pipe'] });
     ffmpeg.stderr!.on('data', (c: Buffer) => (ffmpegErrors += c.toString()));
-    await eventually(
-      async () => (await httpGet(`${serving.url}/live/ll.isml/.mpd`)).status,
-      (s) => s === 200,
+    const mpd = await eventually(
+      () => httpGet(`${serving.url}/live/ll.isml/.mpd`),
+      (r) => r.status === 200,
       20_000,
     );
+    // The PRFT is the ingest's (ffmpeg's flags 24: "captured"), not the anchor's ("encoder").
+    expect(mpd.body).toMatch(/<ProducerReferenceTime id="0" type="captured" /);
   }, 60_000);
 
   afterAll(async () => {
