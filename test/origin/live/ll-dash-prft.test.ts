@@ -26,7 +26,7 @@ beforeAll(async () => {
   fx = await makeLlFixtures(tempDir('origin-lld-prft-'));
   root = tempDir('origin-lld-prft-root-');
   origin = await startLiveOrigin({ now }, root);
-  for (const ch of ['prft', 'bad']) await createChannel(root, ch, LL_DASH_OPTIONS);
+  for (const ch of ['prft', 'bad', 'runs']) await createChannel(root, ch, LL_DASH_OPTIONS);
 }, 60_000);
 afterAll(() => origin.close());
 
@@ -153,4 +153,37 @@ describe('bad prft boxes', () => {
     expect(b.body).toMatch(/the prft at byte \d+ names track 9, which the header does not declare/);
     expect((await origin.state('bad')).tracks[0]!.fragments).toBe(2);
   });
+});
+
+test('after an encoder restart (a new Period) without prft, the new run has the anchor’s PRFT', async () => {
+  const first = encoders('runs').v;
+  await first.open();
+  for (let g = 0; g < PARTS_PER_SEGMENT + 2; g++) await first.push!.write(withPrft(first, g, 24));
+  await eventually(
+    () => origin.state('runs'),
+    (s) => s.tracks[0]?.fragments === PARTS_PER_SEGMENT + 2,
+  );
+  first.drop(); // a dropped connection ends nothing: the channel waits for its encoder
+  // Restarted 11 s after the anchor: off the 0.32 s grid, a new run (live/channel.ts breaksTimeline).
+  const again = new TestEncoder({
+    channelUrl: origin.channelUrl('runs'),
+    anchorSeconds: ANCHOR + 11,
+    stream: 'video-300k.cmfv',
+    fixture: fx.video,
+  });
+  await again.open();
+  await again.send(0, PARTS_PER_SEGMENT + 2);
+  await eventually(
+    () => origin.state('runs'),
+    (s) => s.tracks[0]?.fragments === 2 * PARTS_PER_SEGMENT + 4,
+  );
+  const mpd = (await httpGet(`${origin.serving.url}/live/runs.isml/.mpd`)).body;
+  const prfts = mpd.match(/<ProducerReferenceTime [^>]*>/g) ?? [];
+  expect(mpd.match(/<Period /g)?.length).toBe(2);
+  expect(prfts).toEqual([
+    `<ProducerReferenceTime id="0" type="captured" wallClockTime="${iso(ANCHOR * 1000 + (PARTS_PER_SEGMENT + 1) * 320 + DELAY_MS)}" presentationTime="${videoTicks(PARTS_PER_SEGMENT + 1)}">`,
+    `<ProducerReferenceTime id="0" type="encoder" wallClockTime="${iso((ANCHOR + 11) * 1000)}" presentationTime="${(ANCHOR + 11) * 25}">`,
+  ]);
+  expect(validateMpd(mpd).ok).toBe(true);
+  await again.close();
 });
