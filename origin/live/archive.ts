@@ -17,6 +17,7 @@ import { Storage } from '../io/storage';
 import {
   INDEX_HEADER_BYTES,
   IndexRecord,
+  ProducerTime,
   readIndexHeader,
   readIndexRecords,
   writeIndexHeader,
@@ -119,13 +120,21 @@ export class TrackArchive {
   }
 
   /**
-   * Appends one fragment (its bytes from the first box before its moof — styp, prft, emsg — to
-   * the end of its mdat) and publishes it once it is on disk. `init` starts a new archive file
-   * when one is due. Answers the published record and its file, undefined for a duplicate.
+   * Appends one fragment (its bytes from the first emsg before its moof to the end of its mdat)
+   * and publishes it once it is on disk, with its `prft` mapping in the index (archive-index.ts).
+   * `init` starts a new archive file when one is due. Answers the published record and its
+   * file, undefined for a duplicate.
    */
   async append(
     init: Uint8Array,
-    f: { time: bigint; duration: number; keyframe: boolean; inband?: number; bytes: Uint8Array },
+    f: {
+      time: bigint;
+      duration: number;
+      keyframe: boolean;
+      inband?: number;
+      bytes: Uint8Array;
+      producer?: ProducerTime;
+    },
   ): Promise<{ record: IndexRecord; file: bigint } | undefined> {
     if (this.times.has(f.time)) return undefined;
     const current = this.files[this.files.length - 1];
@@ -143,6 +152,7 @@ export class TrackArchive {
       size: f.bytes.byteLength,
       keyframe: f.keyframe,
       events: (f.inband ?? 0) > 0,
+      ...(f.producer === undefined ? {} : { producer: f.producer }),
     };
     await this.index!.append(writeIndexRecord(record));
     if (this.opts.sync !== false) await this.index!.sync();
@@ -261,8 +271,8 @@ export class TrackArchive {
       return undefined;
     }
     const body = indexBytes.subarray(INDEX_HEADER_BYTES);
-    const { records, valid } = readIndexRecords(body, mediaSize);
-    const indexEnd = INDEX_HEADER_BYTES + valid * 40;
+    const { records, bytes } = readIndexRecords(body, mediaSize);
+    const indexEnd = INDEX_HEADER_BYTES + bytes;
     const last = records[records.length - 1];
     const mediaEnd = last === undefined ? header.initSize : last.offset + last.size;
     if (indexEnd < indexBytes.byteLength) {

@@ -16,7 +16,8 @@ import { originError } from '../errors';
 import { BufferSource } from '../io/source';
 import { readMediaFile } from '../media/media-file';
 import { FragmentTable } from '../model/media';
-import { ArchiveFileSpan, LiveDescription } from '../model/live';
+import { ArchiveFileSpan, LiveDescription, ProducerClock } from '../model/live';
+import { ntpToUnixMs, producerClock } from '../media/prft';
 import { Presentation, PresentationTrack } from '../model/presentation';
 import { ServerManifest } from '../model/server-manifest';
 import { orderEvents, TimedEvent } from '../model/timed-metadata';
@@ -113,7 +114,7 @@ async function channelTrack(t: ChannelTrackInput, index: number, isml: string): 
   const properties = { ...own.properties };
   properties.trackName = s.trackName;
   if (s.systemBitrate > 0) properties.systemBitrate = s.systemBitrate;
-  const { fragments, files, fileOf } = fragmentTable(t.files);
+  const { fragments, files, fileOf, producer } = fragmentTable(t.files);
   return {
     index,
     properties,
@@ -121,17 +122,28 @@ async function channelTrack(t: ChannelTrackInput, index: number, isml: string): 
     fragments,
     moov: media.moov,
     headers: media.headers,
-    archive: { files, fileOf, restarts: s.restarts.map((x) => BigInt(x)), discontinuities: s.discontinuities },
+    archive: {
+      files,
+      fileOf,
+      restarts: s.restarts.map((x) => BigInt(x)),
+      discontinuities: s.discontinuities,
+      ...(producer === undefined ? {} : { producer }),
+    },
     ...(t.events !== undefined && t.events.length > 0 ? { events: t.events } : {}),
   };
 }
 
-/** The index records of a track's files as one fragment table on their common byte axis. */
+/**
+ * The index records of a track's files as one fragment table on their common byte axis, and the
+ * newest producer time with a wall-clock meaning (read in the same pass: no extra read).
+ */
 export function fragmentTable(input: readonly ReadArchiveFile[]): {
   fragments: FragmentTable;
   files: ArchiveFileSpan[];
   fileOf: Uint16Array;
+  producer?: ProducerClock;
 } {
+  let producer: ProducerClock | undefined;
   const kept = input.filter((f) => f.records.length > 0);
   const count = kept.reduce((n, f) => n + f.records.length, 0);
   const times = new BigInt64Array(count);
@@ -156,6 +168,14 @@ export function fragmentTable(input: readonly ReadArchiveFile[]): {
       keyframes[i] = r.keyframe ? 1 : 0;
       fileOf[i] = files.length;
       i++;
+      const type = r.producer === undefined ? undefined : producerClock(r.producer.flags);
+      if (type !== undefined)
+        producer = {
+          fragment: r.time,
+          mediaTime: r.producer!.mediaTime,
+          wallClockMs: ntpToUnixMs(r.producer!.ntp),
+          type,
+        };
     }
     files.push({ path: f.media, base, size: f.size });
     base += f.size;
@@ -171,5 +191,6 @@ export function fragmentTable(input: readonly ReadArchiveFile[]): {
     },
     files,
     fileOf: fileOf.subarray(0, i),
+    ...(producer === undefined ? {} : { producer }),
   };
 }

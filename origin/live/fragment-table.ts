@@ -30,6 +30,8 @@ export interface PublishedRecord {
   events: boolean;
   /** Start time of its archive file (the file's name). */
   file: string;
+  /** Its `prft` mapping (archive-index.ts ProducerTime), the 64-bit values as decimal strings. */
+  producer?: { ntp: string; mediaTime: string; flags: number };
 }
 
 /** What the ingest process sends after a publish. */
@@ -57,7 +59,16 @@ export function isLivePublished(m: unknown): m is LivePublished {
     typeof o.track === 'string' &&
     (o.prev === null || (typeof o.prev === 'string' && DECIMAL.test(o.prev))) &&
     Array.isArray(o.records) &&
-    o.records.every((r) => typeof r?.time === 'string' && DECIMAL.test(r.time) && DECIMAL.test(String(r.file))) &&
+    o.records.every(
+      (r) =>
+        typeof r?.time === 'string' &&
+        DECIMAL.test(r.time) &&
+        DECIMAL.test(String(r.file)) &&
+        (r.producer === undefined ||
+          (DECIMAL.test(String(r.producer.ntp)) &&
+            DECIMAL.test(String(r.producer.mediaTime)) &&
+            typeof r.producer.flags === 'number')),
+    ) &&
     Array.isArray(o.files) &&
     o.files.every((f) => typeof f === 'string' && DECIMAL.test(f))
   );
@@ -83,6 +94,15 @@ export function publishedMessage(
       keyframe: r.keyframe,
       events: r.events,
       file: r.file.toString(),
+      ...(r.producer === undefined
+        ? {}
+        : {
+            producer: {
+              ntp: r.producer.ntp.toString(),
+              mediaTime: r.producer.mediaTime.toString(),
+              flags: r.producer.flags,
+            },
+          }),
     })),
     files: files.map(String),
   };
@@ -164,6 +184,15 @@ export class LiveFragmentTable {
       keyframe: r.keyframe,
       events: r.events,
       file: BigInt(r.file),
+      ...(r.producer === undefined
+        ? {}
+        : {
+            producer: {
+              ntp: BigInt(r.producer.ntp),
+              mediaTime: BigInt(r.producer.mediaTime),
+              flags: r.producer.flags,
+            },
+          }),
     }));
     const first = records.findIndex((r) => entry.last === undefined || r.time > entry.last);
     if (first < 0) return void this.counts.ignored++;

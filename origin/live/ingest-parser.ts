@@ -13,6 +13,11 @@
 // header's bytes (ftyp + moov, what every archive file starts with) and each fragment's bytes:
 // its moof+mdat, behind the top-level `emsg` boxes sent before the moof (ISO/IEC 23009-1
 // §5.10.3.3), which are timed metadata of that fragment (docs/design/live.md#timed-metadata).
+// A `prft` before the moof (ISO/IEC 14496-12 §8.16.5, media/prft.ts) is not kept in the bytes:
+// its mapping (media time on the fragment's track timescale ↔ NTP time, flags) rides on the
+// fragment into its index record (archive-index.ts), for the LL-DASH ProducerReferenceTime. One
+// that does not parse, or names a track the header does not declare, is 400 `ingest-bad-box`;
+// one of an unknown version is ignored (§4.2), as is one that no fragment follows.
 // Every event is parsed here (origin/media/event-boxes.ts, scte35.ts): the `emsg` boxes, and the
 // samples of a metadata track (`urim`: emsg v1, `evte`: emib), so the archive never holds an
 // event the output writers would refuse.
@@ -24,11 +29,16 @@ import { parseEmsg, parseEventSample } from '../media/event-boxes';
 import { MoovTrack, readMoov } from '../media/moov';
 import { samplesOfMoof } from '../media/samples';
 import { parseSpliceInfoSection } from '../media/scte35';
+import { parsePrft, ProducerReference, unwrapMediaTime } from '../media/prft';
 import { isScte35, TimedEvent } from '../model/timed-metadata';
 import { Box } from './box-stream';
+import { ProducerTime } from './archive-index';
 
 /** The `emsg` bytes one fragment may carry (event-index.ts holds a source's to 1 MiB per box). */
 export const MAX_FRAGMENT_EMSG_BYTES = 1 << 20;
+
+/** The `prft` boxes one fragment may carry (one per flags value §8.16.5.3 defines, and more). */
+const MAX_FRAGMENT_PRFT = 8;
 
 /** MS-SSTR §2.2.7.3 LiveServerManifestBox. */
 const LIVE_SERVER_MANIFEST_UUID = 'a5d40b30e81411ddba2f0800200c9a66';
@@ -56,6 +66,8 @@ export interface IngestFragment {
   inband: number;
   /** Its timed metadata: the leading emsg boxes, or the events of a metadata track's samples. */
   events: TimedEvent[];
+  /** The `prft` sent before its moof, on its track's timescale. */
+  producer?: ProducerTime;
 }
 
 export type IngestEvent =
@@ -70,6 +82,8 @@ export class IngestParser {
   /** emsg boxes waiting for the moof they precede. */
   private emsg: Box[] = [];
   private emsgBytes = 0;
+  /** prft boxes waiting for the moof they precede, with their offsets. */
+  private prft: Array<{ p: ProducerReference; offset: number }> = [];
 
   /**
    * `known`: the header the channel already has for this stream (one segment per request sends
@@ -123,6 +137,7 @@ export class IngestParser {
         return undefined;
       case 'moov':
         this.noPendingEmsg('a moov');
+        this.prft = [];
         return { kind: 'header', header: this.readHeader(box) };
       case 'emsg':
         if ((this.emsgBytes += box.bytes.byteLength) > MAX_FRAGMENT_EMSG_BYTES)
@@ -132,6 +147,17 @@ export class IngestParser {
           );
         this.emsg.push(box);
         return undefined;
+      case 'prft': {
+        const p = parsePrft(box.bytes.subarray(8), { path: `prft@${box.offset}`, offset: box.offset + 8 });
+        if (p === undefined) return undefined;
+        if (this.prft.length === MAX_FRAGMENT_PRFT)
+          throw originError(
+            'ingest-bad-box',
+            `over ${MAX_FRAGMENT_PRFT} prft boxes before one fragment (at byte ${box.offset})`,
+          );
+        this.prft.push({ p, offset: box.offset });
+        return undefined;
+      }
       case 'styp':
         this.lmsg = hasBrand(box.bytes, 'lmsg');
         return undefined;
@@ -151,7 +177,7 @@ export class IngestParser {
         this.noPendingEmsg('an mfra');
         return { kind: 'end' };
       default:
-        // prft, free, skip, sidx, and the deprecated StreamManifestBox: nothing to keep.
+        // free, skip, sidx, and the deprecated StreamManifestBox: nothing to keep.
         return undefined;
     }
   }
@@ -216,6 +242,7 @@ export class IngestParser {
         e.splice = parseSpliceInfoSection(e.data, { path: `event ${e.id} (${e.schemeIdUri})`, offset: 0 });
     const last = this.lmsg;
     this.lmsg = false;
+    const producer = this.producerOf(header, traf.trackId, traf.baseTime);
     return {
       kind: 'fragment',
       fragment: {
@@ -227,8 +254,33 @@ export class IngestParser {
         last,
         inband: emsg.length,
         events,
+        ...(producer === undefined ? {} : { producer }),
       },
     };
+  }
+
+  /**
+   * The prft sent before a fragment of `trackId` (at `time`), on that track's timescale: the one
+   * naming the fragment's own track, else the last. One naming another track of the header is
+   * rescaled from that track's timescale (floored); one naming no track of it is refused.
+   */
+  private producerOf(header: IngestHeader, trackId: number, time: bigint): ProducerTime | undefined {
+    const sent = this.prft;
+    this.prft = [];
+    const chosen = sent.find((x) => x.p.trackId === trackId) ?? sent[sent.length - 1];
+    if (chosen === undefined) return undefined;
+    const timescaleOf = (id: number): number | undefined =>
+      header.tracks.find((t) => t.header.trackID === id)?.header.timescale;
+    const own = timescaleOf(trackId)!;
+    const ref = timescaleOf(chosen.p.trackId);
+    if (ref === undefined)
+      throw originError(
+        'ingest-bad-box',
+        `the prft at byte ${chosen.offset} names track ${chosen.p.trackId}, which the header does not declare`,
+      );
+    const near = (time * BigInt(ref)) / BigInt(own);
+    const mediaTime = (unwrapMediaTime(chosen.p, near) * BigInt(own)) / BigInt(ref);
+    return { ntp: chosen.p.ntp, mediaTime, flags: chosen.p.flags };
   }
 }
 

@@ -16,13 +16,21 @@
 //   min ¾ and max 2 × the target (as DASH-IF livesim2 writes them), PlaybackRate 0.9–1.1: with
 //   livesim2's 0.96–1.04 dash.js catches up a joining second in 25 s and played 3.5–3.7 s behind
 //   over a 20 s run (test/e2e/players/ll-dash-player.test.ts); with ±10 % 2.6 s.
-// - ProducerReferenceTime (§5.12.3): derived from the UTC anchor, not from the ingest's `prft`
-//   (not archived, docs/design/live.md): ingest times are UTC (the ingest refuses others), so
-//   media time t was produced at anchor + t; dash.js then corrects its target by exactly 0.
+// - ProducerReferenceTime (§5.12.3), per AdaptationSet from its first track: when the track's
+//   ingest carries `prft` boxes (ISO/IEC 14496-12 §8.16.5) whose flags give a wall-clock time,
+//   the newest one (model/live.ts ProducerClock, kept with the index records): its media time
+//   and NTP time, @type "encoder" or "captured" from its flags (media/prft.ts producerClock). It
+//   is used only when no restart of the track lies between it and the listed segments (a Period
+//   of an earlier run keeps the anchor's). Else derived from the UTC anchor: ingest times are
+//   UTC (the ingest refuses others), so media time t was produced at anchor + t. dash.js moves
+//   its latency target by the difference (ETSI TS 103 285 §10.20.4): 0 for the anchor, the
+//   encoder's delay (ffmpeg's wallclock prft: the moof's writing, a chunk after its first frame)
+//   for a prft, so the target is counted from when the encoder says it made the media.
 
 import { ticksIn } from '../model/presentation';
 import { partLayout } from '../model/live-parts';
 import { gridDuration } from '../model/live-window';
+import { ProducerClock } from '../model/live';
 import { PlayoutView, ViewTrack } from '../model/view';
 import { isoDate } from './live-dates';
 import { TIME_PATH, UTC_TIMING_SCHEME } from './dash-live';
@@ -118,17 +126,33 @@ export function serviceDescriptionLines(): string[] {
 }
 
 /**
- * §5.12.3 ProducerReferenceTime of an AdaptationSet (after its InbandEventStreams): the first
- * listed segment's time and the wall-clock time it was produced at (anchor + time).
+ * §5.12.3 ProducerReferenceTime of an AdaptationSet (after its InbandEventStreams): the ingest's
+ * newest prft mapping when usable for this track's segments, else the first listed segment's
+ * time and the wall-clock time it was produced at (anchor + time).
  */
 export function producerReferenceTimeLines(view: PlayoutView, t: ViewTrack, indent: string): string[] {
   if (t.segments.count === 0) return [];
   const ts = t.track.properties.TimeScale;
-  const time = t.segments.time(0);
-  const wallMs = view.live!.anchorSeconds * 1000 + Number((time * 1000n) / BigInt(ts));
+  const origin = ticksIn(view.presentation.origin, ts);
+  const p = sameRun(t, t.track.archive?.producer);
+  const time = p === undefined ? t.segments.time(0) : p.mediaTime - origin;
+  const wallMs =
+    p === undefined ? view.live!.anchorSeconds * 1000 + Number((time * 1000n) / BigInt(ts)) : p.wallClockMs;
+  const type = p?.type ?? 'encoder';
   return [
-    `${indent}<ProducerReferenceTime id="${PRFT_ID}" type="encoder" wallClockTime="${isoDate(wallMs)}" presentationTime="${time}">`,
+    `${indent}<ProducerReferenceTime id="${PRFT_ID}" type="${type}" wallClockTime="${isoDate(wallMs)}" presentationTime="${time}">`,
     `${indent}  <UTCTiming schemeIdUri="${UTC_TIMING_SCHEME}" value="${TIME_PATH}" />`,
     `${indent}</ProducerReferenceTime>`,
   ];
+}
+
+/**
+ * The producer clock when it belongs to the run of the track's listed segments: no restart (a
+ * new encoder anchor, live/channel.ts) after the earlier of the two and at or before the later.
+ */
+function sameRun(t: ViewTrack, p: ProducerClock | undefined): ProducerClock | undefined {
+  if (p === undefined) return undefined;
+  const first = t.segments.sourceTime(0);
+  const [lo, hi] = p.fragment < first ? [p.fragment, first] : [first, p.fragment];
+  return t.track.archive!.restarts.some((r) => r > lo && r <= hi) ? undefined : p;
 }

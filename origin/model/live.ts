@@ -53,4 +53,21 @@ export interface TrackArchiveFiles {
    */
   restarts: readonly bigint[];
   discontinuities: number;
+  /**
+   * The newest wall-clock mapping of the track's ingest `prft` boxes whose flags give one
+   * (ISO/IEC 14496-12 §8.16.5): the LL-DASH ProducerReferenceTime (manifests/dash-low-latency.ts).
+   */
+  producer?: ProducerClock;
+}
+
+/** A media time of a live track and the wall-clock time the encoder says it was produced at. */
+export interface ProducerClock {
+  /** Source time (track timescale) of the fragment whose `prft` this is. */
+  fragment: bigint;
+  /** Source time, track timescale. */
+  mediaTime: bigint;
+  /** Milliseconds since 1970. */
+  wallClockMs: number;
+  /** ISO/IEC 23009-1 §5.12.3 ProducerReferenceTime@type, from the prft's flags. */
+  type: 'encoder' | 'captured';
 }

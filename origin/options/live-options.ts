@@ -99,7 +99,7 @@ export const LIVE_OPTIONS: readonly OptionSpec[] = [
     query: true,
     stored: true,
     description:
-      'Live DASH: low-latency MPD (availabilityTimeOffset = segment − chunk, availabilityTimeComplete="false", ServiceDescription latency target 2 500 ms, ProducerReferenceTime); the segment being ingested is listed from its first chunk and sent chunk by chunk as its ingest fragments arrive; segments are `mpd_minimum_fragment_length` long. Clear, without timed metadata.',
+      'Live DASH: low-latency MPD (availabilityTimeOffset = segment − chunk, availabilityTimeComplete="false", ServiceDescription latency target 2 500 ms, ProducerReferenceTime from the newest ingest `prft`, else the UTC anchor); the segment being ingested is listed from its first chunk and sent chunk by chunk as its ingest fragments arrive; segments are `mpd_minimum_fragment_length` long. Clear, without timed metadata.',
   },
   {
     name: 'lookahead_fragments',

@@ -18,11 +18,11 @@ const CMAF = '+cmaf+empty_moov+separate_moof+default_base_moof+frag_discont+skip
 /** One segment (48 frames at 25 fps), in ms: ffmpeg starts on a multiple of it. */
 const SEGMENT_MS = 1920;
 
-function ffmpegArgs(ingest: string, t0: string): string[] {
+function ffmpegArgs(ingest: string, t0: string, perTrack: string[]): string[] {
   const seconds = String(SAMPLE_SECONDS + 60);
   const v = ['-c:v', 'libx264', '-preset', 'veryfast', '-tune', 'zerolatency', '-b:v', '300k'];
   const gop = ['-g', '48', '-keyint_min', '48', '-sc_threshold', '0'];
-  const parts = ['-frag_duration', '320000'];
+  const parts = ['-frag_duration', '320000', ...perTrack];
   return [
     ...['-hide_banner', '-loglevel', 'error', '-re'],
     ...['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25'],
@@ -53,8 +53,14 @@ export interface LlChannel {
 /**
  * Channel `ll` (made with `channelOptions`) served with the player page, fed by ffmpeg from the
  * next 1.92 s boundary; resolves once `manifest` (e.g. `.m3u8`, `.mpd`) answers 200.
+ * `ffmpegTrackArgs` are added to each track's output options (e.g. `-write_prft wallclock`).
  */
-export async function startLlChannel(prefix: string, channelOptions: string[], manifest: string): Promise<LlChannel> {
+export async function startLlChannel(
+  prefix: string,
+  channelOptions: string[],
+  manifest: string,
+  ffmpegTrackArgs: string[] = [],
+): Promise<LlChannel> {
   const root = tempDir(prefix);
   await createChannel(root, 'll', channelOptions);
   const serving = await startServer({ ...liveServerOptions(root), playerPage: true });
@@ -79,7 +85,9 @@ export async function startLlChannel(prefix: string, channelOptions: string[], m
     const t0Ms = Math.ceil(Date.now() / SEGMENT_MS) * SEGMENT_MS;
     await new Promise((r) => setTimeout(r, t0Ms - Date.now()));
     const t0 = (t0Ms / 1000).toFixed(2);
-    ffmpeg = spawn('ffmpeg', ffmpegArgs(`${started.url}/live/ll.isml`, t0), { stdio: ['ignore', 'ignore', 'pipe'] });
+    ffmpeg = spawn('ffmpeg', ffmpegArgs(`${started.url}/live/ll.isml`, t0, ffmpegTrackArgs), {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     ffmpeg.stderr!.on('data', (c: Buffer) => (errors += c.toString()));
     await eventually(
       async () => (await httpGet(`${serving.url}/live/ll.isml/${manifest}`)).status,

@@ -1,7 +1,10 @@
 // dash.js in low-latency mode on an LL-DASH channel (`mpd_low_latency`) fed by ffmpeg CMAF
 // ingest, UTC-anchored (issue 23 acceptance): video and audio cut into 0.32 s chunks
 // (`-frag_duration 320000`, GOP 48 at 25 fps = 1.92 s segments), ffmpeg started on a 1.92 s
-// boundary of the wall clock so that media time is when a frame was made. dash.js enters its
+// boundary of the wall clock so that media time is when a frame was made, each fragment with a
+// `-write_prft wallclock` prft (the MPD's ProducerReferenceTime is then the encoder's: dash.js
+// aims at the target counted from when ffmpeg wrote the chunk, about 0.5 s after its first frame
+// was made; test/origin/live/ffmpeg-ingest.test.ts measures that offset). dash.js enters its
 // low-latency mode on availabilityTimeComplete="false" (checked: getLowLatencyModeEnabled()),
 // reads the segment being ingested as it grows, and aims at the ServiceDescription's 2.5 s.
 // `getCurrentLiveLatency()` is sampled twice a second: p95 ≤ 3.5 s. CI samples 20 s;
@@ -17,6 +20,7 @@ import {
   sampleTwiceASecond,
   startLlChannel,
 } from '../../helpers/ll-player';
+import { httpGet } from '../../helpers/test-encoder';
 
 interface Sample {
   latency: number;
@@ -47,7 +51,10 @@ describePlayers('dash.js low-latency mode on LL-DASH from ffmpeg CMAF ingest', (
 
   beforeAll(async () => {
     const options = ['--mpd.minimum_fragment_length=48/25', '--mpd.low_latency', '--dvr_window_length=30'];
-    ll = await startLlChannel('origin-lld-player-', options, '.mpd');
+    ll = await startLlChannel('origin-lld-player-', options, '.mpd', ['-write_prft', 'wallclock']);
+    // The PRFT is the ingest's (ffmpeg's flags 24: "captured"), not the anchor's ("encoder").
+    const mpd = await httpGet(`${ll.serving.url}/live/ll.isml/.mpd`);
+    expect(mpd.body).toMatch(/<ProducerReferenceTime id="0" type="captured" /);
   }, 60_000);
 
   afterAll(async () => {

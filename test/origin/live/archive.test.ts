@@ -47,13 +47,74 @@ test('index records round-trip with exact 64-bit times; a flipped bit ends the i
     events: i === 2,
   }));
   const body = Buffer.concat(records.map(writeIndexRecord));
-  expect(readIndexRecords(body, 1000)).toEqual({ records, valid: 3 });
+  expect(readIndexRecords(body, 1000)).toEqual({ records, valid: 3, bytes: 3 * INDEX_RECORD_BYTES });
   expect(readIndexHeader(writeIndexHeader({ timescale: TS, initSize: 100 }))).toEqual({ timescale: TS, initSize: 100 });
   const bad = Buffer.from(body);
   bad[INDEX_RECORD_BYTES + 9]! ^= 1;
   expect(readIndexRecords(bad, 1000).valid).toBe(1);
   // A record pointing past the media file does not check either.
   expect(readIndexRecords(body, 125).valid).toBe(2);
+});
+
+const PRODUCER = { ntp: 0xeb5f_3c2a_8000_0000n, mediaTime: T0 + 5n, flags: 24 };
+
+test('a producer time rides ahead of its fragment record (flag bit 2); either half alone is a torn tail', () => {
+  const plain = { time: T0, duration: TS, offset: 100, size: 10, keyframe: true, events: false };
+  const timed = { ...plain, time: T0 + BigInt(TS), offset: 110, producer: PRODUCER };
+  const two = Buffer.from(writeIndexRecord(timed));
+  expect(two.byteLength).toBe(2 * INDEX_RECORD_BYTES);
+  expect(two.toString('latin1', 0, 4)).toBe('OLPT');
+  expect(two.toString('latin1', 40, 44)).toBe('OLFR');
+  expect(two.readUInt32BE(40 + 32)).toBe(1 | 4);
+  const body = Buffer.concat([
+    writeIndexRecord(plain),
+    two,
+    writeIndexRecord({ ...plain, time: T0 + 2n * BigInt(TS), offset: 120 }),
+  ]);
+  expect(readIndexRecords(body, 1000)).toEqual({
+    records: [plain, timed, { ...plain, time: T0 + 2n * BigInt(TS), offset: 120 }],
+    valid: 3,
+    bytes: 4 * INDEX_RECORD_BYTES,
+  });
+  // The producer record without its fragment's (a crash between): one record kept, 40 bytes.
+  expect(readIndexRecords(body.subarray(0, 80), 1000)).toMatchObject({ valid: 1, bytes: INDEX_RECORD_BYTES });
+  // A fragment record whose bit 2 says a producer record precedes it, without one.
+  const orphan = Buffer.concat([writeIndexRecord(plain), two.subarray(40)]);
+  expect(readIndexRecords(orphan, 1000)).toMatchObject({ valid: 1, bytes: INDEX_RECORD_BYTES });
+  // Two producer records in a row, or one whose crc fails.
+  expect(readIndexRecords(Buffer.concat([two.subarray(0, 40), two]), 1000).valid).toBe(0);
+  const flipped = Buffer.from(two);
+  flipped[7]! ^= 1;
+  expect(readIndexRecords(flipped, 1000).valid).toBe(0);
+});
+
+test('the header is version 2; version 1 files (no producer records) are read alike', () => {
+  const h = Buffer.from(writeIndexHeader({ timescale: TS, initSize: 100 }));
+  expect(h.readUInt32BE(4)).toBe(2);
+  h.writeUInt32BE(1, 4);
+  expect(readIndexHeader(h)).toEqual({ timescale: TS, initSize: 100 });
+  h.writeUInt32BE(3, 4);
+  expect(readIndexHeader(h)).toBeUndefined();
+});
+
+test('producer times are archived with their fragments and survive a reload', async () => {
+  const dir = path.join(tempDir('origin-archive-'), 'v-1');
+  const { archive } = await TrackArchive.open(io, dir, { type: 'video', timescale: TS }, { segmentSeconds: 0 });
+  await archive.append(INIT, fragment(0));
+  const published = await archive.append(INIT, { ...fragment(1), producer: PRODUCER });
+  expect(published!.record.producer).toEqual(PRODUCER);
+  await archive.close();
+  const again = await TrackArchive.open(io, dir, { type: 'video', timescale: TS }, { segmentSeconds: 0 });
+  expect(again.report).toEqual({ files: 1, fragments: 2, droppedRecords: 0, droppedBytes: 0 });
+  expect(again.archive.files[0]!.records.map((r) => r.producer)).toEqual([undefined, PRODUCER]);
+  // Torn after the producer record: reload cuts the index back to the first fragment's record.
+  const index = path.join(dir, `${T0}.idx`);
+  fs.truncateSync(index, INDEX_HEADER_BYTES + 2 * INDEX_RECORD_BYTES);
+  await again.archive.close();
+  const torn = await TrackArchive.open(io, dir, { type: 'video', timescale: TS }, { segmentSeconds: 0 });
+  expect(torn.report).toMatchObject({ fragments: 1, droppedRecords: 1, droppedBytes: 1001 });
+  expect(fs.statSync(index).size).toBe(INDEX_HEADER_BYTES + INDEX_RECORD_BYTES);
+  await torn.archive.close();
 });
 
 test('append, reload and continue', async () => {

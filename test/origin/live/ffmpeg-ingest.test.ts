@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
 import { TEST_SOURCES } from '../../helpers/live-players';
 import { run } from '../../helpers/process';
+import { httpGet } from '../../helpers/test-encoder';
 
 /** A start on the 1.92 s grid (48 frames at 25 fps = 90 AAC frames at 48 kHz), as epoch-locked encoders use. */
 const T0_CENTISECONDS = Math.floor(Date.now() / 1920) * 192;
@@ -37,6 +38,7 @@ beforeAll(async () => {
   origin = await startLiveOrigin();
   await createChannel(origin.root, 'smooth', ['--archiving']);
   await createChannel(origin.root, 'cmaf', ['--archiving']);
+  await createChannel(origin.root, 'lld', ['--mpd.minimum_fragment_length=48/25', '--mpd.low_latency']);
 });
 afterAll(() => origin.close());
 
@@ -174,3 +176,44 @@ test('ffmpeg -f mp4 -movflags +cmaf: CMAF ingest, one POST per track, stopped wh
   const frames = await Promise.all(archiveFiles('cmaf', 'video-320x180-300k.cmfv-1').map((f) => framesIn(f, 'v')));
   expect(frames.reduce((a, b) => a + b, 0)).toBe(100);
 });
+
+test('ffmpeg -write_prft wallclock on the UTC grid: the LL-DASH PRFT is its prft, under a segment after the anchor’s', async () => {
+  // Started on a 1.92 s boundary of the wall clock, in real time: media time t is made at T + t,
+  // and ffmpeg stamps each moof when it writes it (a 0.32 s chunk after its first frame).
+  const t0Ms = Math.ceil(Date.now() / 1920) * 1920;
+  await new Promise((r) => setTimeout(r, t0Ms - Date.now()));
+  const t0 = (t0Ms / 1000).toFixed(2);
+  const cmaf = '+cmaf+empty_moov+separate_moof+default_base_moof+frag_discont+skip_trailer';
+  const out = (stream: string): string[] => [
+    ...['-frag_duration', '320000', '-t', '4', '-output_ts_offset', t0, '-write_prft', 'wallclock', '-f', 'mp4'],
+    `${origin.channelUrl('lld')}/Streams(${stream})`,
+  ];
+  const ffmpeg = run('ffmpeg', [
+    ...['-hide_banner', '-loglevel', 'error', '-re', ...TEST_SOURCES],
+    ...['-map', '0:v', ...VIDEO, '-video_track_timescale', '25', '-movflags', `${cmaf}+frag_keyframe`],
+    ...out('video-320x180-300k.cmfv'),
+    ...['-map', '1:a', ...AUDIO, '-movflags', cmaf, ...out('audio-64k.cmfa')],
+  ]);
+  // While it pushes (after the end the MPD is static, without PRFT): a segment and a chunk.
+  await eventually(
+    () => origin.state('lld'),
+    (x) => x.tracks.length === 2 && x.tracks.every((t) => t.fragments >= 7),
+    10_000,
+  );
+  const mpd = await httpGet(`${origin.serving.url}/live/lld.isml/.mpd`);
+  expect([await ffmpeg.then((r) => [r.code, r.stderr])]).toEqual([[0, '']]);
+  const lateness = ['video', 'audio'].map((type) => {
+    const set = new RegExp(`<AdaptationSet[^>]*contentType="${type}"[\\s\\S]*?</AdaptationSet>`).exec(mpd.body)![0];
+    const prft = /<ProducerReferenceTime ([^>]*)>/.exec(set)![1]!;
+    expect(prft).toContain('type="captured"'); // ffmpeg's flags: 24
+    const wall = Date.parse(/wallClockTime="([^"]+)"/.exec(prft)![1]!);
+    const time = BigInt(/presentationTime="(\d+)"/.exec(prft)![1]!);
+    const timescale = BigInt(/<SegmentTemplate[^>]* timescale="(\d+)"/.exec(set)![1]!);
+    // The anchor derivation (the channel anchor is the epoch): media time t was made at t / timescale.
+    return (wall - Number((time * 1000n) / timescale)) / 1000;
+  });
+  console.log(`ffmpeg wallclock prft − (anchor + media time), s (video, audio): ${JSON.stringify(lateness)}`);
+  // At least 0 (a frame is not made before its time), below one segment (1.92 s): startup, a chunk, encoding.
+  for (const d of lateness) expect(d).toBeGreaterThanOrEqual(-0.05);
+  for (const d of lateness) expect(d).toBeLessThan(1.92);
+}, 30_000);

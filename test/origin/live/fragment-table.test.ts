@@ -8,8 +8,13 @@ import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../he
 import { loadFixture, TestEncoder } from '../../helpers/test-encoder';
 import { FILE_STORAGE } from '../../../origin/io/storage';
 import { LiveFragment, readChannelStatus, readTrackRecords } from '../../../origin/live/channel-reader';
-import { isLivePublished, LiveFragmentTable, LivePublished } from '../../../origin/live/fragment-table';
-import { ChannelStatus } from '../../../origin/live/status';
+import {
+  isLivePublished,
+  LiveFragmentTable,
+  LivePublished,
+  publishedMessage,
+} from '../../../origin/live/fragment-table';
+import { ChannelStatus, TrackStatus } from '../../../origin/live/status';
 
 const NOW = Math.floor(Date.now() / 1000);
 const muxed = loadFixture(media('muxed_av.ismv'));
@@ -170,4 +175,21 @@ test('isLivePublished: only well-formed messages are taken', () => {
     { ...good, live: undefined },
   ])
     expect(isLivePublished(bad)).toBe(false);
+});
+
+test('a record’s producer time (prft) crosses the IPC as JSON and reaches the table', async () => {
+  const producer = { ntp: 0xeb5f_3c2a_8000_0000n, mediaTime: 44_892_151_296n, flags: 24 };
+  const record = { time: 44_892_151_296n, duration: 8, offset: 900, size: 100, keyframe: true, events: false };
+  const m = publishedMessage('/live/x.isml', 'v-1', undefined, [{ ...record, producer, file: 5n }], [5n]);
+  const wire: unknown = JSON.parse(JSON.stringify(m));
+  expect(isLivePublished(wire)).toBe(true);
+  const t = table();
+  t.apply(wire as LivePublished);
+  const track = { key: 'v-1', lastTime: record.time } as TrackStatus;
+  expect(await t.fragments('/live/x.isml', track)).toEqual([{ ...record, producer, file: 5n }]);
+  expect(t.counts.reads).toBe(0);
+  // A producer time that is not decimal is no message of ours.
+  const bad = JSON.parse(JSON.stringify(m)) as LivePublished;
+  bad.records[0]!.producer!.ntp = '0x10';
+  expect(isLivePublished(bad)).toBe(false);
 });
