@@ -132,7 +132,11 @@ export class FragmentCipher {
         sample: payload.subarray(s.at, s.at + s.size),
         subsamples: s.subsamples,
       }));
-      if (list.length > 0) cbcsEncryptSamples(this.setup.key, this.setup.constantIv, list, this.setup.pattern);
+      try {
+        if (list.length > 0) cbcsEncryptSamples(this.setup.key, this.setup.constantIv, list, this.setup.pattern, spent);
+      } finally {
+        spent.release();
+      }
       return;
     }
     const key = keyObjectOf(this.setup.key);
