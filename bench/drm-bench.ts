@@ -5,7 +5,9 @@
 // ranges (as the HTTP layer would stream them), the encrypted paths build and encrypt the segment.
 // Passes alternate the order of the kinds. Reports MB/s of output per kind (wall time, and per
 // CPU-second of the process) and the ratio to clear, the median of the passes' own ratios;
-// docs/design/drm.md explains the cost. Every kind is requested once untimed first, so `cenc`
+// docs/design/drm.md explains the cost. Each timed pass starts from a collected heap (global.gc,
+// which bench/run.ts provides), so a kind's own garbage is collected on its own time and not on
+// the next kind's. Every kind is requested once untimed first, so `cenc`
 // and `cbcs` are repeated requests, made from their kept layouts (segments/fmp4/encrypted-layout.ts:
 // the read and the AES); `cenc-first` and `cbcs-first` run through a context that keeps no
 // layouts, every request built as a first request is. The encrypted kinds also run through a
@@ -93,6 +95,9 @@ export async function runDrmBench(options: { passes?: number; log?: (l: string) 
     for (let pass = 0; pass < passes; pass++) {
       const order = [...KINDS.slice(pass % KINDS.length), ...KINDS.slice(0, pass % KINDS.length)];
       for (const kind of order) {
+        // Each pass starts from a collected heap, untimed: the garbage of the kind before (Node's
+        // cipher outputs) is not collected on this kind's time.
+        (globalThis as { gc?: () => void }).gc?.();
         const start = process.hrtime.bigint();
         const cpu0 = process.cpuUsage();
         let total = 0;

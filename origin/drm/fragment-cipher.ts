@@ -19,7 +19,8 @@
 //   keystream runs on across its subsamples (§9.5.2); smaller samples (AAC frames, small slices)
 //   are batched, as cencEncryptSamples does: their counter blocks laid out in one buffer, one
 //   AES-ECB pass makes their keystream, XORed a 32-bit word at a time into their gathered bytes.
-// The buffers are reused from call to call.
+// The buffers are reused from call to call; what Node's ciphers return is freed once copied back
+// (drm/spent-outputs.ts), not left to the garbage collector.
 // cbcs: sample-cipher.ts cbcsEncryptSamples (one CBC cipher across the fragment's ranges).
 
 import { createCipheriv, createSecretKey, KeyObject } from 'node:crypto';
@@ -27,6 +28,7 @@ import { originError } from '../errors';
 import type { CencScheme } from '../model/protection';
 import { continuousIvs } from './ivs';
 import { cbcsEncryptSamples, CbcsSample, Pattern } from './sample-cipher';
+import { SpentOutputs } from './spent-outputs';
 import type { Subsample } from './subsamples';
 
 /** One sample of a fragment's payload and how it is encrypted. */
@@ -130,14 +132,27 @@ export class FragmentCipher {
         sample: payload.subarray(s.at, s.at + s.size),
         subsamples: s.subsamples,
       }));
-      if (list.length > 0) cbcsEncryptSamples(this.setup.key, this.setup.constantIv, list, this.setup.pattern);
+      try {
+        if (list.length > 0) cbcsEncryptSamples(this.setup.key, this.setup.constantIv, list, this.setup.pattern, spent);
+      } finally {
+        spent.release();
+      }
       return;
     }
     const key = keyObjectOf(this.setup.key);
-    if (this.continuous) {
-      if (this.ivs.byteLength > 0) this.applyContinuous(payload, key);
-      return;
+    try {
+      if (this.continuous) {
+        if (this.ivs.byteLength > 0) this.applyContinuous(payload, key);
+      } else {
+        this.applyPerSample(payload, key);
+      }
+    } finally {
+      spent.release();
     }
+  }
+
+  /** 8-byte IVs: a CTR cipher per large sample, the small ones batched. */
+  private applyPerSample(payload: Uint8Array, key: KeyObject): void {
     const { ranges, first, ivs, batched } = this;
     for (let k = 0; k < batched.length; k++) {
       if (batched[k] !== 0 || first[k] === first[k + 1]) continue;
@@ -146,7 +161,7 @@ export class FragmentCipher {
       const cipher = createCipheriv('aes-128-ctr', key, COUNTER);
       for (let r = 2 * first[k]!; r < 2 * first[k + 1]!; r += 2) {
         const a = ranges[r]!;
-        payload.set(cipher.update(payload.subarray(a, ranges[r + 1]!)), a);
+        payload.set(spent.keep(cipher.update(payload.subarray(a, ranges[r + 1]!))), a);
       }
     }
     if (this.batchedBlocks > 0) this.applyBatched(payload, key);
@@ -165,7 +180,7 @@ export class FragmentCipher {
     let runFrom = 0; // the first sample of the gathered run
     const flush = (until: number): void => {
       if (pending > 0) {
-        const out = cipher.update(data.subarray(0, pending));
+        const out = spent.keep(cipher.update(data.subarray(0, pending)));
         let x = 0;
         for (let k = runFrom; k < until; k++) {
           if (batched[k] === 0) continue;
@@ -196,10 +211,10 @@ export class FragmentCipher {
       runFrom = k + 1;
       for (let r = 2 * first[k]!; r < 2 * first[k + 1]!; r += 2) {
         const a = ranges[r]!;
-        payload.set(cipher.update(payload.subarray(a, ranges[r + 1]!)), a);
+        payload.set(spent.keep(cipher.update(payload.subarray(a, ranges[r + 1]!))), a);
       }
       const rest = bytes[k]! % 16;
-      if (rest !== 0) cipher.update(ZEROS.subarray(0, 16 - rest));
+      if (rest !== 0) spent.keep(cipher.update(ZEROS.subarray(0, 16 - rest)));
     }
     flush(batched.length);
   }
@@ -234,7 +249,7 @@ export class FragmentCipher {
       at += blocks * 16;
     }
     const ecb = createCipheriv('aes-128-ecb', key, null).setAutoPadding(false);
-    const out = ecb.update(counters.subarray(0, total * 16));
+    const out = spent.keep(ecb.update(counters.subarray(0, total * 16)));
     const keystream = (out.byteOffset & 3) === 0 ? out : Buffer.from(out);
     const k32 = new Int32Array(keystream.buffer, keystream.byteOffset, total * 4);
     const d32 = new Int32Array(data.buffer, 0, total * 4);
@@ -284,6 +299,12 @@ function protectedRanges({ at, size, subsamples }: PlannedSample): Array<[number
   }
   return out;
 }
+
+/**
+ * The cipher outputs of the apply() running (it is synchronous), freed when it returns: left to the
+ * collector, they cost more CPU in mark-compacts than the AES itself (drm/spent-outputs.ts).
+ */
+const spent = new SpentOutputs();
 
 /** What a continuous cipher is given to skip the rest of a block (its output is dropped). */
 const ZEROS = new Uint8Array(16);

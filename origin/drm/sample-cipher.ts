@@ -9,6 +9,7 @@
 // four times as much (docs/design/drm.md).
 
 import { createCipheriv } from 'node:crypto';
+import type { SpentOutputs } from './spent-outputs';
 import { originError } from '../errors';
 import type { Subsample } from './subsamples';
 
@@ -183,8 +184,15 @@ export function cbcsEncryptSamples(
   iv16: Uint8Array,
   samples: readonly CbcsSample[],
   pattern: Pattern,
+  /** Where the cipher's outputs go to be freed once copied back (drm/spent-outputs.ts). */
+  spent?: SpentOutputs,
 ): void {
   const cipher = createCipheriv('aes-128-cbc', key, iv16).setAutoPadding(false);
+  const update = (input: Uint8Array): Uint8Array => {
+    const out = cipher.update(input);
+    spent?.keep(out);
+    return plain(out);
+  };
   // IV ⊕ the last ciphertext block: what the next range's first block is XORed with (0 at first).
   const fix = new Uint8Array(16);
   const { crypt } = pattern;
@@ -200,7 +208,7 @@ export function cbcsEncryptSamples(
       if (period === 0 || pattern.skip === 0) {
         // Every whole block: the range itself, its first block fixed in place (overwritten next).
         for (let j = 0; j < 16; j++) sample[start + j] = sample[start + j]! ^ fix[j]!;
-        encrypted = plain(cipher.update(sample.subarray(start, start + whole * 16)));
+        encrypted = update(sample.subarray(start, start + whole * 16));
         sample.set(encrypted, start);
       } else {
         const blocks = patternCount(whole, pattern);
@@ -214,7 +222,7 @@ export function cbcsEncryptSamples(
           for (let c = 0; c < crypt && b + c < whole; c++, k += 16) copy16(g, k, view, start + (b + c) * 16);
         }
         for (let j = 0; j < 16; j++) gathered[j] = gathered[j]! ^ fix[j]!;
-        encrypted = plain(cipher.update(gathered.subarray(0, k)));
+        encrypted = update(gathered.subarray(0, k));
         const e = new DataView(encrypted.buffer, encrypted.byteOffset, encrypted.byteLength);
         k = 0;
         for (let b = 0; b < whole; b += period) {
