@@ -33,6 +33,8 @@ import { TokenRule } from './url-token';
 export const DEFAULT_INGEST_IDLE_MS = 30_000;
 /** Largest box an encoder may send: a 6-second 4K fragment's mdat is far below. */
 export const DEFAULT_MAX_INGEST_BOX = 64 << 20;
+/** How long close() lets the requests being read end before it cuts their connections, ms. */
+const CLOSE_GRACE_MS = 2_000;
 
 export interface IngestServerOptions {
   root: string;
@@ -109,7 +111,14 @@ export async function startIngestServer(o: IngestServerOptions): Promise<Running
     maxBox: o.maxBoxBytes ?? DEFAULT_MAX_INGEST_BOX,
     logger: o.logger,
   };
-  server.on('request', (req, res) => void ingest(req, res, ctx));
+  // The requests being read: close() lets them finish (an encoder that has just sent its last
+  // fragment and the empty mfra that ends the stream must not lose them to the shutdown).
+  const inFlight = new Set<Promise<void>>();
+  const track = (p: Promise<void>): void => {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  };
+  server.on('request', (req, res) => track(ingest(req, res, ctx)));
   // Expect: 100-continue (ffmpeg sends it with credentials in the URL): refuse before the body.
   server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
     try {
@@ -119,7 +128,7 @@ export async function startIngestServer(o: IngestServerOptions): Promise<Running
       return sendError(res, e, ctx.logger);
     }
     res.writeContinue();
-    void ingest(req, res, ctx);
+    track(ingest(req, res, ctx));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -132,10 +141,15 @@ export async function startIngestServer(o: IngestServerOptions): Promise<Running
     port,
     channels,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // Bodies still arriving get CLOSE_GRACE_MS to end; then every connection is cut.
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)));
+      await Promise.race([Promise.allSettled([...inFlight]), grace]);
+      clearTimeout(timer);
+      server.closeAllConnections();
+      await closed;
       await channels.closeAll();
     },
   };
