@@ -134,3 +134,11 @@ export function archivedTo(origin: LiveOrigin, name: string, seconds: number): P
       s.tracks.every((t) => BigInt(t.lastTime ?? 0) >= BigInt(seconds) * 10_000_000n - 1_000_000n),
   );
 }
+
+/** Waits until channel `name` has both its tracks with `n` fragments or more archived. */
+export function fragmentsAtLeast(origin: LiveOrigin, name: string, n: number): Promise<LiveState> {
+  return eventually(
+    () => origin.state(name),
+    (s) => s.tracks.length === 2 && s.tracks.every((t) => t.fragments >= n),
+  );
+}

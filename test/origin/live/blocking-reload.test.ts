@@ -9,7 +9,7 @@
 
 import * as http from 'node:http';
 import { tempDir } from '../../helpers/fixtures';
-import { createChannel, eventually, LiveOrigin, liveServerOptions, startLiveOrigin } from '../../helpers/live';
+import { createChannel, fragmentsAtLeast, LiveOrigin, liveServerOptions, startLiveOrigin } from '../../helpers/live';
 import { LL_CHANNEL_OPTIONS, makeLlFixtures, PARTS_PER_SEGMENT } from '../../helpers/ll-hls';
 import { RawAnswer, rawRequest } from '../../helpers/raw-request';
 import { TestEncoder } from '../../helpers/test-encoder';
@@ -29,11 +29,7 @@ async function push(n: number): Promise<void> {
   await v.send(pushed, pushed + n);
   await a.send(pushed, pushed + n);
   pushed += n;
-  const want = pushed;
-  await eventually(
-    () => origin.state('ll'),
-    (s) => s.tracks.length === 2 && s.tracks.every((t) => t.fragments >= want),
-  );
+  await fragmentsAtLeast(origin, 'll', pushed);
 }
 
 /** Status, headers in order without Date, body. */

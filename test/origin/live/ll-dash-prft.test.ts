@@ -7,7 +7,7 @@
 
 import { writePrft, unixMsToNtp } from '../../../origin/media/prft';
 import { tempDir } from '../../helpers/fixtures';
-import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { createChannel, eventually, fragmentsAtLeast, LiveOrigin, startLiveOrigin } from '../../helpers/live';
 import { makeLlFixtures, PARTS_PER_SEGMENT } from '../../helpers/ll-hls';
 import { Fixture, httpGet, TestEncoder } from '../../helpers/test-encoder';
 import { validateMpd } from '../manifests/format-support';
@@ -67,10 +67,7 @@ describe('a channel whose video ingest carries prft', () => {
     const n = 2 * PARTS_PER_SEGMENT + 2;
     for (let g = 0; g < n; g++) await v.push!.write(withPrft(v, g, 24, g === n - 1 ? 0 : 1));
     await a.send(0, n);
-    await eventually(
-      () => origin.state('prft'),
-      (s) => s.tracks.length === 2 && s.tracks.every((t) => t.fragments >= n),
-    );
+    await fragmentsAtLeast(origin, 'prft', n);
   }, 30_000);
 
   test('video: the newest prft (type captured); audio: the anchor; the MPD validates', async () => {

@@ -5,7 +5,7 @@
 // test says.
 
 import { tempDir } from '../../helpers/fixtures';
-import { createChannel, eventually, LiveOrigin, startLiveOrigin } from '../../helpers/live';
+import { createChannel, eventually, fragmentsAtLeast, LiveOrigin, startLiveOrigin } from '../../helpers/live';
 import { makeLlFixtures, PARTS_PER_SEGMENT } from '../../helpers/ll-hls';
 import { httpGet, TestEncoder } from '../../helpers/test-encoder';
 import { validateMpd } from '../manifests/format-support';
@@ -26,11 +26,7 @@ async function push(n: number): Promise<void> {
   await v.send(pushed, pushed + n);
   await a.send(pushed, pushed + n);
   pushed += n;
-  const want = pushed;
-  await eventually(
-    () => origin.state('lld'),
-    (s) => s.tracks.length === 2 && s.tracks.every((t) => t.fragments >= want),
-  );
+  await fragmentsAtLeast(origin, 'lld', pushed);
 }
 
 beforeAll(async () => {
