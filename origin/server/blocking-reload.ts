@@ -1,7 +1,9 @@
-// LL-HLS blocking playlist requests (`_HLS_msn`, live-low-latency.ts) on a way of their own: the
-// many-waiters case of issue 23. With 2 000 players on one worker, each part's publish answers
-// about 2 000 requests at once, and what each answer costs beyond node:http's own work decides
-// whether the last of them leaves within one part duration. So here:
+// Live HLS playlist requests on a way of their own: LL-HLS blocking reloads (`_HLS_msn`,
+// live-low-latency.ts), the many-waiters case of issue 23, and the plain reloads of the same
+// playlists (every player's first, and the polling of players without low latency). With 2 000
+// players on one worker, each part's publish answers about 2 000 requests at once, and what each
+// answer costs beyond node:http's own work decides whether the last of them leaves within one
+// part duration; 2 000 players starting at once ask for 2 000 plain playlists. So here:
 // - requests with the same request line wait as one (as coalesce.ts), in a list: the channel is
 //   read, the playlist rendered and the answer's header list made once for all of them, then each
 //   is written in one loop with `writeHead` of that flat list and `end` of the shared bytes: no
@@ -86,18 +88,19 @@ export class BlockingReloads {
   constructor(private readonly server: BlockingServer) {}
 
   /**
-   * Takes a GET or HEAD of a live HLS playlist with `_HLS_msn` and no conditional header: true
-   * when taken (it answers), false when the request takes the long way.
+   * Takes a GET or HEAD of a live HLS playlist (a raw path ending `.m3u8`, blocking or not) with
+   * no conditional header: true when taken (it answers), false when the request takes the long way.
    */
   take(req: http.IncomingMessage, res: http.ServerResponse, started: number): boolean {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') return false;
     const rawUrl = req.url ?? '/';
     const q = rawUrl.indexOf('?');
-    if (q < 0 || !rawUrl.includes('_HLS_msn', q)) return false;
+    const pathEnd = q < 0 ? rawUrl.length : q;
+    if (!rawUrl.endsWith('.m3u8', pathEnd)) return false;
     const headers = req.headers;
     if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) return false;
-    const route = this.route(rawUrl.slice(0, q));
+    const route = this.route(rawUrl.slice(0, pathEnd));
     if (route === undefined) return false;
     let noted: Noted | undefined;
     const observer = this.server.observer;
@@ -111,7 +114,7 @@ export class BlockingReloads {
     if (g === undefined) {
       g = new Group();
       this.groups[rawUrl] = g;
-      this.start(rawUrl, g, route, rawUrl.slice(q + 1));
+      this.start(rawUrl, g, route, q < 0 ? '' : rawUrl.slice(q + 1));
     } else {
       this.joined++;
       if (noted !== undefined) noted.cache = 'coalesced';

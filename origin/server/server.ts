@@ -102,7 +102,7 @@ export interface ServerOptions {
   locations?: readonly LocationConfig[];
   /** Statuses of live segment refusals per format (`--fragment-*-status`; default LIVE_FRAGMENT_STATUS). */
   liveFragmentStatus?: LiveFragmentStatusTable;
-  /** LL-HLS blocking requests on their own way (blocking-reload.ts; default true); false: the long way. */
+  /** Live HLS playlist requests on their own way (blocking-reload.ts; default true); false: the long way. */
   blockingReloadWay?: boolean;
 }
 
@@ -376,7 +376,7 @@ async function preferredFile(state: Origin, segments: readonly string[]): Promis
   }
 }
 
-/** The blocking way of LL-HLS playlist requests over this server's state (not in legacy locations). */
+/** The blocking way of live HLS playlist requests over this server's state (not in legacy locations). */
 function blockingReloads(state: Origin): BlockingReloads {
   const route = (rawPath: string): BlockingRoute | undefined => {
     const found = OPS_PATHS.has(rawPath) ? undefined : liveHlsPlaylist(rawPath);

@@ -1,9 +1,9 @@
-// The blocking way of LL-HLS playlist requests (origin/server/blocking-reload.ts) against the long
-// way: two serving ports over one channel, fed by the same publish messages, one with the blocking
-// way and one without (`blockingReloadWay: false`). Every request below is sent to both, and the
-// answers must be equal: status, every header in order (but Date) and the body, for playlists at
-// once and after a wait, HEAD, delta updates, other spellings, bad directives and conditional
-// requests (which take the long way on both). Then what only the blocking way does: waiters of one
+// The blocking way of live HLS playlist requests (origin/server/blocking-reload.ts) against the
+// long way: two serving ports over one channel, fed by the same publish messages, one with the
+// blocking way and one without (`blockingReloadWay: false`). Every request below is sent to both,
+// and the answers must be equal: status, every header in order (but Date) and the body, for
+// playlists at once and after a wait, plain reloads, HEAD, delta updates, other spellings, bad
+// directives and conditional requests (which take the long way on both). Then what only the blocking way does: waiters of one
 // request line share one reply, and a group whose clients have all gone is not joined by the
 // next request for the same part.
 
@@ -98,6 +98,12 @@ test('a part already there: the same answer as the long way, GET and HEAD, every
     [playlist(`?_HLS_skip=v2&_HLS_msn=${FIRST + 1}`), {}],
     [playlist(`?_HLS_msn=${FIRST}&_HLS_part=1`, 'vdir/'), {}],
     [`/live/ll.isml/ll-audio=64000.m3u8?_HLS_msn=${FIRST}&_HLS_part=3`, {}],
+    // Plain reloads (no _HLS_msn) take the same way.
+    [playlist(''), {}],
+    [playlist(''), { method: 'HEAD' }],
+    [playlist('', 'vdir/'), {}],
+    [playlist('?_HLS_skip=YES'), {}],
+    ['/live/ll.isml/ll-audio=64000.m3u8', {}],
     // Conditional: the long way on both ports.
     [playlist(`?_HLS_msn=${FIRST}&_HLS_part=0`), { headers: { 'If-None-Match': '"nothing"' } }],
   ];
@@ -108,6 +114,10 @@ test('a part already there: the same answer as the long way, GET and HEAD, every
     expect(fast.body).not.toContain('_HLS_');
     if (o.method !== 'HEAD') expect(fast.body).toContain('#EXT-X-PART:');
   }
+  // The master playlist is an hls-playlist route too.
+  const [masterFast, masterSlow] = await both('/live/ll.isml/ll.m3u8');
+  expect(masterFast).toEqual(masterSlow);
+  expect(masterFast.body).toContain('#EXT-X-STREAM-INF:');
   // The validators answer 304 the same way too.
   const etag = (await rawRequest(origin.serving.url, playlist(`?_HLS_msn=${FIRST}`))).headers.etag!;
   const [fast, slow] = await both(playlist(`?_HLS_msn=${FIRST}`), { headers: { 'If-None-Match': etag } });
@@ -139,6 +149,8 @@ test('refusals: the same status, code and line as the long way', async () => {
     playlist(`?_HLS_msn=${FIRST + 3}&_HLS_part=40`),
     `/live/nope.isml/ll-video=300000.m3u8?_HLS_msn=${FIRST}`,
     `/live/ll.isml/%zz/ll-video=300000.m3u8?_HLS_msn=${FIRST}`,
+    '/live/nope.isml/ll-video=300000.m3u8',
+    '/live/ll.isml/ll-video=300000.m3u8?filter=nonsense(',
   ];
   for (const rawPath of cases) {
     const [fast, slow] = await both(rawPath);
