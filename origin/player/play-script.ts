@@ -68,6 +68,10 @@ export const PLAY_SCRIPT = String.raw`
     // org.w3.clearkey key line and asks the license server.
     var ck = cfg.clearKey;
     var config = ck && ck.licenseUrl ? { emeEnabled: true, drmSystems: { 'org.w3.clearkey': { licenseUrl: ck.licenseUrl } } } : {};
+    // Low-latency live: catch up to the target latency (PART-HOLD-BACK) by playing up to 1.5x.
+    // hls.js's default (1: never) keeps whatever latency its start-up left, the time from its
+    // first playlist to the first frame; dash.js's low-latency mode catches up by default.
+    config.maxLiveSyncPlaybackRate = 1.5;
     // hls.js calls xhrSetup before open(); a header needs the request opened first (its docs).
     if (authHeader) config.xhrSetup = function (xhr, url) {
       if (!sameOrigin(url)) return;

@@ -1,4 +1,5 @@
-// hls.js in low-latency mode (its default, `lowLatencyMode: true`) on an LL-HLS channel fed by
+// hls.js in low-latency mode (its default, `lowLatencyMode: true`, with the player page's
+// `maxLiveSyncPlaybackRate: 1.5`: origin/player/play-script.ts) on an LL-HLS channel fed by
 // ffmpeg CMAF ingest, UTC-anchored (issue 23 acceptance): video and audio cut into 0.32 s parts
 // (`-frag_duration 320000`, GOP 48 at 25 fps = 1.92 s segments), ffmpeg started on a 1.92 s
 // boundary of the wall clock so that EXT-X-PROGRAM-DATE-TIME is when a frame was made. The
