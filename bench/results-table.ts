@@ -318,6 +318,17 @@ function captureRows(j: Json): Row[] {
   ];
 }
 
+function llHlsRows(j: Json): Row[] {
+  return [
+    {
+      suite: 'll-hls',
+      measurement: `${j.clients} clients looping on LL-HLS blocking reloads, one worker (it ingests too), ${j.seconds} s: answers later than one part (320 ms) after the part's arrival, after the first second; p50 / p99 / slowest ms; first second: late, slowest ms`,
+      figure: `${j.late} of ${j.answers - j.warmUpAnswers}; ${j.p50Ms} / ${j.p99Ms} / ${j.maxMs}; ${j.warmUpLate}, ${j.warmUpMaxMs}`,
+      target: '0',
+    },
+  ];
+}
+
 function identityRows(j: Json): Row[] {
   const kinds = j.kinds as Record<string, { segments: number; identical: number }>;
   const names = ['hls-ts', 'packed-audio', 'iframe-ts', 'hds'];
@@ -348,6 +359,7 @@ export function resultsTable(dir: string): string {
     ...remoteRows(read('remote')),
     ...ingestRows(read('ingest')),
     ...captureRows(read('capture')),
+    ...llHlsRows(read('ll-hls')),
   ];
   const dates = [
     'index',
@@ -362,6 +374,7 @@ export function resultsTable(dir: string): string {
     'remote',
     'ingest',
     'capture',
+    'll-hls',
   ].map((s) => `${s} ${read(s).date.slice(0, 10)}`);
   return [
     `Runs: ${dates.join(', ')}.`,
