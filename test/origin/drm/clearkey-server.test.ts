@@ -39,10 +39,10 @@ test('CORS preflight', async () => {
 });
 
 test.each([
-  ['not JSON', 'kids', 400],
-  ['{"kids": []}', 'non-empty', 400],
-  ['{"kids": [1]}', 'non-empty', 400],
-])('%s → %d', async (body, message, status) => {
+  ['not JSON', 400, 'kids'],
+  ['{"kids": []}', 400, 'non-empty'],
+  ['{"kids": [1]}', 400, 'non-empty'],
+])('%s → %d, saying "%s"', async (body, status, message) => {
   const r = await post(body);
   expect(r.status).toBe(status);
   expect(await r.text()).toContain(message);
