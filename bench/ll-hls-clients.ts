@@ -122,8 +122,8 @@ async function main(): Promise<void> {
   // loops together. The connections are opened CONNECT_BATCH at a time: 2 000 SYNs at once
   // overflow the origin's listen queue (node:net's backlog, 511), and a dropped SYN is sent again
   // a second later, so the first playlists read by the last clients were a second and more old.
-  // The 2 000 first reads take the long way (no _HLS_msn) through a worker whose code is still
-  // cold; startMs reports how long they took.
+  // The 2 000 first reads (no _HLS_msn) reach a worker whose code is still cold; startMs reports
+  // how long they took.
   const conns: Connection[] = [];
   for (let c = 0; c < clients; c += CONNECT_BATCH) {
     const batch = Array.from({ length: Math.min(CONNECT_BATCH, clients - c) }, (_, i) => {

@@ -7,8 +7,8 @@
 // - Latency of an answer: from the later of two moments, the encoder handing the part's last byte
 //   to the ingest socket and the client writing its request, to the client reading the answer (all
 //   on this machine's clock). A request written after its part arrived (a client that fell behind,
-//   or the 2 000 first requests, which queue behind each other's playlist reads) waits for nothing,
-//   so its part's arrival is not when its wait began.
+//   or whose first playlist was read just before the part came) waits for nothing, so its part's
+//   arrival is not when its wait began.
 // - Warm-up: the clients read their first playlists, then all begin blocking at once
 //   (bench/ll-hls-clients.ts). Answers to requests written in the first WARM_UP_MS of that are
 //   counted apart: 2 000 requests arriving together at code the worker has not yet run (V8 has not
@@ -39,7 +39,7 @@ export interface LlLoadResult {
   answers: number;
   /** Answers whose part the encoder had sent (the others: parts sent before the clients began). */
   matched: number;
-  /** Of those, the requests written before their part arrived: the ones that waited. */
+  /** Of the answers after the warm-up, those whose request was written before their part arrived. */
   waited: number;
   non200: number;
   maxInFlight: number;
