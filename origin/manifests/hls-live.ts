@@ -5,6 +5,7 @@
 
 import { ViewTrack } from '../model/view';
 import { IFrameEntry } from './hls-rates';
+import { programDateTime } from './live-dates';
 
 /** EXT-X-DISCONTINUITY-SEQUENCE (RFC 8216 §4.3.3.3, §6.2.2): restarts that slid out of the window, once there are any. */
 export function discontinuitySequenceLines(t: ViewTrack): string[] {
@@ -62,6 +63,20 @@ export function liveIFrameBreak(
   const out = gapLines({ after: previous.n, before: entry.n, hole, grid }, url, extinf);
   if ((video.track.archive?.restarts ?? []).some((r) => r > from && r <= to)) out.push('#EXT-X-DISCONTINUITY');
   return out;
+}
+
+/**
+ * The EXT-X-PROGRAM-DATE-TIME (RFC 8216 §4.3.2.6) of a live I-frame entry: anchor + its keyframe's
+ * output time, as writeMediaPlaylist (hls.ts) dates each segment, so an entry and the media segment
+ * it starts carry the same date. Output time = source time + the view's shift (live-window.ts
+ * liveFragmentNumbers).
+ */
+export function liveIFrameDate(video: ViewTrack, anchorSeconds: number): (entry: IFrameEntry) => string {
+  const s = video.segments;
+  const shift = s.count === 0 ? 0n : s.time(0) - s.sourceTime(0);
+  const times = video.track.fragments.times;
+  const timescale = video.track.properties.TimeScale;
+  return (e) => `#EXT-X-PROGRAM-DATE-TIME:${programDateTime(anchorSeconds, times[e.fragment]! + shift, timescale)}`;
 }
 
 /**

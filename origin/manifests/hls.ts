@@ -36,7 +36,7 @@ import { findRendition, Rendition, rendition, SegmentKind, segmentKind, videoOf 
 import { hlsSegmentUrlParts, hlsUrls } from './urls';
 import { PlayoutView, segmentNumber, trackKey, ViewTrack } from '../model/view';
 import { derived } from '../model/view-derived';
-import { discontinuitySequenceLines, liveBreak, liveIFrameBreak } from './hls-live';
+import { discontinuitySequenceLines, liveBreak, liveIFrameBreak, liveIFrameDate } from './hls-live';
 import { fragmentGrid } from '../model/live-window';
 import { rfc5646Language } from './dash';
 import {
@@ -179,7 +179,8 @@ function encrypted(view: PlayoutView, r: Rendition, kind: SegmentKind): boolean 
  * (from 1; the media sequence is the first entry's), lasting until the next keyframe (a fragment
  * that does not start with one extends the entry before it). Its URIs are relative to
  * `keyframes/`. Versions below 4 have no I-frame playlists: not found. Live: numbered on the
- * fragments' epoch grid, a gap's empty slots listed as EXT-X-GAP entries (hls-live.ts).
+ * fragments' epoch grid, a gap's empty slots listed as EXT-X-GAP entries, each entry dated as the
+ * media segments are (hls-live.ts).
  */
 export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): string {
   const rend = typeof r === 'string' ? renditionByKey(view, r) : r;
@@ -219,10 +220,12 @@ export function writeIFramePlaylist(view: PlayoutView, r: Rendition | string): s
   const extinf = (ticks: bigint): string => `#EXTINF:${duration(ticks, timescale, version)},`;
   // Live: EXT-X-GAP entries for the empty grid slots, EXT-X-DISCONTINUITY at a restart (hls-live.ts).
   const grid = view.live === undefined ? 0n : fragmentGrid(video.track, fragmentIndices(video));
+  const dated = view.live === undefined ? undefined : liveIFrameDate(video, view.live.anchorSeconds);
   entries.forEach((e, k) => {
     if (k > 0 && view.live !== undefined)
       lines.push(...liveIFrameBreak(video, { previous: entries[k - 1]!, entry: e, grid }, url, extinf));
     lines.push(...(keys?.perSegment?.(e.n) ?? []));
+    if (dated !== undefined) lines.push(dated(e));
     lines.push(extinf(e.duration), url(e.n));
   });
   if (view.live === undefined || view.live.ended) lines.push('#EXT-X-ENDLIST');

@@ -239,10 +239,33 @@ test("I-frame playlists across a gap: EXT-X-GAP entries on the fragment grid, th
     };
     expect(await status('stall', url(IFRAME0 + 1))).toEqual([404, 'fragment-expired']);
     expect(await status('stall', url(IFRAME0 + 18))).toEqual([404, 'fragment-not-yet']);
+    // Each keyframe entry dated (RFC 8216 §4.3.2.6): the epoch-grid slot n of 2 s starts at n × 2 s.
+    const dated = datedUris(playlist);
+    expect(dated.map((d) => d.uri)).toEqual(list.filter((e) => !gaps.includes(e)).map((e) => e.uri));
+    for (const d of dated) expect([d.uri, d.date]).toEqual([d.uri, new Date(numberOf(d.uri) * 2000).toISOString()]);
+    await expectMediaDatesAmong('stall', dated);
     // The same encoder killed and restarted on its grid: the same lists.
     expect(await get('same', tail.replace('stall', 'same'))).toBe(playlist.replaceAll('stall', 'same'));
   }
 });
+
+/** Each EXT-X-PROGRAM-DATE-TIME of a playlist with the URI of the entry it dates. */
+function datedUris(playlist: string): Array<{ date: string; uri: string }> {
+  return [...playlist.matchAll(/#EXT-X-PROGRAM-DATE-TIME:(\S+)\n(?:#.*\n)*([^#\n]\S*)/g)].map((m) => ({
+    date: m[1]!,
+    uri: m[2]!,
+  }));
+}
+
+const numberOf = (uri: string): number => Number(/-(\d+)\.(?:ts|m4s)/.exec(uri)![1]);
+
+/** Every media segment's date (TS playlist) is an I-frame entry's: the entry its keyframe starts. */
+async function expectMediaDatesAmong(ch: string, dated: Array<{ date: string }>): Promise<void> {
+  const segmentDates = datedUris(await get(ch, ts(ch))).map((d) => d.date);
+  expect(segmentDates.length).toBeGreaterThan(3);
+  const iframeDates = new Set(dated.map((d) => d.date));
+  expect(segmentDates.filter((d) => !iframeDates.has(d))).toEqual([]);
+}
 
 test('I-frame playlists across a restart: EXT-X-GAP entries, then EXT-X-DISCONTINUITY; its sequence once slid', async () => {
   for (const tail of iframes('fresh')) {
@@ -255,6 +278,11 @@ test('I-frame playlists across a restart: EXT-X-GAP entries, then EXT-X-DISCONTI
     const broken = list.filter((e) => e.tags.includes('#EXT-X-DISCONTINUITY'));
     expect([tail, broken.map((e) => e.n - IFRAME0)]).toEqual([tail, [12]]);
     expect(playlist).not.toContain('#EXT-X-DISCONTINUITY-SEQUENCE');
+    // The new run's first entry is dated at its restart, as the media playlists date it.
+    expect(broken[0]!.tags).toEqual(['#EXT-X-DISCONTINUITY', '#EXT-X-PROGRAM-DATE-TIME', '#EXTINF']);
+    const dated = datedUris(playlist);
+    expect(dated.find((d) => d.uri === broken[0]!.uri)?.date).toBe('2020-01-01T00:00:25.000Z');
+    await expectMediaDatesAmong('fresh', dated);
   }
   for (const tail of iframes('slid')) {
     const playlist = await get('slid', tail);
