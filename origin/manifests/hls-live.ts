@@ -6,6 +6,7 @@
 import { ViewTrack } from '../model/view';
 import { IFrameEntry } from './hls-rates';
 import { programDateTime } from './live-dates';
+import { outputShift } from '../model/live-window';
 
 /** EXT-X-DISCONTINUITY-SEQUENCE (RFC 8216 §4.3.3.3, §6.2.2): restarts that slid out of the window, once there are any. */
 export function discontinuitySequenceLines(t: ViewTrack): string[] {
@@ -68,12 +69,10 @@ export function liveIFrameBreak(
 /**
  * The EXT-X-PROGRAM-DATE-TIME (RFC 8216 §4.3.2.6) of a live I-frame entry: anchor + its keyframe's
  * output time, as writeMediaPlaylist (hls.ts) dates each segment, so an entry and the media segment
- * it starts carry the same date. Output time = source time + the view's shift (live-window.ts
- * liveFragmentNumbers).
+ * it starts carry the same date. Output time = source time + the view's shift (live-window.ts).
  */
 export function liveIFrameDate(video: ViewTrack, anchorSeconds: number): (entry: IFrameEntry) => string {
-  const s = video.segments;
-  const shift = s.count === 0 ? 0n : s.time(0) - s.sourceTime(0);
+  const shift = outputShift(video.segments);
   const times = video.track.fragments.times;
   const timescale = video.track.properties.TimeScale;
   return (e) => `#EXT-X-PROGRAM-DATE-TIME:${programDateTime(anchorSeconds, times[e.fragment]! + shift, timescale)}`;

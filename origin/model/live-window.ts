@@ -221,14 +221,18 @@ export function liveFragmentNumbers(segments: SegmentList, track: PresentationTr
   if (segments.count === 0) return [];
   const f = track.fragments;
   const grid = fragmentGrid(track, fragments);
-  // Output time = source time + (the view's output − source offset, one per track).
-  const shift = segments.time(0) - segments.sourceTime(0);
+  const shift = outputShift(segments);
   const out: number[] = [];
   for (const i of fragments) {
     const slot = gridSlot(f.times[i]! + shift, grid);
     out.push(out.length === 0 ? slot : Math.max(slot, out[out.length - 1]! + 1));
   }
   return out;
+}
+
+/** Output time − source time of a view track's segments (one per track); 0 without segments. */
+export function outputShift(segments: SegmentList): bigint {
+  return segments.count === 0 ? 0n : segments.time(0) - segments.sourceTime(0);
 }
 
 /** The grid F of liveFragmentNumbers, ticks: the most frequent duration of the given fragments (ties: the longer). */
